@@ -1,0 +1,79 @@
+"""One tool's one-item change to a big shared state: our draft + commit vs deepcopy + make_patch.
+
+For N = 1k, 10k and 100k todos, times (median of several runs, inputs built outside the timer)
+three changes: append a todo, set `done` of the middle todo, insert a todo at 0. Ours: take a
+draft, change it through the view, commit (giving the delta and the new state). Naive, measured
+in the same run: `copy.deepcopy` the document, change the copy, `jsonpatch.make_patch`.
+
+Run: .venv/bin/python bench/state_delta.py
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jsonpatch
+
+from pyox_agents.state.frozen import freeze
+from pyox_agents.state.shared import SharedState
+
+Change = Callable[[Any], None]
+
+CHANGES: dict[str, Change] = {
+    "append one todo": lambda state: state["todos"].append(
+        {"id": -1, "text": "new", "done": False}
+    ),
+    "set done in the middle": lambda state: state["todos"][len(state["todos"]) // 2].__setitem__(
+        "done", True
+    ),
+    "insert at 0": lambda state: state["todos"].insert(0, {"id": -1, "text": "new", "done": False}),
+}
+
+
+def median_ms(setup: Callable[[], Any], timed: Callable[[Any], object], runs: int) -> float:
+    """Median wall time of `timed(setup())` over `runs` runs, in ms; setup is not timed."""
+    times = []
+    for _ in range(runs):
+        inputs = setup()
+        start = time.perf_counter()
+        timed(inputs)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def ours(state: SharedState, change: Change) -> object:
+    draft = state.draft("bench")
+    change(draft.root)
+    commit = state.commit(draft)
+    assert commit is not None and len(commit.delta) == 1
+    return commit
+
+
+def naive(doc: dict[str, Any], change: Change) -> object:
+    new = copy.deepcopy(doc)
+    change(new)
+    return jsonpatch.make_patch(doc, new)
+
+
+def main() -> None:
+    for size in (1_000, 10_000, 100_000):
+        doc = {"todos": [{"id": i, "text": f"todo {i}", "done": False} for i in range(size)]}
+        frozen = freeze(doc)
+        naive_runs = 5 if size >= 100_000 else 9
+        for name, change in CHANGES.items():
+            ours_ms = median_ms(
+                lambda f=frozen: SharedState(f), lambda s, c=change: ours(s, c), 21
+            )
+            naive_ms = median_ms(lambda d=doc: d, lambda d, c=change: naive(d, c), naive_runs)
+            print(
+                f"{size:>7,} todos, {name:<22}: ours {ours_ms:8.3f} ms, "
+                f"naive {naive_ms:9.1f} ms, {naive_ms / ours_ms:>9,.0f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""The runtime's events: one ordered stream per run.
+
+`agent.stream(...)` yields these; the protocol adapters translate each one to AG-UI events or AI
+SDK chunks. A run starts with `RunStarted`, ends with exactly one `RunFinished` or `RunFailed`,
+and closes everything it opened (text, reasoning, tool calls, steps) before that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from pyox_agents.state.messages import Usage
+from pyox_agents.state.run import AgentError
+
+__all__ = [
+    "ReasoningDelta",
+    "ReasoningEnded",
+    "ReasoningStarted",
+    "RunFailed",
+    "RunFinished",
+    "RunStarted",
+    "RuntimeEvent",
+    "StateChanged",
+    "StepFinished",
+    "StepStarted",
+    "TextDelta",
+    "TextEnded",
+    "TextStarted",
+    "ToolCallArgsDelta",
+    "ToolCallEnded",
+    "ToolCallStarted",
+    "ToolResult",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """A run began on thread `thread_id` with the (validated, read-only) shared `state`."""
+
+    run_id: str
+    thread_id: str
+    state: Any
+
+
+@dataclass(frozen=True, slots=True)
+class StepStarted:
+    """Step `index` began: one model decision and the tool calls it asks for."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepFinished:
+    """Step `index` ended: its reply was streamed and all its tool calls have results."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextStarted:
+    """The model began an assistant message `message_id`."""
+
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """The next piece of the text of `message_id`."""
+
+    message_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextEnded:
+    """The text of `message_id` is complete; `text` is all of it."""
+
+    message_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningStarted:
+    """The model began reasoning (shown to people, never sent back as text)."""
+
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """The next piece of the reasoning of `message_id`."""
+
+    message_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningEnded:
+    """The reasoning of `message_id` is complete."""
+
+    message_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The model began the tool call `call_id` of tool `name`, in assistant message `message_id`."""
+
+    call_id: str
+    name: str
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArgsDelta:
+    """The next piece of the JSON arguments of `call_id`, as the model streams them."""
+
+    call_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEnded:
+    """The model finished asking for `call_id`; `arguments` is the parsed JSON object."""
+
+    call_id: str
+    name: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The tool call `call_id` finished: `result` (JSON) when it succeeded, `error` when not.
+
+    `error` is the message the model reads: an exception from the tool, invalid arguments, a
+    refused state change. A tool's `StateChanged`, if any, comes right after this event.
+    """
+
+    call_id: str
+    name: str
+    result: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StateChanged:
+    """A tool's changes to the shared state were applied.
+
+    `delta` is an RFC 6902 JSON Patch (a list of plain dicts) that turns the previous version into
+    `state`, the whole new version (read-only). `call_id` is the tool call that made the change;
+    `version` counts the changes of this run (the state given to the run is version 0).
+    """
+
+    delta: Sequence[Mapping[str, Any]]
+    state: Any
+    call_id: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    """The run ended normally: the `answer`, the final shared `state` and what it cost."""
+
+    answer: Any
+    state: Any
+    usage: Usage = field(default_factory=Usage)
+    stopped: Any = None
+    outcome: Literal["success", "interrupt"] = "success"
+
+
+@dataclass(frozen=True, slots=True)
+class RunFailed:
+    """The run ended because of an error: the model failed, or a bug. Nothing else follows."""
+
+    error: AgentError
+
+
+RuntimeEvent: TypeAlias = (
+    RunStarted
+    | StepStarted
+    | StepFinished
+    | TextStarted
+    | TextDelta
+    | TextEnded
+    | ReasoningStarted
+    | ReasoningDelta
+    | ReasoningEnded
+    | ToolCallStarted
+    | ToolCallArgsDelta
+    | ToolCallEnded
+    | ToolResult
+    | StateChanged
+    | RunFinished
+    | RunFailed
+)

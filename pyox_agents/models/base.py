@@ -1,0 +1,113 @@
+"""The `Model` protocol: what the agent loop asks of an LLM.
+
+A model is given a `ModelRequest` (the messages, the tools' schemas, settings) and streams
+chunks: text deltas, reasoning deltas, tool-call deltas and usage. The loop assembles them into a
+`Reply` and into runtime events; a model never sees the runtime's events or the shared state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from pyox_agents.state.messages import Message, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as a model sees it: name, description and the JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One request to a model: the conversation so far and the tools it may call."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    """The next piece of the reply's text."""
+
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningChunk:
+    """The next piece of the model's reasoning."""
+
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallChunk:
+    """A piece of tool call number `index` of this reply.
+
+    The first chunk of a call carries its `name` (and `id`, if the provider gives one); later
+    chunks carry more of the JSON `arguments` text. Calls of one reply have distinct indexes.
+    """
+
+    index: int
+    arguments: str = ""
+    name: str | None = None
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageChunk:
+    """What this request cost. A model sends it once, usually last."""
+
+    usage: Usage
+
+
+ModelChunk: TypeAlias = TextChunk | ReasoningChunk | ToolCallChunk | UsageChunk
+
+
+class ModelError(Exception):
+    """The model or its provider failed; the run ends with `RunFailed` carrying this message.
+
+    `code` is the `AgentError.code` the run reports.
+    """
+
+    code = "model_error"
+
+
+@runtime_checkable
+class Model(Protocol):
+    """An LLM the agent can ask. Implementations stream chunks for one request at a time."""
+
+    @property
+    def name(self) -> str:
+        """A short name for logs and usage reports, such as "openai:gpt-5-mini"."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        """Stream the reply to `request` as chunks."""
+        ...
+
+
+def resolve_model(model: Model | str) -> Model:
+    """The `Model` an `Agent(model=...)` argument names.
+
+    Raises:
+        ValueError: `model` is a name with no provider configured.
+        TypeError: `model` is neither a `Model` nor a str.
+    """
+    if isinstance(model, str):
+        raise ValueError(
+            f"no provider configured for model {model!r}: model names need a provider, which "
+            "this version of pyox-agents does not have yet; pass a Model object instead, such as "
+            "ScriptedModel([...]) or FunctionModel(fn) from pyox_agents.models"
+        )
+    if not isinstance(model, Model):
+        raise TypeError(
+            f"Agent(model=...) must be a Model or a model name, got {type(model).__name__}"
+        )
+    return model

@@ -1,0 +1,304 @@
+"""Read-only JSON values: the committed versions of the shared state.
+
+`FrozenDict` and `FrozenList` subclass `dict` and `list`, so `isinstance`, `json.dumps`, `==` and
+pydantic accept them as they are, but every change raises `TypeError`. `freeze` validates a value
+as JSON and returns its frozen form, reusing containers that are already frozen: that reuse is
+what lets versions share structure. `thaw` makes a plain editable deep copy.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+import json
+import math
+from collections.abc import Iterable, Sequence
+from typing import NoReturn, TypeAlias
+
+__all__ = [
+    "JSON",
+    "FrozenDict",
+    "FrozenList",
+    "StateView",
+    "freeze",
+    "parse_pointer",
+    "pointer",
+    "python_path",
+    "thaw",
+]
+
+JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
+
+_READ_ONLY = (
+    "this value is read-only (a committed version of the shared state); change it through "
+    "ctx.state inside a tool, or make an editable copy with {copy}"
+)
+
+
+def _refuse(copy: str) -> NoReturn:
+    raise TypeError(_READ_ONLY.format(copy=copy))
+
+
+class FrozenDict(dict[str, JSON]):
+    """A read-only dict. `dict(value)` makes an editable (shallow) copy; `copy.deepcopy` a deep one.
+
+    The library builds and fills fresh instances through `dict`'s own methods before anyone
+    else sees them; once handed out, an instance never changes.
+    """
+
+    __slots__ = ()
+
+    def __setitem__(self, key: str, value: JSON) -> NoReturn:
+        _refuse("dict(value)")
+
+    def __delitem__(self, key: str) -> NoReturn:
+        _refuse("dict(value)")
+
+    def __ior__(self, other: object) -> NoReturn:  # type: ignore[misc]
+        _refuse("dict(value)")
+
+    def update(self, *args: object, **kwargs: object) -> NoReturn:
+        _refuse("dict(value)")
+
+    def pop(self, *args: object) -> NoReturn:
+        _refuse("dict(value)")
+
+    def popitem(self) -> NoReturn:
+        _refuse("dict(value)")
+
+    def clear(self) -> NoReturn:
+        _refuse("dict(value)")
+
+    def setdefault(self, *args: object) -> NoReturn:
+        _refuse("dict(value)")
+
+    @classmethod
+    def fromkeys(cls, keys: Iterable[object], value: object = None) -> FrozenDict:  # type: ignore[override]
+        """A new FrozenDict with `keys`, each set to `value` (checked as JSON)."""
+        frozen = freeze(dict.fromkeys(keys, value))
+        assert isinstance(frozen, FrozenDict)
+        return frozen
+
+    def __copy__(self) -> dict[str, JSON]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> dict[str, JSON]:
+        return {key: thaw(value) for key, value in self.items()}
+
+    def __reduce__(self) -> tuple[type[FrozenDict], tuple[dict[str, JSON]]]:
+        return (FrozenDict, (dict(self),))
+
+
+class FrozenList(list[JSON]):
+    """A read-only list. `list(value)` makes an editable (shallow) copy; `copy.deepcopy` a deep one.
+
+    Like `FrozenDict`, filled only through `list`'s own methods before it is handed out.
+    """
+
+    __slots__ = ()
+
+    def __setitem__(self, index: object, value: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def __delitem__(self, index: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def __iadd__(self, other: object) -> NoReturn:  # type: ignore[misc]
+        _refuse("list(value)")
+
+    def __imul__(self, other: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def append(self, value: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def extend(self, values: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def insert(self, index: object, value: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def remove(self, value: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def pop(self, *args: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def clear(self) -> NoReturn:
+        _refuse("list(value)")
+
+    def sort(self, *args: object, **kwargs: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def reverse(self) -> NoReturn:
+        _refuse("list(value)")
+
+    def __copy__(self) -> list[JSON]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> list[JSON]:
+        return [thaw(value) for value in self]
+
+    def __reduce__(self) -> tuple[type[FrozenList], tuple[list[JSON]]]:
+        return (FrozenList, (list(self),))
+
+
+class StateView:
+    """Base of the live views a draft hands out (`DraftDict`, `DraftList`).
+
+    `freeze` takes a view's current value; `thaw` copies it. Defined here so this module needs
+    nothing from the draft module.
+    """
+
+    __slots__ = ()
+
+    def _frozen(self, at: Sequence[str | int]) -> JSON:
+        """The view's current value, never to change afterwards, to be stored at `at`.
+
+        `at` is the place in the document (tokens from its root); a view of another place
+        gives a shallow copy, so that one container object is never at two places.
+        """
+        raise NotImplementedError
+
+    def _peek(self) -> JSON:
+        """The view's current value, to read or copy at once."""
+        raise NotImplementedError
+
+
+def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) -> JSON:
+    """Check that `value` is JSON and return it frozen; frozen containers are reused as they are.
+
+    `path` (with the tokens `at` appended) names the value in error messages, in Python form
+    (`ctx.state["todos"][3]`). A draft view gives its current value.
+
+    Raises:
+        TypeError: a value or key that is not JSON, naming its path and what to use instead.
+    """
+    if type(value) in _SCALARS:
+        if type(value) is float and not math.isfinite(value):
+            raise TypeError(_not_json(value, python_path(path, at)))
+        return value  # type: ignore[return-value]
+    if isinstance(value, FrozenDict | FrozenList):
+        return value
+    return _freeze(value, path, list(at))
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
+    kind = type(value)
+    if kind in _SCALARS:
+        if kind is float and not math.isfinite(value):  # type: ignore[arg-type]
+            raise TypeError(_not_json(value, python_path(path, at)))
+        return value  # type: ignore[return-value]
+    if isinstance(value, FrozenDict | FrozenList):
+        return value
+    if isinstance(value, StateView):
+        return value._frozen(at)
+    if isinstance(value, dict):
+        frozen = FrozenDict()
+        for key, item in value.items():
+            if not isinstance(key, str) or isinstance(key, enum.Enum):
+                raise TypeError(
+                    f"{python_path(path, at)} has a key {key!r} ({type(key).__name__}); keys of "
+                    f"shared state must be str: use str(key)"
+                )
+            at.append(key)
+            dict.__setitem__(frozen, str(key), _freeze(item, path, at))
+            at.pop()
+        return frozen
+    if isinstance(value, list):
+        items = FrozenList()
+        for index, item in enumerate(value):
+            at.append(index)
+            list.append(items, _freeze(item, path, at))
+            at.pop()
+        return items
+    if isinstance(value, enum.Enum):
+        raise TypeError(_not_json(value, python_path(path, at)))
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise TypeError(_not_json(value, python_path(path, at)))
+        return float(value)
+    raise TypeError(_not_json(value, python_path(path, at)))
+
+
+def _not_json(value: object, where: str) -> str:
+    """The message for a value that is not JSON: what it is and what to use instead."""
+    if isinstance(value, float):
+        return (
+            f"{where} is {value!r}; shared state must be JSON, which has no NaN or infinity: "
+            f"use None or a string"
+        )
+    if isinstance(value, enum.Enum):
+        return (
+            f"{where} is an enum member ({value!r}); shared state must be JSON: use its value "
+            f"(value.value)"
+        )
+    if isinstance(value, set | frozenset):
+        return f"{where} is a set; shared state must be JSON: use a list"
+    if isinstance(value, tuple):
+        return f"{where} is a tuple; shared state must be JSON: use a list"
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        kind = type(value).__name__
+        return (
+            f"{where} is a {kind}; shared state must be JSON: use an ISO 8601 string "
+            f"(value.isoformat())"
+        )
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"{where} is bytes; shared state must be JSON: use a str (decode it, or base64)"
+    if isinstance(value, decimal.Decimal):
+        return f"{where} is a Decimal; shared state must be JSON: use a float or a str"
+    return (
+        f"{where} is a {type(value).__qualname__} object; shared state must be JSON: use a dict, "
+        f"list, str, int, float, bool or None (for a pydantic model, model.model_dump(mode='json'))"
+    )
+
+
+def thaw(value: object) -> JSON:
+    """A plain, editable deep copy of a JSON value (frozen or not, or a draft view)."""
+    if isinstance(value, StateView):
+        value = value._peek()
+    if isinstance(value, dict):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [thaw(item) for item in value]
+    return value  # type: ignore[return-value]
+
+
+def python_path(path: str, tokens: Iterable[str | int]) -> str:
+    """`path` followed by `tokens` as Python subscripts: `state["todos"][3]`."""
+    parts = [path]
+    for token in tokens:
+        if isinstance(token, int):
+            parts.append(f"[{token}]")
+        else:
+            parts.append(f"[{json.dumps(token, ensure_ascii=False)}]")
+    return "".join(parts)
+
+
+def pointer(tokens: Iterable[str | int]) -> str:
+    """The RFC 6901 JSON Pointer of a path: `~` becomes `~0`, `/` becomes `~1`; the root is ``."""
+    return "".join("/" + str(token).replace("~", "~0").replace("/", "~1") for token in tokens)
+
+
+def parse_pointer(text: str) -> tuple[str, ...]:
+    """The tokens of an RFC 6901 JSON Pointer (all str: the pointer does not say list or dict).
+
+    Raises:
+        ValueError: the pointer is neither `` nor starts with `/`.
+    """
+    if text == "":
+        return ()
+    if not text.startswith("/"):
+        raise ValueError(
+            f"{text!r} is not a JSON Pointer: it must be '' (the whole document) or start with "
+            f"'/', like '/todos/0'"
+        )
+    return tuple(token.replace("~1", "/").replace("~0", "~") for token in text[1:].split("/"))

@@ -1,0 +1,278 @@
+"""RFC 6902 operations on frozen JSON: apply with path copying, rebase past commits, diff.
+
+An `Op` is recorded by a draft at the moment of a write. `apply` copies only the containers on
+each op's path, so untouched subtrees stay shared between versions. `rebase` moves a tool's ops
+past the versions committed while it ran (list indices shift; the same place written twice is a
+`Conflict`). `diff` is only for a tool that replaces the whole document.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, pointer, thaw
+
+__all__ = ["Conflict", "Op", "apply", "diff", "rebase"]
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One RFC 6902 operation: `add`, `remove` or `replace` at `path` (int tokens index lists).
+
+    `value` is frozen (None for `remove`). `append` marks an add made by `append`/`extend`: it
+    stays at the end of the list as the list is when the op is applied.
+    """
+
+    kind: Literal["add", "remove", "replace"]
+    path: Path
+    value: JSON = None
+    append: bool = False
+
+    def to_json(self) -> dict[str, JSON]:
+        """The plain RFC 6902 dict, e.g. `{"op": "add", "path": "/todos/0", "value": "x"}`."""
+        if self.kind == "remove":
+            return {"op": "remove", "path": pointer(self.path)}
+        return {"op": self.kind, "path": pointer(self.path), "value": thaw(self.value)}
+
+    @property
+    def inserts(self) -> bool:
+        """True for an add into a list: it moves later items rather than writing over one."""
+        return self.kind == "add" and bool(self.path) and isinstance(self.path[-1], int)
+
+
+class Conflict(Exception):
+    """Another tool changed the same place (or a place containing it) while this tool ran.
+
+    `path` is the JSON Pointer of the contested place. Nothing of the refused change is applied.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        where = f"at {path}" if path else "as a whole"
+        super().__init__(f"the shared state changed {where} while this tool ran")
+
+
+# -- apply ---------------------------------------------------------------------------------------
+
+
+def apply(root: JSON, ops: list[Op] | tuple[Op, ...]) -> JSON:
+    """The new version: `ops` applied in order to the frozen `root`, which is left unchanged.
+
+    Each container on an op's path is copied at most once per call; everything else is shared.
+
+    Raises:
+        ValueError: an op's path does not exist in the document (never for the library's ops).
+    """
+    fresh: dict[int, JSON] = {}  # id -> container copied by this call (kept alive: ids stay unique)
+
+    def writable(container: JSON) -> JSON:
+        if id(container) in fresh:
+            return container
+        copy: JSON = FrozenDict(container) if isinstance(container, dict) else FrozenList(container)  # type: ignore[arg-type]
+        fresh[id(copy)] = copy
+        return copy
+
+    for op in ops:
+        if not op.path:
+            if op.kind == "remove":
+                raise ValueError("cannot remove the whole document; replace it instead")
+            root = op.value
+            continue
+        root = writable(_container(root, op, 0))
+        parent = root
+        for depth, token in enumerate(op.path[:-1]):
+            child = _container(_child(parent, token, op, depth + 1), op, depth + 1)
+            copy = writable(child)
+            if copy is not child:
+                _set(parent, token, copy)
+            parent = copy
+        _write(parent, op)
+    return root
+
+
+def _child(parent: JSON, token: str | int, op: Op, depth: int) -> JSON:
+    if isinstance(parent, dict) and isinstance(token, str) and token in parent:
+        return parent[token]
+    if isinstance(parent, list) and isinstance(token, int) and 0 <= token < len(parent):
+        return parent[token]
+    raise ValueError(
+        f"cannot {op.kind} {pointer(op.path)}: {pointer(op.path[:depth])} does not exist"
+    )
+
+
+def _container(value: JSON, op: Op, depth: int) -> JSON:
+    if isinstance(value, dict | list):
+        return value
+    raise ValueError(
+        f"cannot {op.kind} {pointer(op.path)}: {pointer(op.path[:depth])} is not an object or array"
+    )
+
+
+def _set(container: JSON, token: str | int, value: JSON) -> None:
+    if isinstance(container, dict) and isinstance(token, str):
+        dict.__setitem__(container, token, value)
+    elif isinstance(container, list) and isinstance(token, int):
+        list.__setitem__(container, token, value)
+
+
+def _write(parent: JSON, op: Op) -> None:
+    token = op.path[-1]
+    if isinstance(parent, dict) and isinstance(token, str):
+        if op.kind == "add":
+            dict.__setitem__(parent, token, op.value)
+            return
+        if token in parent:
+            if op.kind == "replace":
+                dict.__setitem__(parent, token, op.value)
+            else:
+                dict.__delitem__(parent, token)
+            return
+    elif isinstance(parent, list) and isinstance(token, int):
+        if op.kind == "add" and 0 <= token <= len(parent):
+            list.insert(parent, token, op.value)
+            return
+        if 0 <= token < len(parent):
+            if op.kind == "replace":
+                list.__setitem__(parent, token, op.value)
+            else:
+                list.__delitem__(parent, token)
+            return
+    raise ValueError(f"cannot {op.kind} {pointer(op.path)}: there is no such place")
+
+
+# -- rebase --------------------------------------------------------------------------------------
+
+
+def rebase(ops: list[Op] | tuple[Op, ...], committed: list[Op] | tuple[Op, ...]) -> list[Op]:
+    """A tool's `ops` (recorded on version v) moved to apply after `committed` (ops since v).
+
+    The inclusion transform: each committed op shifts the list indices of the tool's ops past
+    its insert or removal, and is itself shifted past each tool op in turn, so later tool ops
+    (recorded after earlier ones) line up. Two inserts at one index: the committed one goes
+    first. An append stays at the end of the list.
+
+    Raises:
+        Conflict: a committed op and a tool op write the same place, or one writes a place
+            containing the other's (inserts into a list write no item, so they never conflict).
+    """
+    mine = list(ops)
+    for theirs in committed:
+        moved: list[Op] = []
+        for op in mine:
+            if _conflicts(op, theirs):
+                raise Conflict(pointer(theirs.path if len(theirs.path) < len(op.path) else op.path))
+            moved.append(_shift(op, theirs, first=False))
+            theirs = _shift(theirs, op, first=True)
+        mine = moved
+    return mine
+
+
+def _conflicts(a: Op, b: Op) -> bool:
+    """Whether two ops made on one state write overlapping places."""
+    if a.inserts and b.inserts:
+        return False
+    if a.inserts:  # b writes over the list a inserts into, or over a container of it
+        return _is_prefix(b.path, a.path[:-1])
+    if b.inserts:
+        return _is_prefix(a.path, b.path[:-1])
+    return _is_prefix(a.path, b.path) or _is_prefix(b.path, a.path)
+
+
+def _is_prefix(short: Path, long: Path) -> bool:
+    return len(short) <= len(long) and long[: len(short)] == short
+
+
+def _shift(op: Op, by: Op, *, first: bool) -> Op:
+    """`op` moved past `by` (both made on one state, not conflicting) if `by` moved list items.
+
+    `first`: on a tie between two inserts at one index, `op` goes first (it does not move).
+    """
+    if by.kind == "replace" or not by.path or not isinstance(by.path[-1], int):
+        return op
+    level = len(by.path) - 1
+    if len(op.path) <= level or op.path[:level] != by.path[:level]:
+        return op
+    index = op.path[level]
+    at = by.path[-1]
+    assert isinstance(index, int)
+    if by.kind == "add":
+        tie_stays = first and op.inserts and len(op.path) == level + 1
+        if index > at or (index == at and not tie_stays):
+            index += 1
+        else:
+            return op
+    else:  # remove: _conflicts already refused an op inside the removed item
+        if index > at:
+            index -= 1
+        else:
+            return op
+    return dataclasses.replace(op, path=(*op.path[:level], index, *op.path[level + 1 :]))
+
+
+# -- diff ----------------------------------------------------------------------------------------
+
+
+def diff(old: JSON, new: JSON) -> list[Op]:
+    """Ops that turn `old` into `new`, for a tool that replaced the whole document.
+
+    Values that are the same object are skipped without a look inside, so a new document built
+    from the old one's parts (`{**ctx.state, "x": 1}`) costs only what changed.
+    """
+    ops: list[Op] = []
+    _diff(old, new, (), ops)
+    return ops
+
+
+def _diff(old: JSON, new: JSON, path: Path, ops: list[Op]) -> None:
+    if old is new:
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in old:
+            if key not in new:
+                ops.append(Op("remove", (*path, key)))
+        for key, value in new.items():
+            if key in old:
+                _diff(old[key], value, (*path, key), ops)
+            else:
+                ops.append(Op("add", (*path, key), value))
+    elif isinstance(old, list) and isinstance(new, list):
+        _diff_lists(old, new, path, ops)
+    elif _same_scalar(old, new):
+        return
+    else:
+        ops.append(Op("replace", path, new))
+
+
+def _diff_lists(old: list[JSON], new: list[JSON], path: Path, ops: list[Op]) -> None:
+    start = 0
+    shortest = min(len(old), len(new))
+    while start < shortest and _same(old[start], new[start]):
+        start += 1
+    old_end, new_end = len(old), len(new)
+    while old_end > start and new_end > start and _same(old[old_end - 1], new[new_end - 1]):
+        old_end -= 1
+        new_end -= 1
+    if old_end - start == new_end - start:
+        for index in range(start, old_end):
+            _diff(old[index], new[index], (*path, index), ops)
+        return
+    for index in range(old_end - 1, start - 1, -1):
+        ops.append(Op("remove", (*path, index)))
+    for index in range(start, new_end):
+        ops.append(Op("add", (*path, index), new[index]))
+
+
+def _same(a: JSON, b: JSON) -> bool:
+    return a is b or _same_scalar(a, b)
+
+
+def _same_scalar(a: JSON, b: JSON) -> bool:
+    """Equal scalars of one type (`1`, `1.0` and `True` are three JSON values; so are 0.0, -0.0)."""
+    if type(a) is not type(b) or isinstance(a, dict | list) or a != b:
+        return False
+    return not isinstance(a, float) or math.copysign(1.0, a) == math.copysign(1.0, b)  # type: ignore[arg-type]

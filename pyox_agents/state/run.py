@@ -1,0 +1,332 @@
+"""`RunState`: the whole of one run, saved after every step (seed 003).
+
+A run is a sequence of decisions (a model reply, or a planner's choice); each decision asks for
+tool calls or gives the answer, and each of those is one `Step`. The record says where the run
+is (`status`, `stop_reason`), what it did (`steps`), what it cost (`spent`), what it waits for
+(`pending`), which tool call was running when it was saved (`in_flight`) and where its audit
+chain ends (`audit_head`). `to_dict`/`from_dict` give its JSON form; `check` says whether a run
+can be in this state.
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+import enum
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AgentError",
+    "ApprovalRequest",
+    "RunState",
+    "RunStatus",
+    "Spent",
+    "StateError",
+    "Step",
+    "StopReason",
+]
+
+SCHEMA_VERSION = 1
+"""The version of `RunState.to_dict`'s form; `from_dict` refuses any other."""
+
+_RUN_ID = re.compile(r"[0-9a-f]{64}")
+
+
+class StateError(ValueError):
+    """A `RunState` that no run can be in, or a saved form that cannot be read."""
+
+
+class RunStatus(enum.StrEnum):
+    """Where a run is."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+class StopReason(enum.StrEnum):
+    """Why a run is not running. Each belongs to one status (see `REASONS`)."""
+
+    ANSWERED = "answered"
+    APPROVAL = "approval"
+    STEPS = "steps"
+    TOOL_CALLS = "tool_calls"
+    INPUT_TOKENS = "input_tokens"
+    OUTPUT_TOKENS = "output_tokens"
+    COST = "cost"
+    SECONDS = "seconds"
+    PERMISSION = "permission"
+    UNTIL = "until"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
+LIMIT_REASONS = frozenset(
+    {
+        StopReason.STEPS,
+        StopReason.TOOL_CALLS,
+        StopReason.INPUT_TOKENS,
+        StopReason.OUTPUT_TOKENS,
+        StopReason.COST,
+        StopReason.SECONDS,
+    }
+)
+
+REASONS: Mapping[RunStatus, frozenset[StopReason]] = {
+    RunStatus.RUNNING: frozenset(),
+    RunStatus.PAUSED: frozenset({StopReason.APPROVAL}),
+    RunStatus.COMPLETED: frozenset({StopReason.ANSWERED}),
+    RunStatus.STOPPED: LIMIT_REASONS
+    | {StopReason.PERMISSION, StopReason.UNTIL, StopReason.CANCELLED},
+    RunStatus.FAILED: frozenset({StopReason.ERROR}),
+}
+"""The stop reasons each status allows (none for a running run)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentError:
+    """Why a run failed or stopped, or why a step failed: a stable `code` and a `message`.
+
+    Codes include "model_error" (the model or its provider failed), "internal_error" (a bug in
+    pyox-agents or in a hook), "no_provider", "script_exhausted", "tool_error", "denied",
+    "conflict" and "limit".
+    """
+
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def to_dict(self) -> dict[str, str]:
+        """`{"code", "message"}`."""
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """What a run has used so far; budgets (`Limits`) are checked against it."""
+
+    steps: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing a run did: a tool call (`kind="tool"`) or the answer (`kind="answer"`).
+
+    `decision` numbers the decision that asked for it; several tool calls of one model reply are
+    several steps of one decision. `outcome` is "ok", "error", "denied" or "cancelled" for a tool
+    call, "answer" for the answer.
+    """
+
+    index: int
+    decision: int
+    kind: str
+    tool: str | None = None
+    arguments: Mapping[str, Any] | None = None
+    call_id: str | None = None
+    outcome: str = "ok"
+    result: Any = None
+    error: AgentError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """An action waiting for a person: the tool call of step `step`, or a question a tool asked.
+
+    `arguments_hash` binds the answer to these exact arguments: an answer for other arguments is
+    refused. `schema` is the JSON schema of the answer a person gives (None for yes/no).
+    """
+
+    id: str
+    step: int
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+    arguments_hash: str
+    prompt: str
+    schema: Mapping[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class RunState:
+    """The whole of one run, saved after every step.
+
+    A planner receives a copy of the state rebuilt from its JSON form, so it reads exactly what
+    was saved and cannot change the run.
+    """
+
+    run_id: str
+    goal: str
+    status: RunStatus = RunStatus.RUNNING
+    stop_reason: StopReason | None = None
+    steps: list[Step] = field(default_factory=list)
+    spent: Spent = field(default_factory=Spent)
+    answer: Any = None
+    pending: ApprovalRequest | None = None
+    in_flight: dict[str, Any] | None = None
+    error: AgentError | None = None
+    audit_head: dict[str, Any] | None = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the run has ended (completed, stopped or failed)."""
+        return self.status in (RunStatus.COMPLETED, RunStatus.STOPPED, RunStatus.FAILED)
+
+    def check(self) -> None:
+        """Check that the state is one a run can be in.
+
+        Raises:
+            StateError: the run id is not 64 hexadecimal digits; the status and the stop reason
+                disagree; the steps are not numbered 0, 1, ...; a pending request or an
+                in-flight call is not for the next step of this run; a completed run does not
+                end with its accepted answer; or `spent.steps` is not the number of decisions
+                the steps account for.
+        """
+        if not isinstance(self.run_id, str) or not _RUN_ID.fullmatch(self.run_id):
+            raise StateError(f"run_id must be 64 lowercase hexadecimal digits, got {self.run_id!r}")
+        if self.status is RunStatus.RUNNING and self.stop_reason is not None:
+            raise StateError(
+                f"a running run has no stop reason, but stop_reason is {self.stop_reason.value!r}"
+            )
+        if self.status is not RunStatus.RUNNING and self.stop_reason not in REASONS[self.status]:
+            allowed = ", ".join(sorted(r.value for r in REASONS[self.status]))
+            got = self.stop_reason.value if self.stop_reason else None
+            raise StateError(
+                f"status {self.status.value!r} needs a stop reason among {allowed}, got {got!r}"
+            )
+        for position, step in enumerate(self.steps):
+            if step.index != position:
+                raise StateError(
+                    f"steps must be numbered 0, 1, ...: step at position {position} has index "
+                    f"{step.index}"
+                )
+        following = len(self.steps)
+        if self.pending is not None and self.pending.step != following:
+            raise StateError(
+                f"the pending approval is for step {self.pending.step}, but the next step of "
+                f"this run is {following}"
+            )
+        if self.in_flight is not None and self.in_flight.get("step") != following:
+            raise StateError(
+                f"the in-flight call is for step {self.in_flight.get('step')}, but the next step "
+                f"of this run is {following}"
+            )
+        if self.status is RunStatus.COMPLETED:
+            last = self.steps[-1] if self.steps else None
+            if last is None or last.kind != "answer" or last.result != self.answer:
+                raise StateError(
+                    "a completed run must end with a step of kind 'answer' whose result is the "
+                    "accepted answer"
+                )
+        decisions = self.decisions()
+        if self.spent.steps != decisions:
+            raise StateError(
+                f"spent.steps is {self.spent.steps}, but the steps account for {decisions} "
+                "decisions"
+            )
+
+    def decisions(self) -> int:
+        """How many decisions the steps (and the pending or in-flight call) account for."""
+        seen = {step.decision for step in self.steps}
+        if self.in_flight is not None:
+            seen.add(_decision_index(self.in_flight.get("decision")))
+        return len(seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-compatible mapping (schema version `SCHEMA_VERSION`)."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "goal": self.goal,
+            "status": self.status.value,
+            "stop_reason": self.stop_reason.value if self.stop_reason else None,
+            "steps": [_step_to_dict(step) for step in self.steps],
+            "spent": {f.name: getattr(self.spent, f.name) for f in fields(Spent)},
+            "answer": _copy.deepcopy(self.answer),
+            "pending": _approval_to_dict(self.pending) if self.pending else None,
+            "in_flight": _copy.deepcopy(self.in_flight),
+            "error": self.error.to_dict() if self.error else None,
+            "audit_head": dict(self.audit_head) if self.audit_head else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunState:
+        """Rebuild a state written by `to_dict`.
+
+        Raises:
+            StateError: a key is missing or unknown, the schema version is not
+                `SCHEMA_VERSION`, or a field is malformed.
+        """
+        from pyox_agents.state.run_json import run_state_from_dict
+
+        return run_state_from_dict(data)
+
+    def copy(self) -> RunState:
+        """Return an independent copy, rebuilt from `to_dict`."""
+        return RunState.from_dict(self.to_dict())
+
+    def observations(self) -> list[dict[str, Any]]:
+        """Return each step as a planner reads it, in order.
+
+        Returns:
+            `{"index", "kind", "tool", "arguments", "outcome", "result", "error"}` per step;
+            `error` is `{"code", "message"}` or None.
+        """
+        return [
+            {
+                "index": step.index,
+                "kind": step.kind,
+                "tool": step.tool,
+                "arguments": _copy.deepcopy(dict(step.arguments))
+                if step.arguments is not None
+                else None,
+                "outcome": step.outcome,
+                "result": _copy.deepcopy(step.result),
+                "error": step.error.to_dict() if step.error else None,
+            }
+            for step in self.steps
+        ]
+
+
+def _decision_index(decision: Any) -> int:
+    if isinstance(decision, Mapping):
+        return int(decision.get("index", -1))
+    return int(decision) if isinstance(decision, int) else -1
+
+
+def _step_to_dict(step: Step) -> dict[str, Any]:
+    return {
+        "index": step.index,
+        "decision": step.decision,
+        "kind": step.kind,
+        "tool": step.tool,
+        "arguments": _copy.deepcopy(dict(step.arguments)) if step.arguments is not None else None,
+        "call_id": step.call_id,
+        "outcome": step.outcome,
+        "result": _copy.deepcopy(step.result),
+        "error": step.error.to_dict() if step.error else None,
+    }
+
+
+def _approval_to_dict(request: ApprovalRequest) -> dict[str, Any]:
+    return {
+        "id": request.id,
+        "step": request.step,
+        "call_id": request.call_id,
+        "tool": request.tool,
+        "arguments": _copy.deepcopy(dict(request.arguments)),
+        "arguments_hash": request.arguments_hash,
+        "prompt": request.prompt,
+        "schema": _copy.deepcopy(dict(request.schema)) if request.schema is not None else None,
+    }

@@ -1,0 +1,281 @@
+"""Tools: `@tool` turns a function into something the model can call.
+
+The tool's name and description come from the function and its docstring, the JSON schema of its
+arguments from its signature (through pydantic). An optional first parameter `ctx: RunContext`
+gives the tool the run's shared state (`ctx.state`) and ids. Sync tools run in worker threads,
+async tools on the event loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import sys
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, overload
+
+import anyio.to_thread
+import pydantic
+
+from pyox_agents.models.base import ToolSpec
+from pyox_agents.state.draft import Draft
+
+__all__ = ["RunContext", "Tool", "ToolArgumentsError", "tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class RunContext:
+    """What a tool (or an instructions callable) knows about the run it is part of.
+
+    `ctx.state` is the shared JSON state. Inside a tool it is a draft: reads see the version the
+    tool started from, and changes (in place, or `ctx.state = {...}`) are applied when the tool
+    returns. Anywhere else (instructions, reporters) it is a read-only version: hooks read a copy,
+    only tools change the state.
+    """
+
+    __slots__ = ("_draft", "_state", "call_id", "run_id", "thread_id", "tool_name")
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        thread_id: str,
+        state: Any = None,
+        draft: Draft | None = None,
+        call_id: str | None = None,
+        tool_name: str | None = None,
+    ) -> None:
+        self.run_id = run_id
+        """The run's id: 64 hexadecimal digits."""
+        self.thread_id = thread_id
+        """The conversation (thread) this run belongs to."""
+        self.call_id = call_id
+        """The id of the tool call being run, or None outside a tool."""
+        self.tool_name = tool_name
+        """The name of the tool being run, or None outside a tool."""
+        self._draft = draft
+        self._state = state
+
+    @property
+    def state(self) -> Any:
+        """The shared JSON state: a draft inside a tool, a read-only version elsewhere."""
+        if self._draft is not None:
+            return self._draft.root
+        return self._state
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        if self._draft is None:
+            raise TypeError(
+                "ctx.state cannot be replaced here: hooks read a copy of the shared state and "
+                "only tools change it; change it from a tool"
+            )
+        self._draft.replace(value)
+
+
+class ToolArgumentsError(ValueError):
+    """The model called a tool with arguments that do not fit its signature."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A function the model can call. Make one with `@tool`.
+
+    `idempotent` tools may be run again safely: on a conflicting state change they are re-run on
+    the new version instead of failing. `approval` tools wait for a person before they run.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    function: Callable[..., Any]
+    takes_ctx: bool = False
+    idempotent: bool = False
+    approval: bool = False
+    _arguments: type[pydantic.BaseModel] = field(default=pydantic.BaseModel, repr=False)
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the function is a coroutine function (run on the loop, not in a thread)."""
+        return inspect.iscoroutinefunction(self.function)
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Check the model's arguments against the signature and convert them.
+
+        Raises:
+            ToolArgumentsError: a message naming each field that is wrong, for the model to read.
+        """
+        try:
+            parsed = self._arguments.model_validate(dict(arguments))
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(_describe(error) for error in exc.errors())
+            raise ToolArgumentsError(
+                f"invalid arguments for tool {self.name!r}: {problems}; call it again with "
+                "arguments that match its schema"
+            ) from None
+        return {name: getattr(parsed, name) for name in type(parsed).model_fields}
+
+    async def call(self, ctx: RunContext, arguments: Mapping[str, Any]) -> Any:
+        """Run the tool with validated `arguments`: on the loop if async, else in a thread."""
+        args = (ctx,) if self.takes_ctx else ()
+        if self.is_async:
+            return await self.function(*args, **arguments)
+        run = functools.partial(self.function, *args, **arguments)
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+
+    async def __call__(self, ctx: RunContext, arguments: Mapping[str, Any]) -> Any:
+        return await self.call(ctx, arguments)
+
+
+def _describe(error: Any) -> str:
+    where = ".".join(str(part) for part in error["loc"]) or "arguments"
+    if error["type"] == "extra_forbidden":
+        return f"{where}: no such argument"
+    return f"{where}: {error['msg']}"
+
+
+@overload
+def tool(function: F, /) -> Tool: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, idempotent: bool = False, approval: bool = False
+) -> Callable[[F], Tool]: ...
+
+
+def tool(
+    function: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    idempotent: bool = False,
+    approval: bool = False,
+) -> Tool | Callable[[F], Tool]:
+    """Make `function` a tool: `@tool` or `@tool(name=..., idempotent=..., approval=...)`.
+
+    The description is the docstring (an "Args:" section describes each argument); the schema
+    comes from the type hints. An optional first parameter annotated `RunContext` (or named `ctx`
+    without annotation) receives the run context and is not shown to the model.
+
+    Raises:
+        TypeError: the function has `*args`, `**kwargs` or positional-only parameters, or a
+            parameter type pydantic cannot describe.
+    """
+
+    def make(fn: F) -> Tool:
+        caller = sys._getframe(1).f_locals  # resolves hints naming the caller's local classes
+        return _make_tool(fn, name=name, idempotent=idempotent, approval=approval, local=caller)
+
+    if function is not None:
+        return _make_tool(
+            function,
+            name=name,
+            idempotent=idempotent,
+            approval=approval,
+            local=sys._getframe(1).f_locals,
+        )
+    return make
+
+
+def _make_tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None,
+    idempotent: bool,
+    approval: bool,
+    local: Mapping[str, Any],
+) -> Tool:
+    if not callable(fn):
+        raise TypeError(f"@tool decorates a function, got {fn!r}")
+    tool_name = name or fn.__name__
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool_name):
+        raise ValueError(
+            f"tool name {tool_name!r} must be 1 to 64 letters, digits, '_' or '-' "
+            "(what model providers accept); pass @tool(name=...)"
+        )
+    description, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
+    try:
+        hints = typing.get_type_hints(fn, localns=dict(local), include_extras=True)
+    except NameError as exc:
+        raise TypeError(f"tool {tool_name!r}: a type hint cannot be resolved ({exc})") from None
+    params = list(inspect.signature(fn).parameters.values())
+    takes_ctx = bool(params) and _is_context(params[0], hints)
+    if takes_ctx:
+        params = params[1:]
+    fields: dict[str, Any] = {}
+    for param in params:
+        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            raise TypeError(
+                f"tool {tool_name!r}: parameter {param.name!r} is {param.kind.description}; "
+                "tools take named parameters only"
+            )
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (
+            annotation,
+            pydantic.Field(default, description=arg_docs.get(param.name)),
+        )
+    try:
+        arguments = pydantic.create_model(
+            f"{tool_name}_arguments",
+            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+            **fields,
+        )
+        schema = arguments.model_json_schema()
+    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError) as exc:
+        raise TypeError(f"tool {tool_name!r}: {exc}") from None
+    schema.pop("title", None)
+    return Tool(
+        name=tool_name,
+        description=description,
+        parameters=schema,
+        function=fn,
+        takes_ctx=takes_ctx,
+        idempotent=idempotent,
+        approval=approval,
+        _arguments=arguments,
+    )
+
+
+def _is_context(param: inspect.Parameter, hints: Mapping[str, Any]) -> bool:
+    hint = hints.get(param.name)
+    if hint is None:
+        return param.name == "ctx"
+    return hint is RunContext or typing.get_origin(hint) is RunContext
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Example|Examples):\s*$")
+_ARG_LINE = re.compile(r"^\s+(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into the description and the per-argument descriptions."""
+    description: list[str] = []
+    args: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in doc.splitlines():
+        header = _SECTION.match(line)
+        if header:
+            section, current = header.group(1), None
+            continue
+        if section is None:
+            description.append(line)
+        elif section in ("Args", "Arguments", "Parameters"):
+            match = _ARG_LINE.match(line)
+            if match:
+                current = match.group(1)
+                args[current] = match.group(2).strip()
+            elif current and line.strip():
+                args[current] = f"{args[current]} {line.strip()}".strip()
+    return "\n".join(description).strip(), args

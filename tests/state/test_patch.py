@@ -1,0 +1,239 @@
+"""Ops: their RFC 6902 form, applying with path copying, rebasing past commits, diffing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonpatch
+import pytest
+
+from pyox_agents.state.frozen import FrozenDict, FrozenList, freeze, thaw
+from pyox_agents.state.patch import Conflict, Op, apply, diff, rebase
+
+
+def doc() -> Any:
+    return freeze({"todos": [{"id": 0}, {"id": 1}, {"id": 2}], "other": {"deep": [1, 2]}, "n": 1})
+
+
+# -- Op.to_json ----------------------------------------------------------------------------------
+
+
+def test_op_to_json_is_plain_rfc6902_with_the_concrete_index() -> None:
+    op = Op("add", ("todos", 0), "Book the flight", append=True)
+    assert op.to_json() == {"op": "add", "path": "/todos/0", "value": "Book the flight"}
+
+
+def test_remove_to_json_has_no_value() -> None:
+    assert Op("remove", ("a/b", "c~d")).to_json() == {"op": "remove", "path": "/a~1b/c~0d"}
+
+
+def test_op_to_json_value_is_a_plain_copy() -> None:
+    value = Op("replace", (), freeze({"a": [1]})).to_json()["value"]
+    assert type(value) is dict and type(value["a"]) is list  # type: ignore[index]
+
+
+# -- apply ---------------------------------------------------------------------------------------
+
+
+def test_apply_leaves_the_old_version_unchanged() -> None:
+    old = doc()
+    before = thaw(old)
+    apply(old, [Op("replace", ("todos", 1, "id"), 9), Op("remove", ("n",))])
+    assert old == before
+
+
+def test_untouched_subtrees_are_shared() -> None:
+    old = doc()
+    new: Any = apply(old, [Op("replace", ("todos", 1, "id"), 9)])
+    assert new["other"] is old["other"]
+    assert new["todos"][0] is old["todos"][0] and new["todos"][2] is old["todos"][2]
+    assert new["todos"] is not old["todos"] and new["todos"][1] == {"id": 9}
+    assert type(new) is FrozenDict and type(new["todos"]) is FrozenList
+
+
+def test_apply_copies_each_container_once_per_call() -> None:
+    old = doc()
+    copies: list[Any] = []
+    original_init = FrozenList.__init__
+
+    def counting_init(self: FrozenList, *args: Any) -> None:
+        copies.append(self)
+        original_init(self, *args)
+
+    FrozenList.__init__ = counting_init  # type: ignore[method-assign]
+    try:
+        ops = [Op("add", ("todos", 3), 3, append=True), Op("replace", ("todos", 0), 0)]
+        new: Any = apply(old, [*ops, Op("remove", ("todos", 1))])
+    finally:
+        FrozenList.__init__ = original_init  # type: ignore[method-assign]
+    assert len(copies) == 1
+    assert new["todos"] == [0, {"id": 2}, 3]
+
+
+def test_apply_can_replace_the_root() -> None:
+    assert apply(doc(), [Op("replace", (), freeze([1]))]) == [1]
+
+
+def test_apply_refuses_a_path_that_does_not_exist() -> None:
+    with pytest.raises(ValueError, match=r"cannot replace /todos/7/id: /todos/7 does not exist"):
+        apply(doc(), [Op("replace", ("todos", 7, "id"), 1)])
+    with pytest.raises(ValueError, match="cannot remove /missing"):
+        apply(doc(), [Op("remove", ("missing",))])
+    with pytest.raises(ValueError, match=r"/n is not an object or array"):
+        apply(doc(), [Op("add", ("n", "x"), 1)])
+
+
+# -- rebase --------------------------------------------------------------------------------------
+
+
+def test_insert_committed_before_shifts_later_indices() -> None:
+    mine = [Op("replace", ("todos", 1, "id"), 9)]
+    assert rebase(mine, [Op("add", ("todos", 0), "new")])[0].path == ("todos", 2, "id")
+
+
+def test_insert_committed_after_leaves_earlier_indices() -> None:
+    mine = [Op("replace", ("todos", 1, "id"), 9)]
+    assert rebase(mine, [Op("add", ("todos", 2), "new")])[0].path == ("todos", 1, "id")
+
+
+def test_remove_committed_before_shifts_later_indices_down() -> None:
+    mine = [Op("replace", ("todos", 2, "id"), 9)]
+    assert rebase(mine, [Op("remove", ("todos", 0))])[0].path == ("todos", 1, "id")
+
+
+def test_two_inserts_at_one_index_put_the_committed_one_first() -> None:
+    assert rebase([Op("add", ("todos", 1), "mine")], [Op("add", ("todos", 1), "theirs")]) == [
+        Op("add", ("todos", 2), "mine")
+    ]
+
+
+def test_append_stays_at_the_end_of_the_list() -> None:
+    committed = [Op("add", ("todos", 3), "a", append=True), Op("add", ("todos", 4), "b")]
+    mine = [Op("add", ("todos", 3), "mine", append=True)]
+    assert rebase(mine, committed)[0].path == ("todos", 5)
+    shrunk = [Op("remove", ("todos", 0)), Op("remove", ("todos", 0))]
+    assert rebase(mine, shrunk)[0].path == ("todos", 1)
+
+
+def test_later_tool_ops_line_up_with_earlier_ones() -> None:
+    base = doc()
+    mine = [Op("add", ("todos", 0), "x"), Op("replace", ("todos", 2, "id"), 9)]  # 2 = old item 1
+    committed = [Op("add", ("todos", 1), "theirs")]
+    rebased = rebase(mine, committed)
+    result: Any = apply(apply(base, committed), rebased)
+    assert result["todos"] == ["x", {"id": 0}, "theirs", {"id": 9}, {"id": 2}]
+
+
+def test_committed_ops_are_shifted_past_the_tool_ops_too() -> None:
+    mine = [Op("add", ("todos", 0), "x"), Op("remove", ("todos", 3))]  # removes old item 2
+    committed = [Op("add", ("todos", 2), "theirs"), Op("replace", ("todos", 1, "id"), 7)]
+    result: Any = apply(apply(doc(), committed), rebase(mine, committed))
+    assert result["todos"] == ["x", {"id": 0}, {"id": 7}, "theirs"]
+
+
+def test_different_keys_of_one_dict_never_conflict() -> None:
+    assert rebase([Op("add", ("a",), 1)], [Op("add", ("b",), 2)]) == [Op("add", ("a",), 1)]
+
+
+def test_different_list_items_never_conflict() -> None:
+    mine = [Op("replace", ("todos", 0, "id"), 5)]
+    assert rebase(mine, [Op("replace", ("todos", 1, "id"), 6)]) == mine
+
+
+def test_insert_next_to_a_removed_item_does_not_conflict() -> None:
+    mine = [Op("add", ("todos", 1), "x")]
+    assert rebase(mine, [Op("remove", ("todos", 1))]) == mine
+
+
+def test_insert_before_an_edited_item_does_not_conflict() -> None:
+    mine = [Op("add", ("todos", 1), "x")]
+    assert rebase(mine, [Op("replace", ("todos", 1, "id"), 5)]) == mine
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "where"),
+    [
+        (Op("replace", ("n",), 2), Op("replace", ("n",), 3), "/n"),
+        (Op("add", ("x",), 2), Op("add", ("x",), 3), "/x"),
+        (Op("replace", ("todos", 1, "id"), 2), Op("remove", ("todos", 1)), "/todos/1"),
+        (Op("remove", ("todos", 1)), Op("replace", ("todos", 1, "id"), 2), "/todos/1"),
+        (Op("replace", ("other", "deep", 0), 5), Op("replace", ("other",), 1), "/other"),
+        (Op("add", ("todos", 1), "x"), Op("replace", ("todos",), []), "/todos"),
+        (Op("replace", ("todos",), []), Op("add", ("todos", 3), "x", append=True), "/todos"),
+        (Op("replace", ("todos", 0, "id"), 1), Op("replace", (), {}), ""),
+    ],
+)
+def test_same_place_or_ancestor_conflicts(mine: Op, theirs: Op, where: str) -> None:
+    with pytest.raises(Conflict, match=r"the shared state changed .* while this tool ran") as info:
+        rebase([mine], [theirs])
+    assert info.value.path == where
+
+
+def test_conflict_message_names_the_path() -> None:
+    assert str(Conflict("/x")) == "the shared state changed at /x while this tool ran"
+
+
+def test_conflict_found_after_shifting() -> None:
+    mine = [Op("replace", ("todos", 1, "id"), 5)]
+    committed = [Op("add", ("todos", 0), "new"), Op("remove", ("todos", 2))]
+    with pytest.raises(Conflict) as info:
+        rebase(mine, committed)
+    assert info.value.path == "/todos/2"
+
+
+# -- diff ----------------------------------------------------------------------------------------
+
+
+def replayed(old: Any, new: Any) -> Any:
+    return jsonpatch.apply_patch(thaw(old), [op.to_json() for op in diff(old, new)])
+
+
+def test_diff_of_the_same_object_is_empty() -> None:
+    old = doc()
+    assert diff(old, old) == []
+
+
+def test_diff_skips_values_kept_by_identity() -> None:
+    old = doc()
+    new = freeze({**old, "x": 1})
+    assert diff(old, new) == [Op("add", ("x",), 1)]
+
+
+def test_diff_of_dicts_removes_adds_and_recurses() -> None:
+    old = freeze({"a": 1, "b": {"c": 1, "d": 2}, "gone": 0})
+    new = freeze({"a": 1, "b": {"c": 5, "d": 2}, "new": []})
+    assert diff(old, new) == [
+        Op("remove", ("gone",)),
+        Op("replace", ("b", "c"), 5),
+        Op("add", ("new",), []),
+    ]
+
+
+def test_diff_of_lists_strips_common_prefix_and_suffix() -> None:
+    old = freeze([1, 2, 3, 4])
+    assert diff(old, freeze([1, 9, 2, 3, 4])) == [Op("add", (1,), 9)]
+    assert diff(old, freeze([1, 4])) == [Op("remove", (2,)), Op("remove", (1,))]
+    assert diff(old, freeze([1, 7, 8, 4])) == [Op("replace", (1,), 7), Op("replace", (2,), 8)]
+
+
+def test_diff_tells_bool_int_and_float_apart() -> None:
+    assert diff(freeze([1]), freeze([True])) == [Op("replace", (0,), True)]
+    assert diff(freeze({"a": 1}), freeze({"a": 1.0})) == [Op("replace", ("a",), 1.0)]
+
+
+def test_diff_replaces_when_types_differ() -> None:
+    assert diff(freeze({"a": [1]}), freeze({"a": {"b": 1}})) == [Op("replace", ("a",), {"b": 1})]
+    assert diff(freeze({"a": 1}), freeze([1])) == [Op("replace", (), [1])]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ({"a": [1, 2, 3]}, {"a": [3, 2, 1, 0]}),
+        ([{"a": 1}, {"b": 2}], [{"b": 2}]),
+        ({"x/y": {"~": 1}}, {"x/y": {"~": 2, "": 3}}),
+        ("a", None),
+    ],
+)
+def test_diff_replays_with_jsonpatch(old: Any, new: Any) -> None:
+    assert replayed(freeze(old), freeze(new)) == new

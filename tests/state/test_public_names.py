@@ -1,0 +1,26 @@
+"""The public names of the state modules, pinned: a change here is a change of the API."""
+
+from __future__ import annotations
+
+import pytest
+
+from pyox_agents.state import draft, frozen, patch, shared
+
+
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        (
+            frozen,
+            ["JSON", "FrozenDict", "FrozenList", "StateView", "freeze", "parse_pointer",
+             "pointer", "python_path", "thaw"],
+        ),
+        (patch, ["Conflict", "Op", "apply", "diff", "rebase"]),
+        (draft, ["Draft", "DraftDict", "DraftList"]),
+        (shared, ["Commit", "SharedState"]),
+    ],
+)
+def test_public_names_are_pinned(module: object, names: list[str]) -> None:
+    assert sorted(module.__all__) == sorted(names)  # type: ignore[attr-defined]
+    for name in names:
+        assert getattr(module, name) is not None
