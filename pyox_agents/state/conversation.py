@@ -1,0 +1,481 @@
+"""`State`: one conversation's record, the messages the model sees and everything that happened.
+
+A State keeps an append-only history and the value folded from it (`StateSnapshot`); every
+property is a pure function of history, so `State(history=s.history).snapshot() == s.snapshot()`.
+Its methods are the only way to change it, and every one is thread-safe.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, Never
+
+from pyox_agents.state.frozen import FrozenDict, thaw
+from pyox_agents.state.history import (
+    ClearedToolResults,
+    Compacted,
+    ContextChangeEntry,
+    ExtraDataEntry,
+    FinishEntry,
+    HistoryEntry,
+    ImportEntry,
+    NoticeEntry,
+    Restored,
+    UserMessageEntry,
+    utc_now,
+)
+from pyox_agents.state.jsonvalue import frozen_message, json_equal, to_json_value
+from pyox_agents.state.messages import NOTICE_PREFIX, Message, ToolCall, Usage
+from pyox_agents.state.recorder import Recorder
+from pyox_agents.state.snapshot import Fold, StateSnapshot, cleared, replay
+from pyox_agents.state.stopped import (
+    Stopped,
+    StoppedByFinish,
+    StoppedByLimit,
+    StoppedByPermission,
+    StoppedByUntil,
+)
+
+__all__ = [
+    "State",
+    "StateSnapshot",
+    "Stopped",
+    "StoppedByFinish",
+    "StoppedByLimit",
+    "StoppedByPermission",
+    "StoppedByUntil",
+]
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_NO_MESSAGES: tuple[Message, ...] = ()
+_REMOVED = {
+    "task": "State(task=...) is a 0.4 keyword: pass the task as the first message, "
+            "State(messages=[Message.user(task)])",
+    "context": "State(context=...) is a 0.4 keyword: pass the conversation as "
+               "State(messages=[...]), a list of Message",
+    "data": "State(data=...) is a 0.4 keyword: use State(extra_data={...})",
+}
+
+
+def _new_id() -> str:
+    return secrets.token_hex(16)
+
+
+def _check_id(id: object) -> str:
+    if id is None:
+        return _new_id()
+    if not isinstance(id, str):
+        raise TypeError(f"id must be a str, got {type(id).__name__}")
+    if not _ID.fullmatch(id):
+        raise ValueError(f"id {id[:140]!r} is not a State id: use letters, digits, '_' and '-', "
+                         f"1 to 128 characters (or leave it out for a random one)")
+    return id
+
+
+def _frozen_dict(value: Mapping[str, Any]) -> FrozenDict:
+    frozen = to_json_value(value, "extra_data")
+    assert isinstance(frozen, FrozenDict)
+    return frozen
+
+
+def _check_messages(messages: object) -> tuple[Message, ...]:
+    if isinstance(messages, str | bytes | Message | Mapping) or not isinstance(messages, Iterable):
+        raise TypeError(f"messages must be a list of Message, got a {type(messages).__name__}; "
+                        f"write messages=[Message.user(text)]")
+    out = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise TypeError(f"messages[{index}] is a {type(message).__name__}, not a Message; "
+                            f"write Message.user(text) (or Message.assistant, Message.tool)")
+        out.append(frozen_message(message, f"messages[{index}]"))
+    return tuple(out)
+
+
+class State(Recorder):
+    """One conversation's record: the messages the model sees (`messages`) and what happened.
+
+    Create it with the messages to start from, pass it to `agent.run` to keep it after the run,
+    or to continue it after Ctrl+C. Its methods are the only way to change it, and every one is
+    thread-safe, so tools may call them from worker threads. Read values with the properties, or
+    take `snapshot()` for several values that must belong together.
+
+    Raises:
+        TypeError: a positional argument, an unknown keyword (0.4's `task=`, `context=`, `data=`
+            name their replacement), `messages` that is not a list of Message, an `extra_data`
+            value that is not JSON, a `history` item that is not an entry, or `history` together
+            with `messages` or `extra_data`.
+        ValueError: `id` has other characters, or `history` is inconsistent (the message gives
+            the index of the entry that cannot follow the ones before it).
+    """
+
+    def __init__(
+        self,
+        *args: Never,
+        id: str | None = None,
+        messages: Iterable[Message] = _NO_MESSAGES,
+        extra_data: Mapping[str, Any] | None = None,
+        history: Iterable[HistoryEntry] | None = None,
+        **kwargs: Never,
+    ) -> None:
+        if args:
+            raise TypeError(f"State() takes keyword arguments only, got {len(args)} positional: "
+                            f"write State(messages=[Message.user(text)], extra_data={{...}})")
+        for name in kwargs:
+            if name in _REMOVED:
+                raise TypeError(_REMOVED[name])
+            raise TypeError(f"State() got an unexpected keyword argument {name!r}: it takes id, "
+                            f"messages, extra_data and history")
+        self._setup(_check_id(id), Fold(), [], {}, None)
+        if history is not None:
+            if messages is not _NO_MESSAGES or extra_data is not None:
+                raise TypeError("State(history=...) cannot be combined with messages or "
+                                "extra_data: the history already holds them")
+            if isinstance(history, str | bytes | Mapping) or not isinstance(history, Iterable):
+                raise TypeError(f"history must be an iterable of history entries (other.history, "
+                                f"or what a store loaded), got {type(history).__name__}")
+            entries = list(history)
+            self._fold = replay(entries)
+            self._history = entries
+            return
+        start = _check_messages(messages)
+        data = None
+        if extra_data is not None:
+            if not isinstance(extra_data, Mapping):
+                raise TypeError(f"extra_data must be a dict, got {type(extra_data).__name__}")
+            data = ExtraDataEntry(at=utc_now(), content=_frozen_dict(extra_data))
+        if start:
+            self._record(ImportEntry(at=utc_now(), content=start), "import")
+        if data is not None and data.content:
+            self._record(data, "set extra_data")
+
+    def __repr__(self) -> str:
+        with self._lock:
+            return (f"State(id={self._id!r}, turn={self._fold.turn}, "
+                    f"messages={len(self._fold.messages)}, entries={len(self._history)}, "
+                    f"finished={self._fold.finished})")
+
+    # --- properties -----------------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        """The name a store saves this State under. Given with State(id=...), or random."""
+        return self._id
+
+    @property
+    def parent_id(self) -> str | None:
+        """The id of the State whose tool call started this one as a subagent, or None.
+
+        It is the first link in the history (RunStartEntry.parent_id), so it is the same while
+        it runs and after store.load.
+        """
+        with self._lock:
+            return self._fold.parent_id
+
+    @property
+    def parent_call_id(self) -> str | None:
+        """The ToolCall.id of the parent's call that started this State, or None with parent_id."""
+        with self._lock:
+            return self._fold.parent_call_id
+
+    @property
+    def history(self) -> tuple[HistoryEntry, ...]:
+        """Everything that happened, oldest first. Entries are only ever added."""
+        return self.snapshot().history
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The messages the model will see at the next think.
+
+        Results of this turn's tool calls go in together once the last call has a result.
+        Messages added in the meantime, or while think waits on the model, go in after them.
+        """
+        return self.snapshot().messages
+
+    @property
+    def pending_calls(self) -> tuple[ToolCall, ...]:
+        """Tool calls the model requested this turn that have no result yet, in request order."""
+        with self._lock:
+            return self._fold.pending_calls
+
+    @property
+    def turn(self) -> int:
+        """Turns so far: each think adds 1 while it waits on the model; a failed think takes it
+        back."""
+        with self._lock:
+            return self._fold.turn
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens, requests and cost of every think, ask and compact, and of subagents.
+
+        Subagents' usage is added when their tool call closes. restore does not lower it.
+        """
+        with self._lock:
+            return self._fold.usage
+
+    @property
+    def extra_data(self) -> FrozenDict:
+        """A read-only dict for your own values (JSON); change it with edit_extra_data()."""
+        with self._lock:
+            return self._fold.extra_data
+
+    @property
+    def finished(self) -> bool:
+        """Whether finish() was called. A finished State cannot run again."""
+        with self._lock:
+            return self._fold.finished
+
+    @property
+    def answer(self) -> Any:
+        """The finish(answer) value if one was given, else the text of the latest reply without
+        tool calls, else None. In JSON form (a dataclass or pydantic model comes back a dict)."""
+        with self._lock:
+            return self._fold.answer
+
+    @property
+    def stopped(self) -> Stopped | None:
+        """Why this run is set to stop, or None until something decides that."""
+        with self._lock:
+            return self._fold.stopped
+
+    @property
+    def created_at(self) -> datetime | None:
+        """The at of the first history entry (UTC), or None for a State with no history yet."""
+        with self._lock:
+            return self._fold.created_at
+
+    @property
+    def updated_at(self) -> datetime | None:
+        """The at of the latest history entry (UTC), or None for a State with no history yet."""
+        with self._lock:
+            return self._fold.updated_at
+
+    # --- public methods -------------------------------------------------------------------------
+
+    def add_message(self, message: Message) -> None:
+        """Add a user message or a notice (`Message.notice(text)`) to the conversation.
+
+        While tool calls are pending, or while think waits on the model, the message is held and
+        goes into messages right after the results or the reply.
+
+        Raises:
+            TypeError: `message` is not a Message.
+            ValueError: not a user message, blocks other than text and images, or no text and
+                no image.
+        """
+        if not isinstance(message, Message):
+            raise TypeError(f"add_message() takes a Message, got {type(message).__name__}: write "
+                            f"state.add_message(Message.user(text))")
+        if message.role != "user":
+            raise ValueError(f"add_message() takes a user message or a notice, got a "
+                             f"{message.role} message: use Message.user(text) or "
+                             f"Message.notice(text)")
+        if message.tool_calls or message.call_id is not None or message.name is not None or (
+                message.is_error):
+            raise ValueError("add_message() takes a message of text and images only; this one "
+                             "has tool calls or tool-result fields: use Message.user(text, "
+                             "*images)")
+        if not message.content.strip() and not message.images:
+            raise ValueError("add_message() got a message with no text and no image: give it "
+                             "some text, e.g. Message.user('Now fix it')")
+        if message.content.startswith(NOTICE_PREFIX):
+            self._record(NoticeEntry(at=utc_now(), content=message), "add a notice")
+        else:
+            self._record(UserMessageEntry(at=utc_now(), content=message), "add a message")
+
+    def finish(self, answer: Any = None) -> None:
+        """End the run: stopped becomes StoppedByFinish right away; the State cannot run again.
+
+        Tools may call it, even while other calls are pending. The last answer given wins;
+        `None` keeps an earlier one. Only restore to an earlier snapshot takes it back.
+
+        Raises:
+            TypeError: `answer` cannot be turned into JSON (a set, Path, datetime, Enum, bytes).
+        """
+        self._record(FinishEntry(at=utc_now(), content=answer), "finish")
+
+    def compact(self, summary: str) -> None:
+        """Replace the messages with the first user message and `summary`. History keeps all.
+
+        Raises:
+            TypeError: `summary` is not a string.
+            ValueError: tool calls are pending, or `summary` is empty or whitespace only.
+        """
+        if not isinstance(summary, str):
+            raise TypeError(f"compact() takes the summary as a str, got {type(summary).__name__}")
+        if not summary.strip():
+            raise ValueError("compact() got an empty summary: say what the model should know "
+                             "about the work so far")
+        self._record(ContextChangeEntry(at=utc_now(), content=Compacted(summary)), "compact")
+
+    def clear_tool_results(self, keep_last: int = 5) -> None:
+        """Blank every tool result in messages except the last `keep_last`; history keeps them.
+
+        A cleared result reads "(cleared: kept in history)", its images gone too; results already
+        cleared still count toward keep_last. Nothing is recorded when nothing changes.
+
+        Raises:
+            ValueError: tool calls are pending, or `keep_last` is not an integer >= 0.
+        """
+        if type(keep_last) is not int or keep_last < 0:
+            raise ValueError(f"keep_last must be an integer >= 0, got {keep_last!r}")
+        with self._lock:
+            if self._fold.calls:
+                raise ValueError("cannot clear tool results: "
+                                 + self._fold.pending_text("the context changes"))
+            if cleared(self._fold.messages, keep_last) == self._fold.messages:
+                return
+            entry = ContextChangeEntry(at=utc_now(), content=ClearedToolResults(keep_last))
+            self._record(entry, "clear tool results")
+
+    @contextmanager
+    def edit_extra_data(self) -> Iterator[dict[str, Any]]:
+        """Change extra_data in a with block: you get an editable copy; a normal end records it.
+
+        A lock held for the whole block makes edits from several threads take turns. If the
+        block raises, nothing changes; if nothing changed, nothing is recorded.
+
+        Raises:
+            TypeError: at the end of the block, a value is not JSON (the message names the key).
+            RuntimeError: an edit_extra_data() block inside another one on this State.
+        """
+        with self._lock:
+            if self._editing:
+                raise RuntimeError("edit_extra_data() blocks cannot nest on one State: finish "
+                                   "the outer block, or edit in it")
+            self._editing = True
+            try:
+                data = thaw(self._fold.extra_data)
+                assert isinstance(data, dict)
+                yield data
+                entry = ExtraDataEntry(at=utc_now(), content=_frozen_dict(data))
+                if not json_equal(entry.content, self._fold.extra_data):
+                    self._record(entry, "edit extra_data")
+            finally:
+                self._editing = False
+
+    def fork(self) -> State:
+        """A new State with the same history and content, a new id, and nothing shared.
+
+        No store and no running Agent come along; it shares only the subagent States this
+        one ran, which its `child` opens too. `fork().snapshot() == state.snapshot()`.
+
+        Raises:
+            ValueError: the model is being waited on (fork before think, or after it returns).
+        """
+        with self._lock:
+            if self._fold.request is not None:
+                raise ValueError(f"cannot fork: the model is being waited on (a "
+                                 f"{self._fold.request} request has no reply yet), so no "
+                                 f"think() is behind a copy: fork before think, or after it "
+                                 f"returns (e.g. in Reporter.on_think_end)")
+            other = State.__new__(State)
+            other._setup(_new_id(), self._fold.copy(), list(self._history), self._children,
+                         self._child_store)
+            other._cache = self._cache
+            return other
+
+    def child(self, child_id: str) -> State:
+        """The subagent State `child_id` that a tool call of this State started.
+
+        The very object while it is in memory; otherwise loaded (not cached) from the bound store.
+
+        Raises:
+            KeyError: `child_id` is not a child of this State (a grandchild is not either).
+            ValueError: not in memory, and no store is bound to this State.
+            TypeError: The store works only asynchronously. Use `achild`.
+            LookupError: the store has no State with this id.
+        """
+        found, store = self._find_child(child_id)
+        if found is not None:
+            return found
+        load = getattr(store, "load", None)
+        if getattr(store, "async_only", False) or load is None or inspect.iscoroutinefunction(
+                load):
+            raise TypeError("The store works only asynchronously. Use `achild`.")
+        return self._loaded(child_id, store, lambda: load(child_id))
+
+    async def achild(self, child_id: str) -> State:
+        """The async version of child: a child not in memory is loaded with `await store.aload`.
+
+        Raises: the same as child, except that an async-only store works.
+        """
+        found, store = self._find_child(child_id)
+        if found is not None:
+            return found
+        aload = getattr(store, "aload", None)
+        if aload is None:
+            return self._loaded(child_id, store, lambda: store.load(child_id))  # type: ignore[attr-defined]
+        try:
+            loaded = await aload(child_id)
+        except KeyError:
+            loaded = None
+        return self._loaded(child_id, store, lambda: loaded)
+
+    def restore(self, snapshot: StateSnapshot) -> None:
+        """Go back to `snapshot`, taken earlier from this State between turns.
+
+        Every value goes back (messages, turn, extra_data, finished, answer, stopped) except
+        usage, which stays cumulative, and history, which gets one context_change entry.
+
+        Raises:
+            TypeError: `snapshot` is not a StateSnapshot.
+            ValueError: not from this State, tool calls are pending, the model is being waited
+                on, a compaction is under way, or the snapshot was taken while the model was
+                being waited on.
+        """
+        if not isinstance(snapshot, StateSnapshot):
+            raise TypeError(f"restore() takes a StateSnapshot (from state.snapshot()), got "
+                            f"{type(snapshot).__name__}")
+        with self._lock:
+            length = len(snapshot.history)
+            mine = self._history[:length]
+            if len(mine) < length or any(
+                    a is not b and a != b for a, b in zip(snapshot.history, mine, strict=True)):
+                raise ValueError(f"cannot restore: the snapshot is not from this State (its "
+                                 f"history is not the start of State {self._id!r}'s history): "
+                                 f"restore a snapshot taken with this State's snapshot()")
+            entry = ContextChangeEntry(at=utc_now(), content=Restored(length))
+            self._record(entry, "restore")
+
+    def _register_child(self, state: State) -> None:
+        """Internal: keep a subagent State in memory by id (shared with forks) for `child`."""
+        if not isinstance(state, State):
+            raise TypeError(f"_register_child() takes a State, got {type(state).__name__}")
+        self._children[state.id] = state
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _find_child(self, child_id: str) -> tuple[State | None, object]:
+        with self._lock:
+            known = child_id in self._fold.child_ids
+            store = self._child_store
+        if not known:
+            raise KeyError(f"{child_id!r} is not a child of State {self._id!r}: a child is one "
+                           f"of the child_ids of its tool_result entries (open a grandchild "
+                           f"with state.child(a).child(b))")
+        found = self._children.get(child_id)
+        if found is None and store is None:
+            raise ValueError(f"State {child_id!r} is a child of {self._id!r}, but it is not in "
+                             f"memory and no store is bound to this State: open it with the "
+                             f"store's load({child_id!r})")
+        return found, store
+
+    def _loaded(self, child_id: str, store: object, load: Callable[[], object]) -> State:
+        try:
+            loaded = load()
+        except KeyError:
+            loaded = None
+        if loaded is None:
+            raise LookupError(f"the store bound to State {self._id!r} has no State "
+                              f"{child_id!r}: a subagent whose Agent has a store of its own is "
+                              f"saved there; open it with that store's load({child_id!r})")
+        if not isinstance(loaded, State):
+            raise TypeError(f"the store's load({child_id!r}) returned a "
+                            f"{type(loaded).__name__}, not a State")
+        return loaded

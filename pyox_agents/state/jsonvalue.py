@@ -1,0 +1,349 @@
+"""JSON forms of the values a conversation records.
+
+History holds its values read-only and in JSON form from the moment they are recorded: a tuple
+becomes a list, a dataclass or pydantic model becomes a dict, and anything else that is not JSON
+raises `TypeError` naming where it was. This module turns values into that form (`to_json_value`),
+turns the message types into JSON rows and back, and applies RFC 6902 patches to plain values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import enum
+import json
+import math
+import pathlib
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel
+
+from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, freeze, parse_pointer, thaw
+from pyox_agents.state.messages import Image, Message, Reply, ToolCall, Usage
+
+__all__ = [
+    "apply_patch",
+    "call_from_json",
+    "call_to_json",
+    "frozen_call",
+    "frozen_message",
+    "frozen_reply",
+    "json_equal",
+    "message_from_json",
+    "message_to_json",
+    "reply_from_json",
+    "reply_to_json",
+    "to_json_value",
+    "usage_from_json",
+    "usage_to_json",
+]
+
+_T = TypeVar("_T")
+
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def to_json_value(value: object, where: str) -> JSON:
+    """`value` in JSON form, read-only: tuples become lists, dataclasses and pydantic models dicts.
+
+    `where` names the value in error messages (`extra_data`, `finish(answer)`).
+
+    Raises:
+        TypeError: a value or key that is not JSON, naming its path and what to use instead.
+    """
+    return freeze(_plain(value, where), path=where)
+
+
+def _plain(value: object, where: str) -> object:
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        if not math.isfinite(cast(float, value)):
+            raise TypeError(f"{where} is {value!r}, which is not JSON (JSON has no NaN or "
+                            f"infinity): use None or a string")
+        return value
+    if isinstance(value, FrozenDict | FrozenList):
+        return value
+    if isinstance(value, enum.Enum):
+        raise TypeError(f"{where} is the enum member {value!r}, which is not JSON: use its value "
+                        f"(value.value)")
+    if isinstance(value, Mapping):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            if not isinstance(key, str) or isinstance(key, enum.Enum):
+                raise TypeError(f"{where} has the key {key!r} ({type(key).__name__}); JSON keys "
+                                f"must be str: use str(key)")
+            out[str.__str__(key)] = _plain(item, f"{where}[{json.dumps(key)}]")
+        return out
+    if isinstance(value, list | tuple):
+        return [_plain(item, f"{where}[{index}]") for index, item in enumerate(value)]
+    if isinstance(value, bool):  # subclasses of the JSON scalars
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return _plain(float(value), where)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, BaseModel):
+        return _plain(value.model_dump(mode="json"), where)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _plain(fields, where)
+    raise TypeError(_not_json(value, where))
+
+
+def _not_json(value: object, where: str) -> str:
+    if isinstance(value, set | frozenset):
+        return f"{where} is a set, which is not JSON: use a list"
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return (f"{where} is a {type(value).__name__}, which is not JSON: use an ISO 8601 string "
+                f"(value.isoformat())")
+    if isinstance(value, pathlib.PurePath):
+        return f"{where} is a path ({value!r}), which is not JSON: use str(path)"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"{where} is bytes, which is not JSON: use a str (decode it, or base64)"
+    if isinstance(value, decimal.Decimal):
+        return f"{where} is a Decimal, which is not JSON: use a float or a str"
+    return (f"{where} is a {type(value).__qualname__} object, which is not JSON: use a dict, "
+            f"list, str, int, float, bool or None, a dataclass or a pydantic model")
+
+
+def json_equal(a: object, b: object) -> bool:
+    """Whether two JSON values are the same JSON (`1`, `1.0` and `True` differ; key order not)."""
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and a.keys() == b.keys()
+                and all(json_equal(item, b[key]) for key, item in a.items()))
+    if isinstance(a, list):
+        return (isinstance(b, list) and len(a) == len(b)
+                and all(json_equal(x, y) for x, y in zip(a, b, strict=True)))
+    return type(a) is type(b) and a == b
+
+
+# --- the message types, frozen and as JSON ----------------------------------------------------
+
+
+def frozen_call(call: ToolCall, where: str = "call") -> ToolCall:
+    """`call` with its arguments frozen (the same object when they already are)."""
+    if not isinstance(call, ToolCall):
+        raise TypeError(f"{where} must be a ToolCall, got {type(call).__name__}")
+    arguments = to_json_value(call.arguments, f"{where}.arguments")
+    if not isinstance(arguments, FrozenDict):
+        raise TypeError(f"{where}.arguments must be a dict, got {type(call.arguments).__name__}")
+    if arguments is call.arguments:
+        return call
+    return dataclasses.replace(call, arguments=arguments)
+
+
+def frozen_message(message: Message, where: str = "message") -> Message:
+    """`message` with its tool calls' arguments frozen and its sequences as tuples."""
+    if not isinstance(message, Message):
+        raise TypeError(f"{where} must be a Message, got {type(message).__name__}")
+    calls = tuple(frozen_call(c, f"{where}.tool_calls[{i}]")
+                  for i, c in enumerate(message.tool_calls))
+    images = tuple(message.images)
+    if (all(a is b for a, b in zip(calls, message.tool_calls, strict=True))
+            and type(message.tool_calls) is tuple and type(message.images) is tuple):
+        return message
+    return dataclasses.replace(message, tool_calls=calls, images=images)
+
+
+def frozen_reply(reply: Reply, where: str = "reply") -> Reply:
+    """`reply` with its tool calls' arguments frozen."""
+    if not isinstance(reply, Reply):
+        raise TypeError(f"{where} must be a Reply, got {type(reply).__name__}")
+    if not isinstance(reply.usage, Usage):
+        raise TypeError(f"{where}.usage must be a Usage, got {type(reply.usage).__name__}")
+    calls = tuple(frozen_call(c, f"{where}.tool_calls[{i}]")
+                  for i, c in enumerate(reply.tool_calls))
+    return dataclasses.replace(reply, tool_calls=calls)
+
+
+def usage_to_json(usage: Usage) -> dict[str, JSON]:
+    """The JSON row of a `Usage`."""
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "requests": usage.requests, "cost": usage.cost}
+
+
+def usage_from_json(row: object) -> Usage:
+    """The `Usage` of a JSON row (ValueError when it is not one)."""
+    data = _object(row, "usage")
+    return Usage(input_tokens=_typed(data, "input_tokens", int),
+                 output_tokens=_typed(data, "output_tokens", int),
+                 requests=_typed(data, "requests", int),
+                 cost=_number(data, "cost"))
+
+
+def call_to_json(call: ToolCall) -> dict[str, JSON]:
+    """The JSON row of a `ToolCall`."""
+    return {"name": call.name, "arguments": cast(JSON, call.arguments), "id": call.id,
+            "raw_arguments": call.raw_arguments}
+
+
+def call_from_json(row: object) -> ToolCall:
+    """The `ToolCall` of a JSON row, arguments frozen (ValueError when it is not one)."""
+    data = _object(row, "tool call")
+    arguments = data.get("arguments")
+    if not isinstance(arguments, dict):
+        raise ValueError(f"a tool call's arguments must be an object, got {arguments!r}")
+    raw = data.get("raw_arguments")
+    if raw is not None and not isinstance(raw, str):
+        raise ValueError(f"a tool call's raw_arguments must be a string or null, got {raw!r}")
+    return ToolCall(name=_typed(data, "name", str), arguments=cast(FrozenDict, freeze(arguments)),
+                    id=_typed(data, "id", str), raw_arguments=raw)
+
+
+def message_to_json(message: Message) -> dict[str, JSON]:
+    """The JSON row of a `Message`."""
+    return {
+        "role": message.role,
+        "content": message.content,
+        "images": [{"url": i.url, "media_type": i.media_type} for i in message.images],
+        "tool_calls": [call_to_json(c) for c in message.tool_calls],
+        "call_id": message.call_id,
+        "name": message.name,
+        "is_error": message.is_error,
+    }
+
+
+def message_from_json(row: object) -> Message:
+    """The `Message` of a JSON row (ValueError when it is not one)."""
+    data = _object(row, "message")
+    role = _typed(data, "role", str)
+    if role not in ("system", "user", "assistant", "tool"):
+        raise ValueError(f"a message's role must be system, user, assistant or tool, got {role!r}")
+    images = tuple(Image(url=_typed(i, "url", str), media_type=_typed(i, "media_type", str))
+                   for i in (_object(x, "image") for x in _typed(data, "images", list)))
+    calls = tuple(call_from_json(c) for c in _typed(data, "tool_calls", list))
+    call_id, name = data.get("call_id"), data.get("name")
+    if not (call_id is None or isinstance(call_id, str)) or not (
+            name is None or isinstance(name, str)):
+        raise ValueError("a message's call_id and name must be strings or null")
+    return Message(role=role, content=_typed(data, "content", str),  # type: ignore[arg-type]
+                   images=images, tool_calls=calls, call_id=call_id, name=name,
+                   is_error=_typed(data, "is_error", bool))
+
+
+def reply_to_json(reply: Reply) -> dict[str, JSON]:
+    """The JSON row of a `Reply`."""
+    return {"text": reply.text, "tool_calls": [call_to_json(c) for c in reply.tool_calls],
+            "reasoning": reply.reasoning, "usage": usage_to_json(reply.usage)}
+
+
+def reply_from_json(row: object) -> Reply:
+    """The `Reply` of a JSON row (ValueError when it is not one)."""
+    data = _object(row, "reply")
+    return Reply(text=_typed(data, "text", str),
+                 tool_calls=tuple(call_from_json(c) for c in _typed(data, "tool_calls", list)),
+                 reasoning=_typed(data, "reasoning", str),
+                 usage=usage_from_json(data.get("usage")))
+
+
+def _object(row: object, what: str) -> dict[str, Any]:
+    if not isinstance(row, dict):
+        raise ValueError(f"a {what} must be a JSON object, got {row!r}")
+    return row
+
+
+def _typed(data: Mapping[str, Any], key: str, kind: type[_T]) -> _T:
+    value = data.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{key!r} must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+def _number(data: Mapping[str, Any], key: str) -> float:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{key!r} must be a number, got {value!r}")
+    return value
+
+
+# --- RFC 6902 ----------------------------------------------------------------------------------
+
+
+def apply_patch(document: JSON, ops: Sequence[Mapping[str, Any]]) -> JSON:
+    """`document` (plain or frozen) after the RFC 6902 operations `ops`, as a plain new value.
+
+    Supports add, remove, replace, move, copy and test; the input is not changed.
+
+    Raises:
+        ValueError: an operation that does not apply (a missing path, a failed test).
+    """
+    doc = thaw(document)
+    for op in ops:
+        doc = _apply_op(doc, op)
+    return doc
+
+
+def _apply_op(doc: JSON, op: Mapping[str, Any]) -> JSON:
+    name, path = op.get("op"), op.get("path")
+    if not isinstance(path, str):
+        raise ValueError(f"patch operation {dict(op)!r} has no string 'path'")
+    if name == "test":
+        if not json_equal(_get(doc, parse_pointer(path)), op.get("value")):
+            raise ValueError(f"patch test failed at {path!r}")
+        return doc
+    if name in ("move", "copy"):
+        source = op.get("from")
+        if not isinstance(source, str):
+            raise ValueError(f"patch operation {dict(op)!r} has no string 'from'")
+        value = thaw(_get(doc, parse_pointer(source)))
+        if name == "move":
+            doc = _remove(doc, parse_pointer(source))
+        return _add(doc, parse_pointer(path), value)
+    if name == "remove":
+        return _remove(doc, parse_pointer(path))
+    if "value" not in op:
+        raise ValueError(f"patch operation {dict(op)!r} has no 'value'")
+    if name == "add":
+        return _add(doc, parse_pointer(path), thaw(op["value"]))
+    if name == "replace":
+        doc = _remove(doc, parse_pointer(path))
+        return _add(doc, parse_pointer(path), thaw(op["value"]))
+    raise ValueError(f"unknown patch operation {name!r}: use add, remove, replace, move, copy "
+                     f"or test")
+
+
+def _get(doc: JSON, tokens: tuple[str, ...]) -> JSON:
+    for token in tokens:
+        if isinstance(doc, dict) and token in doc:
+            doc = doc[token]
+        elif isinstance(doc, list) and token.isdigit() and int(token) < len(doc):
+            doc = doc[int(token)]
+        else:
+            raise ValueError(f"patch path token {token!r} does not exist")
+    return doc
+
+
+def _add(doc: JSON, tokens: tuple[str, ...], value: JSON) -> JSON:
+    if not tokens:
+        return value
+    parent = _get(doc, tokens[:-1])
+    last = tokens[-1]
+    if isinstance(parent, dict):
+        parent[last] = value
+    elif isinstance(parent, list):
+        index = len(parent) if last == "-" else int(last) if last.isdigit() else -1
+        if not 0 <= index <= len(parent):
+            raise ValueError(f"patch index {last!r} is out of range")
+        parent.insert(index, value)
+    else:
+        raise ValueError(f"patch path {tokens!r} goes through a value that is not a container")
+    return doc
+
+
+def _remove(doc: JSON, tokens: tuple[str, ...]) -> JSON:
+    if not tokens:
+        return None
+    parent = _get(doc, tokens[:-1])
+    last = tokens[-1]
+    _get(parent, (last,))  # raises when missing
+    if isinstance(parent, dict):
+        del parent[last]
+    elif isinstance(parent, list):
+        del parent[int(last)]
+    return doc
