@@ -1,5 +1,9 @@
 """The runtime's events: one ordered stream per run.
 
+Events a subagent's run produces are forwarded into its parent's stream between
+`SubagentStarted` and `SubagentFinished`, with `run_id` set to the subagent's run id (it is None
+on the events of the stream's own run).
+
 `agent.stream(...)` yields these; the protocol adapters translate each one to AG-UI events or AI
 SDK chunks. A run starts with `RunStarted`, ends with exactly one `RunFinished` or `RunFailed`,
 and closes everything it opened (text, reasoning, tool calls, steps) before that.
@@ -25,6 +29,8 @@ __all__ = [
     "StateChanged",
     "StepFinished",
     "StepStarted",
+    "SubagentFinished",
+    "SubagentStarted",
     "TextDelta",
     "TextEnded",
     "TextStarted",
@@ -49,6 +55,7 @@ class StepStarted:
     """Step `index` began: one model decision and the tool calls it asks for."""
 
     index: int
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +63,7 @@ class StepFinished:
     """Step `index` ended: its reply was streamed and all its tool calls have results."""
 
     index: int
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +71,7 @@ class TextStarted:
     """The model began an assistant message `message_id`."""
 
     message_id: str
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +80,7 @@ class TextDelta:
 
     message_id: str
     delta: str
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +89,7 @@ class TextEnded:
 
     message_id: str
     text: str
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +97,7 @@ class ReasoningStarted:
     """The model began reasoning (shown to people, never sent back as text)."""
 
     message_id: str
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +106,7 @@ class ReasoningDelta:
 
     message_id: str
     delta: str
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +115,7 @@ class ReasoningEnded:
 
     message_id: str
     text: str
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +125,7 @@ class ToolCallStarted:
     call_id: str
     name: str
     message_id: str
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +134,7 @@ class ToolCallArgsDelta:
 
     call_id: str
     delta: str
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +144,7 @@ class ToolCallEnded:
     call_id: str
     name: str
     arguments: Mapping[str, Any]
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +159,7 @@ class ToolResult:
     name: str
     result: Any = None
     error: str | None = None
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +175,27 @@ class StateChanged:
     state: Any
     call_id: str
     version: int
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentStarted:
+    """The tool call `call_id` started a subagent `name`, whose run is `run_id`."""
+
+    run_id: str
+    call_id: str
+    name: str
+    thread_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentFinished:
+    """The subagent run `run_id` ended: its `answer`, or the `error` that ended it."""
+
+    run_id: str
+    call_id: str
+    answer: Any = None
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +231,8 @@ RuntimeEvent: TypeAlias = (
     | ToolCallEnded
     | ToolResult
     | StateChanged
+    | SubagentStarted
+    | SubagentFinished
     | RunFinished
     | RunFailed
 )

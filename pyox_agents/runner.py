@@ -1,9 +1,11 @@
-"""One run of an agent: ask the model, run the tools it asks for, repeat until it answers.
+"""Running an agent on a conversation: think, use the tools, repeat until it answers.
 
-The `Runner` executes a run and hands its events, in order, to `emit`. Each step is one model
-decision followed by its tool calls, which run concurrently in one task group; each tool's state
-changes are committed the moment it finishes, and its `ToolResult` and `StateChanged` are emitted
-together so nothing comes between them.
+A `Runner` works on one `State` (the conversation) and one shared JSON document. `execute` runs
+a whole run and emits its events in order; `think` and `use_tools` are single turns, for custom
+loops. Each step is one model decision followed by its tool calls, which run concurrently in one
+task group; each tool's state changes are committed the moment it finishes, and its
+`ToolResult` and `StateChanged` are emitted together so nothing comes between them. Everything
+is recorded in the conversation's history as it happens.
 """
 
 from __future__ import annotations
@@ -19,9 +21,6 @@ import anyio
 import pydantic_core
 
 from pyox_agents.events import (
-    ReasoningDelta,
-    ReasoningEnded,
-    ReasoningStarted,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -29,156 +28,192 @@ from pyox_agents.events import (
     StateChanged,
     StepFinished,
     StepStarted,
-    TextDelta,
-    TextEnded,
-    TextStarted,
-    ToolCallArgsDelta,
-    ToolCallEnded,
-    ToolCallStarted,
     ToolResult,
 )
-from pyox_agents.models.base import (
-    Model,
-    ModelError,
-    ModelRequest,
-    ReasoningChunk,
-    TextChunk,
-    ToolCallChunk,
-    UsageChunk,
-)
+from pyox_agents.models.base import Model, ModelError, ModelRequest
+from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
+from pyox_agents.replies import ReplyStream
+from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.patch import Conflict
 from pyox_agents.state.run import AgentError
 from pyox_agents.state.shared import SharedState
+from pyox_agents.state.stopped import StoppedByPermission
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError
+
+__all__ = ["Access", "Runner", "Setup", "discard"]
 
 Emit = Callable[[Sequence[RuntimeEvent]], None]
 Instructions = str | Callable[[RunContext], Any] | None
 
+NO_ACCESS = (
+    "this subagent has no access to the shared state: give it with "
+    'as_tool(..., state="read") or state="write"'
+)
 
-def new_message_id() -> str:
-    """A fresh id for an assistant message."""
-    return "msg_" + secrets.token_hex(8)
+
+def discard(events: Sequence[RuntimeEvent]) -> None:
+    """An `Emit` for turns nobody streams (custom loops, ask, compact)."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a runner needs of its agent."""
+
+    model: Model
+    tools: Mapping[str, Tool]
+    instructions: Instructions = None
+    reporters: Sequence[Any] = ()
+    permissions: tuple[Permission, ...] = ()
+    store: Any = None
 
 
 @dataclass
-class _Open:
-    """What the current step has opened and must close, even when the run fails."""
+class Access:
+    """How this run reaches the shared state: its own, its parent's, or none.
 
-    step: int | None = None
-    text: str | None = None
-    reasoning: str | None = None
-    calls: dict[int, ToolCall] = field(default_factory=dict)
+    `owner` is the conversation whose history records the changes (a "write" subagent records
+    them in its parent's).
+    """
+
+    shared: SharedState
+    owner: State
+    writable: bool = True
+    denied: str | None = None
 
 
 @dataclass
-class _Streamed:
-    """The parts of one model reply as they arrive."""
+class _Call:
+    """What running one tool call produced."""
 
-    message_id: str
-    text: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    names: dict[int, str] = field(default_factory=dict)
-    ids: dict[int, str] = field(default_factory=dict)
-    arguments: dict[int, list[str]] = field(default_factory=dict)
+    events: list[RuntimeEvent]
+    outcome: str = "ok"
+    text: str = ""
+    child_ids: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
 
 
 class Runner:
-    """Executes one run. Made by `Agent.stream`; not meant to be used directly."""
+    """Executes a run, or single turns, of an agent on a conversation."""
 
     def __init__(
         self,
+        setup: Setup,
+        conversation: State,
+        access: Access,
         *,
-        model: Model,
-        tools: Mapping[str, Tool],
-        instructions: Instructions,
-        reporters: Sequence[Any],
-        run_id: str,
-        thread_id: str,
-        shared: SharedState,
-        messages: list[Message],
-        emit: Emit,
+        run_id: str | None = None,
+        emit: Emit = discard,
     ) -> None:
-        self._model = model
-        self._tools = tools
-        self._instructions = instructions
-        self._reporters = reporters
-        self.run_id = run_id
-        self.thread_id = thread_id
-        self._shared = shared
-        self._messages = messages
+        self.setup = setup
+        self.conversation = conversation
+        self.access = access
+        self.run_id = run_id or secrets.token_hex(32)
         self._emit = emit
-        self._open = _Open()
-        self._usage = Usage()
+        self._stream: ReplyStream | None = None
+        self._step: int | None = None
+        self.usage = Usage()
         self._rerun_lock = anyio.Lock()
 
-    async def execute(self) -> None:
+    # -- a whole run ---------------------------------------------------------------------------
+
+    async def execute(
+        self,
+        *,
+        parent_id: str | None = None,
+        parent_call_id: str | None = None,
+        given_state: bool = False,
+    ) -> None:
         """Run to the end, emitting events; the last one is `RunFinished` or `RunFailed`."""
+        conversation = self.conversation
         try:
-            answer = await self._loop()
+            conversation._start_run(parent_id, parent_call_id, run_id=self.run_id)
+            if given_state:
+                self._record_start_state()
+            await self._save()
+            self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value))
+            await self._report("on_run_start", self._context())
+            await self._loop()
         except ModelError as exc:
             self._fail(AgentError(exc.code, str(exc)))
+        except anyio.get_cancelled_exc_class():
+            self._close_pending("cancelled: the run was stopped")
+            conversation._fail_run("cancelled")
+            raise
         except Exception as exc:  # a bug in a hook or in pyox-agents: report it, never raise it
-            message = f"{type(exc).__name__}: {exc}"
-            self._fail(AgentError("internal_error", message))
+            self._fail(AgentError("internal_error", f"{type(exc).__name__}: {exc}"))
         else:
-            self._send(RunFinished(answer=answer, state=self._shared.value, usage=self._usage))
+            self._send(
+                RunFinished(
+                    answer=conversation.answer,
+                    state=self.access.shared.value,
+                    usage=self.usage,
+                    stopped=conversation.stopped,
+                )
+            )
 
-    async def _loop(self) -> Any:
-        self._send(RunStarted(self.run_id, self.thread_id, self._shared.value))
-        await self._report("on_run_start", self._context())
+    async def _loop(self) -> None:
         step = 0
-        while True:
-            self._open.step = step
+        while not self.conversation.finished and self.conversation.stopped is None:
+            self._step = step
             self._send(StepStarted(step))
-            reply = await self._think()
-            if reply.tool_calls:
-                results = await self._use_tools(reply.tool_calls)
-                self._messages.extend(results)
-            self._open.step = None
+            if self.conversation.pending_calls:  # a turn left open: finish it first
+                more = True
+                await self.use_tools()
+            else:
+                reply = await self.think()
+                more = bool(reply.tool_calls)
+                if more:
+                    await self.use_tools()
+            self._step = None
             self._send(StepFinished(step))
-            if not reply.tool_calls:
-                return reply.text
+            await self._save()
+            if not more:
+                return
             step += 1
 
-    # -- one model decision ------------------------------------------------------------------
+    def _record_start_state(self) -> None:
+        """Record the state given to the run, so the thread's state can be rebuilt from history."""
+        value = self.access.shared.value
+        op = {"op": "replace", "path": "", "value": thaw(value)}
+        self.access.owner._add_state_change("", [op], 0)
 
-    async def _think(self) -> Reply:
+    # -- one model decision --------------------------------------------------------------------
+
+    async def think(self) -> Reply:
+        """Ask the model for the next decision and record it in the conversation."""
+        conversation = self.conversation
+        conversation._check_can_run()
         ctx = self._context()
         await self._report("on_think_start", ctx)
-        request = ModelRequest(
-            messages=tuple(await self._system_messages(ctx)) + tuple(self._messages),
-            tools=tuple(t.spec for t in self._tools.values()),
-        )
-        streamed = _Streamed(new_message_id())
-        async for chunk in self._model.stream(request):
-            if isinstance(chunk, TextChunk):
-                self._on_text(streamed, chunk.delta)
-            elif isinstance(chunk, ReasoningChunk):
-                self._on_reasoning(streamed, chunk.delta)
-            elif isinstance(chunk, ToolCallChunk):
-                self._on_tool_call(streamed, chunk)
-            elif isinstance(chunk, UsageChunk):
-                streamed.usage = streamed.usage + chunk.usage
-        self._close_reasoning(streamed)
-        self._close_text(streamed)
-        if self._open.calls:
-            self._end_call(streamed, max(self._open.calls))
-        reply = Reply(
-            text="".join(streamed.text),
-            reasoning="".join(streamed.reasoning),
-            tool_calls=tuple(_parse_call(streamed, index) for index in sorted(streamed.names)),
-            usage=streamed.usage,
-        )
-        self._usage = self._usage + streamed.usage
-        self._messages.append(Message.assistant(reply.text, reply.tool_calls))
+        messages = (*await self._system_messages(ctx), *conversation.messages)
+        tools = tuple(t.spec for t in self.setup.tools.values())
+        conversation._begin_think(len(messages), [t.name for t in tools])
+        try:
+            reply = await self._ask_model(ModelRequest(messages, tools))
+            conversation._end_think(reply)
+        except BaseException as exc:
+            conversation._fail_think(f"{type(exc).__name__}: {exc}" if str(exc) else "cancelled")
+            raise
+        self.usage = self.usage + reply.usage
         await self._report("on_think_end", ctx, reply)
         return reply
 
+    async def complete(self, request: ModelRequest) -> Reply:
+        """The model's reply to `request`, streamed as events (used by ask and compact too)."""
+        return await self._ask_model(request)
+
+    async def _ask_model(self, request: ModelRequest) -> Reply:
+        self._stream = ReplyStream(self._send)
+        async for chunk in self.setup.model.stream(request):
+            self._stream.add(chunk)
+        reply = self._stream.finish()
+        self._stream = None
+        return reply
+
     async def _system_messages(self, ctx: RunContext) -> list[Message]:
-        instructions = self._instructions
+        instructions = self.setup.instructions
         if instructions is None:
             return []
         if callable(instructions):
@@ -192,106 +227,76 @@ class Runner:
             instructions = text
         return [Message.system(instructions)] if instructions else []
 
-    def _on_text(self, streamed: _Streamed, delta: str) -> None:
-        self._close_reasoning(streamed)
-        if self._open.text is None:
-            self._open.text = streamed.message_id
-            self._send(TextStarted(streamed.message_id))
-        streamed.text.append(delta)
-        self._send(TextDelta(streamed.message_id, delta))
+    # -- the tool calls of one decision --------------------------------------------------------
 
-    def _on_reasoning(self, streamed: _Streamed, delta: str) -> None:
-        if self._open.reasoning is None:
-            self._open.reasoning = streamed.message_id
-            self._send(ReasoningStarted(streamed.message_id))
-        streamed.reasoning.append(delta)
-        self._send(ReasoningDelta(streamed.message_id, delta))
+    async def use_tools(self) -> None:
+        """Run every pending tool call concurrently; each result is recorded as it closes."""
+        calls = self.conversation.pending_calls
+        stops: list[StoppedByPermission] = []
+        try:
+            async with anyio.create_task_group() as group:
+                for call in calls:
+                    group.start_soon(self._call_tool, call, stops)
+        except BaseException:
+            self._close_pending("cancelled: the run was stopped")
+            raise
+        if stops and self.conversation.stopped is None:
+            self.conversation._stop(stops[0])
 
-    def _on_tool_call(self, streamed: _Streamed, chunk: ToolCallChunk) -> None:
-        index = chunk.index
-        if index not in streamed.names:
-            if chunk.name is None:
-                raise ModelError(
-                    f"the model streamed arguments for tool call {index} before its name"
-                )
-            self._close_reasoning(streamed)
-            self._close_text(streamed)
-            if self._open.calls:
-                self._end_call(streamed, max(self._open.calls))
-            streamed.names[index] = chunk.name
-            streamed.ids[index] = chunk.id or "call_" + secrets.token_hex(12)
-            streamed.arguments[index] = []
-            self._open.calls[index] = ToolCall(chunk.name, id=streamed.ids[index])
-            self._send(ToolCallStarted(streamed.ids[index], chunk.name, streamed.message_id))
-        if chunk.arguments:
-            streamed.arguments[index].append(chunk.arguments)
-            self._send(ToolCallArgsDelta(streamed.ids[index], chunk.arguments))
-
-    def _end_call(self, streamed: _Streamed, index: int) -> None:
-        call = _parse_call(streamed, index)
-        del self._open.calls[index]
-        self._send(ToolCallEnded(call.id, call.name, call.arguments))
-
-    def _close_text(self, streamed: _Streamed) -> None:
-        if self._open.text is not None:
-            self._open.text = None
-            self._send(TextEnded(streamed.message_id, "".join(streamed.text)))
-
-    def _close_reasoning(self, streamed: _Streamed) -> None:
-        if self._open.reasoning is not None:
-            self._open.reasoning = None
-            self._send(ReasoningEnded(streamed.message_id, "".join(streamed.reasoning)))
-
-    # -- the tool calls of one decision ------------------------------------------------------
-
-    async def _use_tools(self, calls: Sequence[ToolCall]) -> list[Message]:
-        results: dict[str, Message] = {}
-        async with anyio.create_task_group() as group:
-            for call in calls:
-                group.start_soon(self._call_tool, call, results)
-        return [results[call.id] for call in calls]
-
-    async def _call_tool(self, call: ToolCall, results: dict[str, Message]) -> None:
-        events = await self._run_tool(call)
-        result = events[0]
+    async def _call_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> None:
+        done = await self._run_tool(call, stops)
+        result = done.events[0]
         assert isinstance(result, ToolResult)
-        if result.error is not None:
-            results[call.id] = Message.tool(call, result.error, is_error=True)
-        else:
-            results[call.id] = Message.tool(call, _as_text(result.result))
-        self._emit(events)
+        self.conversation._add_tool_result(
+            call,
+            done.outcome,  # type: ignore[arg-type]
+            result.result if result.error is None else result.error,
+            is_error=result.error is not None,
+            child_ids=done.child_ids,
+            usage=done.usage,
+            text=done.text,
+        )
+        for event in done.events[1:]:
+            if isinstance(event, StateChanged):
+                self.access.owner._add_state_change(call.id, event.delta, event.version)
+        self._emit(done.events)
         await self._report("on_tool_end", self._context(), call, result)
 
-    async def _run_tool(self, call: ToolCall) -> list[RuntimeEvent]:
-        """Run one call; return its `ToolResult`, followed by its `StateChanged` if any."""
-        tool = self._tools.get(call.name)
+    async def _run_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> _Call:
+        """Run one call; its `ToolResult`, followed by its `StateChanged` if any."""
+        tool = self.setup.tools.get(call.name)
         if tool is None:
-            known = ", ".join(sorted(self._tools)) or "none"
-            return [self._error(call, f"there is no tool {call.name!r}; the tools are: {known}")]
+            known = ", ".join(sorted(self.setup.tools)) or "none"
+            return self._error(call, f"there is no tool {call.name!r}; the tools are: {known}")
         if call.raw_arguments is not None:
-            return [
-                self._error(
-                    call,
-                    f"the arguments of {call.name!r} are not a JSON object: "
-                    f"{call.raw_arguments!r}; send them as a JSON object",
-                )
-            ]
+            return self._error(
+                call,
+                f"the arguments of {call.name!r} are not a JSON object: "
+                f"{call.raw_arguments!r}; send them as a JSON object",
+            )
         try:
             arguments = tool.validate(call.arguments)
         except ToolArgumentsError as exc:
-            return [self._error(call, str(exc))]
+            return self._error(call, str(exc))
+        decision, permission = await decide(self.setup.permissions, call, self._context())
+        if isinstance(decision, Deny | Ask):
+            assert permission is not None
+            name = permission_name(permission)
+            reason = decision.reason if isinstance(decision, Deny) else "it needs a person"
+            if isinstance(decision, Deny) and decision.stop:
+                stops.append(StoppedByPermission(call, name))
+            message = f"denied by permission {name}" + (f": {reason}" if reason else "")
+            return self._error(call, message, outcome="denied")
         await self._report("on_tool_start", self._context(), call)
         first = await self._attempt(tool, call, arguments)
         if not isinstance(first, Conflict):
             return first
         if not tool.idempotent:
-            return [
-                self._error(
-                    call,
-                    f"{first}; nothing of this call was applied: read ctx.state "
-                    "again and retry if the change still makes sense",
-                )
-            ]
+            return self._error(
+                call,
+                f"{first}; nothing of this call was applied: read ctx.state "
+                "again and retry if the change still makes sense",
+            )
         async with self._rerun_lock:  # re-runs take turns, so they converge
             while True:
                 outcome = await self._attempt(tool, call, arguments)
@@ -300,42 +305,70 @@ class Runner:
 
     async def _attempt(
         self, tool: Tool, call: ToolCall, arguments: Mapping[str, Any]
-    ) -> list[RuntimeEvent] | Conflict:
-        draft = self._shared.draft(tool.name)
+    ) -> _Call | Conflict:
+        access = self.access
+        draft = None
+        if access.denied is None:
+            draft = access.shared.draft(tool.name, writable=access.writable)
         ctx = RunContext(
             run_id=self.run_id,
-            thread_id=self.thread_id,
+            conversation=self.conversation,
             draft=draft,
             call_id=call.id,
             tool_name=tool.name,
+            denied=access.denied,
+            runner=self,
         )
         try:
             value = await tool.call(ctx, arguments)
             result = _to_json(value)
         except BaseException as exc:
-            draft.close()  # a failed or cancelled tool changes nothing, now or later
+            if draft is not None:
+                draft.close()  # a failed or cancelled tool changes nothing, now or later
             if not isinstance(exc, Exception):
                 raise
-            return [self._error(call, f"{type(exc).__name__}: {exc}")]
-        try:
-            commit = self._shared.commit(draft)
-        except Conflict as conflict:
-            return conflict
-        done: ToolResult = ToolResult(call.id, call.name, result=result)
-        if commit is None:
-            return [done]
-        return [done, StateChanged(commit.delta, commit.state, call.id, commit.version)]
+            failed = self._error(call, f"{type(exc).__name__}: {exc}")
+            failed.child_ids, failed.usage = ctx.child_ids, ctx.child_usage
+            return failed
+        commit = None
+        if draft is not None:
+            try:
+                commit = access.shared.commit(draft)
+            except Conflict as conflict:
+                return conflict
+        done = _Call(
+            [ToolResult(call.id, call.name, result=result)],
+            text=_as_text(result),
+            child_ids=ctx.child_ids,
+            usage=ctx.child_usage,
+        )
+        if commit is not None:
+            done.events.append(StateChanged(commit.delta, commit.state, call.id, commit.version))
+        return done
 
-    def _error(self, call: ToolCall, message: str) -> ToolResult:
-        return ToolResult(call.id, call.name, error=message)
+    def _error(self, call: ToolCall, message: str, *, outcome: str = "error") -> _Call:
+        return _Call([ToolResult(call.id, call.name, error=message)], outcome=outcome, text=message)
 
-    # -- helpers -----------------------------------------------------------------------------
+    def _close_pending(self, reason: str) -> None:
+        """Give every call still pending a "cancelled" result, so the conversation can go on."""
+        for call in self.conversation.pending_calls:
+            self.conversation._add_tool_result(
+                call, "cancelled", reason, is_error=True, text=reason
+            )
+
+    # -- helpers -------------------------------------------------------------------------------
 
     def _context(self) -> RunContext:
-        return RunContext(run_id=self.run_id, thread_id=self.thread_id, state=self._shared.value)
+        return RunContext(
+            run_id=self.run_id,
+            conversation=self.conversation,
+            state=self.access.shared.value,
+            denied=self.access.denied,
+            runner=self,
+        )
 
     async def _report(self, hook: str, *args: Any) -> None:
-        for reporter in self._reporters:
+        for reporter in self.setup.reporters:
             method = getattr(reporter, hook, None)
             if method is None:
                 continue
@@ -343,35 +376,28 @@ class Runner:
             if inspect.isawaitable(outcome):
                 await outcome
 
+    async def _save(self) -> None:
+        store = self.setup.store
+        if store is not None:
+            self.conversation._bind_store(store)
+            await store.asave(self.conversation)
+
     def _send(self, event: RuntimeEvent) -> None:
         self._emit((event,))
 
     def _fail(self, error: AgentError) -> None:
-        """Close whatever is open, then end the run with `RunFailed`."""
+        """Close whatever is open, record the failure, then end the run with `RunFailed`."""
         events: list[RuntimeEvent] = []
-        if self._open.reasoning is not None:
-            events.append(ReasoningEnded(self._open.reasoning, ""))
-        if self._open.text is not None:
-            events.append(TextEnded(self._open.text, ""))
-        for call in self._open.calls.values():
-            events.append(ToolCallEnded(call.id, call.name, {}))
-        if self._open.step is not None:
-            events.append(StepFinished(self._open.step))
-        self._open = _Open()
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        if self._step is not None:
+            events.append(StepFinished(self._step))
+            self._step = None
+        self._close_pending(f"the run failed: {error.message}")
+        self.conversation._fail_run(error.message)
         events.append(RunFailed(error))
         self._emit(events)
-
-
-def _parse_call(streamed: _Streamed, index: int) -> ToolCall:
-    text = "".join(streamed.arguments[index]) or "{}"
-    name, call_id = streamed.names[index], streamed.ids[index]
-    try:
-        arguments = json.loads(text)
-    except ValueError:
-        return ToolCall(name, {}, id=call_id, raw_arguments=text)
-    if not isinstance(arguments, dict):
-        return ToolCall(name, {}, id=call_id, raw_arguments=text)
-    return ToolCall(name, arguments, id=call_id)
 
 
 def _to_json(value: Any) -> Any:

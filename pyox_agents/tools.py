@@ -22,59 +22,95 @@ import pydantic
 
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.draft import Draft
+from pyox_agents.state.messages import Usage
 
-__all__ = ["RunContext", "Tool", "ToolArgumentsError", "tool"]
+__all__ = ["RunContext", "Tool", "ToolArgumentsError", "make_tool", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class RunContext:
-    """What a tool (or an instructions callable) knows about the run it is part of.
+    """What a tool (or an instructions callable, a reporter, a permission) knows about its run.
 
     `ctx.state` is the shared JSON state. Inside a tool it is a draft: reads see the version the
     tool started from, and changes (in place, or `ctx.state = {...}`) are applied when the tool
-    returns. Anywhere else (instructions, reporters) it is a read-only version: hooks read a copy,
-    only tools change the state.
+    returns. Anywhere else it is a read-only version: hooks read a copy, only tools change the
+    state. `ctx.conversation` is the run's `State` (the conversation record); `ctx.finish(answer)`
+    ends the run with that answer.
     """
 
-    __slots__ = ("_draft", "_state", "call_id", "run_id", "thread_id", "tool_name")
+    __slots__ = (
+        "_denied",
+        "_draft",
+        "_runner",
+        "_state",
+        "call_id",
+        "child_ids",
+        "child_usage",
+        "conversation",
+        "run_id",
+        "thread_id",
+        "tool_name",
+    )
 
     def __init__(
         self,
         *,
         run_id: str,
-        thread_id: str,
+        conversation: Any,
         state: Any = None,
         draft: Draft | None = None,
         call_id: str | None = None,
         tool_name: str | None = None,
+        denied: str | None = None,
+        runner: Any = None,
     ) -> None:
         self.run_id = run_id
         """The run's id: 64 hexadecimal digits."""
-        self.thread_id = thread_id
-        """The conversation (thread) this run belongs to."""
+        self.conversation = conversation
+        """The run's conversation record (a `State`); its methods are thread-safe."""
+        self.thread_id: str = conversation.id
+        """The conversation's id: the AG-UI thread id, the AI SDK chat id."""
         self.call_id = call_id
         """The id of the tool call being run, or None outside a tool."""
         self.tool_name = tool_name
         """The name of the tool being run, or None outside a tool."""
+        self.child_ids: list[str] = []
+        """Ids of the subagent States this tool call started."""
+        self.child_usage = Usage()
+        """What the subagents this tool call started spent."""
         self._draft = draft
         self._state = state
+        self._denied = denied
+        self._runner = runner
 
     @property
     def state(self) -> Any:
-        """The shared JSON state: a draft inside a tool, a read-only version elsewhere."""
+        """The shared JSON state: a draft inside a tool, a read-only version elsewhere.
+
+        Raises:
+            PermissionError: in a subagent's tool, when `as_tool` gave it no access.
+        """
+        if self._denied is not None:
+            raise PermissionError(self._denied)
         if self._draft is not None:
             return self._draft.root
         return self._state
 
     @state.setter
     def state(self, value: Any) -> None:
+        if self._denied is not None:
+            raise PermissionError(self._denied)
         if self._draft is None:
             raise TypeError(
                 "ctx.state cannot be replaced here: hooks read a copy of the shared state and "
                 "only tools change it; change it from a tool"
             )
         self._draft.replace(value)
+
+    def finish(self, answer: Any = None) -> None:
+        """End the run with `answer` (a submit tool): the loop stops before its next turn."""
+        self.conversation.finish(answer)
 
 
 class ToolArgumentsError(ValueError):
@@ -149,7 +185,11 @@ def tool(function: F, /) -> Tool: ...
 
 @overload
 def tool(
-    *, name: str | None = None, idempotent: bool = False, approval: bool = False
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    idempotent: bool = False,
+    approval: bool = False,
 ) -> Callable[[F], Tool]: ...
 
 
@@ -158,14 +198,16 @@ def tool(
     /,
     *,
     name: str | None = None,
+    description: str | None = None,
     idempotent: bool = False,
     approval: bool = False,
 ) -> Tool | Callable[[F], Tool]:
     """Make `function` a tool: `@tool` or `@tool(name=..., idempotent=..., approval=...)`.
 
-    The description is the docstring (an "Args:" section describes each argument); the schema
-    comes from the type hints. An optional first parameter annotated `RunContext` (or named `ctx`
-    without annotation) receives the run context and is not shown to the model.
+    The description is `description`, else the docstring (an "Args:" section describes each
+    argument); the schema comes from the type hints. An optional first parameter annotated
+    `RunContext` (or named `ctx` without annotation) receives the run context and is not shown
+    to the model.
 
     Raises:
         TypeError: the function has `*args`, `**kwargs` or positional-only parameters, or a
@@ -174,12 +216,20 @@ def tool(
 
     def make(fn: F) -> Tool:
         caller = sys._getframe(1).f_locals  # resolves hints naming the caller's local classes
-        return _make_tool(fn, name=name, idempotent=idempotent, approval=approval, local=caller)
+        return make_tool(
+            fn,
+            name=name,
+            description=description,
+            idempotent=idempotent,
+            approval=approval,
+            local=caller,
+        )
 
     if function is not None:
-        return _make_tool(
+        return make_tool(
             function,
             name=name,
+            description=description,
             idempotent=idempotent,
             approval=approval,
             local=sys._getframe(1).f_locals,
@@ -187,14 +237,16 @@ def tool(
     return make
 
 
-def _make_tool(
+def make_tool(
     fn: Callable[..., Any],
     *,
-    name: str | None,
-    idempotent: bool,
-    approval: bool,
-    local: Mapping[str, Any],
+    name: str | None = None,
+    description: str | None = None,
+    idempotent: bool = False,
+    approval: bool = False,
+    local: Mapping[str, Any] | None = None,
 ) -> Tool:
+    """`@tool` as a plain function, with `local` the namespace to resolve type hints in."""
     if not callable(fn):
         raise TypeError(f"@tool decorates a function, got {fn!r}")
     tool_name = name or fn.__name__
@@ -203,9 +255,9 @@ def _make_tool(
             f"tool name {tool_name!r} must be 1 to 64 letters, digits, '_' or '-' "
             "(what model providers accept); pass @tool(name=...)"
         )
-    description, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
+    doc, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
     try:
-        hints = typing.get_type_hints(fn, localns=dict(local), include_extras=True)
+        hints = typing.get_type_hints(fn, localns=dict(local or {}), include_extras=True)
     except NameError as exc:
         raise TypeError(f"tool {tool_name!r}: a type hint cannot be resolved ({exc})") from None
     params = list(inspect.signature(fn).parameters.values())
@@ -237,7 +289,7 @@ def _make_tool(
     schema.pop("title", None)
     return Tool(
         name=tool_name,
-        description=description,
+        description=description if description is not None else doc,
         parameters=schema,
         function=fn,
         takes_ctx=takes_ctx,

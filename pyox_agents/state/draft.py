@@ -231,7 +231,12 @@ class _View(StateView):
     # -- where am I ------------------------------------------------------------------------------
 
     def _locate(self) -> tuple[Any, Path]:
-        """The current container and its path; follows copies and list index shifts.
+        """The current container and its path; follows this draft's copies of it and list
+        index shifts (its key first, then a search of the parent list by identity).
+
+        A view whose value, or a container above it, was replaced or removed is gone, even if
+        the new container holds the same items (`ctx.state["todos"] = [*ctx.state["todos"]]`):
+        read it again from `ctx.state`.
 
         Raises:
             RuntimeError: the value is no longer in the document.
@@ -254,7 +259,7 @@ class _View(StateView):
         self._value = found
         return found, (*path, key)  # type: ignore[arg-type]
 
-    def _search(self, container: Any) -> str | int:
+    def _search(self, container: JSON) -> int:
         if isinstance(container, list):
             succeeds = self._draft._succeeds
             for index, item in enumerate(container):

@@ -1,0 +1,134 @@
+"""`MemoryStore`: everything in this process's memory, with the same rules as the others.
+
+It keeps each record as JSON text, as a database would, so what it gives back is never the
+caller's own object and a value that is not JSON fails here too. Use it in tests and for
+threads that need not outlive the process.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyox_agents.stores.base import (
+    LoadedThread,
+    StepRecord,
+    Store,
+    ThreadInfo,
+    check_append,
+    check_audit,
+    encode,
+    missing_run,
+    missing_thread,
+    parse_time,
+)
+
+__all__ = ["MemoryStore"]
+
+
+@dataclass
+class _Thread:
+    parent_id: str | None
+    owner: str | None
+    entries: list[str] = field(default_factory=list)
+    created_at: str | None = None
+    updated_at: str | None = None
+    shared_state: str | None = None
+    shared_version: int | None = None
+
+
+class MemoryStore(Store):
+    """A store in memory. Thread-safe; each `write` is all or nothing."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._threads: dict[str, _Thread] = {}
+        self._runs: dict[str, str] = {}
+        self._audit: dict[str, list[str]] = {}
+
+    def write(self, record: StepRecord) -> None:
+        """Apply `record` all together, or raise and change nothing."""
+        encoded = encode(record)  # fails before anything changes
+        with self._lock:
+            thread = self._threads.get(record.thread_id)
+            check_append(len(thread.entries) if thread else 0, record)
+            audit = self._audit.get(encoded.run_id, []) if encoded.run_id else []
+            check_audit(len(audit), encoded)
+            # Checked: from here on nothing can fail, so the record lands whole.
+            if thread is None:
+                thread = _Thread(record.parent_id, record.owner)
+                self._threads[record.thread_id] = thread
+            thread.parent_id = thread.parent_id or record.parent_id
+            thread.owner = thread.owner or record.owner
+            thread.entries.extend(encoded.entries)
+            if encoded.entries:
+                thread.created_at = thread.created_at or encoded.created_at
+                thread.updated_at = encoded.updated_at
+            if encoded.shared_state is not None:
+                thread.shared_state = encoded.shared_state
+                thread.shared_version = record.shared_version
+            if encoded.run_id is not None and encoded.run is not None:
+                self._runs[encoded.run_id] = encoded.run
+                self._audit.setdefault(encoded.run_id, []).extend(t for _, t in encoded.audit)
+
+    def load_thread(self, thread_id: str) -> LoadedThread:
+        """The saved entries of `thread_id` and its shared state; LookupError if there is none."""
+        with self._lock:
+            thread = self._threads.get(thread_id)
+            if thread is None:
+                raise missing_thread(thread_id, "this MemoryStore")
+            entries = list(thread.entries)
+            shared, version, owner = thread.shared_state, thread.shared_version, thread.owner
+        return LoadedThread(
+            id=thread_id,
+            entries=tuple(json.loads(entry) for entry in entries),
+            shared_state=json.loads(shared) if shared is not None else None,
+            shared_version=version,
+            owner=owner,
+        )
+
+    def entry_count(self, thread_id: str) -> int:
+        """How many entries `thread_id` has saved."""
+        with self._lock:
+            thread = self._threads.get(thread_id)
+            return len(thread.entries) if thread else 0
+
+    def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
+        """The last saved entry of `thread_id`, or None."""
+        with self._lock:
+            thread = self._threads.get(thread_id)
+            text = thread.entries[-1] if thread and thread.entries else None
+        return json.loads(text) if text is not None else None
+
+    def delete(self, thread_id: str) -> None:
+        """Forget the thread; its runs and audit records stay."""
+        with self._lock:
+            self._threads.pop(thread_id, None)
+
+    def list_threads(self) -> list[ThreadInfo]:
+        """Every thread, in the order they were first saved."""
+        with self._lock:
+            rows = [(id, t.parent_id, len(t.entries), t.created_at, t.updated_at, t.owner)
+                    for id, t in self._threads.items()]
+        return [
+            ThreadInfo(id, parent, count, parse_time(created), parse_time(updated), owner)
+            for id, parent, count, created, updated, owner in rows
+        ]
+
+    def load_run(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id`; LookupError if there is none."""
+        with self._lock:
+            text = self._runs.get(run_id)
+        if text is None:
+            raise missing_run(run_id, "this MemoryStore")
+        loaded: Mapping[str, Any] = json.loads(text)
+        return loaded
+
+    def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
+        """The audit records of `run_id`, in order of seq."""
+        with self._lock:
+            texts = list(self._audit.get(run_id, ()))
+        return [json.loads(text) for text in texts]

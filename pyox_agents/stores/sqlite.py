@@ -1,0 +1,228 @@
+"""`SQLiteStore`: the embedded default, one file with the standard library's `sqlite3`.
+
+WAL journaling, one `BEGIN IMMEDIATE ... COMMIT` per `write`, history entries and audit records
+appended as rows keyed by (thread, seq) and (run, seq), so a step's cost does not grow with the
+thread or the run. One connection shared by threads behind a lock (`check_same_thread=False`),
+as sqlite3 needs; several stores (or processes) on one file are serialised by SQLite's own lock.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pyox_agents.stores.base import (
+    EncodedRecord,
+    LoadedThread,
+    StepRecord,
+    Store,
+    ThreadInfo,
+    check_append,
+    check_audit,
+    encode,
+    missing_run,
+    missing_thread,
+    parse_time,
+)
+
+__all__ = ["SQLiteStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+    id TEXT PRIMARY KEY,
+    parent_id TEXT,
+    owner TEXT,
+    entries INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT,
+    updated_at TEXT,
+    shared_state TEXT,
+    shared_version INTEGER,
+    first_saved INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS threads_by_first_saved ON threads (first_saved);
+CREATE TABLE IF NOT EXISTS entries (
+    thread_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    thread_id TEXT,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+"""
+
+_NEW_THREAD = (
+    "INSERT INTO threads (id, parent_id, owner, first_saved) VALUES"
+    " (?, ?, ?, (SELECT COALESCE(MAX(first_saved), 0) + 1 FROM threads))"
+)
+_APPEND_ENTRY = "INSERT INTO entries (thread_id, seq, body) VALUES (?, ?, ?)"
+_COUNT_ENTRIES = (
+    "UPDATE threads SET entries = entries + ?, updated_at = ?, created_at = COALESCE(created_at, ?)"
+    " WHERE id = ?"
+)
+_LINK_THREAD = (
+    "UPDATE threads SET parent_id = COALESCE(parent_id, ?), owner = COALESCE(owner, ?) WHERE id = ?"
+)
+_KEEP_SHARED = "UPDATE threads SET shared_state = ?, shared_version = ? WHERE id = ?"
+_UPSERT_RUN = (
+    "INSERT INTO runs (run_id, thread_id, body) VALUES (?, ?, ?)"
+    " ON CONFLICT (run_id) DO UPDATE SET body = excluded.body"
+)
+_APPEND_AUDIT = "INSERT INTO audit (run_id, seq, body) VALUES (?, ?, ?)"
+
+
+class SQLiteStore(Store):
+    """A store in one SQLite file (created with its folder if missing); `":memory:"` works too.
+
+    Commits use `synchronous=NORMAL` in WAL mode: a committed step survives a crash of the
+    process; only a power cut may lose the last steps (never half of one).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _transaction(self, begin: str = "BEGIN IMMEDIATE") -> Iterator[sqlite3.Connection]:
+        """`begin` ... `COMMIT`, or `ROLLBACK` if the block or the commit raises.
+
+        SQLite may already have rolled back by itself (a full disk, `RAISE(ROLLBACK)`); then
+        there is nothing to roll back and the original error is what the caller sees.
+        """
+        with self._lock:
+            self._db.execute(begin)
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+
+    def write(self, record: StepRecord) -> None:
+        """Apply `record` in one transaction, or raise and change nothing."""
+        encoded = encode(record)  # fails before the transaction if the record is not JSON
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT entries FROM threads WHERE id = ?", (record.thread_id,)
+            ).fetchone()
+            check_append(row[0] if row else 0, record)
+            if encoded.run_id is not None:
+                (last,) = db.execute(
+                    "SELECT MAX(seq) FROM audit WHERE run_id = ?", (encoded.run_id,)
+                ).fetchone()
+                check_audit(last + 1 if last is not None else 0, encoded)
+            if row is None:
+                db.execute(_NEW_THREAD, (record.thread_id, record.parent_id, record.owner))
+            elif record.parent_id is not None or record.owner is not None:
+                db.execute(_LINK_THREAD, (record.parent_id, record.owner, record.thread_id))
+            self._append(db, encoded)
+
+    @staticmethod
+    def _append(db: sqlite3.Connection, encoded: EncodedRecord) -> None:
+        record = encoded.record
+        if encoded.entries:
+            db.executemany(_APPEND_ENTRY, (
+                (record.thread_id, record.first_seq + i, body)
+                for i, body in enumerate(encoded.entries)
+            ))
+            db.execute(_COUNT_ENTRIES, (len(encoded.entries), encoded.updated_at,
+                                        encoded.created_at, record.thread_id))
+        if encoded.shared_state is not None:
+            db.execute(_KEEP_SHARED, (encoded.shared_state, record.shared_version,
+                                      record.thread_id))
+        if encoded.run is not None:
+            db.execute(_UPSERT_RUN, (encoded.run_id, record.thread_id, encoded.run))
+            db.executemany(_APPEND_AUDIT, ((encoded.run_id, seq, body)
+                                           for seq, body in encoded.audit))
+
+    def _query(self, sql: str, *args: Any) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def load_thread(self, thread_id: str) -> LoadedThread:
+        """The saved entries of `thread_id` and its shared state; LookupError if there is none."""
+        with self._transaction("BEGIN") as db:  # one read: the head and the entries agree
+            head = db.execute(
+                "SELECT shared_state, shared_version, owner FROM threads WHERE id = ?", (thread_id,)
+            ).fetchone()
+            rows = db.execute(
+                "SELECT body FROM entries WHERE thread_id = ? ORDER BY seq", (thread_id,)
+            ).fetchall()
+        if head is None:
+            raise missing_thread(thread_id, self.path)
+        shared, version, owner = head
+        return LoadedThread(
+            id=thread_id,
+            entries=tuple(json.loads(body) for (body,) in rows),
+            shared_state=json.loads(shared) if shared is not None else None,
+            shared_version=version,
+            owner=owner,
+        )
+
+    def entry_count(self, thread_id: str) -> int:
+        """How many entries `thread_id` has saved."""
+        rows = self._query("SELECT entries FROM threads WHERE id = ?", thread_id)
+        return int(rows[0][0]) if rows else 0
+
+    def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
+        """The last saved entry of `thread_id`, or None."""
+        rows = self._query(
+            "SELECT body FROM entries WHERE thread_id = ? ORDER BY seq DESC LIMIT 1", thread_id
+        )
+        return json.loads(rows[0][0]) if rows else None
+
+    def delete(self, thread_id: str) -> None:
+        """Forget the thread; its runs and audit records stay."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM entries WHERE thread_id = ?", (thread_id,))
+            db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
+
+    def list_threads(self) -> list[ThreadInfo]:
+        """Every thread, in the order they were first saved."""
+        rows = self._query(
+            "SELECT id, parent_id, entries, created_at, updated_at, owner FROM threads"
+            " ORDER BY first_saved"
+        )
+        return [
+            ThreadInfo(id, parent, count, parse_time(created), parse_time(updated), owner)
+            for id, parent, count, created, updated, owner in rows
+        ]
+
+    def load_run(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id`; LookupError if there is none."""
+        rows = self._query("SELECT body FROM runs WHERE run_id = ?", run_id)
+        if not rows:
+            raise missing_run(run_id, self.path)
+        loaded: Mapping[str, Any] = json.loads(rows[0][0])
+        return loaded
+
+    def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
+        """The audit records of `run_id`, in order of seq."""
+        rows = self._query("SELECT body FROM audit WHERE run_id = ? ORDER BY seq", run_id)
+        return [json.loads(body) for (body,) in rows]
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
