@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import json
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -28,15 +28,19 @@ from pyox_agents.events import (
     SubagentFinished,
     SubagentStarted,
 )
+from pyox_agents.journal import Journal
+from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelRequest, resolve_model
 from pyox_agents.permissions import Permission
+from pyox_agents.planning import Planner
 from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup
 from pyox_agents.state.conversation import State
 from pyox_agents.state.history import shared_state_from
 from pyox_agents.state.messages import Message, Reply, Usage
-from pyox_agents.state.run import AgentError
+from pyox_agents.state.frozen import freeze
+from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.state.shared import SharedState
-from pyox_agents.tools import RunContext, Tool, make_tool
+from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
 
@@ -89,12 +93,18 @@ class Agent:
             conversation, e.g. to `fork()` it between turns).
         permissions: callables `(call, ctx) -> Allow() | Deny(reason, stop=...) | Ask(...)`
             asked before every tool call (see `pyox_agents.permissions`).
-        store: where conversations are saved after every step (`MemoryStore`, `SQLiteStore`).
+        store: where conversations and runs are saved after every step (`MemoryStore`,
+            `SQLiteStore`). Without one, nothing is saved, and only runs paused for a person
+            are kept (in memory) so that `resume` can continue them.
+        limits: a budget (`Limits(steps=, tool_calls=, input_tokens=, output_tokens=, cost=,
+            seconds=)`): a run that reaches it stops.
+        planner: `fn(run_state) -> CallTool(...) | [CallTool(...)] | Answer(value)`, instead
+            of a model, for deterministic agents (see `pyox_agents.planning`).
     """
 
     def __init__(
         self,
-        model: Model | str,
+        model: Model | str | None = None,
         *,
         tools: Iterable[Tool] = (),
         instructions: Instructions = None,
@@ -103,7 +113,13 @@ class Agent:
         reporters: Sequence[Any] = (),
         permissions: Sequence[Permission] = (),
         store: Any = None,
+        limits: Limits | None = None,
+        planner: Planner | None = None,
     ) -> None:
+        if model is None and planner is None:
+            raise TypeError("Agent() needs a model (or a planner): Agent(model=...)")
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"Agent(limits=...) takes Limits(...), got {limits!r}")
         self.model = model
         self.tools: dict[str, Tool] = {}
         for item in tools:
@@ -127,6 +143,9 @@ class Agent:
         self.reporters = tuple(reporters)
         self.permissions = tuple(permissions)
         self.store = store
+        self.limits = limits
+        self.planner = planner
+        self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
 
     # -- whole runs ----------------------------------------------------------------------------
 
@@ -148,7 +167,7 @@ class Agent:
             ValueError: the model is a name with no provider, or the State is finished.
         """
         runner, given = self._prepare(conversation, state)
-        return _events(runner, given)
+        return _events(self, runner, given=given)
 
     async def arun(self, conversation: State | str, *, state: Any = None) -> RunResult:
         """Run to the end and return the result.
@@ -158,14 +177,7 @@ class Agent:
             TypeError, pydantic.ValidationError, ValueError: as `stream`.
         """
         runner, given = self._prepare(conversation, state)
-        events = [event async for event in _events(runner, given)]
-        last = events[-1]
-        if isinstance(last, RunFailed):
-            raise RunFailedError(last.error, tuple(events))
-        assert isinstance(last, RunFinished)
-        return RunResult(
-            last.answer, last.state, last.usage, tuple(events), runner.run_id, runner.conversation
-        )
+        return await _result(_events(self, runner, given=given), runner)
 
     def run(self, conversation: State | str, *, state: Any = None) -> RunResult:
         """Run to the end from synchronous code; see `arun`.
@@ -174,6 +186,152 @@ class Agent:
             RuntimeError: called while an event loop is running (use `await agent.arun(...)`).
         """
         return _sync(self.arun, conversation, state=state)
+
+    # -- resuming --------------------------------------------------------------------------------
+
+    async def stream_resume(
+        self,
+        run_id: str,
+        *,
+        approve: bool | None = None,
+        answer: Any = None,
+        edited_arguments: Mapping[str, Any] | None = None,
+        request_id: str | None = None,
+        arguments_hash: str | None = None,
+    ) -> AsyncIterator[RuntimeEvent]:
+        """Continue run `run_id` and yield its events: a paused run with a person's answer, or a
+        run whose process died (calls that may have run are re-run if idempotent, else a person
+        is asked "outcome unknown after a crash: run again?").
+
+        `approve` answers the pending request: True lets the call run (from its start, with
+        `edited_arguments` if given; `ctx.ask_person` returns `answer`), False gives the model a
+        "denied by a person" result. `request_id` and `arguments_hash`, when given, must be those
+        of the pending request. The answer is recorded in the audit log.
+
+        Raises:
+            LookupError: no such run (without a store: no such paused run in this Agent).
+            ValueError: the run has ended; it waits for a person and `approve` is missing, or it
+                does not and `approve` is given; the request id or argument hash is not the
+                pending request's; the edited arguments do not fit the tool.
+        """
+        runner = await self._prepare_resume(
+            run_id, approve, answer, edited_arguments, request_id, arguments_hash
+        )
+        async for event in _events(self, runner, resumed=True):
+            yield event
+
+    async def aresume(
+        self,
+        run_id: str,
+        *,
+        approve: bool | None = None,
+        answer: Any = None,
+        edited_arguments: Mapping[str, Any] | None = None,
+        request_id: str | None = None,
+        arguments_hash: str | None = None,
+    ) -> RunResult:
+        """Continue run `run_id` to its end (or next pause) and return the result like `arun`.
+
+        Raises:
+            RunFailedError, LookupError, ValueError: as `arun` and `stream_resume`.
+        """
+        runner = await self._prepare_resume(
+            run_id, approve, answer, edited_arguments, request_id, arguments_hash
+        )
+        return await _result(_events(self, runner, resumed=True), runner)
+
+    def resume(
+        self,
+        run_id: str,
+        *,
+        approve: bool | None = None,
+        answer: Any = None,
+        edited_arguments: Mapping[str, Any] | None = None,
+        request_id: str | None = None,
+        arguments_hash: str | None = None,
+    ) -> RunResult:
+        """`aresume` from synchronous code."""
+        return _sync(self.aresume, run_id, approve=approve, answer=answer,
+                     edited_arguments=edited_arguments, request_id=request_id,
+                     arguments_hash=arguments_hash)
+
+    async def load_run(self, run_id: str) -> RunState:
+        """The saved `RunState` of run `run_id` (from the store, or a paused run in memory).
+
+        Raises:
+            LookupError: no such run.
+        """
+        return (await self._load(run_id))[0]
+
+    async def _load(self, run_id: str) -> tuple[RunState, State]:
+        if self.store is None:
+            if run_id not in self._paused:
+                raise LookupError(
+                    f"no paused run {run_id!r} in this Agent: without a store, only runs paused "
+                    "for a person in this process can be resumed; give Agent(store=...) to keep "
+                    "every run"
+                )
+            return self._paused[run_id]
+        run = RunState.from_dict(await self.store.aload_run(run_id))
+        thread_id = await anyio.to_thread.run_sync(self.store.run_thread, run_id)
+        return run, await self.store.aload(thread_id)
+
+    async def _prepare_resume(
+        self,
+        run_id: str,
+        approve: bool | None,
+        answer: Any,
+        edited: Mapping[str, Any] | None,
+        request_id: str | None,
+        hash_: str | None,
+    ) -> Runner:
+        run, conversation = await self._load(run_id)
+        if run.done:
+            raise ValueError(
+                f"run {run_id[:12]} has ended ({run.status.value}); start a new run on its "
+                "conversation instead"
+            )
+        request = run.pending
+        if request is None:
+            if approve is not None:
+                raise ValueError(f"run {run_id[:12]} is not waiting for a person; resume it "
+                                 "without approve=")
+        else:
+            if approve is None:
+                raise ValueError(
+                    f"run {run_id[:12]} waits for a person ({request.prompt!r}): resume it with "
+                    "approve=True or approve=False (and answer=... if asked a question)"
+                )
+            if request_id is not None and request_id != request.id:
+                raise ValueError(
+                    f"approval {request_id!r} was not issued for run {run_id[:12]}: its pending "
+                    f"request is {request.id!r}"
+                )
+            if hash_ is not None and hash_ != request.arguments_hash:
+                raise ValueError(
+                    f"the arguments hash does not match the pending request {request.id!r} of "
+                    f"run {run_id[:12]}: the approval was for other arguments"
+                )
+            if edited is not None:
+                tool = self.tools.get(request.tool)
+                if tool is None:
+                    raise ValueError(f"run {run_id[:12]} waits on tool {request.tool!r}, which "
+                                     "this Agent does not have")
+                try:
+                    tool.validate(edited)
+                except ToolArgumentsError as exc:
+                    raise ValueError(f"edited_arguments: {exc}") from None
+            freeze(answer, "answer")
+        self._paused.pop(run_id, None)
+        kept = self._kept_state(conversation)
+        shared = SharedState(kept)
+        journal = Journal(run, conversation, shared, self.store)
+        if request is not None:
+            journal.answered(request, bool(approve), answer, edited)
+        runner = Runner(self._setup(), conversation, Access(shared, conversation),
+                        journal=journal)
+        runner.recovering = request is None and run.in_flight is not None
+        return runner
 
     # -- single turns, for loops you write yourself ---------------------------------------------
 
@@ -185,7 +343,7 @@ class Agent:
         """
         runner = self._turn_runner(conversation)
         reply = await runner.think()
-        await runner._save()
+        await runner.save_conversation()
         return reply
 
     def think(self, conversation: State) -> Reply:
@@ -201,7 +359,7 @@ class Agent:
         conversation._check_can_run()
         runner = self._turn_runner(conversation)
         await runner.use_tools()
-        await runner._save()
+        await runner.save_conversation()
 
     def use_tools(self, conversation: State) -> None:
         """`ause_tools` from synchronous code."""
@@ -266,7 +424,7 @@ class Agent:
         messages = [*conversation.messages, Message.user(COMPACT_PROMPT)]
         reply = await self._request(runner, "compact", messages)
         conversation.compact(reply.text)
-        await runner._save()
+        await runner.save_conversation()
         return reply.text
 
     def compact(self, conversation: State) -> str:
@@ -329,12 +487,14 @@ class Agent:
 
     def _setup(self, store: Any = None) -> Setup:
         return Setup(
-            model=resolve_model(self.model),
+            model=resolve_model(self.model) if self.model is not None else None,
             tools=self.tools,
             instructions=self.instructions,
             reporters=self.reporters,
             permissions=self.permissions,
             store=self.store if self.store is not None else store,
+            limits=self.limits,
+            planner=self.planner,
         )
 
     def _prepare(self, conversation: State | str, state: Any) -> tuple[Runner, bool]:
@@ -351,7 +511,9 @@ class Agent:
         given = state is not None
         value = self._validated(state) if given else self._validated(kept)
         shared = SharedState(value)
-        runner = Runner(setup, conversation, Access(shared, conversation))
+        goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
+        journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
+        runner = Runner(setup, conversation, Access(shared, conversation), journal=journal)
         return runner, given and shared.value != kept
 
     def _turn_runner(self, conversation: State) -> Runner:
@@ -371,7 +533,9 @@ class Agent:
         return self.state_type.model_validate(state).model_dump(mode="json")
 
 
-async def _events(runner: Runner, given: bool) -> AsyncIterator[RuntimeEvent]:
+async def _events(
+    agent: Agent, runner: Runner, *, given: bool = False, resumed: bool = False
+) -> AsyncIterator[RuntimeEvent]:
     """Execute the run in its own task and yield its events; closing this stops the run.
 
     The run lives in a task of its own, not in a task group spanning our `yield`s: a consumer
@@ -383,7 +547,10 @@ async def _events(runner: Runner, given: bool) -> AsyncIterator[RuntimeEvent]:
 
     async def execute() -> None:
         with send:
-            await runner.execute(given_state=given)
+            await runner.execute(given_state=given, resumed=resumed)
+        journal = runner.journal
+        if agent.store is None and journal is not None and journal.run.pending is not None:
+            agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
 
     task = asyncio.create_task(execute(), name=f"pyox-agents run {runner.run_id[:12]}")
     try:
@@ -394,6 +561,18 @@ async def _events(runner: Runner, given: bool) -> AsyncIterator[RuntimeEvent]:
     finally:
         task.cancel()
         await asyncio.wait([task])
+
+
+async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunResult:
+    """Collect a run's events into a `RunResult`, or raise `RunFailedError`."""
+    collected = [event async for event in events]
+    last = collected[-1]
+    if isinstance(last, RunFailed):
+        raise RunFailedError(last.error, tuple(collected))
+    assert isinstance(last, RunFinished)
+    return RunResult(
+        last.answer, last.state, last.usage, tuple(collected), runner.run_id, runner.conversation
+    )
 
 
 async def _run_subagent(
@@ -427,13 +606,14 @@ async def _run_subagent(
                 out.append(event)
         parent._emit(out)
 
-    runner = Runner(
-        agent._setup(parent.setup.store), child, child_access, run_id=run_id, emit=forward
-    )
+    setup = agent._setup(parent.setup.store)
+    journal = Journal(RunState(run_id, task), child, access.shared, setup.store)
+    runner = Runner(setup, child, child_access, journal=journal, emit=forward)
     try:
         await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id)
     finally:
         ctx.child_usage = ctx.child_usage + child.usage
+        ctx.child_spent = journal.run.spent
     if failure:
         raise RuntimeError(f"the subagent {name} failed: {failure[0]}")
     return child.answer

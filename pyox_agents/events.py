@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from pyox_agents.state.messages import Usage
-from pyox_agents.state.run import AgentError
+from pyox_agents.state.run import AgentError, ApprovalRequest
 
 __all__ = [
+    "ApprovalRequested",
     "ReasoningDelta",
     "ReasoningEnded",
     "ReasoningStarted",
@@ -179,6 +180,17 @@ class StateChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    """The run waits for a person to answer `request`; `RunFinished(outcome="interrupt")` follows.
+
+    Answer it with `agent.resume(run_id, approve=..., answer=...)`.
+    """
+
+    request: ApprovalRequest
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SubagentStarted:
     """The tool call `call_id` started a subagent `name`, whose run is `run_id`."""
 
@@ -231,6 +243,7 @@ RuntimeEvent: TypeAlias = (
     | ToolCallEnded
     | ToolResult
     | StateChanged
+    | ApprovalRequested
     | SubagentStarted
     | SubagentFinished
     | RunFinished

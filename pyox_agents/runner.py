@@ -1,11 +1,11 @@
 """Running an agent on a conversation: think, use the tools, repeat until it answers.
 
-A `Runner` works on one `State` (the conversation) and one shared JSON document. `execute` runs
-a whole run and emits its events in order; `think` and `use_tools` are single turns, for custom
-loops. Each step is one model decision followed by its tool calls, which run concurrently in one
-task group; each tool's state changes are committed the moment it finishes, and its
-`ToolResult` and `StateChanged` are emitted together so nothing comes between them. Everything
-is recorded in the conversation's history as it happens.
+A `Runner` works on one `State` (the conversation), one shared JSON document and, for whole runs,
+one `Journal` (the run's durable record). `execute` runs a run and emits its events in order;
+`think` and `use_tools` are single turns, for custom loops. Each step is one decision followed by
+its tool calls, which run concurrently in one task group; each tool's state changes are committed
+the moment it finishes, and its `ToolResult` and `StateChanged` are emitted together so nothing
+comes between them. A call that needs a person pauses the run at the end of its step.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import anyio
 import pydantic_core
 
 from pyox_agents.events import (
+    ApprovalRequested,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -30,17 +31,25 @@ from pyox_agents.events import (
     StepStarted,
     ToolResult,
 )
+from pyox_agents.journal import Journal, new_request
+from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelError, ModelRequest
 from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
+from pyox_agents.planning import PlannerModel
 from pyox_agents.replies import ReplyStream
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.patch import Conflict
-from pyox_agents.state.run import AgentError
+from pyox_agents.state.run import AgentError, ApprovalRequest, Spent, StopReason
 from pyox_agents.state.shared import SharedState
-from pyox_agents.state.stopped import StoppedByPermission
-from pyox_agents.tools import RunContext, Tool, ToolArgumentsError
+from pyox_agents.state.stopped import (
+    StoppedByFinish,
+    StoppedByLimit,
+    StoppedByPermission,
+    StoppedByUntil,
+)
+from pyox_agents.tools import PersonDeclined, PersonNeeded, RunContext, Tool, ToolArgumentsError
 
 __all__ = ["Access", "Runner", "Setup", "discard"]
 
@@ -51,6 +60,7 @@ NO_ACCESS = (
     "this subagent has no access to the shared state: give it with "
     'as_tool(..., state="read") or state="write"'
 )
+CRASH_PROMPT = "outcome unknown after a crash: run again?"
 
 
 def discard(events: Sequence[RuntimeEvent]) -> None:
@@ -61,12 +71,14 @@ def discard(events: Sequence[RuntimeEvent]) -> None:
 class Setup:
     """What a runner needs of its agent."""
 
-    model: Model
+    model: Model | None
     tools: Mapping[str, Tool]
     instructions: Instructions = None
     reporters: Sequence[Any] = ()
     permissions: tuple[Permission, ...] = ()
     store: Any = None
+    limits: Limits | None = None
+    planner: Any = None
 
 
 @dataclass
@@ -85,13 +97,15 @@ class Access:
 
 @dataclass
 class _Call:
-    """What running one tool call produced."""
+    """What running one tool call produced: events to emit, or a request for a person."""
 
-    events: list[RuntimeEvent]
+    events: list[RuntimeEvent] = field(default_factory=list)
     outcome: str = "ok"
     text: str = ""
     child_ids: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    spent: Spent | None = None
+    paused: ApprovalRequest | None = None
 
 
 class Runner:
@@ -103,18 +117,31 @@ class Runner:
         conversation: State,
         access: Access,
         *,
+        journal: Journal | None = None,
         run_id: str | None = None,
         emit: Emit = discard,
     ) -> None:
         self.setup = setup
         self.conversation = conversation
         self.access = access
-        self.run_id = run_id or secrets.token_hex(32)
+        self.journal = journal
+        self.run_id = journal.run.run_id if journal else (run_id or secrets.token_hex(32))
         self._emit = emit
         self._stream: ReplyStream | None = None
         self._step: int | None = None
         self.usage = Usage()
         self._rerun_lock = anyio.Lock()
+        self.recovering = False
+        """True when resuming a run whose process died: unfinished calls may have run."""
+        if setup.planner is not None:
+            self.model: Model = PlannerModel(setup.planner, self._run_state)
+        else:
+            assert setup.model is not None, "an agent has a model or a planner"
+            self.model = setup.model
+
+    def _run_state(self) -> Any:
+        assert self.journal is not None, "a planner decides inside a run"
+        return self.journal.run
 
     # -- a whole run ---------------------------------------------------------------------------
 
@@ -124,54 +151,112 @@ class Runner:
         parent_id: str | None = None,
         parent_call_id: str | None = None,
         given_state: bool = False,
+        resumed: bool = False,
     ) -> None:
-        """Run to the end, emitting events; the last one is `RunFinished` or `RunFailed`."""
-        conversation = self.conversation
+        """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`."""
+        conversation, journal = self.conversation, self.journal
+        assert journal is not None
         try:
             conversation._start_run(parent_id, parent_call_id, run_id=self.run_id)
             if given_state:
                 self._record_start_state()
-            await self._save()
+            journal.audit("run_resumed" if resumed else "run_started",
+                          {"thread_id": conversation.id, "goal": journal.run.goal})
+            await journal.save()
             self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value))
             await self._report("on_run_start", self._context())
-            await self._loop()
+            paused = await self._loop()
         except ModelError as exc:
-            self._fail(AgentError(exc.code, str(exc)))
+            await self._fail(AgentError(exc.code, str(exc)))
         except anyio.get_cancelled_exc_class():
-            self._close_pending("cancelled: the run was stopped")
-            conversation._fail_run("cancelled")
+            with anyio.CancelScope(shield=True):
+                self._close_pending("cancelled: the run was stopped")
+                conversation._fail_run("cancelled")
+                journal.stop(StopReason.CANCELLED, "the run was cancelled")
+                await journal.save()
             raise
         except Exception as exc:  # a bug in a hook or in pyox-agents: report it, never raise it
-            self._fail(AgentError("internal_error", f"{type(exc).__name__}: {exc}"))
+            await self._fail(AgentError("internal_error", f"{type(exc).__name__}: {exc}"))
         else:
+            if paused is not None:
+                self._send(ApprovalRequested(paused))
             self._send(
                 RunFinished(
                     answer=conversation.answer,
                     state=self.access.shared.value,
                     usage=self.usage,
                     stopped=conversation.stopped,
+                    outcome="interrupt" if paused is not None else "success",
                 )
             )
 
-    async def _loop(self) -> None:
+    async def _loop(self) -> ApprovalRequest | None:
+        """Steps until the run ends; the request it paused for, if it did."""
+        journal = self.journal
+        assert journal is not None
         step = 0
-        while not self.conversation.finished and self.conversation.stopped is None:
+        while True:
+            if await self._ended():
+                return None
             self._step = step
             self._send(StepStarted(step))
-            if self.conversation.pending_calls:  # a turn left open: finish it first
-                more = True
-                await self.use_tools()
+            if self.conversation.pending_calls:  # a step left open (a resume): finish it first
+                paused = await self.use_tools()
             else:
                 reply = await self.think()
-                more = bool(reply.tool_calls)
-                if more:
-                    await self.use_tools()
+                idempotent = {name: tool.idempotent for name, tool in self.setup.tools.items()}
+                journal.decide(reply.tool_calls, reply.usage, idempotent)
+                if not reply.tool_calls:
+                    self._step = None
+                    self._send(StepFinished(step))
+                    await self._ended()
+                    return None
+                await journal.save()  # the decision, with its calls in flight
+                paused = await self.use_tools()
             self._step = None
             self._send(StepFinished(step))
-            await self._save()
-            if not more:
-                return
+            if paused is not None:
+                journal.pause(paused)
+            await journal.save()
+            if paused is not None:
+                return paused
             step += 1
+
+    async def _ended(self) -> bool:
+        """Whether the run is over (answered, finished, stopped, out of budget); saves if so."""
+        journal, conversation = self.journal, self.conversation
+        assert journal is not None
+        stopped = conversation.stopped
+        if conversation.finished or (stopped is None and self._answered()):
+            journal.answer(conversation.answer)
+        elif isinstance(stopped, StoppedByPermission):
+            journal.stop(StopReason.PERMISSION, f"denied by permission {stopped.permission}")
+        elif isinstance(stopped, StoppedByUntil | StoppedByLimit):
+            journal.stop(StopReason.UNTIL, f"stopped by {stopped}")
+        elif stopped is None and (reached := self._limit_reached()) is not None:
+            reason, message = reached
+            conversation._stop(StoppedByLimit(journal.run.spent.steps))
+            journal.stop(reason, message)
+        else:
+            return False
+        await journal.save()
+        return True
+
+    def _answered(self) -> bool:
+        """The last decision gave an answer (a reply without tool calls)."""
+        messages = self.conversation.messages
+        return bool(messages) and messages[-1].role == "assistant" and not messages[-1].tool_calls \
+            and not self.conversation.pending_calls and self._step_count > 0
+
+    @property
+    def _step_count(self) -> int:
+        return self.journal.run.spent.steps if self.journal else 0
+
+    def _limit_reached(self) -> tuple[StopReason, str] | None:
+        limits, journal = self.setup.limits, self.journal
+        if limits is None or journal is None:
+            return None
+        return limits.reached(journal.run.spent, journal.elapsed())
 
     def _record_start_state(self) -> None:
         """Record the state given to the run, so the thread's state can be rebuilt from history."""
@@ -182,7 +267,7 @@ class Runner:
     # -- one model decision --------------------------------------------------------------------
 
     async def think(self) -> Reply:
-        """Ask the model for the next decision and record it in the conversation."""
+        """Ask the model (or planner) for the next decision and record it in the conversation."""
         conversation = self.conversation
         conversation._check_can_run()
         ctx = self._context()
@@ -196,6 +281,9 @@ class Runner:
         except BaseException as exc:
             conversation._fail_think(f"{type(exc).__name__}: {exc}" if str(exc) else "cancelled")
             raise
+        if isinstance(self.model, PlannerModel) and self.model.answer is not None:
+            conversation.finish(self.model.answer.value)  # keep a planner's answer as it is
+            self.model.answer = None
         self.usage = self.usage + reply.usage
         await self._report("on_think_end", ctx, reply)
         return reply
@@ -206,7 +294,7 @@ class Runner:
 
     async def _ask_model(self, request: ModelRequest) -> Reply:
         self._stream = ReplyStream(self._send)
-        async for chunk in self.setup.model.stream(request):
+        async for chunk in self.model.stream(request):
             self._stream.add(chunk)
         reply = self._stream.finish()
         self._stream = None
@@ -221,41 +309,78 @@ class Runner:
             if inspect.isawaitable(text):
                 text = await text
             if not isinstance(text, str):
-                raise TypeError(
-                    f"the instructions callable returned {type(text).__name__}, not str"
-                )
+                kind = type(text).__name__
+                raise TypeError(f"the instructions callable returned {kind}, not str")
             instructions = text
         return [Message.system(instructions)] if instructions else []
 
     # -- the tool calls of one decision --------------------------------------------------------
 
-    async def use_tools(self) -> None:
-        """Run every pending tool call concurrently; each result is recorded as it closes."""
+    async def use_tools(self) -> ApprovalRequest | None:
+        """Run every pending tool call concurrently; each result is recorded as it closes.
+
+        Returns the first request for a person, if a call needs one: such calls stay pending.
+        """
         calls = self.conversation.pending_calls
         stops: list[StoppedByPermission] = []
+        closed: dict[str, tuple[str, Any, AgentError | None]] = {}
+        paused: dict[str, ApprovalRequest] = {}
+        spent: list[Spent] = []
+        if self.recovering and self.journal is not None:
+            self.journal.retry()
         try:
             async with anyio.create_task_group() as group:
                 for call in calls:
-                    group.start_soon(self._call_tool, call, stops)
+                    group.start_soon(self._call_tool, call, stops, closed, paused, spent)
         except BaseException:
             self._close_pending("cancelled: the run was stopped")
             raise
+        finally:
+            self.recovering = False
+        if self.journal is not None:
+            total = Spent()
+            for item in spent:
+                total = Spent(0, total.tool_calls + item.tool_calls,
+                              total.input_tokens + item.input_tokens,
+                              total.output_tokens + item.output_tokens, total.cost + item.cost)
+            self.journal.record_steps(closed, calls, total)
+            if not self.conversation.pending_calls:
+                self.journal.decision_done()
         if stops and self.conversation.stopped is None:
             self.conversation._stop(stops[0])
+        return next((paused[call.id] for call in calls if call.id in paused), None)
 
-    async def _call_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> None:
+    async def _call_tool(
+        self,
+        call: ToolCall,
+        stops: list[StoppedByPermission],
+        closed: dict[str, tuple[str, Any, AgentError | None]],
+        paused: dict[str, ApprovalRequest],
+        spent: list[Spent],
+    ) -> None:
         done = await self._run_tool(call, stops)
+        if done.paused is not None:
+            paused[call.id] = done.paused
+            return
         result = done.events[0]
         assert isinstance(result, ToolResult)
+        value = result.result if result.error is None else result.error
         self.conversation._add_tool_result(
             call,
             done.outcome,  # type: ignore[arg-type]
-            result.result if result.error is None else result.error,
+            value,
             is_error=result.error is not None,
             child_ids=done.child_ids,
             usage=done.usage,
             text=done.text,
         )
+        error = None
+        if result.error is not None:
+            code = "denied" if done.outcome == "denied" else "tool_error"
+            error = AgentError(code, result.error)
+        closed[call.id] = (done.outcome, result.result, error)
+        if done.spent is not None:
+            spent.append(done.spent)
         for event in done.events[1:]:
             if isinstance(event, StateChanged):
                 self.access.owner._add_state_change(call.id, event.delta, event.version)
@@ -263,45 +388,65 @@ class Runner:
         await self._report("on_tool_end", self._context(), call, result)
 
     async def _run_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> _Call:
-        """Run one call; its `ToolResult`, followed by its `StateChanged` if any."""
+        """Run one call: its `ToolResult` (and `StateChanged`), or a request for a person."""
         tool = self.setup.tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self.setup.tools)) or "none"
             return self._error(call, f"there is no tool {call.name!r}; the tools are: {known}")
         if call.raw_arguments is not None:
-            return self._error(
-                call,
-                f"the arguments of {call.name!r} are not a JSON object: "
-                f"{call.raw_arguments!r}; send them as a JSON object",
-            )
+            return self._error(call, f"the arguments of {call.name!r} are not a JSON object: "
+                                     f"{call.raw_arguments!r}; send them as a JSON object")
+        gate = self.journal.gate(call.id) if self.journal else None
+        if gate is not None and not gate["approved"]:
+            reason = f": {gate['answer']}" if isinstance(gate["answer"], str) else ""
+            return self._error(call, f"denied by a person{reason}", outcome="denied")
+        if gate is not None and isinstance(gate.get("arguments"), Mapping):
+            call = ToolCall(call.name, gate["arguments"], id=call.id)
         try:
             arguments = tool.validate(call.arguments)
         except ToolArgumentsError as exc:
             return self._error(call, str(exc))
         decision, permission = await decide(self.setup.permissions, call, self._context())
-        if isinstance(decision, Deny | Ask):
+        if isinstance(decision, Deny):
             assert permission is not None
             name = permission_name(permission)
-            reason = decision.reason if isinstance(decision, Deny) else "it needs a person"
-            if isinstance(decision, Deny) and decision.stop:
+            if decision.stop:
                 stops.append(StoppedByPermission(call, name))
-            message = f"denied by permission {name}" + (f": {reason}" if reason else "")
-            return self._error(call, message, outcome="denied")
+            reason = f": {decision.reason}" if decision.reason else ""
+            return self._error(call, f"denied by permission {name}{reason}", outcome="denied")
+        if gate is None:
+            needs = self._needs_person(tool, decision)
+            if needs is not None:
+                return self._pause(call, needs)
         await self._report("on_tool_start", self._context(), call)
         first = await self._attempt(tool, call, arguments)
         if not isinstance(first, Conflict):
             return first
         if not tool.idempotent:
-            return self._error(
-                call,
-                f"{first}; nothing of this call was applied: read ctx.state "
-                "again and retry if the change still makes sense",
-            )
+            return self._error(call, f"{first}; nothing of this call was applied: read ctx.state "
+                                     "again and retry if the change still makes sense")
         async with self._rerun_lock:  # re-runs take turns, so they converge
             while True:
                 outcome = await self._attempt(tool, call, arguments)
                 if not isinstance(outcome, Conflict):
                     return outcome
+
+    def _needs_person(self, tool: Tool, decision: Any) -> str | None:
+        """The prompt for a person if this call may not run without one, else None."""
+        if isinstance(decision, Ask):
+            return decision.prompt or f"allow {tool.name} with these arguments?"
+        if tool.approval:
+            return f"allow {tool.name} with these arguments?"
+        if self.recovering and not tool.idempotent:
+            return CRASH_PROMPT
+        return None
+
+    def _pause(self, call: ToolCall, prompt: str, schema: Mapping[str, Any] | None = None
+               ) -> _Call:
+        if self.journal is None:
+            return self._error(call, "this call needs a person's approval, which only a run "
+                                     "can wait for: use agent.run/arun/stream, then agent.resume")
+        return _Call(paused=new_request(call, prompt, schema))
 
     async def _attempt(
         self, tool: Tool, call: ToolCall, arguments: Mapping[str, Any]
@@ -319,16 +464,23 @@ class Runner:
             denied=access.denied,
             runner=self,
         )
+        if self.journal is not None:
+            ctx.idempotency_key = self.journal.call_key(call.id)
         try:
             value = await tool.call(ctx, arguments)
             result = _to_json(value)
         except BaseException as exc:
             if draft is not None:
-                draft.close()  # a failed or cancelled tool changes nothing, now or later
+                draft.close()  # a failed, paused or cancelled tool changes nothing
+            if isinstance(exc, PersonNeeded):
+                return self._pause(call, exc.prompt, exc.schema)
             if not isinstance(exc, Exception):
                 raise
-            failed = self._error(call, f"{type(exc).__name__}: {exc}")
+            outcome = "denied" if isinstance(exc, PersonDeclined) else "error"
+            message = str(exc) if isinstance(exc, PersonDeclined) else f"{type(exc).__name__}: {exc}"
+            failed = self._error(call, message, outcome=outcome)
             failed.child_ids, failed.usage = ctx.child_ids, ctx.child_usage
+            failed.spent = ctx.child_spent
             return failed
         commit = None
         if draft is not None:
@@ -336,12 +488,8 @@ class Runner:
                 commit = access.shared.commit(draft)
             except Conflict as conflict:
                 return conflict
-        done = _Call(
-            [ToolResult(call.id, call.name, result=result)],
-            text=_as_text(result),
-            child_ids=ctx.child_ids,
-            usage=ctx.child_usage,
-        )
+        done = _Call([ToolResult(call.id, call.name, result=result)], text=_as_text(result),
+                     child_ids=ctx.child_ids, usage=ctx.child_usage, spent=ctx.child_spent)
         if commit is not None:
             done.events.append(StateChanged(commit.delta, commit.state, call.id, commit.version))
         return done
@@ -352,9 +500,8 @@ class Runner:
     def _close_pending(self, reason: str) -> None:
         """Give every call still pending a "cancelled" result, so the conversation can go on."""
         for call in self.conversation.pending_calls:
-            self.conversation._add_tool_result(
-                call, "cancelled", reason, is_error=True, text=reason
-            )
+            self.conversation._add_tool_result(call, "cancelled", reason, is_error=True,
+                                               text=reason)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -376,7 +523,8 @@ class Runner:
             if inspect.isawaitable(outcome):
                 await outcome
 
-    async def _save(self) -> None:
+    async def save_conversation(self) -> None:
+        """Save the conversation's new entries (custom loops: after each turn)."""
         store = self.setup.store
         if store is not None:
             self.conversation._bind_store(store)
@@ -385,19 +533,20 @@ class Runner:
     def _send(self, event: RuntimeEvent) -> None:
         self._emit((event,))
 
-    def _fail(self, error: AgentError) -> None:
+    async def _fail(self, error: AgentError) -> None:
         """Close whatever is open, record the failure, then end the run with `RunFailed`."""
-        events: list[RuntimeEvent] = []
         if self._stream is not None:
             self._stream.close()
             self._stream = None
         if self._step is not None:
-            events.append(StepFinished(self._step))
+            self._send(StepFinished(self._step))
             self._step = None
         self._close_pending(f"the run failed: {error.message}")
         self.conversation._fail_run(error.message)
-        events.append(RunFailed(error))
-        self._emit(events)
+        if self.journal is not None:
+            self.journal.fail(error)
+            await self.journal.save()
+        self._send(RunFailed(error))
 
 
 def _to_json(value: Any) -> Any:
@@ -419,3 +568,6 @@ def _as_text(result: Any) -> str:
     if isinstance(result, str):
         return result
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+
+
+_ = StoppedByFinish

@@ -23,8 +23,17 @@ import pydantic
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.messages import Usage
+from pyox_agents.state.run import Spent
 
-__all__ = ["RunContext", "Tool", "ToolArgumentsError", "make_tool", "tool"]
+__all__ = [
+    "PersonDeclined",
+    "PersonNeeded",
+    "RunContext",
+    "Tool",
+    "ToolArgumentsError",
+    "make_tool",
+    "tool",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,8 +55,10 @@ class RunContext:
         "_state",
         "call_id",
         "child_ids",
+        "child_spent",
         "child_usage",
         "conversation",
+        "idempotency_key",
         "run_id",
         "thread_id",
         "tool_name",
@@ -79,6 +90,12 @@ class RunContext:
         """Ids of the subagent States this tool call started."""
         self.child_usage = Usage()
         """What the subagents this tool call started spent."""
+        self.child_spent: Spent | None = None
+        """The subagents' spend (tool calls, tokens, cost), counted toward this run's limits."""
+        self.idempotency_key: str | None = None
+        """Inside a tool of a run: a key that is the same on every attempt of this call (a hash
+        of the run id, the step, the call id and the arguments). Pass it to payment APIs and the
+        like, so a call run again after a crash does not act twice."""
         self._draft = draft
         self._state = state
         self._denied = denied
@@ -111,6 +128,40 @@ class RunContext:
     def finish(self, answer: Any = None) -> None:
         """End the run with `answer` (a submit tool): the loop stops before its next turn."""
         self.conversation.finish(answer)
+
+    async def ask_person(self, prompt: str, schema: Mapping[str, Any] | None = None) -> Any:
+        """Wait for a person's answer to `prompt` (JSON, matching `schema` if given).
+
+        The run pauses: this tool stops here and changes nothing, and `RunFinished` has an
+        interrupt outcome. Once a person answers (`agent.resume(run_id, approve=True,
+        answer=...)`), the tool runs again from its start, and this call returns the answer.
+
+        Raises:
+            PersonDeclined: the person declined to answer (the tool's result says so).
+        """
+        runner = self._runner
+        gate = runner.journal.gate(self.call_id) if runner is not None and runner.journal else None
+        if gate is not None:
+            if not gate["approved"]:
+                raise PersonDeclined(f"a person declined to answer: {prompt}")
+            return gate["answer"]
+        raise PersonNeeded(prompt, schema)
+
+
+class PersonNeeded(BaseException):
+    """Raised inside a tool by `ctx.ask_person`: the run pauses for a person.
+
+    A `BaseException`, so a tool's own `except Exception` does not swallow it.
+    """
+
+    def __init__(self, prompt: str, schema: Mapping[str, Any] | None) -> None:
+        super().__init__(prompt)
+        self.prompt = prompt
+        self.schema = schema
+
+
+class PersonDeclined(Exception):
+    """A person declined to answer a tool's `ctx.ask_person`."""
 
 
 class ToolArgumentsError(ValueError):

@@ -434,3 +434,27 @@ async def test_a_write_subagents_changes_stream_live_in_the_parent() -> None:
     assert isinstance(sub_run, SubagentStarted)
     assert events[change].run_id == sub_run.run_id and events[change].state == {"n": 1}
     assert all(dataclasses.is_dataclass(e) for e in events)
+
+
+def test_the_seeds_history_example_reads_replies_and_results(capsys: Any) -> None:
+    agent = Agent(ScriptedModel([ToolCall("add_todo", {"text": "a"}), "done"]), tools=[add_todo])
+    state = agent.run("go", state={"todos": []}).conversation
+    for entry in state.history:
+        if entry.kind == "model_reply":
+            print(entry.content.tool_calls)  # a Reply
+        elif entry.kind == "tool_result":
+            print(entry.call.name, entry.outcome)
+    out = capsys.readouterr().out
+    assert "add_todo ok" in out and "ToolCall(name='add_todo'" in out
+
+
+async def test_the_seeds_achild_example_loads_a_subagent_from_an_async_store() -> None:
+    store = MemoryStore()
+    sub = researcher(["found"])
+    model = ScriptedModel([ToolCall("researcher", {"task": "t"}), "done"])
+    state = State(id="bug-hunt-1", messages=[Message.user("hunt")])
+    await Agent(model, tools=[sub], store=store).arun(state)
+    state = await store.aload("bug-hunt-1")
+    child_id = next(e for e in state.history if e.kind == "tool_result").child_ids[0]
+    researcher_state = await state.achild(child_id)
+    assert researcher_state.answer == "found"

@@ -413,7 +413,7 @@ class State(Recorder):
             return self._loaded(child_id, store, lambda: store.load(child_id))  # type: ignore[attr-defined]
         try:
             loaded = await aload(child_id)
-        except KeyError:
+        except LookupError:
             loaded = None
         return self._loaded(child_id, store, lambda: loaded)
 
@@ -469,7 +469,7 @@ class State(Recorder):
     def _loaded(self, child_id: str, store: object, load: Callable[[], object]) -> State:
         try:
             loaded = load()
-        except KeyError:
+        except LookupError:
             loaded = None
         if loaded is None:
             raise LookupError(f"the store bound to State {self._id!r} has no State "

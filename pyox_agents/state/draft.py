@@ -4,7 +4,8 @@ Reads see the version the tool started from. The first write to a container copi
 containers above it (once each per draft; everything else stays shared with the committed
 version) and records an RFC 6902 op at once, so finishing the tool never needs a diff or a deep
 copy. Values put in are frozen at that moment: changing the caller's own object later has no
-effect. A draft belongs to one tool call (one thread); drafts share only frozen values.
+effect, and a value taken from the document and put at another place is a copy there. A draft
+belongs to one tool call (one thread); drafts share only frozen values.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ class Draft:
     def replace(self, value: object) -> None:
         """Make `value` the whole document (`ctx.state = value`), recording the ops of a diff.
 
-        Parts taken from the current document keep their identity, so the diff skips them.
+        Parts of the current document left at their place keep their identity, so the diff
+        skips them (`{**ctx.state, "x": 1}` costs one op); a part moved elsewhere is a copy.
 
         Raises:
             TypeError: `value` is not JSON (the message names the path).
@@ -249,7 +251,10 @@ class _View(StateView):
                 raise self._gone()
             self._value = root
             return root, ()
-        container, path = parent._locate()
+        try:
+            container, path = parent._locate()
+        except _Gone:
+            raise self._gone() from None
         key = self._key
         found = _slot(container, key)
         if found is not self._value and not draft._succeeds(found, self._value):

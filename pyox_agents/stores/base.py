@@ -242,6 +242,14 @@ class Store:
         """Every saved thread, in the order they were first saved."""
         raise NotImplementedError
 
+    def run_thread(self, run_id: str) -> str:
+        """The id of the thread that run `run_id` belongs to.
+
+        Raises:
+            LookupError: no run has this id.
+        """
+        raise NotImplementedError
+
     def load_run(self, run_id: str) -> Mapping[str, Any]:
         """The saved record of run `run_id`, as `RunState.to_dict()` wrote it.
 
@@ -279,7 +287,7 @@ class Store:
                 State of the same id.
         """
         record = self._record_for(state)
-        if record is not None:
+        if record.entries or record.first_seq == 0:  # nothing new for a saved thread: no write
             self.write(record)
 
     def load(self, thread_id: str) -> State:
@@ -296,9 +304,13 @@ class Store:
         state._bind_store(self)
         return state
 
-    def _record_for(self, state: State) -> StepRecord | None:
-        """The entries of `state` this store lacks, checked to continue what it holds; None
-        when the store already has them all."""
+    def _record_for(self, state: State) -> StepRecord:
+        """The entries of `state` this store lacks (maybe none), checked to continue what it
+        holds. The runtime adds the run, audit and shared state to it for a step's write.
+
+        Raises:
+            StoreConflict: the store holds a different State under this id.
+        """
         held = self.entry_count(state.id)
         if not held:
             entries = state._entries_since(0)
@@ -312,8 +324,6 @@ class Store:
                 "this State's history does not start with): continue a saved State with "
                 "store.load(id), not with a new State of the same id"
             )
-        if len(new) == 1:
-            return None
         return StepRecord(thread_id=state.id, first_seq=held,
                           entries=tuple(entry.to_json() for entry in new[1:]),
                           parent_id=state.parent_id)

@@ -47,6 +47,7 @@ class MemoryStore(Store):
         self._lock = threading.Lock()
         self._threads: dict[str, _Thread] = {}
         self._runs: dict[str, str] = {}
+        self._run_threads: dict[str, str] = {}
         self._audit: dict[str, list[str]] = {}
 
     def write(self, record: StepRecord) -> None:
@@ -72,6 +73,7 @@ class MemoryStore(Store):
                 thread.shared_version = record.shared_version
             if encoded.run_id is not None and encoded.run is not None:
                 self._runs[encoded.run_id] = encoded.run
+                self._run_threads[encoded.run_id] = record.thread_id
                 self._audit.setdefault(encoded.run_id, []).extend(t for _, t in encoded.audit)
 
     def load_thread(self, thread_id: str) -> LoadedThread:
@@ -117,6 +119,14 @@ class MemoryStore(Store):
             ThreadInfo(id, parent, count, parse_time(created), parse_time(updated), owner)
             for id, parent, count, created, updated, owner in rows
         ]
+
+    def run_thread(self, run_id: str) -> str:
+        """The thread run `run_id` belongs to; LookupError if there is no such run."""
+        with self._lock:
+            thread_id = self._run_threads.get(run_id)
+        if thread_id is None:
+            raise missing_run(run_id, "this MemoryStore")
+        return thread_id
 
     def load_run(self, run_id: str) -> Mapping[str, Any]:
         """The saved record of `run_id`; LookupError if there is none."""

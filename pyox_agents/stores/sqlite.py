@@ -110,8 +110,8 @@ class SQLiteStore(Store):
         there is nothing to roll back and the original error is what the caller sees.
         """
         with self._lock:
-            self._db.execute(begin)
-            try:
+            try:  # BEGIN inside: an interrupt right after it must not leave it open
+                self._db.execute(begin)
                 yield self._db
                 self._db.execute("COMMIT")
             except BaseException:
@@ -208,6 +208,13 @@ class SQLiteStore(Store):
             ThreadInfo(id, parent, count, parse_time(created), parse_time(updated), owner)
             for id, parent, count, created, updated, owner in rows
         ]
+
+    def run_thread(self, run_id: str) -> str:
+        """The thread run `run_id` belongs to; LookupError if there is no such run."""
+        rows = self._query("SELECT thread_id FROM runs WHERE run_id = ?", run_id)
+        if not rows:
+            raise missing_run(run_id, self.path)
+        return str(rows[0][0])
 
     def load_run(self, run_id: str) -> Mapping[str, Any]:
         """The saved record of `run_id`; LookupError if there is none."""

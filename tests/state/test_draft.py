@@ -578,3 +578,33 @@ def test_op_records_the_frozen_value() -> None:
     op = draft.ops[0]
     assert op == Op("add", ("a",), [1, {"b": 2}])
     assert type(op.value) is FrozenList
+
+
+def test_item_inserted_before_itself_is_a_separate_value() -> None:
+    draft = Draft(freeze({"l": [{"n": 0}]}))
+    lst = draft.root["l"]
+    item = lst[0]
+    lst.insert(0, item)
+    item["n"] = 1
+    assert lst == [{"n": 0}, {"n": 1}]
+    assert_replays(draft)
+
+
+def test_view_under_a_rebuilt_container_must_be_read_again() -> None:
+    draft = Draft(todos_doc())
+    first = draft.root["todos"][0]
+    draft.root["todos"] = [*draft.root["todos"], {"id": 3}]
+    with pytest.raises(RuntimeError, match=r'ctx\.state\["todos"\]\[0\] was removed'):
+        first["done"] = True
+    draft.root["todos"][0]["done"] = True
+    assert ops_of(draft)[-1] == {"op": "replace", "path": "/todos/0/done", "value": True}
+
+
+def test_value_moved_within_a_replaced_document_is_a_copy() -> None:
+    base = todos_doc()
+    draft = Draft(base)
+    draft.replace({**draft.root, "archive": draft.root["todos"]})
+    new: Any = draft.value
+    assert new["todos"] is base["todos"]  # kept at its place: shared
+    assert new["archive"] is not base["todos"] and new["archive"] == base["todos"]
+    assert_replays(draft)

@@ -1,0 +1,265 @@
+"""A run's durable record as it happens: its `RunState`, its audit chain, and the store writes.
+
+The unit of saving is the decision. When a decision is made, one write saves the conversation's
+new entries, the `RunState` with `in_flight` describing every tool call of the decision, and the
+audit records; when its calls have all closed, a second write saves their results, their steps
+(in the order the calls were asked for) and the shared state. A process that dies between the
+two leaves a record that says which calls may have run, so `resume` can decide about each.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+
+import anyio.to_thread
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from pyox_agents.state.audit import audit_record, canonical_json
+from pyox_agents.state.conversation import State
+from pyox_agents.state.messages import ToolCall, Usage
+from pyox_agents.state.run import (
+    AgentError,
+    ApprovalRequest,
+    RunState,
+    RunStatus,
+    Spent,
+    Step,
+    StopReason,
+)
+from pyox_agents.state.shared import SharedState
+from pyox_agents.stores.base import Store
+
+__all__ = ["Journal", "arguments_hash", "idempotency_key"]
+
+
+def arguments_hash(arguments: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of a call's arguments: what an approval is bound to."""
+    return hashlib.sha256(canonical_json(dict(arguments)).encode()).hexdigest()
+
+
+def idempotency_key(run_id: str, step: int, call_id: str, arguments: Mapping[str, Any]) -> str:
+    """The key a tool reads as `ctx.idempotency_key`: the same on every attempt of one call."""
+    text = canonical_json([run_id, step, call_id, dict(arguments)])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Journal:
+    """Keeps one run's `RunState` and audit chain, and writes them with the conversation."""
+
+    def __init__(self, run: RunState, conversation: State, shared: SharedState,
+                 store: Store | None) -> None:
+        self.run = run
+        self.conversation = conversation
+        self.shared = shared
+        self.store = store
+        self._audit: list[dict[str, Any]] = []
+        self._started = time.monotonic()
+
+    # -- what happened -------------------------------------------------------------------------
+
+    def audit(self, kind: str, data: Any) -> None:
+        """Append an audit record to the chain (written with the next save)."""
+        record = audit_record(self.run.audit_head, kind, data)
+        self.run.audit_head = {"seq": record["seq"], "digest": record["digest"]}
+        self._audit.append(record)
+
+    def decide(self, calls: tuple[ToolCall, ...], usage: Usage, idempotent: Mapping[str, bool]
+               ) -> None:
+        """A decision was made: count it and its usage, and mark its calls in flight."""
+        run = self.run
+        index = run.spent.steps
+        run.spent = replace(
+            run.spent,
+            steps=index + 1,
+            input_tokens=run.spent.input_tokens + usage.input_tokens,
+            output_tokens=run.spent.output_tokens + usage.output_tokens,
+            cost=run.spent.cost + usage.cost,
+        )
+        described = [
+            {
+                "call_id": call.id,
+                "tool": call.name,
+                "arguments": dict(call.arguments),
+                "key": self.key_for(len(run.steps) + position, call),
+                "idempotent": idempotent.get(call.name, False),
+            }
+            for position, call in enumerate(calls)
+        ]
+        self.audit("decision", {"index": index, "calls": described})
+        if calls:
+            first = described[0]
+            run.in_flight = {
+                "step": len(run.steps),
+                "key": first["key"],
+                "idempotent": first["idempotent"],
+                "attempt": 1,
+                "decision": {"index": index, "calls": described},
+                "gates": [],
+            }
+
+    def key_for(self, step: int, call: ToolCall) -> str:
+        """The idempotency key of `call` as step `step` of this run."""
+        return idempotency_key(self.run.run_id, step, call.id, call.arguments)
+
+    def call_key(self, call_id: str) -> str | None:
+        """The idempotency key the in-flight decision gave `call_id`."""
+        for item in self.decision_calls():
+            if item["call_id"] == call_id:
+                return str(item["key"])
+        return None
+
+    def decision_calls(self) -> list[dict[str, Any]]:
+        """The calls of the decision in flight, as saved."""
+        if self.run.in_flight is None:
+            return []
+        return list(self.run.in_flight["decision"]["calls"])
+
+    def record_steps(self, closed: Mapping[str, tuple[str, Any, AgentError | None]],
+                     calls: tuple[ToolCall, ...], child_spent: Spent | None = None) -> None:
+        """Add a step for each closed call, in request order; `closed[id] = (outcome, result,
+        error)`."""
+        run = self.run
+        decision = self._decision_index()
+        for call in calls:
+            if call.id not in closed:
+                continue
+            outcome, result, error = closed[call.id]
+            run.steps.append(Step(len(run.steps), decision, "tool", tool=call.name,
+                                  arguments=dict(call.arguments), call_id=call.id,
+                                  outcome=outcome, result=result, error=error))
+            run.spent = replace(run.spent, tool_calls=run.spent.tool_calls + 1)
+            self.audit("tool_result", {"call_id": call.id, "tool": call.name,
+                                       "outcome": outcome, "error": error.to_dict() if error
+                                       else None})
+        if child_spent is not None:
+            self.add_spent(child_spent)
+
+    def add_spent(self, other: Spent) -> None:
+        """Count a subagent's spend toward this run's."""
+        spent = self.run.spent
+        self.run.spent = replace(
+            spent,
+            tool_calls=spent.tool_calls + other.tool_calls,
+            input_tokens=spent.input_tokens + other.input_tokens,
+            output_tokens=spent.output_tokens + other.output_tokens,
+            cost=spent.cost + other.cost,
+        )
+
+    def _decision_index(self) -> int:
+        if self.run.in_flight is not None:
+            return int(self.run.in_flight["decision"]["index"])
+        return self.run.spent.steps - 1
+
+    def decision_done(self) -> None:
+        """Every call of the decision in flight has a result."""
+        self.run.in_flight = None
+
+    def answer(self, answer: Any) -> None:
+        """The run completed with `answer` (the decision that gave it was counted already)."""
+        run = self.run
+        run.steps.append(Step(len(run.steps), run.spent.steps - 1, "answer", outcome="answer",
+                              result=answer))
+        run.answer = answer
+        self._end(RunStatus.COMPLETED, StopReason.ANSWERED)
+
+    def pause(self, request: ApprovalRequest) -> None:
+        """The run waits for a person to answer `request`."""
+        self.run.pending = replace(request, step=len(self.run.steps))
+        self.run.status, self.run.stop_reason = RunStatus.PAUSED, StopReason.APPROVAL
+        self.audit("approval_requested", {"id": request.id, "call_id": request.call_id,
+                                          "tool": request.tool,
+                                          "arguments_hash": request.arguments_hash,
+                                          "prompt": request.prompt})
+
+    def answered(self, request: ApprovalRequest, approve: bool, answer: Any,
+                 edited: Mapping[str, Any] | None) -> None:
+        """A person answered `request`: record it, and let the run go on."""
+        assert self.run.in_flight is not None
+        self.run.in_flight["gates"].append({"call_id": request.call_id, "approved": approve,
+                                            "answer": answer, "arguments": dict(edited)
+                                            if edited is not None else None})
+        self.run.pending = None
+        self.run.status, self.run.stop_reason = RunStatus.RUNNING, None
+        self.audit("approval_answered", {"id": request.id, "approved": approve,
+                                         "answer": answer, "edited_arguments":
+                                         dict(edited) if edited is not None else None})
+
+    def gate(self, call_id: str) -> dict[str, Any] | None:
+        """A person's answer about `call_id` in this decision, if one was given."""
+        if self.run.in_flight is None:
+            return None
+        for gate in self.run.in_flight["gates"]:
+            if gate["call_id"] == call_id:
+                return dict(gate)
+        return None
+
+    def retry(self) -> None:
+        """A crashed decision's calls are being run again: the next attempt."""
+        assert self.run.in_flight is not None
+        self.run.in_flight["attempt"] += 1
+        self.audit("retry", {"attempt": self.run.in_flight["attempt"]})
+
+    def stop(self, reason: StopReason, message: str) -> None:
+        """The run stopped (a limit, a permission, an until function, a cancel)."""
+        self.run.error = AgentError(reason.value, message)
+        self._end(RunStatus.STOPPED, reason)
+
+    def fail(self, error: AgentError) -> None:
+        """The run failed."""
+        self.run.error = error
+        self.run.in_flight = None
+        self._end(RunStatus.FAILED, StopReason.ERROR)
+
+    def _end(self, status: RunStatus, reason: StopReason) -> None:
+        self.run.status, self.run.stop_reason = status, reason
+        self.run.pending = None
+        if status is not RunStatus.STOPPED or reason is not StopReason.CANCELLED:
+            self.run.in_flight = None
+        self.audit("run_end", {"status": status.value, "stop_reason": reason.value})
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def elapsed(self) -> float:
+        """Seconds spent by this run, across every process that ran it."""
+        return self.run.spent.seconds + (time.monotonic() - self._started)
+
+    async def save(self) -> None:
+        """Write the conversation's new entries, the RunState and the new audit records."""
+        now = time.monotonic()
+        self.run.spent = replace(self.run.spent,
+                                 seconds=self.run.spent.seconds + (now - self._started))
+        self._started = now
+        audit, self._audit = tuple(self._audit), []
+        if self.store is None:
+            return
+        run = self.run.to_dict()
+        shared, version = self.shared.value, self.shared.version
+        self.conversation._bind_store(self.store)
+        await anyio.to_thread.run_sync(self._write, run, audit, shared, version)
+
+    def _write(self, run: dict[str, Any], audit: tuple[dict[str, Any], ...], shared: Any,
+               version: int) -> None:
+        """One store transaction: the conversation's new entries, the run, its audit records."""
+        assert self.store is not None
+        base = self.store._record_for(self.conversation)
+        self.store.write(replace(base, run=run, audit=audit, shared_state=shared,
+                                 shared_version=version))
+
+
+def new_request(call: ToolCall, prompt: str, schema: Mapping[str, Any] | None = None
+                ) -> ApprovalRequest:
+    """An approval request for `call` (its `step` is set when the run pauses)."""
+    return ApprovalRequest(
+        id="apr_" + secrets.token_hex(12),
+        step=0,
+        call_id=call.id,
+        tool=call.name,
+        arguments=dict(call.arguments),
+        arguments_hash=arguments_hash(call.arguments),
+        prompt=prompt,
+        schema=dict(schema) if schema is not None else None,
+    )

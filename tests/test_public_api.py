@@ -1,0 +1,94 @@
+"""The public names, pinned: adding or removing one is a decision, not an accident."""
+
+from __future__ import annotations
+
+import pyox_agents
+from pyox_agents import models, stores
+
+
+def test_the_top_level_names_are_exactly_these() -> None:
+    assert set(pyox_agents.__all__) == {
+        "SCHEMA_VERSION",
+        "Agent",
+        "AgentError",
+        "Allow",
+        "ApprovalRequest",
+        "Ask",
+        "AuditError",
+        "ClearedToolResults",
+        "Compacted",
+        "ContextChangeEntry",
+        "Deny",
+        "ErrorEntry",
+        "ExtraDataEntry",
+        "FinishEntry",
+        "FrozenDict",
+        "FrozenList",
+        "HistoryEntry",
+        "Image",
+        "ImportEntry",
+        "Message",
+        "ModelReplyEntry",
+        "ModelRequestEntry",
+        "NoticeEntry",
+        "ReasoningDelta",
+        "ReasoningEnded",
+        "ReasoningStarted",
+        "Reply",
+        "Restored",
+        "RunContext",
+        "RunFailed",
+        "RunFailedError",
+        "RunFinished",
+        "RunResult",
+        "RunStartEntry",
+        "RunStarted",
+        "RunState",
+        "RunStatus",
+        "RuntimeEvent",
+        "Spent",
+        "State",
+        "StateChangeEntry",
+        "StateChanged",
+        "StateError",
+        "StateSnapshot",
+        "Step",
+        "StepFinished",
+        "StepStarted",
+        "StopEntry",
+        "StopReason",
+        "Stopped",
+        "StoppedByFinish",
+        "StoppedByLimit",
+        "StoppedByPermission",
+        "StoppedByUntil",
+        "SubagentFinished",
+        "SubagentStarted",
+        "TextDelta",
+        "TextEnded",
+        "TextStarted",
+        "Tool",
+        "ToolCall",
+        "ToolCallArgsDelta",
+        "ToolCallEnded",
+        "ToolCallStarted",
+        "ToolResult",
+        "ToolResultEntry",
+        "Usage",
+        "UserMessageEntry",
+        "loop",
+        "tool",
+        "verify_audit",
+    }
+
+
+def test_every_public_name_exists_and_has_a_docstring() -> None:
+    for module in (pyox_agents, models, stores):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if callable(value):
+                assert getattr(value, "__doc__", None), f"{module.__name__}.{name} has no docstring"
+
+
+def test_the_seed_004_imports_work() -> None:
+    from pyox_agents import Agent, RunContext, StateChanged, tool  # noqa: F401
