@@ -35,9 +35,9 @@ from pyox_agents.permissions import Permission
 from pyox_agents.planning import Planner
 from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup
 from pyox_agents.state.conversation import State
+from pyox_agents.state.frozen import freeze
 from pyox_agents.state.history import shared_state_from
 from pyox_agents.state.messages import Message, Reply, Usage
-from pyox_agents.state.frozen import freeze
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.state.shared import SharedState
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool

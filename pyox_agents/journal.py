@@ -12,11 +12,11 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-
-import anyio.to_thread
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
+
+import anyio.to_thread
 
 from pyox_agents.state.audit import audit_record, canonical_json
 from pyox_agents.state.conversation import State

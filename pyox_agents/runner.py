@@ -476,9 +476,9 @@ class Runner:
                 return self._pause(call, exc.prompt, exc.schema)
             if not isinstance(exc, Exception):
                 raise
-            outcome = "denied" if isinstance(exc, PersonDeclined) else "error"
-            message = str(exc) if isinstance(exc, PersonDeclined) else f"{type(exc).__name__}: {exc}"
-            failed = self._error(call, message, outcome=outcome)
+            declined = isinstance(exc, PersonDeclined)
+            message = str(exc) if declined else f"{type(exc).__name__}: {exc}"
+            failed = self._error(call, message, outcome="denied" if declined else "error")
             failed.child_ids, failed.usage = ctx.child_ids, ctx.child_usage
             failed.spent = ctx.child_spent
             return failed
