@@ -2,6 +2,7 @@
 
 from pyox_agents.agent import Agent, RunFailedError, RunResult
 from pyox_agents.events import (
+    ApprovalRequested,
     ReasoningDelta,
     ReasoningEnded,
     ReasoningStarted,
@@ -23,7 +24,9 @@ from pyox_agents.events import (
     ToolResult,
 )
 from pyox_agents.loops import loop
+from pyox_agents.limits import Limits
 from pyox_agents.permissions import Allow, Ask, Deny
+from pyox_agents.planning import Answer, CallTool
 from pyox_agents.state.audit import AuditError, verify_audit
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import FrozenDict, FrozenList
@@ -73,9 +76,12 @@ __all__ = [
     "Agent",
     "AgentError",
     "Allow",
+    "Answer",
     "ApprovalRequest",
+    "ApprovalRequested",
     "Ask",
     "AuditError",
+    "CallTool",
     "ClearedToolResults",
     "Compacted",
     "ContextChangeEntry",
@@ -88,6 +94,7 @@ __all__ = [
     "HistoryEntry",
     "Image",
     "ImportEntry",
+    "Limits",
     "Message",
     "ModelReplyEntry",
     "ModelRequestEntry",

@@ -137,6 +137,19 @@ class Journal:
                                        else None})
         if child_spent is not None:
             self.add_spent(child_spent)
+        self._point_at_open_call()
+
+    def _point_at_open_call(self) -> None:
+        """Keep `in_flight` about the next step: the first call of the decision still open."""
+        in_flight = self.run.in_flight
+        if in_flight is None:
+            return
+        recorded = {step.call_id for step in self.run.steps}
+        for item in in_flight["decision"]["calls"]:
+            if item["call_id"] not in recorded:
+                in_flight.update(step=len(self.run.steps), key=item["key"],
+                                 idempotent=item["idempotent"])
+                return
 
     def add_spent(self, other: Spent) -> None:
         """Count a subagent's spend toward this run's."""
