@@ -23,8 +23,8 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
-from pyox_agents.loops import loop
 from pyox_agents.limits import Limits
+from pyox_agents.loops import loop
 from pyox_agents.permissions import Allow, Ask, Deny
 from pyox_agents.planning import Answer, CallTool
 from pyox_agents.state.audit import AuditError, verify_audit
