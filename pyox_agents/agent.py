@@ -10,6 +10,7 @@ turns for loops you write yourself; `as_tool` makes the agent a subagent of anot
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import secrets
@@ -30,7 +31,7 @@ from pyox_agents.events import (
 )
 from pyox_agents.journal import Journal
 from pyox_agents.limits import Limits
-from pyox_agents.models.base import Model, ModelRequest, resolve_model
+from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
 from pyox_agents.permissions import Permission
 from pyox_agents.planning import Planner
 from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup
@@ -147,16 +148,32 @@ class Agent:
         self.planner = planner
         self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
 
+    def with_store(self, store: Any) -> Agent:
+        """A copy of this agent that saves to `store` (the server gives agents its store so)."""
+        clone = copy.copy(self)
+        clone.store = store
+        clone._paused = {}
+        return clone
+
     # -- whole runs ----------------------------------------------------------------------------
 
     def stream(
-        self, conversation: State | str, *, state: Any = None
+        self,
+        conversation: State | str,
+        *,
+        state: Any = None,
+        client_tools: Sequence[ToolSpec] = (),
+        context: Sequence[str] = (),
     ) -> AsyncIterator[RuntimeEvent]:
         """Start a run and yield its events as they happen.
 
         `conversation` is a `State` to continue, or a prompt that starts a new one. `state` is
         the shared JSON state; without it, a conversation that ran before continues from the
-        shared state its history holds. Everything is checked here, before anything runs.
+        shared state its history holds. `client_tools` are tools the client (a web frontend)
+        runs itself: the model may call them, and the run ends with their calls in
+        `RunFinished.pending_call_ids`; give their results to the conversation before the next
+        run. `context` lines tell the model about the app's situation. Everything is checked
+        here, before anything runs.
         Breaking out of the `async for` cancels the run, including tools that are running; the
         conversation records the cancelled calls and can be run again.
 
@@ -166,7 +183,7 @@ class Agent:
             pydantic.ValidationError: `state` does not validate against `state_type`.
             ValueError: the model is a name with no provider, or the State is finished.
         """
-        runner, given = self._prepare(conversation, state)
+        runner, given = self._prepare(conversation, state, client_tools, context)
         return _events(self, runner, given=given)
 
     async def arun(self, conversation: State | str, *, state: Any = None) -> RunResult:
@@ -219,6 +236,21 @@ class Agent:
         )
         async for event in _events(self, runner, resumed=True):
             yield event
+
+    async def _resume_events(
+        self,
+        run_id: str,
+        *,
+        approve: bool | None = None,
+        answer: Any = None,
+        edited_arguments: Mapping[str, Any] | None = None,
+        request_id: str | None = None,
+    ) -> AsyncIterator[RuntimeEvent]:
+        """Check a resume, then return its events (servers answer bad input before streaming)."""
+        runner = await self._prepare_resume(
+            run_id, approve, answer, edited_arguments, request_id, None
+        )
+        return _events(self, runner, resumed=True)
 
     async def aresume(
         self,
@@ -497,7 +529,13 @@ class Agent:
             planner=self.planner,
         )
 
-    def _prepare(self, conversation: State | str, state: Any) -> tuple[Runner, bool]:
+    def _prepare(
+        self,
+        conversation: State | str,
+        state: Any,
+        client_tools: Sequence[ToolSpec] = (),
+        context: Sequence[str] = (),
+    ) -> tuple[Runner, bool]:
         if isinstance(conversation, str):
             conversation = State(messages=[Message.user(conversation)])
         elif not isinstance(conversation, State):
@@ -513,7 +551,8 @@ class Agent:
         shared = SharedState(value)
         goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
         journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
-        runner = Runner(setup, conversation, Access(shared, conversation), journal=journal)
+        runner = Runner(setup, conversation, Access(shared, conversation), journal=journal,
+                        client_tools=client_tools, context=context)
         return runner, given and shared.value != kept
 
     def _turn_runner(self, conversation: State) -> Runner:

@@ -212,13 +212,19 @@ class SubagentFinished:
 
 @dataclass(frozen=True, slots=True)
 class RunFinished:
-    """The run ended normally: the `answer`, the final shared `state` and what it cost."""
+    """The run ended normally: the `answer`, the final shared `state` and what it cost.
+
+    `outcome` is "interrupt" when the run waits for a person (an `ApprovalRequested` came just
+    before), "cancelled" when it was stopped (by a server's stop); `pending_call_ids` names calls of client tools the client should now run.
+    `stopped` is the conversation's stop reason, if something stopped the run.
+    """
 
     answer: Any
     state: Any
     usage: Usage = field(default_factory=Usage)
     stopped: Any = None
-    outcome: Literal["success", "interrupt"] = "success"
+    outcome: Literal["success", "interrupt", "cancelled"] = "success"
+    pending_call_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from pyox_agents.events import (
 )
 from pyox_agents.journal import Journal, new_request
 from pyox_agents.limits import Limits
-from pyox_agents.models.base import Model, ModelError, ModelRequest
+from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
 from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
 from pyox_agents.planning import PlannerModel
 from pyox_agents.replies import ReplyStream
@@ -106,6 +106,7 @@ class _Call:
     usage: Usage = field(default_factory=Usage)
     spent: Spent | None = None
     paused: ApprovalRequest | None = None
+    client: bool = False
 
 
 class Runner:
@@ -120,8 +121,16 @@ class Runner:
         journal: Journal | None = None,
         run_id: str | None = None,
         emit: Emit = discard,
+        client_tools: Sequence[ToolSpec] = (),
+        context: Sequence[str] = (),
     ) -> None:
         self.setup = setup
+        self.client_tools = {spec.name: spec for spec in client_tools}
+        """Tools the client runs itself: the model may call them; the run hands the calls over."""
+        self.context = tuple(context)
+        """What the app tells the model about its situation, added to the instructions."""
+        self.handed_over: list[str] = []
+        """Ids of calls to client tools this run ended with, waiting for the client's results."""
         self.conversation = conversation
         self.access = access
         self.journal = journal
@@ -187,6 +196,7 @@ class Runner:
                     usage=self.usage,
                     stopped=conversation.stopped,
                     outcome="interrupt" if paused is not None else "success",
+                    pending_call_ids=tuple(self.handed_over),
                 )
             )
 
@@ -217,8 +227,10 @@ class Runner:
             self._send(StepFinished(step))
             if paused is not None:
                 journal.pause(paused)
+            elif self.handed_over:
+                journal.stop(StopReason.CLIENT_TOOLS, "the client runs the tools it was asked for")
             await journal.save()
-            if paused is not None:
+            if paused is not None or self.handed_over:
                 return paused
             step += 1
 
@@ -273,7 +285,7 @@ class Runner:
         ctx = self._context()
         await self._report("on_think_start", ctx)
         messages = (*await self._system_messages(ctx), *conversation.messages)
-        tools = tuple(t.spec for t in self.setup.tools.values())
+        tools = (*(t.spec for t in self.setup.tools.values()), *self.client_tools.values())
         conversation._begin_think(len(messages), [t.name for t in tools])
         try:
             reply = await self._ask_model(ModelRequest(messages, tools))
@@ -302,8 +314,17 @@ class Runner:
 
     async def _system_messages(self, ctx: RunContext) -> list[Message]:
         instructions = self.setup.instructions
+        if self.context:
+            extra = "Context from the app:\n" + "\n".join(f"- {c}" for c in self.context)
+            text = await self._instructions_text(ctx, instructions)
+            return [Message.system(f"{text}\n\n{extra}" if text else extra)]
+        text = await self._instructions_text(ctx, instructions)
+        return [Message.system(text)] if text else []
+
+    @staticmethod
+    async def _instructions_text(ctx: RunContext, instructions: Instructions) -> str:
         if instructions is None:
-            return []
+            return ""
         if callable(instructions):
             text = instructions(ctx)
             if inspect.isawaitable(text):
@@ -311,8 +332,8 @@ class Runner:
             if not isinstance(text, str):
                 kind = type(text).__name__
                 raise TypeError(f"the instructions callable returned {kind}, not str")
-            instructions = text
-        return [Message.system(instructions)] if instructions else []
+            return text
+        return instructions
 
     # -- the tool calls of one decision --------------------------------------------------------
 
@@ -362,6 +383,9 @@ class Runner:
         if done.paused is not None:
             paused[call.id] = done.paused
             return
+        if done.client:
+            self.handed_over.append(call.id)
+            return
         result = done.events[0]
         assert isinstance(result, ToolResult)
         value = result.result if result.error is None else result.error
@@ -389,9 +413,11 @@ class Runner:
 
     async def _run_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> _Call:
         """Run one call: its `ToolResult` (and `StateChanged`), or a request for a person."""
+        if call.name in self.client_tools and call.name not in self.setup.tools:
+            return _Call(client=True)
         tool = self.setup.tools.get(call.name)
         if tool is None:
-            known = ", ".join(sorted(self.setup.tools)) or "none"
+            known = ", ".join(sorted([*self.setup.tools, *self.client_tools])) or "none"
             return self._error(call, f"there is no tool {call.name!r}; the tools are: {known}")
         if call.raw_arguments is not None:
             return self._error(call, f"the arguments of {call.name!r} are not a JSON object: "

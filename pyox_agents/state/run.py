@@ -63,6 +63,7 @@ class StopReason(enum.StrEnum):
     PERMISSION = "permission"
     UNTIL = "until"
     CANCELLED = "cancelled"
+    CLIENT_TOOLS = "client_tools"
     ERROR = "error"
 
 
@@ -82,7 +83,7 @@ REASONS: Mapping[RunStatus, frozenset[StopReason]] = {
     RunStatus.PAUSED: frozenset({StopReason.APPROVAL}),
     RunStatus.COMPLETED: frozenset({StopReason.ANSWERED}),
     RunStatus.STOPPED: LIMIT_REASONS
-    | {StopReason.PERMISSION, StopReason.UNTIL, StopReason.CANCELLED},
+    | {StopReason.PERMISSION, StopReason.UNTIL, StopReason.CANCELLED, StopReason.CLIENT_TOOLS},
     RunStatus.FAILED: frozenset({StopReason.ERROR}),
 }
 """The stop reasons each status allows (none for a running run)."""

@@ -1,0 +1,277 @@
+"""`create_app`: a Starlette app that serves agents to AG-UI and AI SDK frontends over SSE.
+
+Routes (DESIGN.md, "Server"):
+
+- `POST /agents/{name}/ag-ui`: body `RunAgentInput`, answer an AG-UI event stream.
+- `POST /agents/{name}/ai-sdk`: body as the AI SDK `DefaultChatTransport` sends it, answer a UI
+  message stream (`?v=5|6|7` picks the client's major, 7 by default).
+- `GET /agents/{name}/ai-sdk/{chat_id}/stream`: 204 when nothing runs on the chat, else the run
+  from its first chunk, then live. `POST /agents/{name}/ai-sdk/{chat_id}/stop` cancels it.
+- `GET /agents`, `GET /threads/{id}`, `GET /runs/{run_id}`, `GET /healthz`.
+
+Bad input is answered before any stream (400, 404, 409, 413, 422). A run goes on when its client
+disconnects (`on_disconnect="detach"`, the default) or is cancelled (`"cancel"`); either way
+what it committed stays committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from pyox_agents.adapters import ag_ui, ai_sdk
+from pyox_agents.agent import Agent
+from pyox_agents.serving import LiveRun, RequestError, RunService
+from pyox_agents.state.history import shared_state_from
+
+__all__ = ["create_app"]
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+class _Server:
+    """The app's configuration and run registry, shared by its endpoints."""
+
+    def __init__(
+        self,
+        agents: Mapping[str, Agent],
+        store: Any,
+        *,
+        keepalive: float,
+        max_body: int,
+        on_disconnect: Literal["detach", "cancel"],
+    ) -> None:
+        self.agents = {
+            name: agent.with_store(store) if agent.store is None and store is not None else agent
+            for name, agent in agents.items()
+        }
+        self.store = store
+        self.keepalive = keepalive
+        self.max_body = max_body
+        self.on_disconnect = on_disconnect
+        self.runs = RunService(store)
+
+    def agent(self, request: Request) -> tuple[str, Agent]:
+        name = request.path_params["name"]
+        agent = self.agents.get(name)
+        if agent is None:
+            known = ", ".join(sorted(self.agents))
+            raise RequestError(404, f"no agent named {name!r}; the agents are: {known}")
+        return name, agent
+
+    async def body(self, request: Request) -> bytes:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
+            raise RequestError(413, f"the body is {declared} bytes; the limit is {self.max_body}")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body:
+                raise RequestError(413, f"the body is over the limit of {self.max_body} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def sse(self, data: AsyncIterator[str], live: LiveRun, extra: Mapping[str, str] = {}
+            ) -> EventSourceResponse:
+        """Stream `data` (JSON texts) as SSE with keep-alive comments; mind disconnects."""
+
+        async def frames() -> AsyncIterator[ServerSentEvent]:
+            try:
+                async for text in data:
+                    yield ServerSentEvent(data=text)
+            finally:
+                if self.on_disconnect == "cancel" and not live.done:
+                    await self.runs.stop(live.thread_id)
+
+        return EventSourceResponse(
+            frames(),
+            headers={**SSE_HEADERS, **extra},
+            ping=self.keepalive,
+            ping_message_factory=lambda: ServerSentEvent(comment="keep-alive"),
+        )
+
+
+def create_app(
+    agents: Mapping[str, Agent],
+    *,
+    store: Any = None,
+    keepalive: float = 15.0,
+    max_body: int = 5_000_000,
+    on_disconnect: Literal["detach", "cancel"] = "detach",
+    cors_origins: tuple[str, ...] = (),
+) -> Starlette:
+    """A Starlette app serving `agents` (by name) over AG-UI and the AI SDK stream protocol.
+
+    Agents without a store of their own save to `store` (so threads and runs persist, and a run
+    can be resumed by a later request). `keepalive` is the seconds between keep-alive comments
+    in a silent stream; `max_body` the largest request body in bytes (larger: 413).
+
+    Raises:
+        ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
+    """
+    if not agents:
+        raise ValueError("create_app() got no agents; pass a mapping such as {'todo': agent}")
+    for name, agent in agents.items():
+        if not name or "/" in name or not isinstance(agent, Agent):
+            raise ValueError(f"create_app(): agent {name!r} needs a non-empty name without '/' "
+                             "and an Agent")
+    if on_disconnect not in ("detach", "cancel"):
+        raise ValueError(f'on_disconnect is "detach" or "cancel", got {on_disconnect!r}')
+    server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
+                     on_disconnect=on_disconnect)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await server.runs.close()
+
+    middleware = []
+    if cors_origins:
+        middleware.append(Middleware(CORSMiddleware, allow_origins=list(cors_origins),
+                                     allow_methods=["GET", "POST"], allow_headers=["*"]))
+    app = Starlette(
+        routes=[
+            Route("/agents/{name}/ag-ui", _handled(server, _ag_ui_run), methods=["POST"]),
+            Route("/agents/{name}/ai-sdk", _handled(server, _ai_sdk_run), methods=["POST"]),
+            Route("/agents/{name}/ai-sdk/{chat_id}/stream", _handled(server, _ai_sdk_resume),
+                  methods=["GET"]),
+            Route("/agents/{name}/ai-sdk/{chat_id}/stop", _handled(server, _ai_sdk_stop),
+                  methods=["POST"]),
+            Route("/agents", _handled(server, _list_agents), methods=["GET"]),
+            Route("/threads/{thread_id}", _handled(server, _get_thread), methods=["GET"]),
+            Route("/runs/{run_id}", _handled(server, _get_run), methods=["GET"]),
+            Route("/healthz", _healthz, methods=["GET"]),
+        ],
+        middleware=middleware,
+        lifespan=lifespan,
+    )
+    app.state.pyox = server
+    return app
+
+
+def _handled(server: _Server, endpoint: Any) -> Any:
+    """Answer a `RequestError` as its status with a JSON body (plain text for the AI SDK)."""
+
+    async def handle(request: Request) -> Response:
+        try:
+            response: Response = await endpoint(server, request)
+            return response
+        except RequestError as exc:
+            if "/ai-sdk" in request.url.path:
+                return PlainTextResponse(str(exc), status_code=exc.status)
+            body: dict[str, Any] = {"error": str(exc)}
+            if exc.field is not None:
+                body["field"] = exc.field
+            return JSONResponse(body, status_code=exc.status)
+
+    return handle
+
+
+async def _ag_ui_run(server: _Server, request: Request) -> Response:
+    name, agent = server.agent(request)
+    run_input, run_request = ag_ui.parse_request(await server.body(request), agent)
+    live = await server.runs.start(agent, run_request, name=name)
+    events = ag_ui.translate(run_input, live.follow())
+    return server.sse((ag_ui.encode_event(event) async for event in events), live)
+
+
+async def _ai_sdk_run(server: _Server, request: Request) -> Response:
+    name, agent = server.agent(request)
+    version = _sdk_version(request)
+    chat, run_request = ai_sdk.parse_request(await server.body(request), agent,
+                                             sdk_version=version)
+    live = await server.runs.start(agent, run_request, name=name)
+    live.meta["ai_sdk"] = chat
+    return _ai_sdk_response(server, live, chat, version)
+
+
+async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
+    server.agent(request)
+    live = server.runs.active(request.path_params["chat_id"])
+    if live is None or "ai_sdk" not in live.meta:
+        return Response(status_code=204)
+    return _ai_sdk_response(server, live, live.meta["ai_sdk"], _sdk_version(request))
+
+
+def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int) -> Response:
+    chunks = ai_sdk.translate(chat, live.follow(), sdk_version=version)
+
+    async def texts() -> AsyncIterator[str]:
+        async for chunk in chunks:
+            yield ai_sdk.encode_chunk(chunk)
+        yield "[DONE]"
+
+    return server.sse(texts(), live, {"x-vercel-ai-ui-message-stream": "v1"})
+
+
+async def _ai_sdk_stop(server: _Server, request: Request) -> Response:
+    server.agent(request)
+    stopped = await server.runs.stop(request.path_params["chat_id"])
+    return JSONResponse({"stopped": stopped})
+
+
+def _sdk_version(request: Request) -> int:
+    raw = request.query_params.get("v", "7")
+    if raw not in ("5", "6", "7"):
+        raise RequestError(400, f"v must be 5, 6 or 7 (the client's `ai` major), got {raw!r}")
+    return int(raw)
+
+
+async def _list_agents(server: _Server, request: Request) -> Response:
+    listing = [
+        {
+            "name": name,
+            "tools": [{"name": t.name, "description": t.description, "approval": t.approval}
+                      for t in agent.tools.values()],
+            "capabilities": {"state": True, "approvals": True, "persistent": agent.store
+                             is not None, "protocols": ["ag-ui", "ai-sdk"]},
+        }
+        for name, agent in server.agents.items()
+    ]
+    return JSONResponse({"agents": listing})
+
+
+async def _get_thread(server: _Server, request: Request) -> Response:
+    thread_id = request.path_params["thread_id"]
+    if server.store is None:
+        raise RequestError(404, "this server keeps no threads (it was created without a store)")
+    try:
+        conversation = await server.store.aload(thread_id)
+    except LookupError:
+        raise RequestError(404, f"no thread {thread_id!r}") from None
+    messages = [
+        {"role": m.role, "content": m.content,
+         "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
+                        for c in m.tool_calls],
+         "call_id": m.call_id}
+        for m in conversation.messages
+    ]
+    state = shared_state_from(conversation.history, {})
+    return JSONResponse({"id": thread_id, "messages": messages, "state": json.loads(
+        json.dumps(state)), "running": server.runs.active(thread_id) is not None})
+
+
+async def _get_run(server: _Server, request: Request) -> Response:
+    run_id = request.path_params["run_id"]
+    if server.store is None:
+        raise RequestError(404, "this server keeps no runs (it was created without a store)")
+    try:
+        record = await server.store.aload_run(run_id)
+    except LookupError:
+        raise RequestError(404, f"no run {run_id!r}") from None
+    return JSONResponse(dict(record))
+
+
+async def _healthz(request: Request) -> Response:
+    return JSONResponse({"ok": True})

@@ -1,0 +1,310 @@
+"""Runs served over HTTP, whatever the protocol: one active run per thread, apart from its connection.
+
+A protocol adapter turns its request into a `RunRequest`; `RunService.start` checks it (raising
+`RequestError` or `Busy` before anything runs), opens the thread's conversation (from the store,
+or from the client's messages), and starts the run in a task of its own. The run's events are
+kept in its `LiveRun` until it ends, so a connection can follow it from the first event, a
+reloaded page can replay it, and a client that goes away does not stop it (unless asked to).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import pydantic
+
+from pyox_agents.agent import Agent
+from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
+from pyox_agents.models.base import ToolSpec
+from pyox_agents.state.conversation import State
+from pyox_agents.state.history import RunStartEntry
+from pyox_agents.state.messages import Message
+
+__all__ = [
+    "Busy",
+    "Decision",
+    "LiveRun",
+    "RequestError",
+    "RunRequest",
+    "RunService",
+    "ToolOutput",
+]
+
+
+class RequestError(ValueError):
+    """A request the server refuses before any stream: `status` and a message naming the field."""
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.field = field
+
+
+class Busy(RequestError):
+    """A run is already active on the thread (HTTP 409)."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(409, f"a run is already active on thread {thread_id!r}; wait for it "
+                              "to finish, or stop it")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """The client's result for a call of one of its own tools."""
+
+    call_id: str
+    content: Any
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A person's answer to an approval request the server issued (`request_id`)."""
+
+    request_id: str
+    approve: bool
+    answer: Any = None
+    arguments: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What a client asks for, in the runtime's terms.
+
+    `messages` is the client's whole conversation; it starts the thread when the server has no
+    record of it, and otherwise only its new user messages are added. `state` None means the
+    thread's kept state. `regenerate` replaces the last reply of the thread.
+    """
+
+    thread_id: str
+    messages: tuple[Message, ...] = ()
+    state: Any = None
+    tool_outputs: tuple[ToolOutput, ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    client_tools: tuple[ToolSpec, ...] = ()
+    context: tuple[str, ...] = ()
+    regenerate: bool = False
+
+
+@dataclass
+class LiveRun:
+    """One run as the server serves it: its events so far, and whether it has ended."""
+
+    thread_id: str
+    agent_name: str
+    events: list[RuntimeEvent] = field(default_factory=list)
+    done: bool = False
+    task: asyncio.Task[None] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    """What the protocol adapter that started the run keeps to translate it again on replay."""
+    _changed: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def run_id(self) -> str | None:
+        """The runtime's id of this run, once it has started."""
+        first = self.events[0] if self.events else None
+        return first.run_id if isinstance(first, RunStarted) else None
+
+    def add(self, events: Sequence[RuntimeEvent]) -> None:
+        """Keep `events` and wake whoever follows."""
+        self.events.extend(events)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def end(self) -> None:
+        """No more events will come."""
+        self.done = True
+        self._changed.set()
+
+    async def follow(self, start: int = 0) -> AsyncIterator[RuntimeEvent]:
+        """Every event from number `start` on: those kept, then the live ones until the end."""
+        index = start
+        while True:
+            while index < len(self.events):
+                yield self.events[index]
+                index += 1
+            if self.done:
+                return
+            await self._changed.wait()
+
+    def last_state(self) -> Any:
+        """The shared state as the latest event gave it."""
+        for event in reversed(self.events):
+            if isinstance(event, StateChanged | RunStarted | RunFinished):
+                return event.state
+        return None
+
+
+class RunService:
+    """Starts, tracks and stops the runs of a server's agents."""
+
+    def __init__(self, store: Any = None) -> None:
+        self.store = store
+        self._active: dict[str, LiveRun] = {}
+
+    def active(self, thread_id: str) -> LiveRun | None:
+        """The run active on `thread_id`, or None."""
+        return self._active.get(thread_id)
+
+    async def start(self, agent: Agent, request: RunRequest, *, name: str = "") -> LiveRun:
+        """Check `request` and start its run; the returned `LiveRun` fills as it goes.
+
+        Raises:
+            Busy: a run is already active on the thread.
+            RequestError: the request cannot run (422 with the field, 404 for an unknown thread).
+        """
+        if request.thread_id in self._active:
+            raise Busy(request.thread_id)
+        live = LiveRun(request.thread_id, name)
+        self._active[request.thread_id] = live  # taken before any await: no two starts race
+        try:
+            events = await self._open(agent, request)
+        except BaseException:
+            del self._active[request.thread_id]
+            raise
+        live.task = asyncio.create_task(self._pump(live, events), name=f"serve {name}")
+        return live
+
+    async def stop(self, thread_id: str) -> bool:
+        """Cancel the run active on `thread_id`; False if none was. What it committed stays."""
+        live = self._active.get(thread_id)
+        if live is None or live.task is None:
+            return False
+        live.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait([live.task])
+        return True
+
+    async def close(self) -> None:
+        """Cancel every active run (the server is shutting down)."""
+        for thread_id in list(self._active):
+            await self.stop(thread_id)
+
+    async def _pump(self, live: LiveRun, events: AsyncIterator[RuntimeEvent]) -> None:
+        try:
+            async with contextlib.aclosing(events):  # type: ignore[type-var]
+                async for event in events:
+                    live.add((event,))
+        except asyncio.CancelledError:
+            if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
+                live.add((RunFinished(answer=None, state=live.last_state(),
+                                      outcome="cancelled"),))
+        finally:
+            self._active.pop(live.thread_id, None)
+            live.end()
+
+    async def _open(self, agent: Agent, request: RunRequest) -> AsyncIterator[RuntimeEvent]:
+        if request.decisions:
+            return await self._resume(agent, request)
+        conversation = await self._conversation(agent, request)
+        try:
+            return agent.stream(conversation, state=request.state,
+                                client_tools=request.client_tools, context=request.context)
+        except pydantic.ValidationError as exc:
+            raise RequestError(422, _validation_message(exc), "state") from None
+        except TypeError as exc:
+            raise RequestError(422, str(exc), "state") from None
+        except ValueError as exc:
+            raise RequestError(409, str(exc)) from None
+
+    async def _conversation(self, agent: Agent, request: RunRequest) -> State:
+        thread_id = request.thread_id
+        store = agent.store
+        conversation: State | None = None
+        if store is not None:
+            with contextlib.suppress(LookupError):
+                conversation = await store.aload(thread_id)
+        if conversation is None:
+            try:
+                return State(id=thread_id, messages=list(request.messages))
+            except ValueError as exc:
+                raise RequestError(422, f"thread id: {exc}", "threadId") from None
+        if request.regenerate:
+            _undo_last_reply(conversation)
+        _add_outputs(conversation, request.tool_outputs)
+        known = sum(1 for m in conversation.messages if m.role == "user")
+        sent = [m for m in request.messages if m.role == "user"]
+        for message in sent[known:]:
+            conversation.add_message(message)
+        return conversation
+
+    async def _resume(self, agent: Agent, request: RunRequest) -> AsyncIterator[RuntimeEvent]:
+        run_id = await self._paused_run(agent, request.thread_id)
+        run = await agent.load_run(run_id)
+        pending = run.pending
+        assert pending is not None
+        chosen = [d for d in request.decisions if d.request_id == pending.id]
+        unknown = [d.request_id for d in request.decisions if d.request_id != pending.id]
+        if unknown or not chosen:
+            missing = "" if chosen else f"; the open request is {pending.id!r}"
+            raise RequestError(
+                422,
+                f"resume answers request(s) {unknown or [d.request_id for d in request.decisions]}"
+                f" that thread {request.thread_id!r} does not have open{missing}",
+                "resume",
+            )
+        decision = chosen[0]
+        try:
+            return await agent._resume_events(
+                run_id,
+                approve=decision.approve,
+                answer=decision.answer,
+                edited_arguments=decision.arguments,
+                request_id=decision.request_id,
+            )
+        except (ValueError, LookupError) as exc:
+            raise RequestError(422, str(exc), "resume") from None
+
+    async def _paused_run(self, agent: Agent, thread_id: str) -> str:
+        """The id of the run on `thread_id` that waits for a person."""
+        conversation = None
+        if agent.store is not None:
+            with contextlib.suppress(LookupError):
+                conversation = await agent.store.aload(thread_id)
+        run_ids = [paused_id for paused_id, (_, state) in agent._paused.items()
+                   if state.id == thread_id]
+        if conversation is not None:
+            starts = [e.content for e in conversation.history if isinstance(e, RunStartEntry)]
+            run_ids = [str(starts[-1])] if starts and starts[-1] else []
+        for run_id in run_ids:
+            with contextlib.suppress(LookupError):
+                if (await agent.load_run(run_id)).pending is not None:
+                    return run_id
+        raise RequestError(422, f"thread {thread_id!r} has no run waiting for an answer",
+                           "resume")
+
+
+def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
+    """Give the conversation's pending client-tool calls the client's results."""
+    pending = {call.id: call for call in conversation.pending_calls}
+    for output in outputs:
+        call = pending.get(output.call_id)
+        if call is None:
+            continue  # already answered, or not ours: the client restates its history
+        text = output.content if isinstance(output.content, str) else None
+        conversation._add_tool_result(call, "error" if output.is_error else "ok", output.content,
+                                      is_error=output.is_error, text=text)
+
+
+def _undo_last_reply(conversation: State) -> None:
+    """Go back to before the last reply (the client asked to regenerate it)."""
+    history = conversation.history
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].kind in ("user_message", "import"):
+            snapshot = State(history=history[: index + 1]).snapshot()
+            if not snapshot.pending_calls:
+                conversation.restore(snapshot)
+            return
+
+
+def _validation_message(exc: pydantic.ValidationError) -> str:
+    parts = [f"{'.'.join(map(str, e['loc'])) or 'state'}: {e['msg']}" for e in exc.errors()]
+    return "state does not match the agent's state type: " + "; ".join(parts)
+
+
+Disconnect = Literal["detach", "cancel"]
