@@ -600,6 +600,8 @@ async def _events(
     finally:
         task.cancel()
         await asyncio.wait([task])
+    if not task.cancelled() and task.exception() is not None:
+        raise task.exception()  # type: ignore[misc]
 
 
 async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunResult:

@@ -33,7 +33,11 @@ from pyox_agents.state.run import (
 from pyox_agents.state.shared import SharedState
 from pyox_agents.stores.base import Store
 
-__all__ = ["Journal", "arguments_hash", "idempotency_key"]
+__all__ = ["Journal", "StoreError", "arguments_hash", "idempotency_key"]
+
+
+class StoreError(RuntimeError):
+    """Saving a run's record failed (the disk, the database); the run cannot go on safely."""
 
 
 def arguments_hash(arguments: Mapping[str, Any]) -> str:
@@ -167,6 +171,12 @@ class Journal:
             return int(self.run.in_flight["decision"]["index"])
         return self.run.spent.steps - 1
 
+    def close_calls(self, calls: tuple[ToolCall, ...], reason: str) -> None:
+        """Calls that will not run (the run failed or was cancelled): each gets its step."""
+        error = AgentError("cancelled", reason)
+        self.record_steps({call.id: ("cancelled", None, error) for call in calls}, calls)
+        self.decision_done()
+
     def decision_done(self) -> None:
         """Every call of the decision in flight has a result."""
         self.run.in_flight = None
@@ -192,9 +202,10 @@ class Journal:
                  edited: Mapping[str, Any] | None) -> None:
         """A person answered `request`: record it, and let the run go on."""
         assert self.run.in_flight is not None
-        self.run.in_flight["gates"].append({"call_id": request.call_id, "approved": approve,
-                                            "answer": answer, "arguments": dict(edited)
-                                            if edited is not None else None})
+        gates = [g for g in self.run.in_flight["gates"] if g["call_id"] != request.call_id]
+        gates.append({"call_id": request.call_id, "approved": approve, "answer": answer,
+                      "arguments": dict(edited) if edited is not None else None})
+        self.run.in_flight["gates"] = gates
         self.run.pending = None
         self.run.status, self.run.stop_reason = RunStatus.RUNNING, None
         self.audit("approval_answered", {"id": request.id, "approved": approve,
@@ -230,8 +241,7 @@ class Journal:
     def _end(self, status: RunStatus, reason: StopReason) -> None:
         self.run.status, self.run.stop_reason = status, reason
         self.run.pending = None
-        if status is not RunStatus.STOPPED or reason is not StopReason.CANCELLED:
-            self.run.in_flight = None
+        self.run.in_flight = None
         self.audit("run_end", {"status": status.value, "stop_reason": reason.value})
 
     # -- writing -------------------------------------------------------------------------------
@@ -246,13 +256,19 @@ class Journal:
         self.run.spent = replace(self.run.spent,
                                  seconds=self.run.spent.seconds + (now - self._started))
         self._started = now
-        audit, self._audit = tuple(self._audit), []
         if self.store is None:
+            self._audit.clear()
             return
+        audit = tuple(self._audit)
         run = self.run.to_dict()
         shared, version = self.shared.value, self.shared.version
         self.conversation._bind_store(self.store)
-        await anyio.to_thread.run_sync(self._write, run, audit, shared, version)
+        try:
+            await anyio.to_thread.run_sync(self._write, run, audit, shared, version)
+        except Exception as exc:  # kept for the next save, which must carry them
+            raise StoreError(f"the run's record could not be saved: "
+                             f"{type(exc).__name__}: {exc}") from exc
+        del self._audit[: len(audit)]
 
     def _write(self, run: dict[str, Any], audit: tuple[dict[str, Any], ...], shared: Any,
                version: int) -> None:

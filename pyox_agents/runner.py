@@ -31,7 +31,7 @@ from pyox_agents.events import (
     StepStarted,
     ToolResult,
 )
-from pyox_agents.journal import Journal, new_request
+from pyox_agents.journal import Journal, StoreError, new_request
 from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
 from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
@@ -177,6 +177,8 @@ class Runner:
             paused = await self._loop()
         except ModelError as exc:
             await self._fail(AgentError(exc.code, str(exc)))
+        except StoreError as exc:
+            await self._fail(AgentError("store_error", str(exc)))
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 self._close_pending("cancelled: the run was stopped")
@@ -185,7 +187,12 @@ class Runner:
                 await journal.save()
             raise
         except Exception as exc:  # a bug in a hook or in pyox-agents: report it, never raise it
-            await self._fail(AgentError("internal_error", f"{type(exc).__name__}: {exc}"))
+            cause = _first(exc)
+            if isinstance(cause, ModelError | StoreError):
+                code = cause.code if isinstance(cause, ModelError) else "store_error"
+                await self._fail(AgentError(code, str(cause)))
+            else:
+                await self._fail(AgentError("internal_error", f"{type(cause).__name__}: {cause}"))
         else:
             if paused is not None:
                 self._send(ApprovalRequested(paused))
@@ -423,6 +430,10 @@ class Runner:
             return self._error(call, f"the arguments of {call.name!r} are not a JSON object: "
                                      f"{call.raw_arguments!r}; send them as a JSON object")
         gate = self.journal.gate(call.id) if self.journal else None
+        tool_known = self.setup.tools.get(call.name)
+        if self.recovering and gate is not None and gate["approved"] and tool_known is not None \
+                and not tool_known.idempotent:
+            gate = None  # approved, then cut by another crash: a person decides again
         if gate is not None and not gate["approved"]:
             reason = f": {gate['answer']}" if isinstance(gate["answer"], str) else ""
             return self._error(call, f"denied by a person{reason}", outcome="denied")
@@ -524,10 +535,14 @@ class Runner:
         return _Call([ToolResult(call.id, call.name, error=message)], outcome=outcome, text=message)
 
     def _close_pending(self, reason: str) -> None:
-        """Give every call still pending a "cancelled" result, so the conversation can go on."""
-        for call in self.conversation.pending_calls:
+        """Give every call still pending a "cancelled" result (and step), so the conversation
+        and the run's record can go on."""
+        calls = self.conversation.pending_calls
+        for call in calls:
             self.conversation._add_tool_result(call, "cancelled", reason, is_error=True,
                                                text=reason)
+        if calls and self.journal is not None and self.journal.run.in_flight is not None:
+            self.journal.close_calls(calls, reason)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -571,8 +586,18 @@ class Runner:
         self.conversation._fail_run(error.message)
         if self.journal is not None:
             self.journal.fail(error)
-            await self.journal.save()
+            try:
+                await self.journal.save()
+            except StoreError as exc:
+                error = AgentError(error.code, f"{error.message}; {exc}")
         self._send(RunFailed(error))
+
+
+def _first(exc: BaseException) -> BaseException:
+    """The exception behind a task group's ExceptionGroup (its first), or `exc` itself."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _to_json(value: Any) -> Any:
