@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from pathlib import Path
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
@@ -27,7 +28,8 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
@@ -110,12 +112,14 @@ def create_app(
     max_body: int = 5_000_000,
     on_disconnect: Literal["detach", "cancel"] = "detach",
     cors_origins: tuple[str, ...] = (),
+    page: str | Path | None = None,
 ) -> Starlette:
     """A Starlette app serving `agents` (by name) over AG-UI and the AI SDK stream protocol.
 
     Agents without a store of their own save to `store` (so threads and runs persist, and a run
     can be resumed by a later request). `keepalive` is the seconds between keep-alive comments
-    in a silent stream; `max_body` the largest request body in bytes (larger: 413).
+    in a silent stream; `max_body` the largest request body in bytes (larger: 413). `page` is a
+    folder of static files (a built web page) served at `/`.
 
     Raises:
         ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
@@ -152,6 +156,7 @@ def create_app(
             Route("/threads/{thread_id}", _handled(server, _get_thread), methods=["GET"]),
             Route("/runs/{run_id}", _handled(server, _get_run), methods=["GET"]),
             Route("/healthz", _healthz, methods=["GET"]),
+            *([Mount("/", StaticFiles(directory=str(page), html=True))] if page else []),
         ],
         middleware=middleware,
         lifespan=lifespan,
