@@ -79,6 +79,7 @@ class Setup:
     store: Any = None
     limits: Limits | None = None
     planner: Any = None
+    tool_timeout: float | None = None
 
 
 @dataclass
@@ -503,12 +504,17 @@ class Runner:
         )
         if self.journal is not None:
             ctx.idempotency_key = self.journal.call_key(call.id)
+        timeout = tool.timeout if tool.timeout is not None else self.setup.tool_timeout
         try:
-            value = await tool.call(ctx, arguments)
+            with anyio.fail_after(timeout):
+                value = await tool.call(ctx, arguments)
             result = _to_json(value)
         except BaseException as exc:
             if draft is not None:
-                draft.close()  # a failed, paused or cancelled tool changes nothing
+                draft.close()  # a failed, paused, timed-out or cancelled tool changes nothing
+            if isinstance(exc, TimeoutError) and timeout is not None:
+                return self._error(call, f"the tool did not finish within {timeout:g} s and was "
+                                         "stopped; nothing of it was applied")
             if isinstance(exc, PersonNeeded):
                 return self._pause(call, exc.prompt, exc.schema)
             if not isinstance(exc, Exception):

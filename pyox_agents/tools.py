@@ -183,6 +183,7 @@ class Tool:
     takes_ctx: bool = False
     idempotent: bool = False
     approval: bool = False
+    timeout: float | None = None
     _arguments: type[pydantic.BaseModel] = field(default=pydantic.BaseModel, repr=False)
 
     @property
@@ -241,6 +242,7 @@ def tool(
     description: str | None = None,
     idempotent: bool = False,
     approval: bool = False,
+    timeout: float | None = None,
 ) -> Callable[[F], Tool]: ...
 
 
@@ -252,8 +254,12 @@ def tool(
     description: str | None = None,
     idempotent: bool = False,
     approval: bool = False,
+    timeout: float | None = None,
 ) -> Tool | Callable[[F], Tool]:
     """Make `function` a tool: `@tool` or `@tool(name=..., idempotent=..., approval=...)`.
+
+    `timeout` (seconds) stops a call that runs longer: its result is a timeout error the model
+    reads, and the run goes on.
 
     The description is `description`, else the docstring (an "Args:" section describes each
     argument); the schema comes from the type hints. An optional first parameter annotated
@@ -295,11 +301,15 @@ def make_tool(
     description: str | None = None,
     idempotent: bool = False,
     approval: bool = False,
+    timeout: float | None = None,
     local: Mapping[str, Any] | None = None,
 ) -> Tool:
     """`@tool` as a plain function, with `local` the namespace to resolve type hints in."""
     if not callable(fn):
         raise TypeError(f"@tool decorates a function, got {fn!r}")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                                or timeout <= 0):
+        raise ValueError(f"@tool(timeout=...) is a number of seconds > 0, got {timeout!r}")
     tool_name = name or fn.__name__
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool_name):
         raise ValueError(
@@ -346,6 +356,7 @@ def make_tool(
         takes_ctx=takes_ctx,
         idempotent=idempotent,
         approval=approval,
+        timeout=timeout,
         _arguments=arguments,
     )
 

@@ -267,3 +267,37 @@ async def test_an_async_function_model_works() -> None:
 
     agent = Agent(model=FunctionModel(reply), tools=[echo])
     assert (await agent.arun("hello")).answer == "1 tools"
+
+
+async def test_a_tool_past_its_timeout_gets_a_timeout_error_and_the_run_goes_on() -> None:
+    @tool(timeout=0.05)
+    async def hang(ctx: RunContext) -> str:
+        """Hangs."""
+        ctx.state["touched"] = True
+        await anyio.sleep_forever()
+        return "never"
+
+    @tool
+    def quick() -> str:
+        """Quick."""
+        return "fine"
+
+    model = ScriptedModel([[ToolCall("hang", {}, id="h"), ToolCall("quick", {}, id="q")], "ok"])
+    events = await collect(Agent(model=model, tools=[hang, quick]), state={})
+    by_id = results(events)
+    assert by_id["h"].error is not None and "did not finish within 0.05 s" in by_id["h"].error
+    assert by_id["q"].result == "fine" and finished(events).answer == "ok"
+    assert finished(events).state == {}
+
+
+async def test_the_agents_tool_timeout_applies_to_every_tool() -> None:
+    @tool
+    async def slow() -> str:
+        """Slow."""
+        await anyio.sleep_forever()
+        return "never"
+
+    agent = Agent(model=ScriptedModel([ToolCall("slow", {}), "ok"]), tools=[slow],
+                  tool_timeout=0.05)
+    (result,) = results(await collect(agent)).values()
+    assert result.error is not None and "did not finish within 0.05 s" in result.error

@@ -26,7 +26,7 @@ from pyox_agents.stores import MemoryStore, SQLiteStore, StepRecord, Store, Stor
 RUN_ID = "ab" * 32
 OTHER_RUN_ID = "cd" * 32
 
-BACKENDS = ["memory", "sqlite"]
+BACKENDS = ["memory", "sqlite", "redis"]
 
 
 def open_store(kind: str, path: Path) -> Store:
@@ -40,6 +40,9 @@ def open_store(kind: str, path: Path) -> Store:
 
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "redis":  # a real redis-server (tests/redis_server.py), fresh key prefix
+        yield request.getfixturevalue("redis_store")
+        return
     with open_store(request.param, tmp_path) as opened:
         yield opened
 

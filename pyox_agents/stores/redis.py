@@ -1,0 +1,293 @@
+"""`RedisStore`: threads, runs and audit records in Redis, shared by several server processes.
+
+Each `write` is one Lua script that checks the thread's entry count, the run's audit count and
+(for `write_fenced`) the thread's lease token, then appends: all of the step or none of it.
+Beyond what every store keeps, it holds what several processes serving one set of threads need:
+a per-thread lease with a fencing token, so two processes never run one thread at once, and each
+run's event log in a Redis Stream, so any process can replay and follow a run another executes.
+
+Key layout, under `prefix` (default `"pyox:"`):
+
+- `threads` (sorted set): thread ids, scored by first-save order (`threads-order`, a counter)
+- `thread:{id}` (hash): entries (count), parent_id, owner, created_at, updated_at,
+  shared_state, shared_version
+- `entries:{id}` (list): the thread's history entries, JSON text, oldest first
+- `run:{run_id}` (hash): body (the run's JSON), thread_id
+- `audit:{run_id}` (list): the run's audit records, JSON text, in order of seq
+- `lease:{thread_id}` (hash, expires): owner, token; tokens come from `lease-tokens` (a counter)
+- `events:{run_key}` (stream, expires): `event` fields, then one `done` field when the run ended
+- `active:{thread_id}` (string, expires): the run key of the run active on the thread
+
+Needs redis-py (`pip install 'pyox-agents[redis]'`) and Redis 7 or later. The scripts touch
+several keys, so on Redis Cluster give a prefix with a hash tag (`"{pyox}:"`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from pyox_agents.stores.base import (
+    EncodedRecord,
+    LoadedThread,
+    StepRecord,
+    Store,
+    StoreConflict,
+    ThreadInfo,
+    check_append,
+    check_audit,
+    encode,
+    missing_run,
+    missing_thread,
+    parse_time,
+)
+from pyox_agents.stores.redis_connection import Call, milliseconds
+from pyox_agents.stores.redis_events import RunEventLog
+
+__all__ = ["RedisStore"]
+
+_THREAD_FIELDS = ("parent_id", "entries", "created_at", "updated_at", "owner")
+
+
+class RedisStore(RunEventLog, Store):
+    """A store in Redis at `url` (`redis://host:port/db`), keys under `prefix`.
+
+    Sync methods use one `redis.Redis` client (thread-safe, pooled); `awrite`, `aload_thread`,
+    `aload_run` and the lease, event and active-run methods have real asyncio twins on a
+    `redis.asyncio` client of the running event loop (the other async twins run the sync
+    method in a worker thread). An event stream expires `events_ttl` seconds after its latest
+    append, and `done_ttl` seconds after `mark_done`.
+    """
+
+    def __enter__(self) -> RedisStore:
+        return self
+
+    async def __aenter__(self) -> RedisStore:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> None:
+        await self.aclose()
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def write(self, record: StepRecord) -> None:
+        """Apply `record` in one Lua script, or raise and change nothing."""
+        encoded = encode(record)  # fails before Redis is touched if the record is not JSON
+        self._check(encoded, None, self.run_script(self._step_call(encoded, None)))
+
+    async def awrite(self, record: StepRecord) -> None:
+        """Same as `write`, on the asyncio client."""
+        encoded = encode(record)
+        self._check(encoded, None, await self.arun_script(self._step_call(encoded, None)))
+
+    def write_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
+        """Same as `write`, if `token` is the current lease token of `thread_id`.
+
+        `thread_id` is the thread whose lease the writer holds: `record.thread_id`, or the
+        thread of the run a subagent's thread belongs to.
+
+        Raises:
+            StoreConflict: the lease expired or another owner took it since (and everything
+                `write` refuses); nothing was written.
+        """
+        encoded = encode(record)
+        fence = (thread_id, token)
+        self._check(encoded, fence, self.run_script(self._step_call(encoded, fence)))
+
+    async def awrite_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
+        """Same as `write_fenced`, on the asyncio client."""
+        encoded = encode(record)
+        fence = (thread_id, token)
+        self._check(encoded, fence, await self.arun_script(self._step_call(encoded, fence)))
+
+    def _step_call(self, encoded: EncodedRecord, fence: tuple[str, int] | None) -> Call:
+        record = encoded.record
+        header: dict[str, Any] = {
+            "thread_id": record.thread_id,
+            "first_seq": record.first_seq,
+            "entries": len(encoded.entries),
+            "audit": len(encoded.audit),
+            "first_audit": encoded.audit[0][0] if encoded.audit else None,
+            "run_id": encoded.run_id,
+            "parent_id": record.parent_id,
+            "owner": record.owner,
+            "created_at": encoded.created_at,
+            "updated_at": encoded.updated_at,
+            "shared_version": (str(record.shared_version)
+                               if record.shared_version is not None else None),
+            "fence": str(fence[1]) if fence else None,
+        }
+        run_id = encoded.run_id or ""
+        return Call(
+            "write_step",
+            [self.key("thread", record.thread_id), self.key("entries", record.thread_id),
+             self.key("threads"), self.key("threads-order"), self.key("run", run_id),
+             self.key("audit", run_id), self.key("lease", fence[0] if fence else "")],
+            [json.dumps({k: v for k, v in header.items() if v is not None}),
+             encoded.shared_state or "", encoded.run or "",
+             *encoded.entries, *(text for _, text in encoded.audit)],
+        )
+
+    @staticmethod
+    def _check(encoded: EncodedRecord, fence: tuple[str, int] | None, reply: Any) -> None:
+        """Raise the StoreConflict the script's refusal stands for (it changed nothing)."""
+        outcome, held = str(reply[0]), str(reply[1])
+        if outcome == "entries":
+            check_append(int(held), encoded.record)
+        elif outcome == "audit":
+            check_audit(int(held), encoded)
+        elif outcome == "fence" and fence is not None:
+            holder = f"token {held}" if held else "nobody (it expired)"
+            raise StoreConflict(
+                f"the lease of thread {fence[0]!r} is held by {holder}, not by token {fence[1]}: "
+                "another process may be running this thread, so this write was refused; stop "
+                "this run, or acquire the lease again and reload the thread"
+            )
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def _thread_reads(self, pipe: Any, thread_id: str) -> None:
+        pipe.hmget(self.key("thread", thread_id),
+                   ["entries", "shared_state", "shared_version", "owner"])
+        pipe.lrange(self.key("entries", thread_id), 0, -1)
+
+    def _loaded(self, thread_id: str, replies: list[Any]) -> LoadedThread:
+        (count, shared, version, owner), rows = replies
+        if count is None:
+            raise missing_thread(thread_id, f"the RedisStore at {self.url} ({self.prefix!r})")
+        return LoadedThread(
+            id=thread_id,
+            entries=tuple(json.loads(row) for row in rows),
+            shared_state=json.loads(shared) if shared is not None else None,
+            shared_version=int(version) if version is not None else None,
+            owner=owner,
+        )
+
+    def load_thread(self, thread_id: str) -> LoadedThread:
+        """The saved entries of `thread_id` and its shared state; LookupError if there is none."""
+        with self.client.pipeline(transaction=True) as pipe:  # one read: head and entries agree
+            self._thread_reads(pipe, thread_id)
+            return self._loaded(thread_id, pipe.execute())
+
+    async def aload_thread(self, thread_id: str) -> LoadedThread:
+        """Same as `load_thread`, on the asyncio client."""
+        client = await self.async_client()
+        async with client.pipeline(transaction=True) as pipe:
+            self._thread_reads(pipe, thread_id)
+            return self._loaded(thread_id, await pipe.execute())
+
+    def entry_count(self, thread_id: str) -> int:
+        """How many entries `thread_id` has saved."""
+        count = self.client.hget(self.key("thread", thread_id), "entries")
+        return int(count) if count is not None else 0
+
+    def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
+        """The last saved entry of `thread_id`, or None."""
+        text = self.client.lindex(self.key("entries", thread_id), -1)
+        return json.loads(text) if text is not None else None
+
+    def delete(self, thread_id: str) -> None:
+        """Forget the thread; its runs, audit records, lease and event logs stay."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.delete(self.key("thread", thread_id), self.key("entries", thread_id))
+            pipe.zrem(self.key("threads"), thread_id)
+            pipe.execute()
+
+    def list_threads(self) -> list[ThreadInfo]:
+        """Every thread, in the order they were first saved."""
+        ids = [str(id) for id in self.client.zrange(self.key("threads"), 0, -1)]
+        with self.client.pipeline(transaction=False) as pipe:
+            for thread_id in ids:
+                pipe.hmget(self.key("thread", thread_id), list(_THREAD_FIELDS))
+            heads = pipe.execute()
+        return [
+            ThreadInfo(thread_id, parent, int(count), parse_time(created), parse_time(updated),
+                       owner)
+            for thread_id, (parent, count, created, updated, owner) in zip(ids, heads, strict=True)
+            if count is not None  # deleted between the two reads
+        ]
+
+    def _missing_run(self, run_id: str) -> LookupError:
+        return missing_run(run_id, f"the RedisStore at {self.url} ({self.prefix!r})")
+
+    def run_thread(self, run_id: str) -> str:
+        """The thread run `run_id` belongs to; LookupError if there is no such run."""
+        thread_id = self.client.hget(self.key("run", run_id), "thread_id")
+        if thread_id is None:
+            raise self._missing_run(run_id)
+        return str(thread_id)
+
+    def load_run(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id`; LookupError if there is none."""
+        body = self.client.hget(self.key("run", run_id), "body")
+        return self._run_body(run_id, body)
+
+    async def aload_run(self, run_id: str) -> Mapping[str, Any]:
+        """Same as `load_run`, on the asyncio client."""
+        client = await self.async_client()
+        body = await client.hget(self.key("run", run_id), "body")
+        return self._run_body(run_id, body)
+
+    def _run_body(self, run_id: str, body: Any) -> Mapping[str, Any]:
+        if body is None:
+            raise self._missing_run(run_id)
+        loaded: Mapping[str, Any] = json.loads(body)
+        return loaded
+
+    def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
+        """The audit records of `run_id`, in order of seq."""
+        return [json.loads(text) for text in self.client.lrange(self.key("audit", run_id), 0, -1)]
+
+    # -- leases ---------------------------------------------------------------------------------
+
+    def _acquire(self, thread_id: str, owner: str, ttl: float) -> Call:
+        return Call("acquire_lease", [self.key("lease", thread_id), self.key("lease-tokens")],
+                    [owner, milliseconds(ttl, "ttl")])
+
+    def _renew(self, thread_id: str, owner: str, token: int, ttl: float) -> Call:
+        return Call("renew_lease", [self.key("lease", thread_id)],
+                    [owner, str(token), milliseconds(ttl, "ttl")])
+
+    def _release(self, thread_id: str, owner: str, token: int) -> Call:
+        return Call("release_lease", [self.key("lease", thread_id)], [owner, str(token)])
+
+    def acquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
+        """Take the lease of `thread_id` for `ttl` seconds; its fencing token, or None if
+        another owner holds it.
+
+        Every acquisition gets a token greater than any given before, also when `owner`
+        already held the lease (its older token is then stale). A holder that dies loses the
+        lease `ttl` seconds after it last took or renewed it.
+        """
+        token = self.run_script(self._acquire(thread_id, owner, ttl))
+        return int(token) if token is not None else None
+
+    async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
+        """Same as `acquire_lease`, on the asyncio client."""
+        token = await self.arun_script(self._acquire(thread_id, owner, ttl))
+        return int(token) if token is not None else None
+
+    def renew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
+        """Keep the lease `ttl` more seconds; False if `owner` with `token` no longer holds it."""
+        return bool(self.run_script(self._renew(thread_id, owner, token, ttl)))
+
+    async def arenew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
+        """Same as `renew_lease`, on the asyncio client."""
+        return bool(await self.arun_script(self._renew(thread_id, owner, token, ttl)))
+
+    def release_lease(self, thread_id: str, owner: str, token: int) -> bool:
+        """Give the lease up; False (and nothing changes) if `owner` with `token` does not hold
+        it any more."""
+        return bool(self.run_script(self._release(thread_id, owner, token)))
+
+    async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
+        """Same as `release_lease`, on the asyncio client."""
+        return bool(await self.arun_script(self._release(thread_id, owner, token)))
+
+    def lease_holder(self, thread_id: str) -> tuple[str, int] | None:
+        """The owner and token of the lease of `thread_id`, or None if nobody holds it."""
+        owner, token = self.client.hmget(self.key("lease", thread_id), ["owner", "token"])
+        return (str(owner), int(token)) if owner is not None and token is not None else None

@@ -1,0 +1,140 @@
+"""The connections of `RedisStore`: a sync client, an asyncio client per event loop, and the
+Lua scripts registered on each; what its parts (`redis.py`, `redis_events.py`) build on."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import Any
+
+try:
+    import redis
+    import redis.asyncio as aredis
+except ImportError as exc:  # pragma: no cover - depends on what is installed
+    raise ImportError(
+        "pyox_agents.stores.redis needs redis-py, which is not installed: "
+        "pip install 'pyox-agents[redis]'"
+    ) from exc
+
+from pyox_agents.stores import redis_scripts
+
+__all__ = ["SCRIPTS", "Call", "LoopClient", "RedisConnection", "milliseconds"]
+
+SCRIPTS = {
+    "write_step": redis_scripts.WRITE_STEP,
+    "acquire_lease": redis_scripts.ACQUIRE_LEASE,
+    "renew_lease": redis_scripts.RENEW_LEASE,
+    "release_lease": redis_scripts.RELEASE_LEASE,
+    "append_events": redis_scripts.APPEND_EVENTS,
+    "mark_done": redis_scripts.MARK_DONE,
+    "clear_active": redis_scripts.CLEAR_ACTIVE,
+}
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One call of a Lua script: its name in `SCRIPTS`, its keys and its arguments."""
+
+    script: str
+    keys: list[str]
+    args: list[str | int]
+
+
+@dataclass
+class LoopClient:
+    """The asyncio client of one event loop, with the scripts registered on it.
+
+    `closer` is an async generator parked in the loop: when the loop shuts down
+    (`asyncio.run`, `asyncio.Runner.close`, anyio) it finalizes its async generators, and this
+    one closes the client there, while the loop still runs.
+    """
+
+    redis: aredis.Redis
+    scripts: dict[str, Any]
+    closer: AsyncGenerator[None, None]
+
+
+async def _close_at_shutdown(client: aredis.Redis) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
+class RedisConnection:
+    """The clients of one RedisStore at `url`, with its keys under `prefix`.
+
+    Sync methods use one `redis.Redis` client (thread-safe, pooled); async ones a
+    `redis.asyncio` client of the running event loop, made on first use in that loop.
+    """
+
+    def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str = "pyox:",
+                 events_ttl: float = 86400.0, done_ttl: float = 3600.0) -> None:
+        self.url = url
+        self.prefix = prefix
+        self.events_ttl = events_ttl
+        self.done_ttl = done_ttl
+        self.client = redis.Redis.from_url(url, decode_responses=True)
+        """The sync client (redis-py's `redis.Redis`, decoding replies to str)."""
+        self._scripts = {name: self.client.register_script(text)
+                         for name, text in SCRIPTS.items()}
+        self._async: dict[asyncio.AbstractEventLoop, LoopClient] = {}
+
+    def key(self, kind: str, id: str | None = None) -> str:
+        """The name of the key of `kind` for `id` (see the key layout in `redis.py`)."""
+        return f"{self.prefix}{kind}" if id is None else f"{self.prefix}{kind}:{id}"
+
+    def run_script(self, call: Call) -> Any:
+        """Run one of the Lua scripts on the sync client; its raw reply."""
+        return self._scripts[call.script](keys=call.keys, args=call.args)
+
+    async def arun_script(self, call: Call) -> Any:
+        """Same as `run_script`, on the asyncio client."""
+        client = await self._loop_client()
+        return await client.scripts[call.script](keys=call.keys, args=call.args)
+
+    async def async_client(self) -> aredis.Redis:
+        """The `redis.asyncio` client of the running event loop."""
+        return (await self._loop_client()).redis
+
+    async def _loop_client(self) -> LoopClient:
+        """The asyncio client of the running loop (a client's connections belong to one loop)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError("RedisStore's async methods need a running asyncio event loop "
+                               "(redis.asyncio works only on asyncio); call the sync method "
+                               "instead") from None
+        client = self._async.get(loop)
+        if client is None:
+            for old in [old for old in self._async if old.is_closed()]:
+                del self._async[old]
+            connection = aredis.Redis.from_url(self.url, decode_responses=True)
+            closer = _close_at_shutdown(connection)
+            await closer.asend(None)
+            client = LoopClient(connection, {name: connection.register_script(text)
+                                               for name, text in SCRIPTS.items()}, closer)
+            self._async[loop] = client
+        return client
+
+    def close(self) -> None:
+        """Close the sync client and forget the asyncio ones.
+
+        An asyncio client can be closed only on its own loop: each closes when its loop shuts
+        down, or earlier with `aclose` (or `async with`) on that loop.
+        """
+        self.client.close()
+        self._async.clear()
+
+    async def aclose(self) -> None:
+        """Close the running loop's asyncio client and the sync client."""
+        client = self._async.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.closer.aclose()  # closes the client
+        self.close()
+
+def milliseconds(seconds: float, name: str) -> int:
+    """`seconds` in whole milliseconds (at least 1)."""
+    if not seconds > 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {seconds!r}")
+    return max(1, round(seconds * 1000))

@@ -1,0 +1,165 @@
+"""Each run's event log in a Redis Stream, and each thread's active run: what lets any server
+process replay, then follow, a run that another process executes.
+
+The log of run `run_key` is the stream `events:{run_key}`: one `event` field (JSON text) per
+entry, then one `done` entry when the run ended. It expires `events_ttl` seconds after its
+latest append, and `done_ttl` seconds after `mark_done`. `active:{thread_id}` holds the run key
+of the thread's active run, with a TTL its process keeps extending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from pyox_agents.stores.redis_connection import Call, RedisConnection, milliseconds
+
+__all__ = ["RunEventLog"]
+
+
+class RunEventLog(RedisConnection):
+    """The run event logs and active-run records of a RedisStore (which is one of these)."""
+
+    def _append(self, run_key: str, events: Sequence[str]) -> Call:
+        if isinstance(events, str):
+            raise TypeError("append_events() takes a list of JSON texts, got one str; "
+                            "wrap it: [event_json]")
+        return Call("append_events", [self.key("events", run_key)],
+                    [milliseconds(self.events_ttl, "events_ttl"), *events])
+
+    def _appended(self, run_key: str, ids: Any) -> list[str]:
+        if ids is None:
+            raise ValueError(f"run {run_key!r} was marked done, so its event log takes no more "
+                             "events; start a new run key for a new run")
+        return [str(id) for id in ids]
+
+    def append_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
+        """Add events (JSON texts, in order) to the log of run `run_key`; their stream ids.
+
+        Raises:
+            ValueError: the run was marked done.
+        """
+        return self._appended(run_key, self.run_script(self._append(run_key, events_json)))
+
+    async def aappend_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
+        """Same as `append_events`, on the asyncio client."""
+        return self._appended(run_key, await self.arun_script(self._append(run_key, events_json)))
+
+    def read_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
+        """The events of run `run_key` after stream id `after_id` ("0": all), as (id, JSON)."""
+        rows = self.client.xrange(self.key("events", run_key), _after(after_id), "+")
+        return _events(rows)[0]
+
+    async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
+        """Same as `read_events`, on the asyncio client."""
+        client = await self.async_client()
+        rows = await client.xrange(self.key("events", run_key), _after(after_id), "+")
+        return _events(rows)[0]
+
+    async def follow_events(self, run_key: str, after_id: str = "0",
+                            block_ms: int = 5000) -> AsyncIterator[tuple[str, str]]:
+        """The events of run `run_key` after `after_id`, those logged then those to come, until
+        the run is marked done.
+
+        Waits for new events with `XREAD BLOCK block_ms`, again and again: a run whose process
+        died before `mark_done` is followed until its log expires, so bound the wait (or check
+        `get_active`) where that matters.
+        """
+        key = self.key("events", run_key)
+        client = await self.async_client()
+        last = after_id
+        while True:
+            reply = await client.xread({key: last}, count=512, block=block_ms)
+            rows = _xread_rows(reply)
+            events, done = _events(rows)
+            for event in events:
+                yield event
+            if done:
+                return
+            if rows:
+                last = str(rows[-1][0])
+
+    def _done(self, run_key: str, ttl: float | None) -> Call:
+        return Call("mark_done", [self.key("events", run_key)],
+                    [milliseconds(self.done_ttl if ttl is None else ttl, "ttl")])
+
+    def mark_done(self, run_key: str, ttl: float | None = None) -> None:
+        """End the event log of run `run_key`: followers stop, and it expires `ttl` seconds
+        later (`done_ttl` by default). Marking it again only sets its expiry again."""
+        self.run_script(self._done(run_key, ttl))
+
+    async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
+        """Same as `mark_done`, on the asyncio client."""
+        await self.arun_script(self._done(run_key, ttl))
+
+    def is_done(self, run_key: str) -> bool:
+        """Whether run `run_key` was marked done (False once its log expired)."""
+        return _events(self.client.xrevrange(self.key("events", run_key), "+", "-", count=1))[1]
+
+    async def ais_done(self, run_key: str) -> bool:
+        """Same as `is_done`, on the asyncio client."""
+        client = await self.async_client()
+        rows = await client.xrevrange(self.key("events", run_key), "+", "-", count=1)
+        return _events(rows)[1]
+
+    # -- the active run of a thread -------------------------------------------------------------
+
+    def set_active(self, thread_id: str, run_key: str, ttl: float) -> None:
+        """Record `run_key` as the run active on `thread_id`, for `ttl` seconds (set it again
+        to extend it)."""
+        self.client.set(self.key("active", thread_id), run_key, px=milliseconds(ttl, "ttl"))
+
+    async def aset_active(self, thread_id: str, run_key: str, ttl: float) -> None:
+        """Same as `set_active`, on the asyncio client."""
+        client = await self.async_client()
+        await client.set(self.key("active", thread_id), run_key, px=milliseconds(ttl, "ttl"))
+
+    def get_active(self, thread_id: str) -> str | None:
+        """The run key of the run active on `thread_id`, or None."""
+        run_key = self.client.get(self.key("active", thread_id))
+        return str(run_key) if run_key is not None else None
+
+    async def aget_active(self, thread_id: str) -> str | None:
+        """Same as `get_active`, on the asyncio client."""
+        client = await self.async_client()
+        run_key = await client.get(self.key("active", thread_id))
+        return str(run_key) if run_key is not None else None
+
+    def clear_active(self, thread_id: str, run_key: str) -> bool:
+        """Forget the active run of `thread_id` if it is still `run_key` (a later run's record
+        stays); whether it was."""
+        call = Call("clear_active", [self.key("active", thread_id)], [run_key])
+        return bool(self.run_script(call))
+
+    async def aclear_active(self, thread_id: str, run_key: str) -> bool:
+        """Same as `clear_active`, on the asyncio client."""
+        call = Call("clear_active", [self.key("active", thread_id)], [run_key])
+        return bool(await self.arun_script(call))
+
+
+def _after(after_id: str) -> str:
+    """The XRANGE start just after stream id `after_id`."""
+    return "-" if after_id in ("0", "0-0", "-") else f"({after_id}"
+
+
+def _xread_rows(reply: Any) -> list[Any]:
+    """The rows of the one stream an XREAD asked for: `[[key, rows]]` in RESP2, and
+    `{key: [rows]}` in RESP3; None or empty when the wait timed out."""
+    if not reply:
+        return []
+    if isinstance(reply, dict):
+        (rows,) = reply.values()
+        nested = rows and isinstance(rows[0], list) and (
+            not rows[0] or isinstance(rows[0][0], list | tuple))
+        return list(rows[0]) if nested else list(rows)
+    return list(reply[0][1])
+
+
+def _events(rows: Any) -> tuple[list[tuple[str, str]], bool]:
+    """The (id, JSON) events among stream `rows`, and whether the done mark was among them."""
+    events: list[tuple[str, str]] = []
+    for id, fields in rows or ():
+        if "done" in fields:
+            return events, True
+        events.append((str(id), str(fields["event"])))
+    return events, False
