@@ -101,6 +101,8 @@ class Agent:
             seconds=)`): a run that reaches it stops.
         planner: `fn(run_state) -> CallTool(...) | [CallTool(...)] | Answer(value)`, instead
             of a model, for deterministic agents (see `pyox_agents.planning`).
+        tool_timeout: seconds after which a tool call is stopped (its result becomes a timeout
+            error, the run goes on); a tool's own `@tool(timeout=...)` comes first.
     """
 
     def __init__(
@@ -116,6 +118,7 @@ class Agent:
         store: Any = None,
         limits: Limits | None = None,
         planner: Planner | None = None,
+        tool_timeout: float | None = None,
     ) -> None:
         if model is None and planner is None:
             raise TypeError("Agent() needs a model (or a planner): Agent(model=...)")
@@ -146,6 +149,7 @@ class Agent:
         self.store = store
         self.limits = limits
         self.planner = planner
+        self.tool_timeout = tool_timeout
         self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
 
     def with_store(self, store: Any) -> Agent:
@@ -164,6 +168,7 @@ class Agent:
         state: Any = None,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
+        fence: tuple[str, int] | None = None,
     ) -> AsyncIterator[RuntimeEvent]:
         """Start a run and yield its events as they happen.
 
@@ -172,8 +177,10 @@ class Agent:
         shared state its history holds. `client_tools` are tools the client (a web frontend)
         runs itself: the model may call them, and the run ends with their calls in
         `RunFinished.pending_call_ids`; give their results to the conversation before the next
-        run. `context` lines tell the model about the app's situation. Everything is checked
-        here, before anything runs.
+        run. `context` lines tell the model about the app's situation. `fence` (servers: the
+        thread and the token of the store lease the run holds) makes every step write refused
+        once another process has taken the lease. Everything is checked here, before anything
+        runs.
         Breaking out of the `async for` cancels the run, including tools that are running; the
         conversation records the cancelled calls and can be run again.
 
@@ -184,6 +191,8 @@ class Agent:
             ValueError: the model is a name with no provider, or the State is finished.
         """
         runner, given = self._prepare(conversation, state, client_tools, context)
+        assert runner.journal is not None
+        runner.journal.fence = fence
         return _events(self, runner, given=given)
 
     async def arun(self, conversation: State | str, *, state: Any = None) -> RunResult:
@@ -245,11 +254,14 @@ class Agent:
         answer: Any = None,
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
+        fence: tuple[str, int] | None = None,
     ) -> AsyncIterator[RuntimeEvent]:
         """Check a resume, then return its events (servers answer bad input before streaming)."""
         runner = await self._prepare_resume(
             run_id, approve, answer, edited_arguments, request_id, None
         )
+        assert runner.journal is not None
+        runner.journal.fence = fence
         return _events(self, runner, resumed=True)
 
     async def aresume(
@@ -527,6 +539,7 @@ class Agent:
             store=self.store if self.store is not None else store,
             limits=self.limits,
             planner=self.planner,
+            tool_timeout=self.tool_timeout,
         )
 
     def _prepare(
@@ -553,7 +566,7 @@ class Agent:
         journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
         runner = Runner(setup, conversation, Access(shared, conversation), journal=journal,
                         client_tools=client_tools, context=context)
-        return runner, given and shared.value != kept
+        return runner, shared.value != kept  # defaults or the client's: history must say
 
     def _turn_runner(self, conversation: State) -> Runner:
         if not isinstance(conversation, State):

@@ -215,7 +215,8 @@ class RunFinished:
     """The run ended normally: the `answer`, the final shared `state` and what it cost.
 
     `outcome` is "interrupt" when the run waits for a person (an `ApprovalRequested` came just
-    before), "cancelled" when it was stopped (by a server's stop); `pending_call_ids` names calls of client tools the client should now run.
+    before), "cancelled" when it was stopped (by a server's stop); `pending_call_ids` names
+    calls of client tools the client should now run.
     `stopped` is the conversation's stop reason, if something stopped the run.
     """
 

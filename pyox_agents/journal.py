@@ -62,6 +62,8 @@ class Journal:
         self.store = store
         self._audit: list[dict[str, Any]] = []
         self._started = time.monotonic()
+        self.fence: tuple[str, int] | None = None
+        """(thread id, lease token) when the run holds a store lease: writes are fenced."""
 
     # -- what happened -------------------------------------------------------------------------
 
@@ -275,8 +277,11 @@ class Journal:
         """One store transaction: the conversation's new entries, the run, its audit records."""
         assert self.store is not None
         base = self.store._record_for(self.conversation)
-        self.store.write(replace(base, run=run, audit=audit, shared_state=shared,
-                                 shared_version=version))
+        record = replace(base, run=run, audit=audit, shared_state=shared, shared_version=version)
+        if self.fence is not None:
+            self.store.write_fenced(record, *self.fence)
+        else:
+            self.store.write(record)
 
 
 def new_request(call: ToolCall, prompt: str, schema: Mapping[str, Any] | None = None

@@ -1,4 +1,4 @@
-"""Runs served over HTTP, whatever the protocol: one active run per thread, apart from its connection.
+"""Runs served over HTTP, whatever the protocol: one active run per thread, apart from the socket.
 
 A protocol adapter turns its request into a `RunRequest`; `RunService.start` checks it (raising
 `RequestError` or `Busy` before anything runs), opens the thread's conversation (from the store,
@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
+import secrets
+import socket
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -19,6 +24,7 @@ import anyio
 import pydantic
 
 from pyox_agents.agent import Agent
+from pyox_agents.event_json import event_from_json, event_to_json
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.conversation import State
@@ -49,8 +55,10 @@ class Busy(RequestError):
     """A run is already active on the thread (HTTP 409)."""
 
     def __init__(self, thread_id: str) -> None:
-        super().__init__(409, f"a run is already active on thread {thread_id!r}; wait for it "
-                              "to finish, or stop it")
+        super().__init__(
+            409,
+            f"a run is already active on thread {thread_id!r}; wait for it to finish, or stop it",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +108,8 @@ class LiveRun:
     events: list[RuntimeEvent] = field(default_factory=list)
     done: bool = False
     task: asyncio.Task[None] | None = None
+    lease: int | None = None
+    run_key: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     """What the protocol adapter that started the run keeps to translate it again on replay."""
     _changed: anyio.Event = field(default_factory=anyio.Event)
@@ -141,15 +151,51 @@ class LiveRun:
 
 
 class RunService:
-    """Starts, tracks and stops the runs of a server's agents."""
+    """Starts, tracks and stops the runs of a server's agents.
 
-    def __init__(self, store: Any = None) -> None:
+    With a store that has leases and event logs (`RedisStore`), several server processes share
+    the work: a run takes the thread's lease first (another process answers 409 while it holds
+    it; a holder that died loses it after `lease_ttl` seconds), its step writes are fenced by the
+    lease's token, and its events go to the store, so any process can replay and follow it.
+    """
+
+    def __init__(
+        self, store: Any = None, *, lease_ttl: float = 30.0, owner: str | None = None
+    ) -> None:
         self.store = store
+        self.shared = store is not None and hasattr(store, "aacquire_lease")
+        """Whether runs are shared with other processes through the store."""
+        self.lease_ttl = lease_ttl
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._active: dict[str, LiveRun] = {}
 
     def active(self, thread_id: str) -> LiveRun | None:
-        """The run active on `thread_id`, or None."""
+        """The run active on `thread_id` in this process, or None."""
         return self._active.get(thread_id)
+
+    async def follow(
+        self, thread_id: str
+    ) -> tuple[AsyncIterator[RuntimeEvent], dict[str, Any]] | None:
+        """The events of the run active on `thread_id`, from its first, and its adapter meta.
+
+        Looks in this process, then (shared runs) in the store's event log, so a run another
+        process executes can be replayed and followed. None when nothing runs on the thread.
+        """
+        live = self._active.get(thread_id)
+        if live is not None:
+            return live.follow(), live.meta
+        if not self.shared:
+            return None
+        run_key = await self.store.aget_active(thread_id)
+        if run_key is None:
+            return None
+        meta_rows = await self.store.aread_events(f"{run_key}:meta")
+        meta = json.loads(meta_rows[0][1]) if meta_rows else {}
+        return self._remote(run_key), meta
+
+    async def _remote(self, run_key: str) -> AsyncIterator[RuntimeEvent]:
+        async for _, text in self.store.follow_events(run_key):
+            yield event_from_json(json.loads(text))
 
     async def start(self, agent: Agent, request: RunRequest, *, name: str = "") -> LiveRun:
         """Check `request` and start its run; the returned `LiveRun` fills as it goes.
@@ -163,12 +209,29 @@ class RunService:
         live = LiveRun(request.thread_id, name)
         self._active[request.thread_id] = live  # taken before any await: no two starts race
         try:
-            events = await self._open(agent, request)
+            if self.shared:
+                token = await self.store.aacquire_lease(
+                    request.thread_id, self.owner, self.lease_ttl
+                )
+                if token is None:
+                    raise Busy(request.thread_id)
+                live.lease = token
+            events = await self._open(agent, request, live.lease)
         except BaseException:
             del self._active[request.thread_id]
+            if live.lease is not None:
+                await self.store.arelease_lease(request.thread_id, self.owner, live.lease)
             raise
+        if self.shared:
+            live.run_key = secrets.token_hex(16)
+            await self.store.aset_active(request.thread_id, live.run_key, self.lease_ttl)
         live.task = asyncio.create_task(self._pump(live, events), name=f"serve {name}")
         return live
+
+    async def publish_meta(self, live: LiveRun) -> None:
+        """Share the adapter's `meta` of a run with other processes (JSON-able values only)."""
+        if self.shared and live.run_key is not None:
+            await self.store.aappend_events(f"{live.run_key}:meta", [json.dumps(live.meta)])
 
     async def stop(self, thread_id: str) -> bool:
         """Cancel the run active on `thread_id`; False if none was. What it committed stays."""
@@ -186,25 +249,60 @@ class RunService:
             await self.stop(thread_id)
 
     async def _pump(self, live: LiveRun, events: AsyncIterator[RuntimeEvent]) -> None:
+        renewed = time.monotonic()
         try:
             async with contextlib.aclosing(events):  # type: ignore[type-var]
                 async for event in events:
                     live.add((event,))
+                    if live.run_key is not None:
+                        await self._share(live, event)
+                        if time.monotonic() - renewed > self.lease_ttl / 3:
+                            renewed = time.monotonic()
+                            await self._renew(live)
         except asyncio.CancelledError:
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
-                live.add((RunFinished(answer=None, state=live.last_state(),
-                                      outcome="cancelled"),))
+                final = RunFinished(answer=None, state=live.last_state(), outcome="cancelled")
+                live.add((final,))
+                if live.run_key is not None:
+                    with anyio.CancelScope(shield=True):
+                        await self._share(live, final)
         finally:
             self._active.pop(live.thread_id, None)
             live.end()
+            if live.run_key is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._release(live)
 
-    async def _open(self, agent: Agent, request: RunRequest) -> AsyncIterator[RuntimeEvent]:
+    async def _share(self, live: LiveRun, event: RuntimeEvent) -> None:
+        assert live.run_key is not None
+        await self.store.aappend_events(live.run_key, [json.dumps(event_to_json(event))])
+
+    async def _renew(self, live: LiveRun) -> None:
+        assert live.run_key is not None and live.lease is not None
+        await self.store.arenew_lease(live.thread_id, self.owner, live.lease, self.lease_ttl)
+        await self.store.aset_active(live.thread_id, live.run_key, self.lease_ttl)
+
+    async def _release(self, live: LiveRun) -> None:
+        assert live.run_key is not None and live.lease is not None
+        await self.store.amark_done(live.run_key)
+        await self.store.aclear_active(live.thread_id, live.run_key)
+        await self.store.arelease_lease(live.thread_id, self.owner, live.lease)
+
+    async def _open(
+        self, agent: Agent, request: RunRequest, lease: int | None
+    ) -> AsyncIterator[RuntimeEvent]:
+        fence = (request.thread_id, lease) if lease is not None else None
         if request.decisions:
-            return await self._resume(agent, request)
+            return await self._resume(agent, request, fence)
         conversation = await self._conversation(agent, request)
         try:
-            return agent.stream(conversation, state=request.state,
-                                client_tools=request.client_tools, context=request.context)
+            return agent.stream(
+                conversation,
+                state=request.state,
+                client_tools=request.client_tools,
+                context=request.context,
+                fence=fence,
+            )
         except pydantic.ValidationError as exc:
             raise RequestError(422, _validation_message(exc), "state") from None
         except TypeError as exc:
@@ -233,7 +331,9 @@ class RunService:
             conversation.add_message(message)
         return conversation
 
-    async def _resume(self, agent: Agent, request: RunRequest) -> AsyncIterator[RuntimeEvent]:
+    async def _resume(
+        self, agent: Agent, request: RunRequest, fence: tuple[str, int] | None
+    ) -> AsyncIterator[RuntimeEvent]:
         run_id = await self._paused_run(agent, request.thread_id)
         run = await agent.load_run(run_id)
         pending = run.pending
@@ -256,6 +356,7 @@ class RunService:
                 answer=decision.answer,
                 edited_arguments=decision.arguments,
                 request_id=decision.request_id,
+                fence=fence,
             )
         except (ValueError, LookupError) as exc:
             raise RequestError(422, str(exc), "resume") from None
@@ -266,8 +367,9 @@ class RunService:
         if agent.store is not None:
             with contextlib.suppress(LookupError):
                 conversation = await agent.store.aload(thread_id)
-        run_ids = [paused_id for paused_id, (_, state) in agent._paused.items()
-                   if state.id == thread_id]
+        run_ids = [
+            paused_id for paused_id, (_, state) in agent._paused.items() if state.id == thread_id
+        ]
         if conversation is not None:
             starts = [e.content for e in conversation.history if isinstance(e, RunStartEntry)]
             run_ids = [str(starts[-1])] if starts and starts[-1] else []
@@ -275,8 +377,7 @@ class RunService:
             with contextlib.suppress(LookupError):
                 if (await agent.load_run(run_id)).pending is not None:
                     return run_id
-        raise RequestError(422, f"thread {thread_id!r} has no run waiting for an answer",
-                           "resume")
+        raise RequestError(422, f"thread {thread_id!r} has no run waiting for an answer", "resume")
 
 
 def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
@@ -287,8 +388,13 @@ def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
         if call is None:
             continue  # already answered, or not ours: the client restates its history
         text = output.content if isinstance(output.content, str) else None
-        conversation._add_tool_result(call, "error" if output.is_error else "ok", output.content,
-                                      is_error=output.is_error, text=text)
+        conversation._add_tool_result(
+            call,
+            "error" if output.is_error else "ok",
+            output.content,
+            is_error=output.is_error,
+            text=text,
+        )
 
 
 def _undo_last_reply(conversation: State) -> None:

@@ -218,6 +218,16 @@ class Store:
         """
         raise NotImplementedError
 
+    def write_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
+        """`write`, refused unless `token` is the current holder's of `thread_id`'s lease.
+
+        Only stores with leases (`RedisStore`) have it.
+
+        Raises:
+            StoreConflict: the token is not the current holder's (the lease passed on).
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no leases; use write()")
+
     def load_thread(self, thread_id: str) -> LoadedThread:
         """The saved entries of `thread_id` and its latest shared state and version.
 
