@@ -169,6 +169,7 @@ class Agent:
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
         fence: tuple[str, int] | None = None,
+        owner: str | None = None,
     ) -> AsyncIterator[RuntimeEvent]:
         """Start a run and yield its events as they happen.
 
@@ -180,7 +181,7 @@ class Agent:
         run. `context` lines tell the model about the app's situation. `fence` (servers: the
         thread and the token of the store lease the run holds) makes every step write refused
         once another process has taken the lease. Everything is checked here, before anything
-        runs.
+        runs. `owner` (servers) is the principal a new thread is saved for.
         Breaking out of the `async for` cancels the run, including tools that are running; the
         conversation records the cancelled calls and can be run again.
 
@@ -192,7 +193,7 @@ class Agent:
         """
         runner, given = self._prepare(conversation, state, client_tools, context)
         assert runner.journal is not None
-        runner.journal.fence = fence
+        runner.journal.fence, runner.journal.owner = fence, owner
         return _events(self, runner, given=given)
 
     async def arun(self, conversation: State | str, *, state: Any = None) -> RunResult:

@@ -64,6 +64,8 @@ class Journal:
         self._started = time.monotonic()
         self.fence: tuple[str, int] | None = None
         """(thread id, lease token) when the run holds a store lease: writes are fenced."""
+        self.owner: str | None = None
+        """The principal a server runs this for: a new thread is saved as theirs."""
 
     # -- what happened -------------------------------------------------------------------------
 
@@ -277,7 +279,8 @@ class Journal:
         """One store transaction: the conversation's new entries, the run, its audit records."""
         assert self.store is not None
         base = self.store._record_for(self.conversation)
-        record = replace(base, run=run, audit=audit, shared_state=shared, shared_version=version)
+        record = replace(base, run=run, audit=audit, shared_state=shared, shared_version=version,
+                         owner=self.owner)
         if self.fence is not None:
             self.store.write_fenced(record, *self.fence)
         else:

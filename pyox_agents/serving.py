@@ -30,6 +30,7 @@ from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.conversation import State
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message
+from pyox_agents.state.run import AgentError
 
 __all__ = [
     "Busy",
@@ -38,6 +39,7 @@ __all__ = [
     "RequestError",
     "RunRequest",
     "RunService",
+    "ServerLimits",
     "ToolOutput",
 ]
 
@@ -45,10 +47,12 @@ __all__ = [
 class RequestError(ValueError):
     """A request the server refuses before any stream: `status` and a message naming the field."""
 
-    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+    def __init__(self, status: int, message: str, field: str | None = None,
+                 headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.field = field
+        self.headers = dict(headers or {})
 
 
 class Busy(RequestError):
@@ -59,6 +63,23 @@ class Busy(RequestError):
             409,
             f"a run is already active on thread {thread_id!r}; wait for it to finish, or stop it",
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    """What one server lets a request or a run take; None means no limit.
+
+    `state_bytes` and `messages` bound what a request may carry (413 beyond); `run_seconds` is
+    a hard deadline (the run is stopped and fails with code "run_timeout"); `runs_total` and
+    `runs_per_principal` bound concurrent runs (429 with Retry-After beyond).
+    """
+
+    state_bytes: int | None = 1_000_000
+    messages: int | None = 1_000
+    run_seconds: float | None = 600.0
+    runs_total: int | None = 1_000
+    runs_per_principal: int | None = 50
+    retry_after: int = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +126,7 @@ class LiveRun:
 
     thread_id: str
     agent_name: str
+    principal: str | None = None
     events: list[RuntimeEvent] = field(default_factory=list)
     done: bool = False
     task: asyncio.Task[None] | None = None
@@ -160,9 +182,16 @@ class RunService:
     """
 
     def __init__(
-        self, store: Any = None, *, lease_ttl: float = 30.0, owner: str | None = None
+        self,
+        store: Any = None,
+        *,
+        lease_ttl: float = 30.0,
+        owner: str | None = None,
+        limits: ServerLimits | None = None,
     ) -> None:
         self.store = store
+        self.limits = limits or ServerLimits()
+        self._owners: dict[str, str | None] = {}  # threads seen without a store: their owner
         self.shared = store is not None and hasattr(store, "aacquire_lease")
         """Whether runs are shared with other processes through the store."""
         self.lease_ttl = lease_ttl
@@ -197,16 +226,20 @@ class RunService:
         async for _, text in self.store.follow_events(run_key):
             yield event_from_json(json.loads(text))
 
-    async def start(self, agent: Agent, request: RunRequest, *, name: str = "") -> LiveRun:
-        """Check `request` and start its run; the returned `LiveRun` fills as it goes.
+    async def start(self, agent: Agent, request: RunRequest, *, name: str = "",
+                    principal: str | None = None) -> LiveRun:
+        """Check `request` and start its run for `principal`; the `LiveRun` fills as it goes.
 
         Raises:
             Busy: a run is already active on the thread.
-            RequestError: the request cannot run (422 with the field, 404 for an unknown thread).
+            RequestError: the request cannot run (404 for another principal's thread, 413 over
+                a size limit, 422 with the field, 429 over a concurrency limit).
         """
+        self._check_limits(request, principal)
         if request.thread_id in self._active:
             raise Busy(request.thread_id)
-        live = LiveRun(request.thread_id, name)
+        await self.check_owner(request.thread_id, principal)
+        live = LiveRun(request.thread_id, name, principal)
         self._active[request.thread_id] = live  # taken before any await: no two starts race
         try:
             if self.shared:
@@ -216,7 +249,7 @@ class RunService:
                 if token is None:
                     raise Busy(request.thread_id)
                 live.lease = token
-            events = await self._open(agent, request, live.lease)
+            events = await self._open(agent, request, live.lease, principal)
         except BaseException:
             del self._active[request.thread_id]
             if live.lease is not None:
@@ -225,8 +258,50 @@ class RunService:
         if self.shared:
             live.run_key = secrets.token_hex(16)
             await self.store.aset_active(request.thread_id, live.run_key, self.lease_ttl)
+        self._owners.setdefault(request.thread_id, principal)
         live.task = asyncio.create_task(self._pump(live, events), name=f"serve {name}")
         return live
+
+    def _check_limits(self, request: RunRequest, principal: str | None) -> None:
+        limits = self.limits
+        if limits.messages is not None and len(request.messages) > limits.messages:
+            raise RequestError(413, f"the request has {len(request.messages)} messages; the "
+                                    f"limit is {limits.messages}", "messages")
+        if limits.state_bytes is not None and request.state is not None:
+            size = len(json.dumps(request.state, separators=(",", ":")))
+            if size > limits.state_bytes:
+                raise RequestError(413, f"the shared state is {size} bytes of JSON; the limit "
+                                        f"is {limits.state_bytes}", "state")
+        retry = {"Retry-After": str(limits.retry_after)}
+        if limits.runs_total is not None and len(self._active) >= limits.runs_total:
+            raise RequestError(429, f"the server runs {len(self._active)} runs, its limit; try "
+                                    "again shortly", headers=retry)
+        if limits.runs_per_principal is not None:
+            mine = sum(1 for live in self._active.values() if live.principal == principal)
+            if mine >= limits.runs_per_principal:
+                raise RequestError(429, f"you have {mine} runs going, the limit per user; try "
+                                        "again when one ends", headers=retry)
+
+    async def check_owner(self, thread_id: str, principal: str | None) -> None:
+        """404 unless `thread_id` is new or belongs to `principal` (others' threads are not
+        there, as far as a principal can tell)."""
+        owner = await self._owner(thread_id)
+        if owner is not _NOBODY and owner != principal:
+            raise RequestError(404, f"no thread {thread_id!r}")
+
+    async def _owner(self, thread_id: str) -> Any:
+        if thread_id in self._owners:
+            return self._owners[thread_id]
+        live = self._active.get(thread_id)
+        if live is not None:
+            return live.principal
+        if self.store is not None:
+            try:
+                loaded = await self.store.aload_thread(thread_id)
+            except LookupError:
+                return _NOBODY
+            return loaded.owner
+        return _NOBODY
 
     async def publish_meta(self, live: LiveRun) -> None:
         """Share the adapter's `meta` of a run with other processes (JSON-able values only)."""
@@ -250,6 +325,27 @@ class RunService:
 
     async def _pump(self, live: LiveRun, events: AsyncIterator[RuntimeEvent]) -> None:
         renewed = time.monotonic()
+        deadline = self.limits.run_seconds
+        try:
+            with anyio.fail_after(deadline):
+                await self._drain(live, events, renewed)
+        except TimeoutError:
+            failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
+                                          "s, the server's limit, and was stopped"))
+            live.add((failed,))
+            if live.run_key is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._share(live, failed)
+        finally:
+            self._active.pop(live.thread_id, None)
+            live.end()
+            if live.run_key is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._release(live)
+
+    async def _drain(self, live: LiveRun, events: AsyncIterator[RuntimeEvent],
+                     renewed: float) -> None:
+        """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
         try:
             async with contextlib.aclosing(events):  # type: ignore[type-var]
                 async for event in events:
@@ -266,12 +362,7 @@ class RunService:
                 if live.run_key is not None:
                     with anyio.CancelScope(shield=True):
                         await self._share(live, final)
-        finally:
-            self._active.pop(live.thread_id, None)
-            live.end()
-            if live.run_key is not None:
-                with anyio.CancelScope(shield=True):
-                    await self._release(live)
+            raise
 
     async def _share(self, live: LiveRun, event: RuntimeEvent) -> None:
         assert live.run_key is not None
@@ -289,7 +380,7 @@ class RunService:
         await self.store.arelease_lease(live.thread_id, self.owner, live.lease)
 
     async def _open(
-        self, agent: Agent, request: RunRequest, lease: int | None
+        self, agent: Agent, request: RunRequest, lease: int | None, principal: str | None
     ) -> AsyncIterator[RuntimeEvent]:
         fence = (request.thread_id, lease) if lease is not None else None
         if request.decisions:
@@ -302,6 +393,7 @@ class RunService:
                 client_tools=request.client_tools,
                 context=request.context,
                 fence=fence,
+                owner=principal,
             )
         except pydantic.ValidationError as exc:
             raise RequestError(422, _validation_message(exc), "state") from None
@@ -414,3 +506,6 @@ def _validation_message(exc: pydantic.ValidationError) -> str:
 
 
 Disconnect = Literal["detach", "cancel"]
+
+_NOBODY = object()
+"""The owner of a thread nobody has yet."""

@@ -279,6 +279,7 @@ def tool(
             description=description,
             idempotent=idempotent,
             approval=approval,
+            timeout=timeout,
             local=caller,
         )
 
@@ -289,6 +290,7 @@ def tool(
             description=description,
             idempotent=idempotent,
             approval=approval,
+            timeout=timeout,
             local=sys._getframe(1).f_locals,
         )
     return make

@@ -1,5 +1,6 @@
 """The HTTP server: `create_app(agents, store=...)` serves agents to AG-UI and AI SDK frontends."""
 
-from pyox_agents.server.app import create_app
+from pyox_agents.server.app import bearer_tokens, create_app
+from pyox_agents.serving import ServerLimits
 
-__all__ = ["create_app"]
+__all__ = ["ServerLimits", "bearer_tokens", "create_app"]

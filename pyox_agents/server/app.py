@@ -17,9 +17,10 @@ what it committed stays committed.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -33,10 +34,29 @@ from starlette.staticfiles import StaticFiles
 
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
-from pyox_agents.serving import LiveRun, RequestError, RunService
+from pyox_agents.serving import LiveRun, RequestError, RunService, ServerLimits
 from pyox_agents.state.history import shared_state_from
 
-__all__ = ["create_app"]
+__all__ = ["Auth", "bearer_tokens", "create_app"]
+
+Auth = Callable[[Request], Any]
+"""`auth(request) -> principal | None` (sync or async): who is asking; None refuses (401)."""
+
+
+def bearer_tokens(tokens: Mapping[str, str]) -> Auth:
+    """An `auth` for `create_app` that knows principals by their bearer token.
+
+    `tokens` maps a token to a principal name: `Authorization: Bearer <token>`.
+    """
+    known = dict(tokens)
+
+    def auth(request: Request) -> str | None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        return known.get(token.strip())
+
+    return auth
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -52,6 +72,9 @@ class _Server:
         keepalive: float,
         max_body: int,
         on_disconnect: Literal["detach", "cancel"],
+        auth: Auth | None,
+        limits: ServerLimits | None,
+        send_timeout: float | None,
     ) -> None:
         self.agents = {
             name: agent.with_store(store) if agent.store is None and store is not None else agent
@@ -61,7 +84,21 @@ class _Server:
         self.keepalive = keepalive
         self.max_body = max_body
         self.on_disconnect = on_disconnect
-        self.runs = RunService(store)
+        self.auth = auth
+        self.send_timeout = send_timeout
+        self.runs = RunService(store, limits=limits)
+
+    async def principal(self, request: Request) -> str | None:
+        """Who asks (None without auth: everyone is the same principal). 401 if refused."""
+        if self.auth is None:
+            return None
+        who = self.auth(request)
+        if inspect.isawaitable(who):
+            who = await who
+        if who is None:
+            raise RequestError(401, "missing or unknown credentials: send Authorization: "
+                                    "Bearer <token>", headers={"WWW-Authenticate": "Bearer"})
+        return str(who)
 
     def agent(self, request: Request) -> tuple[str, Agent]:
         name = request.path_params["name"]
@@ -91,7 +128,7 @@ class _Server:
         async def frames() -> AsyncIterator[ServerSentEvent]:
             try:
                 async for text in data:
-                    yield ServerSentEvent(data=text)
+                    yield ServerSentEvent(data=text, sep="\n")
             finally:
                 if self.on_disconnect == "cancel" and not live.done:
                     await self.runs.stop(live.thread_id)
@@ -100,7 +137,9 @@ class _Server:
             frames(),
             headers={**SSE_HEADERS, **extra},
             ping=self.keepalive,
-            ping_message_factory=lambda: ServerSentEvent(comment="keep-alive"),
+            send_timeout=self.send_timeout,
+            sep="\n",  # LF only: @ag-ui/client splits frames on "\n\n", never on CRLF
+            ping_message_factory=lambda: ServerSentEvent(comment="keep-alive", sep="\n"),
         )
 
 
@@ -113,13 +152,20 @@ def create_app(
     on_disconnect: Literal["detach", "cancel"] = "detach",
     cors_origins: tuple[str, ...] = (),
     page: str | Path | None = None,
+    auth: Auth | None = None,
+    limits: ServerLimits | None = None,
+    send_timeout: float | None = 30.0,
 ) -> Starlette:
     """A Starlette app serving `agents` (by name) over AG-UI and the AI SDK stream protocol.
 
     Agents without a store of their own save to `store` (so threads and runs persist, and a run
     can be resumed by a later request). `keepalive` is the seconds between keep-alive comments
     in a silent stream; `max_body` the largest request body in bytes (larger: 413). `page` is a
-    folder of static files (a built web page) served at `/`.
+    folder of static files (a built web page) served at `/`. `auth(request) -> principal |
+    None` says who asks (see `bearer_tokens`); threads and runs belong to the principal that
+    created them, and are not found (404) by others. `limits` bounds requests and runs
+    (`ServerLimits`). A client that takes more than `send_timeout` seconds to accept the next
+    event is dropped; its run goes on, detached, and can be followed again.
 
     Raises:
         ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
@@ -133,7 +179,8 @@ def create_app(
     if on_disconnect not in ("detach", "cancel"):
         raise ValueError(f'on_disconnect is "detach" or "cancel", got {on_disconnect!r}')
     server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
-                     on_disconnect=on_disconnect)
+                     on_disconnect=on_disconnect, auth=auth, limits=limits,
+                     send_timeout=send_timeout)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -174,39 +221,44 @@ def _handled(server: _Server, endpoint: Any) -> Any:
             return response
         except RequestError as exc:
             if "/ai-sdk" in request.url.path:
-                return PlainTextResponse(str(exc), status_code=exc.status)
+                return PlainTextResponse(str(exc), status_code=exc.status, headers=exc.headers)
             body: dict[str, Any] = {"error": str(exc)}
             if exc.field is not None:
                 body["field"] = exc.field
-            return JSONResponse(body, status_code=exc.status)
+            return JSONResponse(body, status_code=exc.status, headers=exc.headers)
 
     return handle
 
 
 async def _ag_ui_run(server: _Server, request: Request) -> Response:
+    principal = await server.principal(request)
     name, agent = server.agent(request)
     run_input, run_request = ag_ui.parse_request(await server.body(request), agent)
-    live = await server.runs.start(agent, run_request, name=name)
+    live = await server.runs.start(agent, run_request, name=name, principal=principal)
     events = ag_ui.translate(run_input, live.follow())
     return server.sse((ag_ui.encode_event(event) async for event in events), live)
 
 
 async def _ai_sdk_run(server: _Server, request: Request) -> Response:
+    principal = await server.principal(request)
     name, agent = server.agent(request)
     version = _sdk_version(request)
     chat, run_request = ai_sdk.parse_request(await server.body(request), agent,
                                              sdk_version=version)
-    live = await server.runs.start(agent, run_request, name=name)
+    live = await server.runs.start(agent, run_request, name=name, principal=principal)
     live.meta["ai_sdk"] = chat
     return _ai_sdk_response(server, live, chat, version)
 
 
 async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
+    principal = await server.principal(request)
     server.agent(request)
+    await server.runs.check_owner(request.path_params["chat_id"], principal)
     live = server.runs.active(request.path_params["chat_id"])
     if live is None or "ai_sdk" not in live.meta:
         return Response(status_code=204)
-    return _ai_sdk_response(server, live, live.meta["ai_sdk"], _sdk_version(request))
+    chat = live.meta["ai_sdk"]  # the run speaks the major it was started with
+    return _ai_sdk_response(server, live, chat, getattr(chat, "sdk_version", 7))
 
 
 def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int) -> Response:
@@ -221,19 +273,27 @@ def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int) ->
 
 
 async def _ai_sdk_stop(server: _Server, request: Request) -> Response:
+    principal = await server.principal(request)
     server.agent(request)
+    await server.runs.check_owner(request.path_params["chat_id"], principal)
     stopped = await server.runs.stop(request.path_params["chat_id"])
     return JSONResponse({"stopped": stopped})
 
 
 def _sdk_version(request: Request) -> int:
-    raw = request.query_params.get("v", "7")
+    """The client's `ai` major: header `x-ai-sdk-version` or `?v=` (5, 6 or 7; 7 by default).
+
+    The header reaches the resume GET too (DefaultChatTransport sends its `headers` there).
+    """
+    raw = request.headers.get("x-ai-sdk-version") or request.query_params.get("v", "7")
     if raw not in ("5", "6", "7"):
-        raise RequestError(400, f"v must be 5, 6 or 7 (the client's `ai` major), got {raw!r}")
+        raise RequestError(400, f"the `ai` major (header x-ai-sdk-version or ?v=) must be 5, 6 "
+                                f"or 7, got {raw!r}")
     return int(raw)
 
 
 async def _list_agents(server: _Server, request: Request) -> Response:
+    await server.principal(request)
     listing = [
         {
             "name": name,
@@ -248,7 +308,9 @@ async def _list_agents(server: _Server, request: Request) -> Response:
 
 
 async def _get_thread(server: _Server, request: Request) -> Response:
+    principal = await server.principal(request)
     thread_id = request.path_params["thread_id"]
+    await server.runs.check_owner(thread_id, principal)
     if server.store is None:
         raise RequestError(404, "this server keeps no threads (it was created without a store)")
     try:
@@ -271,9 +333,15 @@ async def _get_run(server: _Server, request: Request) -> Response:
     run_id = request.path_params["run_id"]
     if server.store is None:
         raise RequestError(404, "this server keeps no runs (it was created without a store)")
+    principal = await server.principal(request)
     try:
         record = await server.store.aload_run(run_id)
+        thread_id = await server.store.arun_thread(run_id)
     except LookupError:
+        raise RequestError(404, f"no run {run_id!r}") from None
+    try:
+        await server.runs.check_owner(thread_id, principal)
+    except RequestError:
         raise RequestError(404, f"no run {run_id!r}") from None
     return JSONResponse(dict(record))
 

@@ -360,6 +360,10 @@ class Store:
         """Same as `list_threads`, off the event loop."""
         return await anyio.to_thread.run_sync(self.list_threads)
 
+    async def arun_thread(self, run_id: str) -> str:
+        """Same as `run_thread`, off the event loop."""
+        return await anyio.to_thread.run_sync(self.run_thread, run_id)
+
     async def aload_run(self, run_id: str) -> Mapping[str, Any]:
         """Same as `load_run`, off the event loop."""
         return await anyio.to_thread.run_sync(self.load_run, run_id)

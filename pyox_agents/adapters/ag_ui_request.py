@@ -1,0 +1,368 @@
+"""An AG-UI `RunAgentInput` -> a `RunRequest`: messages, state, tools, context, results, resume.
+
+Everything a client can get wrong is answered here, before any stream: malformed JSON is a 400,
+a body that is not a `RunAgentInput` (or that the runtime cannot use) a 422 naming the field.
+Unknown extra fields are ignored. `forwardedProps` is opaque to the runtime: it stays in the
+`RunAgentInput` (which `translate` receives) and is not given to the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pydantic
+from ag_ui.core import (
+    AssistantMessage,
+    DataSource,
+    DeveloperMessage,
+    ImagePart,
+    ResumeEntry,
+    RunAgentInput,
+    SystemMessage,
+    TextPart,
+    ToolMessage,
+    UrlSource,
+    UserMessage,
+)
+from ag_ui.core import ToolCall as AgUiToolCall
+
+from pyox_agents.adapters.ag_ui_events import interrupt_reason
+from pyox_agents.agent import Agent
+from pyox_agents.models.base import ToolSpec
+from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents.state.history import RunStartEntry
+from pyox_agents.state.messages import Image, Message, ToolCall
+from pyox_agents.state.run import ApprovalRequest, RunState
+
+__all__ = ["check_schema", "parse_request", "request_from_input"]
+
+_TAGS = frozenset({"developer", "system", "assistant", "user", "tool", "activity", "reasoning",
+                   "text", "image", "audio", "video", "document", "data", "url", "file"})
+"""Discriminator tags pydantic puts in an error's location after a list index."""
+_TYPES_SHOWN = frozenset({"str", "int", "float", "bool", "dict", "list", "none"})
+"""Union members pydantic puts in an error's location after a field name."""
+
+
+def parse_request(body: bytes, agent: Agent) -> tuple[RunAgentInput, RunRequest]:
+    """The `RunAgentInput` in `body` and the `RunRequest` it asks `agent` for.
+
+    Raises:
+        RequestError: 400 when `body` is not JSON; 422, naming the field, when it is not a valid
+            `RunAgentInput`, or asks for something the runtime cannot do (a message part it
+            cannot pass on, a tool result for no known call, a resume that does not answer the
+            open interrupt or answers it with an invalid payload).
+    """
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RequestError(400, f"the body is not JSON ({exc}); send a RunAgentInput as a JSON "
+                                "object") from None
+    if not isinstance(data, dict):
+        raise RequestError(422, f"the body is a JSON {type(data).__name__}, not a RunAgentInput "
+                                "object: send {threadId, runId, messages, ...}", "body")
+    try:
+        run_input = RunAgentInput.model_validate(data)
+    except pydantic.ValidationError as exc:
+        error = exc.errors()[0]
+        where = _field(error["loc"])
+        raise RequestError(422, f"the body is not a valid RunAgentInput: {where}: {error['msg']}",
+                           where) from None
+    return run_input, request_from_input(run_input, agent)
+
+
+def request_from_input(run_input: RunAgentInput, agent: Agent) -> RunRequest:
+    """The `RunRequest` a validated `RunAgentInput` asks `agent` for.
+
+    `messages` is the client's whole history (reasoning, activity and subagent messages are not
+    the conversation's and are left out); `state` absent, null or `{}` means the thread's kept
+    state; `tools` are the client's own tools; `context` becomes "description: value" lines;
+    tool messages are the client's results for its tools' calls (the server keeps those its
+    thread still waits for); `resume` answers the interrupt the thread's paused run waits for.
+
+    Raises:
+        RequestError: 422 naming the field, as `parse_request`.
+    """
+    messages, outputs = _messages(run_input)
+    state = run_input.state
+    return RunRequest(
+        thread_id=run_input.thread_id,
+        messages=messages,
+        state=None if state is None or state == {} else state,
+        tool_outputs=outputs,
+        decisions=_decisions(run_input, agent),
+        client_tools=tuple(
+            ToolSpec(t.name, t.description, t.parameters if isinstance(t.parameters, Mapping)
+                     else {"type": "object", "properties": {}})
+            for t in run_input.tools or ()
+        ),
+        context=tuple(f"{c.description}: {c.value}" for c in run_input.context or ()),
+    )
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+
+def _messages(run_input: RunAgentInput) -> tuple[tuple[Message, ...], tuple[ToolOutput, ...]]:
+    out: list[Message] = []
+    outputs: list[ToolOutput] = []
+    calls: dict[str, ToolCall] = {}
+    for index, message in enumerate(run_input.messages):
+        where = f"messages[{index}]"
+        if getattr(message, "subagent_run_id", None) is not None:
+            continue  # a subagent's message, shown by the client; not this conversation's
+        match message:
+            case UserMessage(content=content):
+                text, images = _user_content(content, where)
+                out.append(Message.user(text, *images))
+            case SystemMessage(content=content) | DeveloperMessage(content=content):
+                out.append(Message.system(content))
+            case AssistantMessage(content=content, tool_calls=tool_calls):
+                made = tuple(_tool_call(call) for call in tool_calls or ())
+                calls.update((call.id, call) for call in made)
+                out.append(Message.assistant(content or "", made))
+            case ToolMessage(content=content, tool_call_id=call_id, error=error):
+                call = calls.get(call_id)
+                if call is None:
+                    raise RequestError(
+                        422, f"{where} is the result of tool call {call_id!r}, which no earlier "
+                             "assistant message asked for; send the assistant message with that "
+                             "tool call before its result", f"{where}.toolCallId")
+                text = _tool_content(content, where)
+                if not text and error is not None:
+                    text = error
+                out.append(Message.tool(call, text, is_error=error is not None))
+                outputs.append(ToolOutput(call_id, text, is_error=error is not None))
+            case _:
+                continue  # reasoning and activity messages are the client's display only
+    return tuple(out), tuple(outputs)
+
+
+def _tool_call(call: AgUiToolCall) -> ToolCall:
+    text = call.function.arguments
+    try:
+        arguments = json.loads(text) if text.strip() else {}
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        return ToolCall(call.function.name, {}, id=call.id, raw_arguments=text)
+    return ToolCall(call.function.name, arguments, id=call.id)
+
+
+def _user_content(content: str | Sequence[Any], where: str) -> tuple[str, list[Image]]:
+    if isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    images: list[Image] = []
+    for index, part in enumerate(content):
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, ImagePart) and isinstance(part.source, DataSource):
+            mime = part.source.mime_type
+            images.append(Image(f"data:{mime};base64,{part.source.value}", mime))
+        elif isinstance(part, ImagePart) and isinstance(part.source, UrlSource):
+            url = part.source.value
+            mime = part.source.mime_type or mimetypes.guess_type(url)[0] or "image/png"
+            images.append(Image(url, mime))
+        else:
+            kind = getattr(part, "type", type(part).__name__)
+            source = getattr(getattr(part, "source", None), "type", "")
+            what = f"an {kind} part with a {source} source" if source else f"a {kind} part"
+            raise RequestError(
+                422, f"{where}.content[{index}] is {what}, which this agent cannot be given; "
+                     "send text, or images as data or URL sources",
+                f"{where}.content[{index}]")
+    return "\n".join(texts), images
+
+
+def _tool_content(content: str | Sequence[Any], where: str) -> str:
+    if isinstance(content, str):
+        return content
+    texts = []
+    for index, part in enumerate(content):
+        if not isinstance(part, TextPart):
+            raise RequestError(
+                422, f"{where}.content[{index}] is a {getattr(part, 'type', '?')} part; a tool "
+                     "result is given to the agent as text: send text parts or a string",
+                f"{where}.content[{index}]")
+        texts.append(part.text)
+    return "\n".join(texts)
+
+
+# -- resume ------------------------------------------------------------------------------------
+
+
+def _decisions(run_input: RunAgentInput, agent: Agent) -> tuple[Decision, ...]:
+    """The person's answer to the interrupt the thread waits for, from `resume`.
+
+    Entries for interrupts the thread does not have open are ignored (the protocol says to go
+    on); when it has one open, `resume` must answer it.
+    """
+    entries = run_input.resume or []
+    if not entries:
+        return ()
+    request = open_request(agent, run_input.thread_id)
+    if request is None:
+        return ()
+    for index, entry in enumerate(entries):
+        if entry.interrupt_id == request.id:
+            return (_decision(request, entry, f"resume[{index}]"),)
+    raise RequestError(
+        422, f"thread {run_input.thread_id!r} waits for interrupt {request.id!r} "
+             f"({request.prompt!r}), and resume does not answer it; send "
+             f"{{interruptId: {request.id!r}, status: \"resolved\" | \"cancelled\", payload}}",
+        "resume")
+
+
+def _decision(request: ApprovalRequest, entry: ResumeEntry, where: str) -> Decision:
+    if entry.status == "cancelled":
+        return Decision(request.id, approve=False)
+    reason = interrupt_reason(request)
+    payload = entry.payload
+    missing = "payload" not in entry.model_fields_set
+    if reason == "approval":
+        if missing or not isinstance(payload, dict) or not isinstance(payload.get("approved"),
+                                                                       bool):
+            raise RequestError(
+                422, f"{where} answers approval interrupt {request.id!r} ({request.tool}) "
+                     f"with payload {_shown(payload, missing)}; it must be "
+                     "{\"approved\": true | false} (and \"arguments\": {...} to change them)",
+                f"{where}.payload")
+        arguments = payload.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise RequestError(
+                422, f"{where}.payload.arguments for interrupt {request.id!r} must be an object "
+                     f"of the tool's arguments, got {_shown(arguments, False)}",
+                f"{where}.payload.arguments")
+        approved = payload["approved"]
+        return Decision(request.id, approve=approved,
+                        arguments=arguments if approved and arguments is not None else None)
+    schema = request.schema or {}
+    problems = ["the answer is missing"] if missing else check_schema(payload, schema)
+    if problems:
+        raise RequestError(
+            422, f"{where} answers input interrupt {request.id!r} ({request.prompt!r}) with "
+                 f"payload {_shown(payload, missing)}, which does not match its responseSchema: "
+                 f"{'; '.join(problems)}", f"{where}.payload")
+    return Decision(request.id, approve=True, answer=payload)
+
+
+def open_request(agent: Agent, thread_id: str) -> ApprovalRequest | None:
+    """The approval request the paused run of `thread_id` waits for, if there is one.
+
+    This is the adapter's one read: a resume's payload can only be checked against the
+    interrupt it answers. It reads the agent's store (a paused run of a store-less agent is
+    kept in the agent).
+    """
+    store = agent.store
+    if store is None:
+        for run, conversation in agent._paused.values():
+            if conversation.id == thread_id and run.pending is not None:
+                return run.pending
+        return None
+    try:
+        conversation = store.load(thread_id)
+    except LookupError:
+        return None
+    starts = [e.content for e in conversation.history if isinstance(e, RunStartEntry)]
+    if not starts or not starts[-1]:
+        return None
+    try:
+        run = RunState.from_dict(store.load_run(str(starts[-1])))
+    except LookupError:
+        return None
+    return run.pending
+
+
+# -- a minimal JSON schema check ---------------------------------------------------------------
+
+_TYPES: Mapping[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def check_schema(value: Any, schema: Mapping[str, Any], path: str = "") -> list[str]:
+    """What is wrong with `value` for `schema` (empty: it fits).
+
+    A deliberately small subset of JSON Schema, enough for the schemas tools give
+    `ctx.ask_person`: `type` (a name or a list), `enum`, `const`, `properties`, `required`,
+    `additionalProperties` (false or a schema) and `items`. Other keywords are not checked
+    (`jsonschema` is not a dependency of pyox-agents).
+    """
+    where = path or "the answer"
+    kinds = schema.get("type")
+    if kinds is not None:
+        names = [kinds] if isinstance(kinds, str) else list(kinds)
+        if not any(_is(value, name) for name in names):
+            return [f"{where} must be {' or '.join(names)}, got {_kind(value)}"]
+    if "enum" in schema and value not in schema["enum"]:
+        return [f"{where} must be one of {json.dumps(schema['enum'])}"]
+    if "const" in schema and value != schema["const"]:
+        return [f"{where} must be {json.dumps(schema['const'])}"]
+    problems: list[str] = []
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        problems += [f"{path}/{key} is required" for key in schema.get("required", ())
+                     if key not in value]
+        extra = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            if key in properties:
+                problems += check_schema(item, properties[key], f"{path}/{key}")
+            elif extra is False:
+                problems.append(f"{path}/{key} is not allowed")
+            elif isinstance(extra, Mapping):
+                problems += check_schema(item, extra, f"{path}/{key}")
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        for index, item in enumerate(value):
+            problems += check_schema(item, schema["items"], f"{path}/{index}")
+    return problems
+
+
+def _is(value: Any, name: str) -> bool:
+    if name in ("integer", "number") and isinstance(value, bool):
+        return False
+    if name == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _TYPES.get(name, object))
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            int: "an integer", float: "a number", type(None): "null"}.get(type(value),
+                                                                          type(value).__name__)
+
+
+def _shown(value: Any, missing: bool) -> str:
+    if missing:
+        return "(none)"
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _field(loc: Sequence[int | str]) -> str:
+    """A pydantic error location as the body's field path: `messages[2].content`."""
+    out = ""
+    previous: int | str | None = None
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif (isinstance(previous, int) and part in _TAGS) or part in _TYPES_SHOWN \
+                or "[" in part or "-" in part:
+            pass  # a union branch, not a field
+        else:
+            out += f".{_camel(part)}" if out else _camel(part)
+        previous = part
+    return out or "body"
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)

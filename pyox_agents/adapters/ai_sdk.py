@@ -1,0 +1,129 @@
+"""The AI SDK UI message stream (`ai` 5, 6 and 7; `useChat` with `DefaultChatTransport`).
+
+- `parse_request(body, agent, sdk_version=)`: the transport's body -> `(Chat, RunRequest)`
+  (see `ai_sdk_request`).
+- `translate(chat, events, sdk_version=)`: a run's events -> chunk dicts (see `ai_sdk_chunks`
+  for the mapping and what each `ai` major is sent).
+- `encode_chunk(chunk)`: one chunk as compact JSON (the text of an SSE `data:` line);
+  `encode(chunks)`: whole SSE frames, ending `data: [DONE]`.
+- `stream(agent, body)`: all of it without a server: start the run, yield its chunks.
+
+The shared state travels as one `data-state` part (id "state") per assistant message, replaced
+in place: the state the run starts from, then after every tool that changed it (right after the
+tool's output), then at the end. Each change also comes as a transient `data-state-delta` (an
+RFC 6902 patch, for `onData` handlers that patch their own copy).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pyox_agents.adapters.ai_sdk_chunks import (
+    CHUNK_TYPES,
+    FINISH_REASONS,
+    STATE_ID,
+    Chunk,
+    ChunkWriter,
+    finish_reason,
+)
+from pyox_agents.adapters.ai_sdk_request import (
+    SDK_VERSIONS,
+    Chat,
+    check_sdk_version,
+    parse_request,
+    ui_messages_to_messages,
+)
+from pyox_agents.events import RuntimeEvent
+from pyox_agents.serving import RunService
+
+if TYPE_CHECKING:
+    from pyox_agents.agent import Agent
+
+__all__ = [
+    "CHUNK_TYPES",
+    "FINISH_REASONS",
+    "HEADERS",
+    "SDK_VERSIONS",
+    "STATE_ID",
+    "Chat",
+    "Chunk",
+    "encode",
+    "encode_chunk",
+    "finish_reason",
+    "parse_request",
+    "stream",
+    "translate",
+    "ui_messages_to_messages",
+]
+
+HEADERS: Mapping[str, str] = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+"""The response headers of a UI message stream (as the AI SDK's own server helpers set them)."""
+
+DONE = "[DONE]"
+
+
+async def translate(
+    chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_version: int = 7
+) -> AsyncIterator[Chunk]:
+    """The chunks of a run's `events` for the chat, as an `ai` `sdk_version` client reads them.
+
+    Deterministic: the same events give the same chunks (a replay's `start` carries the same
+    `messageId`). The last chunk is one `finish`; everything opened is closed before it.
+
+    Raises:
+        ValueError: `sdk_version` is not 5, 6 or 7.
+    """
+    writer = ChunkWriter(chat, check_sdk_version(sdk_version))
+    async for event in events:  # to their end, past `finish`: a server's run is then over,
+        for chunk in writer.write(event):  # so the client's next request finds the chat free
+            yield chunk
+
+
+def encode_chunk(chunk: Mapping[str, Any]) -> str:
+    """`chunk` as compact JSON: the text of one SSE `data:` line."""
+    return json.dumps(chunk, ensure_ascii=False, separators=(",", ":"))
+
+
+async def encode(chunks: AsyncIterable[Mapping[str, Any]]) -> AsyncIterator[bytes]:
+    """SSE frames for `chunks`: `data: <json>\\n\\n` each, then `data: [DONE]\\n\\n`."""
+    async for chunk in chunks:
+        yield f"data: {encode_chunk(chunk)}\n\n".encode()
+    yield f"data: {DONE}\n\n".encode()
+
+
+async def stream(
+    agent: Agent, body: bytes | str | Mapping[str, Any], *, store: Any = None,
+    sdk_version: int = 7,
+) -> AsyncIterator[Chunk]:
+    """Run `agent` for one `DefaultChatTransport` request body and yield the stream's chunks.
+
+    For your own web framework: answer with `encode(stream(agent, body))` and `HEADERS`. The
+    agent saves to `store` when it has none of its own. Leaving the loop early stops the run;
+    what it committed stays.
+
+    Raises:
+        RequestError: the body is refused (`status` 400 or 422, before anything runs).
+        ValueError: `sdk_version` is not 5, 6 or 7.
+    """
+    if isinstance(body, Mapping):
+        body = json.dumps(body)
+    raw = body.encode() if isinstance(body, str) else body
+    chat, request = parse_request(raw, agent, sdk_version=sdk_version)
+    if store is not None and agent.store is None:
+        agent = agent.with_store(store)
+    service = RunService(agent.store)
+    live = await service.start(agent, request, name=agent.name or "")
+    try:
+        async for chunk in translate(chat, live.follow(), sdk_version=sdk_version):
+            yield chunk
+    finally:
+        if not live.done:
+            await service.stop(live.thread_id)

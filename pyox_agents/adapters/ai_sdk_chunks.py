@@ -1,0 +1,297 @@
+"""Runtime events -> AI SDK UI message stream chunks (`ai` 5, 6 and 7).
+
+One `ChunkWriter` per stream; `write(event)` gives the chunks an event means. The output is a
+function of the chat and the events only (no clock, no random ids), so a run replayed from its
+first event (a reloaded page resuming the stream) gives the same chunks again.
+
+What each client major accepts (the `uiMessageChunkSchema` of `ai` 5.0, 6.0 and 7.0; an unknown
+chunk type, or an unknown `finishReason`, fails the whole request on the client):
+
+- approval request: ai 6 and 7 `tool-approval-request` (7 adds `reason`, the request's
+  prompt); ai 5, which has no approval parts, a persistent `data-approval-request` part whose
+  id is the approval id, data `{approvalId, toolCallId, toolName, input, prompt}`, answered with
+  the `approvals: [{id, approved, reason?}]` body field.
+- a call a person refused: ai 6 and 7 `tool-output-denied`; ai 5 `tool-output-error`.
+- a run stopped (server `stop`): `abort` (`reason` from ai 6), then finish `interrupted` on
+  ai 7, `other` on 5 and 6.
+- a run paused (approval, client tools to run): finish `tool-calls`; answered: `stop`; stopped
+  by a limit or a permission: `other`; failed: `error{errorText}` then finish `error`.
+
+`finishReason: "unknown"` (5 only) and the 7-only types (`reset-step`, `custom`,
+`reasoning-file`, `steering-message`, `tool-approval-response`) are never written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, TypeAlias
+
+from pyox_agents.adapters.ai_sdk_request import Chat
+from pyox_agents.events import (
+    ApprovalRequested,
+    ReasoningDelta,
+    ReasoningEnded,
+    ReasoningStarted,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    RuntimeEvent,
+    StateChanged,
+    StepFinished,
+    StepStarted,
+    SubagentFinished,
+    SubagentStarted,
+    TextDelta,
+    TextEnded,
+    TextStarted,
+    ToolCallArgsDelta,
+    ToolCallEnded,
+    ToolCallStarted,
+    ToolResult,
+)
+from pyox_agents.state.stopped import StoppedByFinish
+
+__all__ = ["CHUNK_TYPES", "FINISH_REASONS", "STATE_ID", "Chunk", "ChunkWriter", "finish_reason"]
+
+Chunk: TypeAlias = dict[str, Any]
+"""One UI message stream chunk: a JSON object with a `type`."""
+
+STATE_ID = "state"
+"""The id of the `data-state` part: one part per assistant message, replaced in place."""
+
+_COMMON = frozenset({
+    "start", "start-step", "finish-step", "text-start", "text-delta", "text-end",
+    "reasoning-start", "reasoning-delta", "reasoning-end", "tool-input-start", "tool-input-delta",
+    "tool-input-available", "tool-input-error", "tool-output-available", "tool-output-error",
+    "source-url", "source-document", "file", "error", "finish", "abort", "message-metadata",
+})
+_SIX = _COMMON | {"tool-approval-request", "tool-output-denied"}
+
+CHUNK_TYPES: Mapping[int, frozenset[str]] = {
+    5: _COMMON,
+    6: _SIX,
+    7: _SIX | {"tool-approval-response", "custom", "reasoning-file", "steering-message",
+               "reset-step"},
+}
+"""Chunk types each `ai` major accepts (besides `data-*`); this module writes a subset."""
+
+_REASONS = frozenset({"stop", "length", "content-filter", "tool-calls", "error", "other"})
+FINISH_REASONS: Mapping[int, frozenset[str]] = {
+    5: _REASONS | {"unknown"},
+    6: _REASONS,
+    7: _REASONS | {"interrupted"},
+}
+"""`finish.finishReason` values each `ai` major accepts; "unknown" is never written."""
+
+STOPPED = "the run was stopped"
+
+
+def finish_reason(event: RunFinished | RunFailed, sdk_version: int) -> str:
+    """The `finishReason` of the `finish` chunk that ends a run, for an `ai` major."""
+    if isinstance(event, RunFailed):
+        return "error"
+    if event.outcome == "cancelled":
+        return "interrupted" if sdk_version >= 7 else "other"
+    if event.outcome == "interrupt" or event.pending_call_ids:
+        return "tool-calls"  # the client answers (approval) or runs the tools, then continues
+    if event.stopped is not None and not isinstance(event.stopped, StoppedByFinish):
+        return "other"
+    return "stop"
+
+
+class ChunkWriter:
+    """Translates one run's events, in order, to chunks for one chat and `ai` major.
+
+    It keeps what is open (step, text, reasoning, tool inputs, calls without output) so that a
+    run that fails or is stopped still closes every part before its `finish`.
+    """
+
+    def __init__(self, chat: Chat, sdk_version: int) -> None:
+        self.chat = chat
+        self.version = sdk_version
+        self.started = False
+        self.ended = False
+        self._step_open = False
+        self._texts: set[str] = set()
+        self._reasonings: set[str] = set()
+        self._inputs: dict[str, tuple[str, list[str]]] = {}  # call id -> (tool, argument text)
+        self._awaiting: dict[str, bool] = {}  # call id -> nested; input given, no output yet
+        self._invalid: set[str] = set()  # calls answered with tool-input-error
+        self._state: Any = None
+        self._has_state = False  # False until RunStarted: no snapshot of a state never seen
+
+    # -- one event -------------------------------------------------------------------------------
+
+    def write(self, event: RuntimeEvent) -> list[Chunk]:
+        """The chunks `event` means (often one, sometimes none)."""
+        if self.ended:
+            return []
+        out: list[Chunk] = []
+        if not self.started and not isinstance(event, RunStarted):
+            out += self._start(None)  # a run that failed before it started still opens a message
+        match event:
+            case RunStarted(run_id=run_id, state=state):
+                if not self.started:
+                    out += self._start(run_id)
+                self._state, self._has_state = state, True
+                out.append(self._snapshot())
+            case StepStarted(run_id=None) if not self._step_open:
+                self._step_open = True
+                out.append({"type": "start-step"})
+            case StepFinished(run_id=None) if self._step_open:
+                self._step_open = False
+                out.append({"type": "finish-step"})
+            case TextStarted(message_id=mid, run_id=None):
+                self._texts.add(mid)
+                out.append({"type": "text-start", "id": mid})
+            case TextDelta(message_id=mid, delta=delta, run_id=None) if mid in self._texts:
+                out.append({"type": "text-delta", "id": mid, "delta": delta})
+            case TextEnded(message_id=mid, run_id=None) if mid in self._texts:
+                self._texts.discard(mid)
+                out.append({"type": "text-end", "id": mid})
+            case ReasoningStarted(message_id=mid, run_id=None):
+                self._reasonings.add(mid)
+                out.append({"type": "reasoning-start", "id": mid})
+            case ReasoningDelta(message_id=mid, delta=delta, run_id=None) if (
+                mid in self._reasonings
+            ):
+                out.append({"type": "reasoning-delta", "id": mid, "delta": delta})
+            case ReasoningEnded(message_id=mid, run_id=None) if mid in self._reasonings:
+                self._reasonings.discard(mid)
+                out.append({"type": "reasoning-end", "id": mid})
+            case ToolCallStarted(call_id=call_id, name=name, run_id=run_id):
+                self._inputs[call_id] = (name, [])
+                out.append({"type": "tool-input-start", "toolCallId": call_id, "toolName": name,
+                            **_nested(run_id)})
+            case ToolCallArgsDelta(call_id=call_id, delta=delta) if call_id in self._inputs:
+                self._inputs[call_id][1].append(delta)
+                out.append({"type": "tool-input-delta", "toolCallId": call_id,
+                            "inputTextDelta": delta})
+            case ToolCallEnded(call_id=call_id, name=name, arguments=arguments, run_id=run_id):
+                out.append(self._input_done(call_id, name, arguments, run_id))
+            case ToolResult():
+                out += self._result(event)
+            case StateChanged(delta=delta, state=state):
+                self._state, self._has_state = state, True
+                out.append({"type": "data-state-delta", "data": [dict(op) for op in delta],
+                            "transient": True})
+                out.append(self._snapshot())
+            case ApprovalRequested(request=request, run_id=None):
+                self._awaiting.pop(request.call_id, None)
+                out.append(self._approval(event))
+            case RunFinished():
+                out += self._finish(event)
+            case RunFailed():
+                out += self._fail(event)
+            case SubagentStarted() | SubagentFinished():
+                pass  # the subagent is its parent's tool call; its own calls are nested parts
+            case _:
+                pass  # a subagent's text, reasoning and steps: its answer is the tool's output
+        return out
+
+    # -- parts -----------------------------------------------------------------------------------
+
+    def _start(self, run_id: str | None) -> list[Chunk]:
+        self.started = True
+        message_id = self.chat.message_id
+        if message_id is None and run_id is not None:
+            message_id = "msg_" + run_id[:32]  # from the run: a replay gives the same id
+        return [{"type": "start", "messageId": message_id} if message_id else {"type": "start"}]
+
+    def _snapshot(self) -> Chunk:
+        return {"type": "data-state", "id": STATE_ID, "data": self._state}
+
+    def _input_done(self, call_id: str, name: str, arguments: Mapping[str, Any],
+                    run_id: str | None) -> Chunk:
+        _, pieces = self._inputs.pop(call_id, (name, []))
+        text = "".join(pieces)
+        if text and not _is_json_object(text):
+            self._invalid.add(call_id)
+            return {"type": "tool-input-error", "toolCallId": call_id, "toolName": name,
+                    "input": text, **_nested(run_id),
+                    "errorText": f"the arguments of {name!r} are not a JSON object: {text!r}"}
+        self._awaiting[call_id] = run_id is not None
+        return {"type": "tool-input-available", "toolCallId": call_id, "toolName": name,
+                "input": dict(arguments), **_nested(run_id)}
+
+    def _result(self, event: ToolResult) -> list[Chunk]:
+        call_id = event.call_id
+        nested = self._awaiting.pop(call_id, event.run_id is not None)
+        if call_id in self._invalid:
+            self._invalid.discard(call_id)
+            return []  # the part already shows the error (tool-input-error)
+        extra = _nested("nested" if nested else None)
+        if event.error is None:
+            return [{"type": "tool-output-available", "toolCallId": call_id,
+                     "output": event.result, **extra}]
+        if call_id in self.chat.denied_calls and self.version >= 6:
+            return [{"type": "tool-output-denied", "toolCallId": call_id}]
+        return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": event.error,
+                 **extra}]
+
+    def _approval(self, event: ApprovalRequested) -> Chunk:
+        request = event.request
+        if self.version >= 6:
+            chunk: Chunk = {"type": "tool-approval-request", "approvalId": request.id,
+                            "toolCallId": request.call_id}
+            if self.version >= 7 and request.prompt:
+                chunk["reason"] = request.prompt
+            return chunk
+        return {"type": "data-approval-request", "id": request.id, "data": {
+            "approvalId": request.id, "toolCallId": request.call_id, "toolName": request.tool,
+            "input": dict(request.arguments), "prompt": request.prompt}}
+
+    # -- the end ---------------------------------------------------------------------------------
+
+    def _close(self, reason: str, *, calls: bool) -> list[Chunk]:
+        """End every open part (and the step); with `calls`, calls without output get `reason`."""
+        out: list[Chunk] = [{"type": "text-end", "id": i} for i in sorted(self._texts)]
+        out += [{"type": "reasoning-end", "id": i} for i in sorted(self._reasonings)]
+        self._texts.clear()
+        self._reasonings.clear()
+        for call_id, (name, pieces) in self._inputs.items():
+            out.append({"type": "tool-input-error", "toolCallId": call_id, "toolName": name,
+                        "input": "".join(pieces), "errorText": reason})
+        self._inputs.clear()
+        if calls:
+            out += [{"type": "tool-output-error", "toolCallId": call_id, "errorText": reason}
+                    for call_id in self._awaiting]
+            self._awaiting.clear()
+        if self._step_open:
+            self._step_open = False
+            out.append({"type": "finish-step"})
+        return out
+
+    def _finish(self, event: RunFinished) -> list[Chunk]:
+        self.ended = True
+        cancelled = event.outcome == "cancelled"
+        out = self._close(f"cancelled: {STOPPED}", calls=cancelled)
+        self._state = event.state
+        out.append(self._snapshot())
+        if cancelled:
+            out.append({"type": "abort", "reason": STOPPED} if self.version >= 6
+                       else {"type": "abort"})
+        out.append({"type": "finish", "finishReason": finish_reason(event, self.version)})
+        return out
+
+    def _fail(self, event: RunFailed) -> list[Chunk]:
+        self.ended = True
+        out = self._close(f"the run failed: {event.error.message}", calls=True)
+        if self._has_state:
+            out.append(self._snapshot())
+        out.append({"type": "error", "errorText": event.error.message})
+        out.append({"type": "finish", "finishReason": "error"})
+        return out
+
+
+def _nested(run_id: str | None) -> dict[str, bool]:
+    """Marks of a subagent's call: run by the backend, not a tool the client knows."""
+    return {"providerExecuted": True, "dynamic": True} if run_id is not None else {}
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False

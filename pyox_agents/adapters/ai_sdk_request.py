@@ -1,0 +1,338 @@
+"""AI SDK requests: the `DefaultChatTransport` body becomes a `Chat` and a `RunRequest`.
+
+The body is `{id, messages, trigger, messageId?, ...extras}` (extras from the transport's
+`body` option). `messages` are `UIMessage`s, parsed leniently: part types and fields this module
+does not know (newer `ai` majors add some every release) are ignored, never refused. Only a body
+that is not what any `ai` client sends (not JSON, no chat id, `messages` not a list) is a 4xx.
+
+What the request carries, in the runtime's terms:
+
+- the conversation: user, system and assistant messages; an assistant message's tool parts
+  become its tool calls and the tool messages that answer them (one assistant message per step);
+- the shared state: the `state` body field, else the last `data-state` part in `messages`
+  (what the client last saw); none (or `{}`) means the thread's kept state;
+- approval answers: tool parts in state `approval-responded` with `approval: {id, approved,
+  reason?}` (ai 6+), or the `approvals: [{id, approved, reason?}]` body field (how an ai 5
+  client, which has no approval parts, answers a `data-approval-request`);
+- client tool outputs: `output-available` / `output-error` parts of tools the agent does not
+  have. The AI SDK sends no list of the tools a page runs itself; a page may declare them in a
+  `clientTools: [{name, description?, inputSchema?}]` body field so that the model can call them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pyox_agents.models.base import ToolSpec
+from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents.state.messages import Image, Message, ToolCall
+
+if TYPE_CHECKING:
+    from pyox_agents.agent import Agent
+
+__all__ = ["SDK_VERSIONS", "Chat", "parse_request", "ui_messages_to_messages"]
+
+SDK_VERSIONS = (5, 6, 7)
+"""The `ai` majors this adapter speaks (`sdk_version`)."""
+
+Trigger = Literal["submit-message", "regenerate-message"]
+
+_TOOL_RESULT_STATES = frozenset({"output-available", "output-error", "output-denied"})
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    """What the stream needs to know of the request that started a run.
+
+    `id` is the chat id (the thread); `message_id` the id of the assistant message a
+    continuation (after an approval or a client tool output) keeps writing into, else None (the
+    stream starts a new assistant message); `denied_calls` the tool calls a person refused in
+    this request, whose results are sent as `tool-output-denied`.
+    """
+
+    id: str
+    trigger: Trigger = "submit-message"
+    message_id: str | None = None
+    denied_calls: frozenset[str] = frozenset()
+    sdk_version: int = 7
+
+
+def check_sdk_version(sdk_version: int) -> int:
+    """`sdk_version` if it is a supported `ai` major.
+
+    Raises:
+        ValueError: any other value.
+    """
+    if sdk_version not in SDK_VERSIONS:
+        raise ValueError(f"sdk_version is the client's `ai` major: 5, 6 or 7, got {sdk_version!r}")
+    return sdk_version
+
+
+def parse_request(
+    body: bytes, agent: Agent, *, sdk_version: int = 7
+) -> tuple[Chat, RunRequest]:
+    """The `Chat` and the `RunRequest` a `DefaultChatTransport` body asks for.
+
+    Validation of the state against the agent's `state_type`, and of approval ids against the
+    approvals the server issued, happens when the run starts (`RunService.start`, 422).
+
+    Raises:
+        RequestError: 400 when the body is not a JSON object, 422 when a field no `ai` client
+            would send that way is wrong (the message names it).
+        ValueError: `sdk_version` is not 5, 6 or 7.
+    """
+    check_sdk_version(sdk_version)
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RequestError(400, f"the body is not JSON ({exc}); send the JSON body of the AI SDK "
+                                "DefaultChatTransport: {id, messages, trigger}") from None
+    if not isinstance(data, dict):
+        raise RequestError(400, f"the body is a JSON {type(data).__name__}, not an object; send "
+                                "{id, messages, trigger}")
+    chat_id = data.get("id")
+    if not isinstance(chat_id, str) or not chat_id:
+        raise RequestError(422, f"id is {chat_id!r}: send the chat id as a non-empty string",
+                           "id")
+    raw_messages = data.get("messages", [])
+    if not isinstance(raw_messages, list):
+        raise RequestError(422, f"messages is a {type(raw_messages).__name__}: send a list of "
+                                "UIMessages", "messages")
+    for index, item in enumerate(raw_messages):
+        if not isinstance(item, dict):
+            raise RequestError(422, f"messages[{index}] is a {type(item).__name__}: each message "
+                                    "is an object {id, role, parts}", f"messages[{index}]")
+    ui_messages: list[dict[str, Any]] = raw_messages
+    trigger: Trigger = ("regenerate-message" if data.get("trigger") == "regenerate-message"
+                        else "submit-message")
+    last = ui_messages[-1] if ui_messages else None
+    continuing = (trigger == "submit-message" and last is not None
+                  and last.get("role") == "assistant")
+    message_id = None
+    if continuing and last is not None:
+        message_id = last.get("id") if isinstance(last.get("id"), str) else None
+        if message_id is None and isinstance(data.get("messageId"), str):
+            message_id = data["messageId"]
+    decisions, denied = _decisions(ui_messages, data.get("approvals"), continuing)
+    chat = Chat(chat_id, trigger, message_id, frozenset(denied), sdk_version)
+    request = RunRequest(
+        thread_id=chat_id,
+        messages=tuple(ui_messages_to_messages(ui_messages)),
+        state=_client_state(data, ui_messages),
+        tool_outputs=tuple(_client_outputs(ui_messages, agent)),
+        decisions=tuple(decisions),
+        client_tools=tuple(_client_tools(data.get("clientTools"), agent)),
+        regenerate=trigger == "regenerate-message",
+    )
+    return chat, request
+
+
+def ui_messages_to_messages(ui_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """The runtime's messages for a list of `UIMessage`s (as the model will see them).
+
+    Parts of unknown types, reasoning, data parts and tools the backend ran on its own
+    (`providerExecuted`, e.g. a subagent's calls) are left out.
+    """
+    out: list[Message] = []
+    for ui in ui_messages:
+        parts = _parts(ui)
+        role = ui.get("role")
+        if role == "user":
+            text = "\n".join(p["text"] for p in parts if _is_text(p))
+            images = tuple(Image(p["url"], p["mediaType"]) for p in parts if _is_image(p))
+            if text or images:
+                out.append(Message(role="user", content=text, images=images))
+        elif role == "system":
+            text = "\n".join(p["text"] for p in parts if _is_text(p))
+            if text:
+                out.append(Message.system(text))
+        elif role == "assistant":
+            out.extend(_assistant_messages(parts))
+    return out
+
+
+def _parts(ui: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    parts = ui.get("parts")
+    if not isinstance(parts, list):
+        content = ui.get("content")  # a pre-v5 message: {role, content}
+        return [{"type": "text", "text": content}] if isinstance(content, str) else []
+    return [p for p in parts if isinstance(p, Mapping) and isinstance(p.get("type"), str)]
+
+
+def _is_text(part: Mapping[str, Any]) -> bool:
+    return part["type"] == "text" and isinstance(part.get("text"), str)
+
+
+def _is_image(part: Mapping[str, Any]) -> bool:
+    media = part.get("mediaType")
+    return (part["type"] == "file" and isinstance(part.get("url"), str)
+            and isinstance(media, str) and media.startswith("image/"))
+
+
+def _tool_name(part: Mapping[str, Any]) -> str | None:
+    """The tool of a tool part (`tool-<name>` or `dynamic-tool`), None for other parts."""
+    kind = part["type"]
+    if kind == "dynamic-tool":
+        name = part.get("toolName")
+        return name if isinstance(name, str) and name else None
+    if kind.startswith("tool-") and len(kind) > 5 and isinstance(part.get("toolCallId"), str):
+        return str(kind[5:])
+    return None
+
+
+def _assistant_messages(parts: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """One assistant message (and its tool results) per step of a UI assistant message."""
+    out: list[Message] = []
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    results: list[Message] = []
+
+    def flush() -> None:
+        if text or calls:
+            out.append(Message.assistant("".join(text), tuple(calls)))
+            out.extend(results)
+        text.clear()
+        calls.clear()
+        results.clear()
+
+    for part in parts:
+        if part["type"] == "step-start":
+            flush()
+            continue
+        if _is_text(part):
+            if calls:  # text after tool calls without a step-start: a new step
+                flush()
+            text.append(part["text"])
+            continue
+        name = _tool_name(part)
+        if name is None or part.get("providerExecuted") is True:
+            continue
+        arguments = part.get("input")
+        call = ToolCall(name, arguments if isinstance(arguments, dict) else {},
+                        id=part["toolCallId"])
+        calls.append(call)
+        result = _tool_result(call, part)
+        if result is not None:
+            results.append(result)
+    flush()
+    return out
+
+
+def _tool_result(call: ToolCall, part: Mapping[str, Any]) -> Message | None:
+    state = part.get("state")
+    if state == "output-available":
+        output = part.get("output")
+        text = output if isinstance(output, str) else json.dumps(
+            output, ensure_ascii=False, separators=(",", ":"))
+        return Message.tool(call, text)
+    if state == "output-error":
+        return Message.tool(call, str(part.get("errorText", "the tool failed")), is_error=True)
+    if state == "output-denied":
+        approval = part.get("approval")
+        reason = approval.get("reason") if isinstance(approval, Mapping) else None
+        suffix = f": {reason}" if isinstance(reason, str) and reason else ""
+        return Message.tool(call, f"denied by a person{suffix}", is_error=True)
+    return None
+
+
+def _client_state(data: Mapping[str, Any], ui_messages: Sequence[Mapping[str, Any]]) -> Any:
+    """The `state` body field, else the last `data-state` part's data; None for none or {}."""
+    state = data.get("state")
+    if state is None:
+        for ui in reversed(ui_messages):
+            found = [p for p in _parts(ui) if p["type"] == "data-state" and "data" in p]
+            if found:
+                state = found[-1]["data"]
+                break
+    return None if state is None or state == {} else state
+
+
+def _decisions(
+    ui_messages: Sequence[Mapping[str, Any]], approvals: Any, continuing: bool
+) -> tuple[list[Decision], list[str]]:
+    """Approval answers: `approval-responded` parts of the last message, then `approvals`."""
+    decisions: list[Decision] = []
+    denied: list[str] = []
+    if continuing:
+        index = len(ui_messages) - 1
+        for number, part in enumerate(_parts(ui_messages[index])):
+            approval = part.get("approval")
+            if part.get("state") != "approval-responded" or not isinstance(approval, Mapping):
+                continue
+            where = f"messages[{index}].parts[{number}].approval"
+            decision = _decision(approval, where)
+            decisions.append(decision)
+            if not decision.approve and isinstance(part.get("toolCallId"), str):
+                denied.append(part["toolCallId"])
+    if approvals is not None:
+        if not isinstance(approvals, list):
+            raise RequestError(422, "approvals is a list of {id, approved, reason?}", "approvals")
+        for number, approval in enumerate(approvals):
+            if not isinstance(approval, Mapping):
+                raise RequestError(422, f"approvals[{number}] is not an object {{id, approved}}",
+                                   f"approvals[{number}]")
+            decisions.append(_decision(approval, f"approvals[{number}]"))
+    return decisions, denied
+
+
+def _decision(approval: Mapping[str, Any], where: str) -> Decision:
+    request_id = approval.get("id")
+    approved = approval.get("approved")
+    if not isinstance(request_id, str) or not request_id:
+        raise RequestError(422, f"{where}.id is {request_id!r}: send the approvalId the server "
+                                "gave in its approval request", f"{where}.id")
+    if not isinstance(approved, bool):
+        raise RequestError(422, f"{where}.approved is {approved!r}: send true or false",
+                           f"{where}.approved")
+    reason = approval.get("reason")
+    return Decision(request_id=request_id, approve=approved,
+                    answer=reason if isinstance(reason, str) else None)
+
+
+def _client_outputs(ui_messages: Sequence[Mapping[str, Any]], agent: Agent) -> list[ToolOutput]:
+    """Results the client gives for calls of tools the agent does not have (its own tools)."""
+    outputs: list[ToolOutput] = []
+    for ui in ui_messages:
+        if ui.get("role") != "assistant":
+            continue
+        for part in _parts(ui):
+            name = _tool_name(part)
+            state = part.get("state")
+            if (name is None or name in agent.tools or part.get("providerExecuted") is True
+                    or state not in _TOOL_RESULT_STATES):
+                continue
+            if state == "output-available":
+                outputs.append(ToolOutput(part["toolCallId"], part.get("output")))
+            else:
+                text = part.get("errorText") if state == "output-error" else "denied by a person"
+                outputs.append(ToolOutput(part["toolCallId"], str(text), is_error=True))
+    return outputs
+
+
+def _client_tools(declared: Any, agent: Agent) -> list[ToolSpec]:
+    """The `clientTools` body field as tool specs; tools the agent has are its own, not these."""
+    if declared is None:
+        return []
+    if not isinstance(declared, list):
+        raise RequestError(422, "clientTools is a list of {name, description?, inputSchema?}",
+                           "clientTools")
+    specs: list[ToolSpec] = []
+    for number, item in enumerate(declared):
+        name = item.get("name") if isinstance(item, Mapping) else None
+        if not isinstance(name, str) or not name:
+            raise RequestError(422, f"clientTools[{number}] needs a name (a non-empty string)",
+                               f"clientTools[{number}].name")
+        assert isinstance(item, Mapping)
+        if name in agent.tools:
+            continue
+        schema = item.get("inputSchema", item.get("parameters"))
+        description = item.get("description")
+        specs.append(ToolSpec(
+            name,
+            description if isinstance(description, str) else "",
+            schema if isinstance(schema, Mapping) else {"type": "object", "properties": {}},
+        ))
+    return specs

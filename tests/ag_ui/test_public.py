@@ -1,0 +1,47 @@
+"""The public AG-UI module: its names, pinned, and `stream` used without our server."""
+
+from __future__ import annotations
+
+import pytest
+
+from pyox_agents import Agent, ag_ui
+from pyox_agents.models import ScriptedModel
+from pyox_agents.stores import MemoryStore
+from tests.ag_ui.servers import frames
+from tests.ag_ui.verify import check_stream
+
+pytestmark = pytest.mark.anyio
+
+
+def test_the_public_names_are_exactly_these() -> None:
+    assert set(ag_ui.__all__) == {"APPROVAL_SCHEMA", "MEDIA_TYPE", "RequestError", "encode",
+                                  "encode_event", "parse_request", "stream", "translate"}
+
+
+def body(run_id: str, *texts: str, **fields: object) -> dict[str, object]:
+    messages = [{"id": f"u{i}", "role": "user", "content": t} for i, t in enumerate(texts)]
+    return {"threadId": "t1", "runId": run_id, "messages": messages, **fields}
+
+
+async def test_stream_and_encode_give_sse_frames_of_a_valid_stream() -> None:
+    agent = Agent(ScriptedModel(["Hi!"]))
+    raw = b"".join([chunk async for chunk in ag_ui.encode(ag_ui.stream(agent, body("r1", "hi")))])
+    assert raw.startswith(b"data: {") and raw.endswith(b"}\n\n") and b"\r" not in raw
+    replayed = check_stream(frames(raw.decode()), thread_id="t1", run_id="r1")
+    assert replayed.terminal["type"] == "RUN_FINISHED"
+
+
+async def test_stream_refuses_an_invalid_input_before_the_first_event() -> None:
+    events = ag_ui.stream(Agent(ScriptedModel(["Hi!"])), {"threadId": "t1", "messages": []})
+    with pytest.raises(ag_ui.RequestError) as caught:
+        await anext(events)
+    assert (caught.value.status, caught.value.field) == (422, "runId")
+
+
+async def test_stream_with_a_store_continues_the_thread_from_its_kept_state() -> None:
+    store = MemoryStore()
+    agent = Agent(ScriptedModel(["one", "two"]))
+    first = [e async for e in ag_ui.stream(agent, body("r1", "a", state={"n": 1}), store=store)]
+    assert first[-1].type == "RUN_FINISHED"
+    second = [e async for e in ag_ui.stream(agent, body("r2", "a", "b"), store=store)]
+    assert second[1].type == "STATE_SNAPSHOT" and second[1].snapshot == {"n": 1}
