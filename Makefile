@@ -1,9 +1,10 @@
-# `make demo` runs the main job, `make test` the whole test suite. Both build .venv on first use.
+# `make demo` runs the main job (the demo server and page), `make test` the whole test suite.
+# Both build .venv on first use; `make demo` rebuilds the page only when frontend-demo/ changed.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench
+.PHONY: demo demo-page test lint bench
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -11,8 +12,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(PY) examples/todo.py
+# The committed page in pyox_agents/server/static carries a hash of frontend-demo's sources
+# (build-stamp.json): rebuild only when it no longer matches.
+demo-page: $(STAMP)
+	@$(PY) -m pytest -q -p no:cacheprovider tests/test_demo_build.py -k matches >/dev/null 2>&1 \
+		|| (cd frontend-demo && npm ci --no-audit --no-fund && npm run build)
+
+demo: demo-page
+	$(VENV)/bin/pyox-agents demo
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -22,4 +29,5 @@ test: lint
 	$(VENV)/bin/pytest -q
 
 bench: $(STAMP)
-	$(PY) bench/state_delta.py
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/run_all.py
