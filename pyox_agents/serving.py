@@ -303,10 +303,10 @@ class RunService:
             return loaded.owner
         return _NOBODY
 
-    async def publish_meta(self, live: LiveRun) -> None:
-        """Share the adapter's `meta` of a run with other processes (JSON-able values only)."""
+    async def publish_meta(self, live: LiveRun, meta: Mapping[str, Any]) -> None:
+        """Share what an adapter keeps of a run (`meta`, JSON) with other processes."""
         if self.shared and live.run_key is not None:
-            await self.store.aappend_events(f"{live.run_key}:meta", [json.dumps(live.meta)])
+            await self.store.aappend_events(f"{live.run_key}:meta", [json.dumps(dict(meta))])
 
     async def stop(self, thread_id: str) -> bool:
         """Cancel the run active on `thread_id`; False if none was. What it committed stays."""

@@ -17,6 +17,7 @@ what it committed stays committed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -121,8 +122,8 @@ class _Server:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def sse(self, data: AsyncIterator[str], live: LiveRun, extra: Mapping[str, str] = {}
-            ) -> EventSourceResponse:
+    def sse(self, data: AsyncIterator[str], live: LiveRun | None,
+            extra: Mapping[str, str] = {}) -> EventSourceResponse:
         """Stream `data` (JSON texts) as SSE with keep-alive comments; mind disconnects."""
 
         async def frames() -> AsyncIterator[ServerSentEvent]:
@@ -130,7 +131,7 @@ class _Server:
                 async for text in data:
                     yield ServerSentEvent(data=text, sep="\n")
             finally:
-                if self.on_disconnect == "cancel" and not live.done:
+                if self.on_disconnect == "cancel" and live is not None and not live.done:
                     await self.runs.stop(live.thread_id)
 
         return EventSourceResponse(
@@ -247,22 +248,35 @@ async def _ai_sdk_run(server: _Server, request: Request) -> Response:
                                              sdk_version=version)
     live = await server.runs.start(agent, run_request, name=name, principal=principal)
     live.meta["ai_sdk"] = chat
+    if server.runs.shared:  # other processes replay it: they need the chat as JSON
+        await server.runs.publish_meta(live, {"ai_sdk": {**dataclasses.asdict(chat),
+                                                        "denied_calls": sorted(chat.denied_calls)}})
     return _ai_sdk_response(server, live, chat, version)
 
 
 async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     server.agent(request)
-    await server.runs.check_owner(request.path_params["chat_id"], principal)
-    live = server.runs.active(request.path_params["chat_id"])
-    if live is None or "ai_sdk" not in live.meta:
+    chat_id = request.path_params["chat_id"]
+    await server.runs.check_owner(chat_id, principal)
+    found = await server.runs.follow(chat_id)  # this process, or (shared runs) another one
+    if found is None or "ai_sdk" not in found[1]:
         return Response(status_code=204)
-    chat = live.meta["ai_sdk"]  # the run speaks the major it was started with
-    return _ai_sdk_response(server, live, chat, getattr(chat, "sdk_version", 7))
+    events, meta = found
+    chat = meta["ai_sdk"]
+    if isinstance(chat, Mapping):  # published by another process as JSON
+        chat = ai_sdk.Chat(**{**chat, "denied_calls": frozenset(chat["denied_calls"])})
+    # the run speaks the major it was started with
+    return _ai_sdk_events(server, events, chat, chat.sdk_version, None)
 
 
 def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int) -> Response:
-    chunks = ai_sdk.translate(chat, live.follow(), sdk_version=version)
+    return _ai_sdk_events(server, live.follow(), chat, version, live)
+
+
+def _ai_sdk_events(server: _Server, events: AsyncIterator[Any], chat: Any, version: int,
+                   live: LiveRun | None) -> Response:
+    chunks = ai_sdk.translate(chat, events, sdk_version=version)
 
     async def texts() -> AsyncIterator[str]:
         async for chunk in chunks:
