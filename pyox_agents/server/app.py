@@ -76,6 +76,7 @@ class _Server:
         auth: Auth | None,
         limits: ServerLimits | None,
         send_timeout: float | None,
+        lease_ttl: float,
     ) -> None:
         self.agents = {
             name: agent.with_store(store) if agent.store is None and store is not None else agent
@@ -87,7 +88,7 @@ class _Server:
         self.on_disconnect = on_disconnect
         self.auth = auth
         self.send_timeout = send_timeout
-        self.runs = RunService(store, limits=limits)
+        self.runs = RunService(store, limits=limits, lease_ttl=lease_ttl)
 
     async def principal(self, request: Request) -> str | None:
         """Who asks (None without auth: everyone is the same principal). 401 if refused."""
@@ -156,6 +157,7 @@ def create_app(
     auth: Auth | None = None,
     limits: ServerLimits | None = None,
     send_timeout: float | None = 30.0,
+    lease_ttl: float = 30.0,
 ) -> Starlette:
     """A Starlette app serving `agents` (by name) over AG-UI and the AI SDK stream protocol.
 
@@ -166,7 +168,9 @@ def create_app(
     None` says who asks (see `bearer_tokens`); threads and runs belong to the principal that
     created them, and are not found (404) by others. `limits` bounds requests and runs
     (`ServerLimits`). A client that takes more than `send_timeout` seconds to accept the next
-    event is dropped; its run goes on, detached, and can be followed again.
+    event is dropped; its run goes on, detached, and can be followed again. With a store that
+    has leases (`RedisStore`), several processes share the work; `lease_ttl` is how long a
+    process that died keeps a thread before another may take it.
 
     Raises:
         ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
@@ -181,7 +185,7 @@ def create_app(
         raise ValueError(f'on_disconnect is "detach" or "cancel", got {on_disconnect!r}')
     server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
                      on_disconnect=on_disconnect, auth=auth, limits=limits,
-                     send_timeout=send_timeout)
+                     send_timeout=send_timeout, lease_ttl=lease_ttl)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
