@@ -60,6 +60,8 @@ def naive(doc: dict[str, Any], change: Change) -> object:
 
 
 def main() -> None:
+    print("| todos | change | ours ms (median) | naive ms (median) | naive / ours |")
+    print("|---|---|---|---|---|")
     for size in (1_000, 10_000, 100_000):
         doc = {"todos": [{"id": i, "text": f"todo {i}", "done": False} for i in range(size)]}
         frozen = freeze(doc)
@@ -69,10 +71,8 @@ def main() -> None:
                 lambda f=frozen: SharedState(f), lambda s, c=change: ours(s, c), 21
             )
             naive_ms = median_ms(lambda d=doc: d, lambda d, c=change: naive(d, c), naive_runs)
-            print(
-                f"{size:>7,} todos, {name:<22}: ours {ours_ms:8.3f} ms, "
-                f"naive {naive_ms:9.1f} ms, {naive_ms / ours_ms:>9,.0f}x"
-            )
+            print(f"| {size:,} | {name} | {ours_ms:.3f} | {naive_ms:.1f} | "
+                  f"{naive_ms / ours_ms:,.0f}x |")
 
 
 if __name__ == "__main__":

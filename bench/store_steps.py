@@ -85,19 +85,23 @@ def main() -> None:
             "SQLiteStore": lambda: SQLiteStore(Path(folder) / "bench.db"),
         }
         ratios = {}
+        rows = []
         for name, make in stores.items():
             store = make()
             try:
                 medians = {size: step_ms(store, size, args.steps) for size in SIZES}
             finally:
                 store.close()
-            for size, ms in medians.items():
-                print(f"{name:<12} {size:>6,} entries: {ms:.3f} ms per step (median of "
-                      f"{args.steps})")
             ratios[name] = medians[SIZES[-1]] / medians[SIZES[0]]
+            rows += [(name, size, ms, ms / medians[SIZES[0]]) for size, ms in medians.items()]
+        print(f"| store | entries | ms per step (median of {args.steps}) | vs {SIZES[0]} entries |")
+        print("|---|---|---|---|")
+        for name, size, ms, ratio in rows:
+            print(f"| {name} | {size:,} | {ms:.3f} | {ratio:.2f}x |")
+        print()
         for name, ratio in ratios.items():
             verdict = "ok" if ratio < 1.5 else "MISSES the 1.5 target"
-            print(f"{name:<12} ratio {SIZES[-1]:,} / {SIZES[0]:,} entries: {ratio:.2f} ({verdict})")
+            print(f"{name}: ratio {SIZES[-1]:,} / {SIZES[0]:,} entries: {ratio:.2f} ({verdict})")
 
 
 if __name__ == "__main__":
