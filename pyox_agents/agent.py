@@ -608,7 +608,16 @@ async def _events(
     task = asyncio.create_task(execute(), name=f"pyox-agents run {runner.run_id[:12]}")
     try:
         with receive:
-            async for batch in receive:
+            while True:
+                try:  # take what is there without a trip through the event loop per event
+                    batch = receive.receive_nowait()
+                except anyio.WouldBlock:
+                    try:
+                        batch = await receive.receive()
+                    except anyio.EndOfStream:
+                        break
+                except anyio.EndOfStream:
+                    break
                 for event in batch:
                     yield event
     finally:

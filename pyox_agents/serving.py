@@ -134,7 +134,7 @@ class LiveRun:
     run_key: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     """What the protocol adapter that started the run keeps to translate it again on replay."""
-    _changed: anyio.Event = field(default_factory=anyio.Event)
+    _changed: asyncio.Event | None = None
 
     @property
     def run_id(self) -> str | None:
@@ -145,23 +145,37 @@ class LiveRun:
     def add(self, events: Sequence[RuntimeEvent]) -> None:
         """Keep `events` and wake whoever follows."""
         self.events.extend(events)
-        self._changed.set()
-        self._changed = anyio.Event()
+        self._wake()
 
     def end(self) -> None:
         """No more events will come."""
         self.done = True
-        self._changed.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._changed is not None:  # made only when a follower waits: no churn per event
+            self._changed.set()
+            self._changed = None
 
     async def follow(self, start: int = 0) -> AsyncIterator[RuntimeEvent]:
         """Every event from number `start` on: those kept, then the live ones until the end."""
+        async for batch in self.follow_batches(start):
+            for event in batch:
+                yield event
+
+    async def follow_batches(self, start: int = 0) -> AsyncIterator[list[RuntimeEvent]]:
+        """Like `follow`, but all the events there are at once in one list (fewer writes)."""
         index = start
         while True:
-            while index < len(self.events):
-                yield self.events[index]
-                index += 1
+            if index < len(self.events):
+                batch = self.events[index:]
+                index += len(batch)
+                yield batch
+                continue
             if self.done:
                 return
+            if self._changed is None:
+                self._changed = asyncio.Event()
             await self._changed.wait()
 
     def last_state(self) -> Any:

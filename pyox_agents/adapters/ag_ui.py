@@ -33,6 +33,7 @@ from pyox_agents.adapters.ag_ui_events import (
     interrupt_reason,
     result_id,
     translate,
+    translate_batches,
 )
 from pyox_agents.adapters.ag_ui_request import parse_request, request_from_input
 from pyox_agents.agent import Agent
@@ -49,6 +50,7 @@ __all__ = [
     "result_id",
     "stream",
     "translate",
+    "translate_batches",
 ]
 
 MEDIA_TYPE = "text/event-stream"

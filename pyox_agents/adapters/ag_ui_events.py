@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -460,6 +460,29 @@ async def translate(
         return
     for out in translation.incomplete():
         yield _stamped(out)
+
+
+async def translate_batches(
+    run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]]
+) -> AsyncIterator[list[BaseEvent]]:
+    """`translate`, a batch at a time: the AG-UI events of each batch of runtime events.
+
+    A server writes each batch in one go; the events and their order are `translate`'s.
+    """
+    translation = _Translation(run_input)
+    try:
+        async for batch in batches:
+            out = [_stamped(e) for event in batch for e in translation.on(event)]
+            if out:
+                yield out
+            if translation.ended:
+                return
+    except Exception:
+        yield [_stamped(e) for e in translation.broken()]
+        return
+    rest = [_stamped(e) for e in translation.incomplete()]
+    if rest:
+        yield rest
 
 
 def _stamped(event: BaseEvent) -> BaseEvent:

@@ -17,7 +17,7 @@ RFC 6902 patch, for `onData` handlers that patch their own copy).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyox_agents.adapters.ai_sdk_chunks import (
@@ -55,6 +55,7 @@ __all__ = [
     "parse_request",
     "stream",
     "translate",
+    "translate_batches",
     "ui_messages_to_messages",
 ]
 
@@ -85,6 +86,17 @@ async def translate(
     async for event in events:  # to their end, past `finish`: a server's run is then over,
         for chunk in writer.write(event):  # so the client's next request finds the chat free
             yield chunk
+
+
+async def translate_batches(
+    chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7
+) -> AsyncIterator[list[Chunk]]:
+    """`translate`, a batch at a time (a server writes each batch in one go)."""
+    writer = ChunkWriter(chat, check_sdk_version(sdk_version))
+    async for batch in batches:
+        out = [chunk for event in batch for chunk in writer.write(event)]
+        if out:
+            yield out
 
 
 def encode_chunk(chunk: Mapping[str, Any]) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -123,26 +124,38 @@ class _Server:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def sse(self, data: AsyncIterator[str], live: LiveRun | None,
+    def sse(self, frames: AsyncIterator[bytes], live: LiveRun | None,
             extra: Mapping[str, str] = {}) -> EventSourceResponse:
-        """Stream `data` (JSON texts) as SSE with keep-alive comments; mind disconnects."""
+        """Stream pre-framed SSE bytes (one chunk per batch of events) with keep-alive comments;
+        mind disconnects."""
 
-        async def frames() -> AsyncIterator[ServerSentEvent]:
+        async def chunks() -> AsyncIterator[bytes]:
             try:
-                async for text in data:
-                    yield ServerSentEvent(data=text, sep="\n")
+                async for chunk in frames:
+                    yield chunk
             finally:
                 if self.on_disconnect == "cancel" and live is not None and not live.done:
                     await self.runs.stop(live.thread_id)
 
         return EventSourceResponse(
-            frames(),
+            chunks(),
             headers={**SSE_HEADERS, **extra},
             ping=self.keepalive,
             send_timeout=self.send_timeout,
             sep="\n",  # LF only: @ag-ui/client splits frames on "\n\n", never on CRLF
             ping_message_factory=lambda: ServerSentEvent(comment="keep-alive", sep="\n"),
         )
+
+
+def _frame(texts: list[str]) -> bytes:
+    """SSE `data:` frames for JSON texts, as one write."""
+    return "".join(f"data: {text}\n\n" for text in texts).encode()
+
+
+async def _batches(events: AsyncIterator[Any]) -> AsyncIterator[list[Any]]:
+    """Events one at a time, as batches of one (a run another process executes)."""
+    async for event in events:
+        yield [event]
 
 
 def create_app(
@@ -158,6 +171,7 @@ def create_app(
     limits: ServerLimits | None = None,
     send_timeout: float | None = 30.0,
     lease_ttl: float = 30.0,
+    tune_gc: bool = True,
 ) -> Starlette:
     """A Starlette app serving `agents` (by name) over AG-UI and the AI SDK stream protocol.
 
@@ -170,7 +184,11 @@ def create_app(
     (`ServerLimits`). A client that takes more than `send_timeout` seconds to accept the next
     event is dropped; its run goes on, detached, and can be followed again. With a store that
     has leases (`RedisStore`), several processes share the work; `lease_ttl` is how long a
-    process that died keeps a thread before another may take it.
+    process that died keeps a thread before another may take it. `tune_gc` (the default) freezes
+    what start-up allocated out of the garbage collector's reach and makes full collections
+    rarer, once, when the app starts: with many open streams, collections otherwise pause every
+    stream for hundreds of milliseconds (bench/concurrency.py). It changes the process's `gc`
+    settings; pass False to keep your own.
 
     Raises:
         ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
@@ -189,6 +207,10 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if tune_gc:
+            gc.collect()
+            gc.freeze()  # start-up objects live for the process: never scan them again
+            gc.set_threshold(10_000, 20, 100)
         yield
         await server.runs.close()
 
@@ -240,8 +262,9 @@ async def _ag_ui_run(server: _Server, request: Request) -> Response:
     name, agent = server.agent(request)
     run_input, run_request = ag_ui.parse_request(await server.body(request), agent)
     live = await server.runs.start(agent, run_request, name=name, principal=principal)
-    events = ag_ui.translate(run_input, live.follow())
-    return server.sse((ag_ui.encode_event(event) async for event in events), live)
+    batches = ag_ui.translate_batches(run_input, live.follow_batches())
+    frames = (_frame([ag_ui.encode_event(e) for e in batch]) async for batch in batches)
+    return server.sse(frames, live)
 
 
 async def _ai_sdk_run(server: _Server, request: Request) -> Response:
@@ -271,23 +294,23 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     if isinstance(chat, Mapping):  # published by another process as JSON
         chat = ai_sdk.Chat(**{**chat, "denied_calls": frozenset(chat["denied_calls"])})
     # the run speaks the major it was started with
-    return _ai_sdk_events(server, events, chat, chat.sdk_version, None)
+    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None)
 
 
 def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int) -> Response:
-    return _ai_sdk_events(server, live.follow(), chat, version, live)
+    return _ai_sdk_events(server, live.follow_batches(), chat, version, live)
 
 
-def _ai_sdk_events(server: _Server, events: AsyncIterator[Any], chat: Any, version: int,
+def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any, version: int,
                    live: LiveRun | None) -> Response:
-    chunks = ai_sdk.translate(chat, events, sdk_version=version)
+    chunks = ai_sdk.translate_batches(chat, batches, sdk_version=version)
 
-    async def texts() -> AsyncIterator[str]:
-        async for chunk in chunks:
-            yield ai_sdk.encode_chunk(chunk)
-        yield "[DONE]"
+    async def frames() -> AsyncIterator[bytes]:
+        async for batch in chunks:
+            yield _frame([ai_sdk.encode_chunk(chunk) for chunk in batch])
+        yield _frame(["[DONE]"])
 
-    return server.sse(texts(), live, {"x-vercel-ai-ui-message-stream": "v1"})
+    return server.sse(frames(), live, {"x-vercel-ai-ui-message-stream": "v1"})
 
 
 async def _ai_sdk_stop(server: _Server, request: Request) -> Response:
