@@ -151,6 +151,7 @@ class Agent:
         self.planner = planner
         self.tool_timeout = tool_timeout
         self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
+        self._resolved: Model | None = None
 
     def with_store(self, store: Any) -> Agent:
         """A copy of this agent that saves to `store` (the server gives agents its store so)."""
@@ -530,9 +531,17 @@ class Agent:
 
     # -- preparing runs ------------------------------------------------------------------------
 
+    def _model(self) -> Model | None:
+        """The model, resolved from its name once (one provider client per agent)."""
+        if self.model is None:
+            return None
+        if self._resolved is None:
+            self._resolved = resolve_model(self.model)
+        return self._resolved
+
     def _setup(self, store: Any = None) -> Setup:
         return Setup(
-            model=resolve_model(self.model) if self.model is not None else None,
+            model=self._model(),
             tools=self.tools,
             instructions=self.instructions,
             reporters=self.reporters,

@@ -240,9 +240,17 @@ async def test_state_type_validates_the_state_before_the_run() -> None:
 
 
 async def test_a_model_name_without_a_provider_fails_clearly_at_run_start() -> None:
-    agent = Agent(model="gpt-5-mini")
-    with pytest.raises(ValueError, match="no provider configured for model 'gpt-5-mini'"):
+    agent = Agent(model="frobnicate-9")
+    with pytest.raises(ValueError, match="no provider configured for model 'frobnicate-9'"):
         await agent.arun("hi")
+
+
+async def test_a_provider_without_its_key_names_the_environment_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(RunFailedError, match="OPENAI_API_KEY"):
+        await Agent(model="gpt-5-mini").arun("hi")
 
 
 async def test_function_model_sees_messages_with_roles_and_content() -> None:

@@ -1,0 +1,186 @@
+"""What the HTTP providers (OpenAI-compatible, Anthropic) share: their errors and clients.
+
+A provider's failure becomes a `ProviderError` (a `ModelError` with a `code`), so the run ends
+with `RunFailed` carrying a message that says what went wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pyox_agents.models.base import ModelError
+
+C = TypeVar("C")
+
+
+class ProviderError(ModelError):
+    """A model provider failed or refused the request; `code` says how.
+
+    Codes: "no_api_key" (no key configured), "auth" (the key was refused, HTTP 401/403),
+    "not_found" (no such model, HTTP 404), "bad_request" (HTTP 400/422), "rate_limited"
+    (HTTP 429 after the retries), "provider_unavailable" (HTTP 5xx after the retries),
+    "timeout", "connection" (the server could not be reached) and "model_error" (the
+    provider reported an error in the middle of its reply, or anything else).
+    """
+
+    def __init__(self, message: str, *, code: str = "model_error", status: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        """The HTTP status the provider answered with, when there was one."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorKinds:
+    """One SDK's exception classes, so one function can describe both SDKs' errors."""
+
+    status: type[Exception]
+    timeout: type[Exception]
+    connection: type[Exception]
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Who answered: a label for messages ("OpenAI"), where, and how the key is configured."""
+
+    label: str
+    model: str
+    base_url: str
+    key_hint: str
+    max_retries: int
+    timeout: float | None
+
+
+def provider_message(exc: BaseException) -> str:
+    """The provider's own words for `exc`: `error.message` of the body when there is one."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    message = getattr(exc, "message", None)
+    return message if isinstance(message, str) and message else str(exc) or type(exc).__name__
+
+
+def describe_failure(exc: Exception, kinds: ErrorKinds, at: Endpoint) -> ProviderError:
+    """The `ProviderError` for an SDK exception, saying what went wrong and what to do."""
+    said = provider_message(exc)
+    retries = f"after {at.max_retries} retries" if at.max_retries else "(retries are off)"
+    if isinstance(exc, kinds.timeout):
+        return ProviderError(
+            f"{at.label} did not answer within {at.timeout}s {retries} for model {at.model!r}; "
+            "pass a larger timeout=... to the model, or try again",
+            code="timeout",
+        )
+    if isinstance(exc, kinds.connection):
+        cause = exc.__cause__ or exc.__context__
+        detail = f": {cause}" if cause is not None and str(cause) else ""
+        return ProviderError(
+            f"could not connect to {at.label} at {at.base_url}{detail}; is the server running "
+            "and is the base URL right?",
+            code="connection",
+        )
+    status = getattr(exc, "status_code", None) if isinstance(exc, kinds.status) else None
+    if not isinstance(status, int) or status < 400:
+        return ProviderError(
+            f"{at.label} failed during the reply of model {at.model!r}: {said}", code="model_error"
+        )
+    if status == 401:
+        return ProviderError(
+            f"{at.label} refused the API key (HTTP 401: {said}); {at.key_hint}",
+            code="auth",
+            status=status,
+        )
+    if status == 403:
+        return ProviderError(
+            f"{at.label} refused access to model {at.model!r} (HTTP 403: {said}); check that "
+            f"the key may use this model; {at.key_hint}",
+            code="auth",
+            status=status,
+        )
+    if status == 404:
+        return ProviderError(
+            f"{at.label} at {at.base_url} has no model {at.model!r} (HTTP 404: {said}); check "
+            "the model name (for Ollama: `ollama pull <model>`)",
+            code="not_found",
+            status=status,
+        )
+    if status == 429:
+        return ProviderError(
+            f"{at.label} kept answering 429 Too Many Requests {retries}: {said}; wait and try "
+            "again, or pass a larger max_retries=... to the model",
+            code="rate_limited",
+            status=status,
+        )
+    if status >= 500:
+        return ProviderError(
+            f"{at.label} failed with HTTP {status} {retries}: {said}; try again later, or pass "
+            "a larger max_retries=... to the model",
+            code="provider_unavailable",
+            status=status,
+        )
+    return ProviderError(
+        f"{at.label} rejected the request for model {at.model!r} (HTTP {status}: {said}); "
+        "check the model's settings and the messages",
+        code="bad_request",
+        status=status,
+    )
+
+
+def missing_extra(extra: str, package: str) -> ImportError:
+    """The ImportError for a provider whose SDK is not installed: it names the pip command."""
+    return ImportError(
+        f"the {extra} models need the `{package}` package, which is not installed; "
+        f'run: pip install "pyox-agents[{extra}]"'
+    )
+
+
+class LoopClient(Generic[C]):
+    """An SDK client made on first use and remade for each event loop.
+
+    An SDK client keeps a connection pool tied to the event loop that opened it; `agent.run`
+    starts a new loop each time, so a model used by several runs needs one client per loop.
+    """
+
+    def __init__(self, make: Callable[[], C]) -> None:
+        self._make = make
+        self._client: C | None = None
+        self._loop: object = None
+
+    def get(self) -> C:
+        """The client for the running event loop, made now if needed."""
+        try:
+            loop: object = asyncio.get_running_loop()
+        except RuntimeError:  # another async library (trio): one client
+            loop = None
+        if self._client is None or self._loop is not loop:
+            self._client = self._make()
+            self._loop = loop
+        return self._client
+
+    def drop(self) -> C | None:
+        """Forget the client (to close it); the next `get` makes a new one."""
+        client, self._client, self._loop = self._client, None, None
+        return client
+
+
+def plain(value: Any) -> Any:
+    """`value` with every mapping a dict and every sequence a list, as JSON encoders want."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return [plain(v) for v in value]
+    return value
+
+
+def data_url_parts(url: str) -> tuple[str, str] | None:
+    """(media type, base64 data) of a `data:<type>;base64,<data>` URL, else None."""
+    if not url.startswith("data:") or ";base64," not in url:
+        return None
+    head, data = url[5:].split(";base64,", 1)
+    return head, data
