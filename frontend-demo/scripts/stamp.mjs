@@ -1,0 +1,38 @@
+// Writes pyox_agents/server/static/build-stamp.json: a hash of the page's sources and lock file,
+// so tests/test_demo_build.py can tell when the committed build is older than frontend-demo/.
+// The Python test recomputes the hash the same way: sha256 over, for each file in sorted order,
+// its path relative to frontend-demo/ (with "/"), a NUL byte, its bytes, a NUL byte.
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const FILES = ["index.html", "package.json", "package-lock.json", "tsconfig.json", "vite.config.ts"];
+const DIRS = ["src", "scripts"];
+
+function walk(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? walk(path) : [path];
+  });
+}
+
+export function sourceHash() {
+  const paths = [...FILES.map((f) => join(root, f)), ...DIRS.flatMap((d) => walk(join(root, d)))]
+    .map((p) => relative(root, p).split(sep).join("/"))
+    .sort();
+  const hash = createHash("sha256");
+  for (const path of paths) {
+    hash.update(path);
+    hash.update("\0");
+    hash.update(readFileSync(join(root, path)));
+    hash.update("\0");
+  }
+  return { hash: hash.digest("hex"), files: paths.length };
+}
+
+const { hash, files } = sourceHash();
+const out = join(root, "..", "pyox_agents", "server", "static", "build-stamp.json");
+writeFileSync(out, JSON.stringify({ sources_sha256: hash, files }, null, 2) + "\n");
+console.log(`build-stamp.json: ${files} files, sha256 ${hash.slice(0, 12)}…`);

@@ -1,0 +1,62 @@
+import { useEffect, useState } from "react";
+import { ThreadList } from "./shared/components";
+import { currentThread, listThreads, newThread, setCurrent } from "./shared/threads";
+import { AgUiView } from "./views/AgUiView";
+import { AiSdkView } from "./views/AiSdkView";
+import { CopilotKitView } from "./views/CopilotKitView";
+
+const VIEWS = [
+  { id: "ag-ui", label: "AG-UI", note: "@ag-ui/client HttpAgent: STATE_SNAPSHOT / STATE_DELTA" },
+  { id: "ai-sdk", label: "AI SDK", note: "@ai-sdk/react useChat: data-state parts, resume" },
+  { id: "copilotkit", label: "CopilotKit", note: "CopilotKit v2 chat + useAgent, no CopilotKit runtime" },
+] as const;
+type ViewId = (typeof VIEWS)[number]["id"];
+
+function viewFromHash(): ViewId {
+  const id = location.hash.slice(1);
+  return (VIEWS.find((v) => v.id === id)?.id ?? "ag-ui") as ViewId;
+}
+
+export function App() {
+  const [view, setView] = useState<ViewId>(viewFromHash);
+  const [threadId, setThreadId] = useState(() => currentThread(viewFromHash()).id);
+  const [, refresh] = useState(0);
+  useEffect(() => {
+    const onHash = () => {
+      const next = viewFromHash();
+      setView(next);
+      setThreadId(currentThread(next).id);
+    };
+    window.addEventListener("hashchange", onHash);
+    const tick = setInterval(() => refresh((n) => n + 1), 1000); // thread titles change as people type
+    return () => {
+      window.removeEventListener("hashchange", onHash);
+      clearInterval(tick);
+    };
+  }, []);
+  const select = (id: string) => {
+    setCurrent(view, id);
+    setThreadId(id);
+  };
+  const Current = view === "ag-ui" ? AgUiView : view === "ai-sdk" ? AiSdkView : CopilotKitView;
+  return (
+    <div className="app">
+      <header>
+        <h1>pyox-agents demo</h1>
+        <span className="muted">a todo list and a cart, shared with an agent</span>
+        <nav className="tabs">
+          {VIEWS.map((v) => (
+            <a key={v.id} href={`#${v.id}`} className={v.id === view ? "current" : ""} title={v.note}>
+              {v.label}
+            </a>
+          ))}
+        </nav>
+      </header>
+      <div className="main">
+        <ThreadList threads={listThreads(view)} current={threadId} onSelect={select} onNew={() => select(newThread(view).id)} />
+        <Current key={`${view}:${threadId}`} threadId={threadId} />
+      </div>
+      <footer className="muted">{VIEWS.find((v) => v.id === view)!.note}</footer>
+    </div>
+  );
+}

@@ -1,0 +1,81 @@
+// Threads kept by the browser (ids in localStorage) and loaded back from GET /threads/{id}.
+
+export type ThreadInfo = { id: string; title: string; created: number };
+export type ThreadMessage = {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string;
+  tool_calls: { id: string; name: string; arguments: Record<string, unknown> }[];
+  call_id: string | null;
+};
+export type ThreadRecord = { id: string; messages: ThreadMessage[]; state: unknown; running: boolean };
+
+const key = (view: string) => `pyox-demo:${view}:threads`;
+const currentKey = (view: string) => `pyox-demo:${view}:current`;
+
+export function listThreads(view: string): ThreadInfo[] {
+  try {
+    const value = JSON.parse(localStorage.getItem(key(view)) ?? "[]");
+    return Array.isArray(value) ? value : [];
+  } catch {
+    return [];
+  }
+}
+
+function saveThreads(view: string, threads: ThreadInfo[]): void {
+  localStorage.setItem(key(view), JSON.stringify(threads));
+}
+
+export function newThread(view: string): ThreadInfo {
+  const info = { id: `${view}-${crypto.randomUUID()}`, title: "New thread", created: Date.now() };
+  saveThreads(view, [info, ...listThreads(view)]);
+  setCurrent(view, info.id);
+  return info;
+}
+
+export function currentThread(view: string): ThreadInfo {
+  const id = localStorage.getItem(currentKey(view));
+  const found = listThreads(view).find((t) => t.id === id);
+  return found ?? listThreads(view)[0] ?? newThread(view);
+}
+
+export function setCurrent(view: string, id: string): void {
+  localStorage.setItem(currentKey(view), id);
+}
+
+/** Name a thread after the first thing the person typed in it. */
+export function titleThread(view: string, id: string, text: string): void {
+  const threads = listThreads(view);
+  const thread = threads.find((t) => t.id === id);
+  if (thread && thread.title === "New thread") {
+    thread.title = text.length > 40 ? text.slice(0, 39) + "…" : text;
+    saveThreads(view, threads);
+  }
+}
+
+/** Say what went wrong in a response, with the server's own message. */
+export async function responseError(response: Response, what: string): Promise<Error> {
+  let detail = await response.text();
+  try {
+    const body = JSON.parse(detail);
+    if (body && typeof body.error === "string") detail = body.error;
+  } catch {
+    // plain text: keep it
+  }
+  return new Error(`${what}: HTTP ${response.status}: ${detail || response.statusText}`);
+}
+
+/** The thread as the server keeps it, or null when it has none yet (a new thread). */
+export async function loadThread(id: string): Promise<ThreadRecord | null> {
+  const response = await fetch(`threads/${encodeURIComponent(id)}`);
+  if (response.status === 404) return null;
+  if (!response.ok) throw await responseError(response, `loading thread ${id}`);
+  return (await response.json()) as ThreadRecord;
+}
+
+/** Ask the server to cancel the thread's run (the client's abort only closes its connection). */
+export async function stopRun(agent: string, threadId: string): Promise<void> {
+  const response = await fetch(`agents/${agent}/ai-sdk/${encodeURIComponent(threadId)}/stop`, {
+    method: "POST",
+  });
+  if (!response.ok) throw await responseError(response, "stopping the run");
+}

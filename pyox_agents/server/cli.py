@@ -1,0 +1,201 @@
+"""The `pyox-agents` command: `demo` serves the demo page and agent, `serve` a user's own agents.
+
+    pyox-agents demo [--host 127.0.0.1] [--port 8000] [--model demo] [--store sqlite:PATH]
+    pyox-agents serve module:attribute [--host ...] [--port ...] [--store ...]
+
+Both serve the AG-UI and AI SDK endpoints of `create_app`. `demo` also serves the built page
+(shipped in the package, no Node needed) at `/`. By default threads are kept in a SQLite file
+in the user's data directory, so a reloaded page, or a restarted server, gets them back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["STATIC_DIR", "default_store_path", "load_target", "main", "open_store"]
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+"""The built demo page (`frontend-demo`, `npm run build`), shipped inside the package."""
+
+STORE_FORMS = "sqlite:PATH, memory or redis://HOST:PORT[/DB]"
+
+
+class CliError(Exception):
+    """A command-line mistake: printed as `pyox-agents: error: ...`, exit status 2."""
+
+
+def default_store_path() -> Path:
+    """Where `demo` keeps its threads: `$XDG_DATA_HOME/pyox-agents/demo.db`.
+
+    Without XDG_DATA_HOME, `~/.local/share/pyox-agents/demo.db`.
+    """
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "pyox-agents" / "demo.db"
+
+
+def open_store(spec: str) -> Any:
+    """The store a `--store` value names: `sqlite:PATH`, `memory` or `redis://...`.
+
+    Raises:
+        CliError: the value is none of these, or the Redis store is not installed.
+    """
+    if spec == "memory":
+        from pyox_agents.stores import MemoryStore
+
+        return MemoryStore()
+    if spec.startswith("sqlite:"):
+        path = Path(spec.removeprefix("sqlite:")).expanduser()
+        if not str(path) or str(path) == ".":
+            raise CliError(f"--store {spec!r} names no file: write sqlite:PATH, such as "
+                           f"sqlite:{default_store_path()}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        from pyox_agents.stores import SQLiteStore
+
+        return SQLiteStore(str(path))
+    if spec.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from pyox_agents.stores.redis import RedisStore
+        except ImportError as exc:
+            raise CliError(f"--store {spec!r} needs the Redis store, which could not be "
+                           f"imported ({exc}); install it with `pip install 'pyox-agents[redis]'`"
+                           " or use sqlite:PATH") from None
+        return RedisStore(spec)
+    raise CliError(f"--store {spec!r} is not a store; use {STORE_FORMS}")
+
+
+def load_target(target: str) -> Any:
+    """What `serve module:attribute` names: an Agent, a dict of name -> Agent, or an ASGI app.
+
+    The current directory is importable, as with `python -m`.
+
+    Raises:
+        CliError: the form is wrong, the module or attribute is missing, or the object is none
+            of the three.
+    """
+    module_name, sep, attribute = target.partition(":")
+    if not sep or not module_name or not attribute:
+        raise CliError(f"{target!r} is not module:attribute; write e.g. myapp.agents:agent")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CliError(f"cannot import module {module_name!r} ({exc}); run from the folder "
+                       "that contains it, or install it") from None
+    value: Any = module
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise CliError(f"module {module_name!r} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    return value
+
+
+def _app_for(target: Any, store: Any, name: str) -> Any:
+    from pyox_agents import Agent
+    from pyox_agents.server import create_app
+
+    if isinstance(target, Agent):
+        return create_app({target.name or "agent": target}, store=store)
+    if isinstance(target, Mapping):
+        bad = [key for key, value in target.items() if not isinstance(value, Agent)]
+        if bad or not target:
+            raise CliError(f"{name} is a dict, but not of name -> Agent (check {bad or 'empty'})")
+        return create_app(dict(target), store=store)
+    if callable(target):
+        return target  # a ready ASGI app (Starlette, FastAPI, ...)
+    raise CliError(f"{name} is a {type(target).__name__}; serve an Agent, a dict of name -> "
+                   "Agent, or an ASGI app")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pyox-agents",
+        description="Serve pyox-agents agents to AG-UI (CopilotKit) and AI SDK (useChat) pages.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def common(sub: argparse.ArgumentParser, store_help: str) -> None:
+        sub.add_argument("--host", default="127.0.0.1", help="address to listen on "
+                         "(default: 127.0.0.1)")
+        sub.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+        sub.add_argument("--store", metavar="STORE", default=None, help=store_help)
+
+    demo = commands.add_parser(
+        "demo", help="serve the demo page: a todo list and a cart shared with an agent",
+        description="Serve the demo page at / with its agent over AG-UI and the AI SDK. "
+                    "Open the printed URL and type: add milk and eggs to my cart")
+    common(demo, f"where threads are kept: {STORE_FORMS} "
+                 f"(default: sqlite:{default_store_path()})")
+    demo.add_argument("--model", default="demo",
+                      help="demo (offline, the default), openai:<model> or ollama:<model>")
+
+    serve = commands.add_parser(
+        "serve", help="serve your own agents: module:agent, module:agents_dict or module:app",
+        description="Serve an Agent, a dict of name -> Agent, or a ready ASGI app named as "
+                    "module:attribute (imported from the current folder).")
+    serve.add_argument("target", metavar="MODULE:ATTRIBUTE",
+                       help="e.g. myapp:agent, myapp:agents (a dict) or myapp:app")
+    common(serve, f"where threads are kept: {STORE_FORMS} (default: none, nothing is kept)")
+    return parser
+
+
+def _serve(app: Any, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _demo(args: argparse.Namespace) -> None:
+    from pyox_agents.server import create_app
+    from pyox_agents.server.demo import AGENT_NAME, demo_agents
+
+    store = open_store(args.store or f"sqlite:{default_store_path()}")
+    if not (STATIC_DIR / "index.html").is_file():
+        raise CliError(f"the demo page is not built: {STATIC_DIR} has no index.html; run "
+                       "`npm ci && npm run build` in frontend-demo/")
+    from pyox_agents.models.base import resolve_model
+
+    try:
+        resolve_model(args.model)
+    except (ValueError, ImportError) as exc:
+        raise CliError(f"--model {args.model!r}: {exc}") from None
+    app = create_app(demo_agents(args.model), store=store, page=STATIC_DIR)
+    url = f"http://{args.host}:{args.port}/"
+    print(f"pyox-agents demo: open {url}", flush=True)
+    print("  type first: add milk and eggs to my cart", flush=True)
+    print(f"  model {args.model}, threads kept in {args.store or default_store_path()}; "
+          f"endpoints /agents/{AGENT_NAME}/ag-ui and /agents/{AGENT_NAME}/ai-sdk", flush=True)
+    _serve(app, args.host, args.port)
+
+
+def _serve_target(args: argparse.Namespace) -> None:
+    store = open_store(args.store) if args.store else None
+    target = load_target(args.target)
+    app = _app_for(target, store, args.target)
+    print(f"pyox-agents: serving {args.target} at http://{args.host}:{args.port}/", flush=True)
+    _serve(app, args.host, args.port)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the `pyox-agents` command with `argv` (default: the process's arguments)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "demo":
+            _demo(args)
+        else:
+            _serve_target(args)
+    except CliError as exc:
+        parser.exit(2, f"pyox-agents: error: {exc}\n")
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

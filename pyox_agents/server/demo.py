@@ -1,0 +1,291 @@
+"""The demo agent behind `pyox-agents demo`: a todo list and a shopping cart in one shared state.
+
+The state is `{"todos": [{id, text, done}], "cart": [{id, name, qty}], "orders": [{id, items,
+status}]}` (`DemoState`). Every tool changes it in place through `ctx.state`, so each change
+reaches the page as an AG-UI `STATE_DELTA` or an AI SDK `data-state` part; the person edits the
+same lists on the page, and the next run starts from their edits. `checkout` waits for a
+person's approval before it turns the cart into an order.
+
+`demo_agents(model)` gives the agents by name, ready for `create_app`. The offline `"demo"`
+model understands a few phrases ("add milk and eggs to my cart", "clear completed", "check
+out"); a real model ("openai:gpt-5-mini", "ollama:llama3.2") follows the instructions below.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from pyox_agents import Agent, RunContext, tool
+from pyox_agents.models.base import Model, ModelChunk, ModelRequest, ToolSpec
+from pyox_agents.models.demo import decide
+from pyox_agents.models.scripted import stream_reply
+from pyox_agents.state.messages import Message, Reply, ToolCall
+
+__all__ = ["AGENT_NAME", "DemoState", "ShopDemoModel", "demo_agents", "demo_tools"]
+
+AGENT_NAME = "demo"
+"""The name the demo agent is served under: `/agents/demo/ag-ui`, `/agents/demo/ai-sdk`."""
+
+
+class Todo(BaseModel):
+    """One todo: `done` is ticked by the agent or by the person on the page."""
+
+    id: str
+    text: str
+    done: bool = False
+
+
+class CartItem(BaseModel):
+    """One line of the cart."""
+
+    id: str
+    name: str
+    qty: int = Field(default=1, ge=1)
+
+
+class Order(BaseModel):
+    """A cart that was checked out with a person's approval."""
+
+    id: str
+    items: list[CartItem]
+    status: str = "confirmed"
+
+
+class DemoState(BaseModel):
+    """The demo's shared state; a client may send `{}` or leave lists out (they default empty)."""
+
+    todos: list[Todo] = []
+    cart: list[CartItem] = []
+    orders: list[Order] = []
+
+
+INSTRUCTIONS = """\
+You help a person with two lists they share with you on a web page: a todo list and a shopping
+cart. They edit the same lists by hand, so always work from the current state below, never from
+memory. Change the lists only with your tools:
+- todos: add_todo, complete_todo, edit_todo, remove_todo, clear_completed;
+- cart: add_to_cart (one call per item), remove_from_cart; checkout places the order (the person
+  approves or refuses it on the page; if refused, say so and leave the cart as it is);
+- show_state returns the current lists.
+Refer to items by their id or their exact text. Answer in one or two short sentences.
+"""
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def _items(ctx: RunContext, key: str) -> Any:
+    """The list `ctx.state[key]`, made when the state has none yet."""
+    if key not in ctx.state:
+        ctx.state[key] = []
+    return ctx.state[key]
+
+
+def _find(items: Any, ref: str, field: str) -> int:
+    """The index of the item whose id is `ref`, else whose `field` is `ref` (any case)."""
+    wanted = ref.strip().lower()
+    for index, item in enumerate(items):
+        if item["id"] == ref.strip():
+            return index
+    for index, item in enumerate(items):
+        if str(item[field]).strip().lower() == wanted:
+            return index
+    known = ", ".join(f"{item['id']} ({item[field]!r})" for item in items) or "none"
+    raise ValueError(f"no item {ref!r}; the items are: {known}. Use an id or the exact text")
+
+
+@tool
+def add_todo(ctx: RunContext, text: str) -> str:
+    """Add a todo to the list.
+
+    Args:
+        text: what is to be done.
+    """
+    todo = {"id": _new_id(), "text": text.strip(), "done": False}
+    _items(ctx, "todos").append(todo)
+    return f"added todo {todo['id']}: {todo['text']}"
+
+
+@tool
+def complete_todo(ctx: RunContext, todo: str, done: bool = True) -> str:
+    """Tick a todo as done (or untick it with done=false).
+
+    Args:
+        todo: the todo's id or its text.
+        done: true to tick it, false to untick it.
+    """
+    todos = _items(ctx, "todos")
+    index = _find(todos, todo, "text")
+    todos[index]["done"] = done
+    return f"{'ticked' if done else 'unticked'} {todos[index]['text']!r}"
+
+
+@tool
+def edit_todo(ctx: RunContext, todo: str, text: str) -> str:
+    """Change the text of a todo.
+
+    Args:
+        todo: the todo's id or its current text.
+        text: the new text.
+    """
+    todos = _items(ctx, "todos")
+    index = _find(todos, todo, "text")
+    todos[index]["text"] = text.strip()
+    return f"renamed todo {todos[index]['id']} to {text.strip()!r}"
+
+
+@tool
+def remove_todo(ctx: RunContext, todo: str) -> str:
+    """Remove a todo from the list.
+
+    Args:
+        todo: the todo's id or its text.
+    """
+    todos = _items(ctx, "todos")
+    index = _find(todos, todo, "text")
+    removed = todos.pop(index)
+    return f"removed {removed['text']!r}"
+
+
+@tool
+def clear_completed(ctx: RunContext) -> str:
+    """Clear (empty out) the todos that are ticked."""
+    todos = _items(ctx, "todos")
+    done = [index for index, item in enumerate(todos) if item["done"]]
+    for index in reversed(done):
+        del todos[index]
+    return f"cleared {len(done)} completed todo(s)" if done else "no todo was ticked"
+
+
+@tool
+def add_to_cart(ctx: RunContext, name: str, qty: int = 1) -> str:
+    """Put an item in the cart (or add to its quantity when it is there already).
+
+    Args:
+        name: the item, such as "milk".
+        qty: how many, at least 1.
+    """
+    if qty < 1:
+        raise ValueError(f"qty is {qty}; use a quantity of 1 or more")
+    cart = _items(ctx, "cart")
+    wanted = name.strip().lower()
+    for item in cart:
+        if item["name"].lower() == wanted:
+            item["qty"] = item["qty"] + qty
+            return f"now {item['qty']} x {item['name']} in the cart"
+    line = {"id": _new_id(), "name": name.strip(), "qty": qty}
+    cart.append(line)
+    return f"added {qty} x {line['name']} to the cart"
+
+
+@tool
+def remove_from_cart(ctx: RunContext, item: str) -> str:
+    """Take an item out of the cart.
+
+    Args:
+        item: the cart line's id or the item's name.
+    """
+    cart = _items(ctx, "cart")
+    removed = cart.pop(_find(cart, item, "name"))
+    return f"removed {removed['name']} from the cart"
+
+
+@tool(approval=True)
+def checkout(ctx: RunContext) -> str:
+    """Order everything in the cart. A person approves or refuses the order first."""
+    cart = _items(ctx, "cart")
+    if not len(cart):
+        raise ValueError("the cart is empty; add items before checking out")
+    items: list[dict[str, Any]] = [dict(item) for item in cart]
+    order_id = _new_id()
+    _items(ctx, "orders").append({"id": order_id, "items": items, "status": "confirmed"})
+    cart.clear()
+    names = ", ".join(f"{item['qty']} x {item['name']}" for item in items)
+    return f"order {order_id} confirmed: {names}"
+
+
+@tool
+def show_state(ctx: RunContext) -> str:
+    """The current todo list, cart and orders, as JSON."""
+    return json.dumps(ctx.state.copy())  # a draft view: copy() is its plain value
+
+
+def demo_tools() -> list[Any]:
+    """The demo's tools, in the order the model is told about them."""
+    return [add_todo, complete_todo, edit_todo, remove_todo, clear_completed, add_to_cart,
+            remove_from_cart, checkout, show_state]
+
+
+def _instructions(ctx: RunContext) -> str:
+    return f"{INSTRUCTIONS}\nThe current state:\n{json.dumps(ctx.state)}"
+
+
+_CHECKOUT = re.compile(r"\b(check ?out|place (?:the |my )?order|order (?:it|them|everything))\b",
+                       re.I)
+_CLEAR_DONE = re.compile(r"\bclear\b.*\b(completed?|done|ticked|finished)\b", re.I)
+_CART_WORDS = re.compile(r"\b(cart|basket|buy|shop(?:ping)?)\b", re.I)
+_TODO_WORDS = re.compile(r"\b(todos?|to-dos?|list|tasks?)\b", re.I)
+_CART_TOOLS = frozenset({"add_to_cart", "remove_from_cart"})
+_TODO_TOOLS = frozenset({"add_todo", "complete_todo", "edit_todo", "remove_todo",
+                         "clear_completed"})
+
+
+class ShopDemoModel:
+    """The offline `DemoModel`, taught the demo's own phrases.
+
+    It calls `checkout` for "check out" / "place the order", `clear_completed` for "clear
+    completed", and sends "... to my cart" to the cart tools and "... to my list" to the todo
+    tools; everything else is `DemoModel`'s (see `pyox_agents.models.demo`).
+    """
+
+    @property
+    def name(self) -> str:
+        """Always "demo"."""
+        return "demo"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        """Decide the reply by rules and stream it word by word."""
+        async for chunk in stream_reply(_shop_reply(request.messages, request.tools), request):
+            yield chunk
+
+
+def _shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
+    names = {spec.name for spec in tools}
+    if messages and messages[-1].role == "tool":
+        last = messages[-1]
+        if last.name == "checkout":
+            if last.is_error:
+                return Reply(text=f"The order was not placed ({last.content}); your cart is "
+                                  "as it was.")
+            return Reply(text=f"Thank you! {last.content[:1].upper()}{last.content[1:]}.")
+        return decide(messages, tools)
+    text = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    if _CHECKOUT.search(text) and "checkout" in names:
+        return Reply(tool_calls=(ToolCall("checkout", {}),))
+    if _CLEAR_DONE.search(text) and "clear_completed" in names:
+        return Reply(tool_calls=(ToolCall("clear_completed", {}),))
+    scope = _CART_TOOLS if _CART_WORDS.search(text) else (
+        _TODO_TOOLS if _TODO_WORDS.search(text) else None)
+    if scope is not None and scope <= names:
+        tools = [spec for spec in tools if spec.name in scope]
+    return decide(messages, tools)
+
+
+def demo_agents(model: Model | str = "demo") -> dict[str, Agent]:
+    """The demo's agents by name (`{"demo": Agent}`), for `create_app`.
+
+    `model` is a `Model` or a model name: "demo" (offline, the default: a `ShopDemoModel`),
+    "openai:<model>", "ollama:<model>" and the other names `Agent(model=...)` takes.
+    """
+    if model == "demo":
+        model = ShopDemoModel()
+    agent = Agent(model=model, tools=demo_tools(), instructions=_instructions,
+                  state_type=DemoState, name=AGENT_NAME)
+    return {AGENT_NAME: agent}

@@ -1,0 +1,1 @@
+export{M as createArchitectureServices}from"./mermaid-parser.core-C1gYD3gk.js";

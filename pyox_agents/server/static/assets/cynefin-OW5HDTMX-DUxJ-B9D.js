@@ -1,0 +1,1 @@
+export{A as createCynefinServices}from"./mermaid-parser.core-C1gYD3gk.js";

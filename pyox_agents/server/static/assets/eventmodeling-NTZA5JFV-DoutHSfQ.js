@@ -1,0 +1,1 @@
+export{O as createEventModelingServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,0 +1,1 @@
+export{E as createGitGraphServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,0 +1,1 @@
+export{w as createInfoServices}from"./mermaid-parser.core-C1gYD3gk.js";

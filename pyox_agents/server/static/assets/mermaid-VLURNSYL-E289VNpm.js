@@ -1,0 +1,1 @@
+export{g as Mermaid}from"./index-ew8qiijo.js";

@@ -1,0 +1,1 @@
+export{S as createPacketServices}from"./mermaid-parser.core-C1gYD3gk.js";

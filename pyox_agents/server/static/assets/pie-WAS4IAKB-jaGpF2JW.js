@@ -1,0 +1,1 @@
+export{b as createPieServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,0 +1,1 @@
+export{v as createRadarServices}from"./mermaid-parser.core-C1gYD3gk.js";

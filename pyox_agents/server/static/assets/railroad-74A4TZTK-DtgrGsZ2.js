@@ -1,0 +1,1 @@
+export{g as createRailroadServices}from"./mermaid-parser.core-C1gYD3gk.js";

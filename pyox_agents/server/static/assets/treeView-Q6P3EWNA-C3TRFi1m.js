@@ -1,0 +1,1 @@
+export{c as createTreeViewServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,0 +1,1 @@
+export{o as createTreemapServices}from"./mermaid-parser.core-C1gYD3gk.js";

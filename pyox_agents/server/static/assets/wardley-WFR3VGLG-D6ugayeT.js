@@ -1,0 +1,1 @@
+export{i as createWardleyServices}from"./mermaid-parser.core-C1gYD3gk.js";

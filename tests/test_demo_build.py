@@ -1,0 +1,62 @@
+"""The demo page committed in pyox_agents/server/static is built from the current frontend-demo/.
+
+`npm run build` writes static/build-stamp.json with a hash of frontend-demo's sources and lock
+file (frontend-demo/scripts/stamp.mjs). Here the hash is recomputed the same way: a change to
+the sources without a rebuild fails, so the wheel never ships a stale page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FRONTEND = ROOT / "frontend-demo"
+STATIC = ROOT / "pyox_agents" / "server" / "static"
+FILES = ("index.html", "package.json", "package-lock.json", "tsconfig.json", "vite.config.ts")
+DIRS = ("src", "scripts")
+
+
+def sources_sha256() -> tuple[str, int]:
+    """The hash stamp.mjs computes: per file (sorted by path), path NUL bytes NUL."""
+    paths = [FRONTEND / name for name in FILES]
+    for folder in DIRS:
+        paths += [p for p in (FRONTEND / folder).rglob("*") if p.is_file()]
+    relative = sorted(p.relative_to(FRONTEND).as_posix() for p in paths)
+    digest = hashlib.sha256()
+    for path in relative:
+        digest.update(path.encode())
+        digest.update(b"\0")
+        digest.update((FRONTEND / path).read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest(), len(relative)
+
+
+def test_built_page_is_shipped_in_the_package() -> None:
+    index = (STATIC / "index.html").read_text()
+    assert '<div id="root">' in index
+    scripts = [line for line in index.splitlines() if "<script" in line and "assets/" in line]
+    assert scripts, "index.html loads no built script from assets/"
+    for line in scripts:
+        name = line.split('src="')[1].split('"')[0].removeprefix("./")
+        assert (STATIC / name).is_file(), f"index.html loads {name}, which is not in {STATIC}"
+
+
+def test_committed_build_matches_the_frontend_sources() -> None:
+    stamp = json.loads((STATIC / "build-stamp.json").read_text())
+    expected, count = sources_sha256()
+    assert stamp["sources_sha256"] == expected, (
+        "pyox_agents/server/static is older than frontend-demo/ (its build-stamp.json hash "
+        f"{stamp['sources_sha256'][:12]} != {expected[:12]} over {count} files): run "
+        "`npm ci && npm run build` in frontend-demo/ and commit pyox_agents/server/static"
+    )
+
+
+def test_lock_file_pins_every_dependency_exactly() -> None:
+    package = json.loads((FRONTEND / "package.json").read_text())
+    lock = json.loads((FRONTEND / "package-lock.json").read_text())
+    for section in ("dependencies", "devDependencies"):
+        for name, version in package[section].items():
+            assert version[0].isdigit(), f"{name} is {version!r} in package.json; pin it exactly"
+            assert lock["packages"][f"node_modules/{name}"]["version"] == version
