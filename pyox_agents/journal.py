@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -64,6 +65,9 @@ class Journal:
         self._started = time.monotonic()
         self.fence: tuple[str, int] | None = None
         """(thread id, lease token) when the run holds a store lease: writes are fenced."""
+        self._write_lock = threading.Lock()
+        self._tickets = 0  # saves asked for
+        self._written = 0  # the latest save written
         self.owner: str | None = None
         """The principal a server runs this for: a new thread is saved as theirs."""
 
@@ -263,28 +267,37 @@ class Journal:
         if self.store is None:
             self._audit.clear()
             return
-        audit = tuple(self._audit)
         run = self.run.to_dict()
         shared, version = self.shared.value, self.shared.version
         self.conversation._bind_store(self.store)
+        self._tickets += 1
         try:
-            await anyio.to_thread.run_sync(self._write, run, audit, shared, version)
+            await anyio.to_thread.run_sync(self._write, self._tickets, run, shared, version)
         except Exception as exc:  # kept for the next save, which must carry them
             raise StoreError(f"the run's record could not be saved: "
                              f"{type(exc).__name__}: {exc}") from exc
-        del self._audit[: len(audit)]
 
-    def _write(self, run: dict[str, Any], audit: tuple[dict[str, Any], ...], shared: Any,
-               version: int) -> None:
-        """One store transaction: the conversation's new entries, the run, its audit records."""
+    def _write(self, ticket: int, run: dict[str, Any], shared: Any, version: int) -> None:
+        """One store transaction: the conversation's new entries, the run, its audit records.
+
+        In the worker thread, under a lock: the audit records still unwritten are taken here and
+        dropped once written, so a write that commits is accounted for even if the run was
+        cancelled meanwhile, and a later save (the cancel's) waits for it and carries the rest.
+        """
         assert self.store is not None
-        base = self.store._record_for(self.conversation)
-        record = replace(base, run=run, audit=audit, shared_state=shared, shared_version=version,
-                         owner=self.owner)
-        if self.fence is not None:
-            self.store.write_fenced(record, *self.fence)
-        else:
-            self.store.write(record)
+        with self._write_lock:
+            if ticket < self._written:
+                return  # a later save got the lock first, and wrote all this and more
+            audit = tuple(self._audit)
+            base = self.store._record_for(self.conversation)
+            record = replace(base, run=run, audit=audit, shared_state=shared,
+                             shared_version=version, owner=self.owner)
+            if self.fence is not None:
+                self.store.write_fenced(record, *self.fence)
+            else:
+                self.store.write(record)
+            del self._audit[: len(audit)]
+            self._written = ticket
 
 
 def new_request(call: ToolCall, prompt: str, schema: Mapping[str, Any] | None = None

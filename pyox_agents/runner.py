@@ -10,6 +10,7 @@ comes between them. A call that needs a person pauses the run at the end of its 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import secrets
@@ -185,7 +186,8 @@ class Runner:
                 self._close_pending("cancelled: the run was stopped")
                 conversation._fail_run("cancelled")
                 journal.stop(StopReason.CANCELLED, "the run was cancelled")
-                await journal.save()
+                with contextlib.suppress(StoreError):  # nobody to tell: the record stays as was
+                    await journal.save()
             raise
         except Exception as exc:  # a bug in a hook or in pyox-agents: report it, never raise it
             cause = _first(exc)

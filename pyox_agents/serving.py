@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import secrets
 import socket
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -41,6 +41,7 @@ __all__ = [
     "RunService",
     "ServerLimits",
     "ToolOutput",
+    "read_json",
 ]
 
 
@@ -63,6 +64,43 @@ class Busy(RequestError):
             409,
             f"a run is already active on thread {thread_id!r}; wait for it to finish, or stop it",
         )
+
+
+MAX_DEPTH = 64
+"""How deeply a request's JSON may nest (a state or a message deeper than this is refused)."""
+
+
+def read_json(body: bytes | str, what: str) -> Any:
+    """The JSON of a request body, or `RequestError(400)` saying what is wrong with it.
+
+    Refuses what would fail later, after a stream opened: text that is not JSON, nesting past
+    `MAX_DEPTH` (a parser's recursion, a serializer's depth limit), and strings with lone
+    surrogates (not UTF-8, so no store or client can take them).
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RequestError(400, f"the body is not JSON ({exc}); send {what}") from None
+    except RecursionError:
+        raise RequestError(400, f"the body nests too deeply; send {what}") from None
+    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise RequestError(400, f"the body nests deeper than {MAX_DEPTH} levels; send {what}")
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise RequestError(400, "the body has a string with a lone surrogate (\\ud800-"
+                                "\\udfff), which is not text; send UTF-8 text") from None
+    return data
+
+
+def _depth(value: Any, limit: int) -> int:
+    """The nesting depth of a JSON value (a scalar is 1), counting no further than `limit` + 1."""
+    depth, level = 0, [value]
+    while level and depth <= limit:
+        depth += 1
+        level = [child for item in level if isinstance(item, dict | list)
+                 for child in (item.values() if isinstance(item, dict) else item)]
+    return depth
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,11 +272,34 @@ class RunService:
             return None
         meta_rows = await self.store.aread_events(f"{run_key}:meta")
         meta = json.loads(meta_rows[0][1]) if meta_rows else {}
-        return self._remote(run_key), meta
+        return self._remote(thread_id, run_key), meta
 
-    async def _remote(self, run_key: str) -> AsyncIterator[RuntimeEvent]:
-        async for _, text in self.store.follow_events(run_key):
-            yield event_from_json(json.loads(text))
+    async def _remote(self, thread_id: str, run_key: str) -> AsyncIterator[RuntimeEvent]:
+        """The events of a run another process executes, read from the store until it ends.
+
+        If that process dies (the thread's active run is no longer this one and the log was
+        never closed), the stream ends with `RunFailed(code="run_lost")` instead of waiting on.
+        """
+        after = "0"
+        while True:
+            rows = await self.store.aread_events(run_key, after)
+            for row_id, text in rows:
+                after = row_id
+                event = event_from_json(json.loads(text))
+                yield event
+                if isinstance(event, RunFinished | RunFailed):
+                    return
+            if rows:
+                continue
+            if await self.store.ais_done(run_key):
+                if not await self.store.aread_events(run_key, after):
+                    return
+                continue
+            if await self.store.aget_active(thread_id) != run_key:
+                yield RunFailed(AgentError("run_lost", "the server process running this run "
+                                                       "stopped; send the message again"))
+                return
+            await anyio.sleep(0.1)
 
     async def start(self, agent: Agent, request: RunRequest, *, name: str = "",
                     principal: str | None = None) -> LiveRun:
@@ -250,9 +311,12 @@ class RunService:
                 a size limit, 422 with the field, 429 over a concurrency limit).
         """
         self._check_limits(request, principal)
+        if not _ID.fullmatch(request.thread_id):
+            raise RequestError(422, f"thread id {request.thread_id[:40]!r} must be 1 to 128 "
+                                    "letters, digits, '_' or '-'", "threadId")
+        await self.check_owner(request.thread_id, principal)  # others' threads: 404, not 409
         if request.thread_id in self._active:
             raise Busy(request.thread_id)
-        await self.check_owner(request.thread_id, principal)
         live = LiveRun(request.thread_id, name, principal)
         self._active[request.thread_id] = live  # taken before any await: no two starts race
         try:
@@ -338,11 +402,13 @@ class RunService:
             await self.stop(thread_id)
 
     async def _pump(self, live: LiveRun, events: AsyncIterator[RuntimeEvent]) -> None:
-        renewed = time.monotonic()
         deadline = self.limits.run_seconds
+        keeper = None
+        if live.run_key is not None:  # the lease is kept while the process lives, events or not
+            keeper = asyncio.create_task(self._keep_lease(live), name="keep lease")
         try:
             with anyio.fail_after(deadline):
-                await self._drain(live, events, renewed)
+                await self._drain(live, events)
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
@@ -351,14 +417,21 @@ class RunService:
                 with anyio.CancelScope(shield=True):
                     await self._share(live, failed)
         finally:
+            if keeper is not None:
+                keeper.cancel()
             self._active.pop(live.thread_id, None)
-            live.end()
-            if live.run_key is not None:
+            if live.run_key is not None:  # free the thread before the client hears the end
                 with anyio.CancelScope(shield=True):
                     await self._release(live)
+            live.end()
 
-    async def _drain(self, live: LiveRun, events: AsyncIterator[RuntimeEvent],
-                     renewed: float) -> None:
+    async def _keep_lease(self, live: LiveRun) -> None:
+        """Renew the run's lease every third of its time to live, until the run ends."""
+        while True:
+            await anyio.sleep(self.lease_ttl / 3)
+            await self._renew(live)
+
+    async def _drain(self, live: LiveRun, events: AsyncIterator[RuntimeEvent]) -> None:
         """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
         try:
             async with contextlib.aclosing(events):  # type: ignore[type-var]
@@ -366,9 +439,6 @@ class RunService:
                     live.add((event,))
                     if live.run_key is not None:
                         await self._share(live, event)
-                        if time.monotonic() - renewed > self.lease_ttl / 3:
-                            renewed = time.monotonic()
-                            await self._renew(live)
         except asyncio.CancelledError:
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
                 final = RunFinished(answer=None, state=live.last_state(), outcome="cancelled")
@@ -521,5 +591,6 @@ def _validation_message(exc: pydantic.ValidationError) -> str:
 
 Disconnect = Literal["detach", "cancel"]
 
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _NOBODY = object()
 """The owner of a thread nobody has yet."""

@@ -32,7 +32,7 @@ from ag_ui.core import ToolCall as AgUiToolCall
 from pyox_agents.adapters.ag_ui_events import interrupt_reason
 from pyox_agents.agent import Agent
 from pyox_agents.models.base import ToolSpec
-from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput, read_json
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Image, Message, ToolCall
 from pyox_agents.state.run import ApprovalRequest, RunState
@@ -55,11 +55,7 @@ def parse_request(body: bytes, agent: Agent) -> tuple[RunAgentInput, RunRequest]
             cannot pass on, a tool result for no known call, a resume that does not answer the
             open interrupt or answers it with an invalid payload).
     """
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise RequestError(400, f"the body is not JSON ({exc}); send a RunAgentInput as a JSON "
-                                "object") from None
+    data = read_json(body, "a RunAgentInput as a JSON object")
     if not isinstance(data, dict):
         raise RequestError(422, f"the body is a JSON {type(data).__name__}, not a RunAgentInput "
                                 "object: send {threadId, runId, messages, ...}", "body")

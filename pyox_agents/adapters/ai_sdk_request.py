@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pyox_agents.models.base import ToolSpec
-from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput, read_json
 from pyox_agents.state.messages import Image, Message, ToolCall
 
 if TYPE_CHECKING:
@@ -85,11 +85,7 @@ def parse_request(
         ValueError: `sdk_version` is not 5, 6 or 7.
     """
     check_sdk_version(sdk_version)
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RequestError(400, f"the body is not JSON ({exc}); send the JSON body of the AI SDK "
-                                "DefaultChatTransport: {id, messages, trigger}") from None
+    data = read_json(body, "the AI SDK DefaultChatTransport body: {id, messages, trigger}")
     if not isinstance(data, dict):
         raise RequestError(400, f"the body is a JSON {type(data).__name__}, not an object; send "
                                 "{id, messages, trigger}")

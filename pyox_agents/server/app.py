@@ -366,8 +366,10 @@ async def _get_thread(server: _Server, request: Request) -> Response:
         for m in conversation.messages
     ]
     state = shared_state_from(conversation.history, {})
+    running = server.runs.active(thread_id) is not None or (
+        server.runs.shared and await server.store.aget_active(thread_id) is not None)
     return JSONResponse({"id": thread_id, "messages": messages, "state": json.loads(
-        json.dumps(state)), "running": server.runs.active(thread_id) is not None})
+        json.dumps(state)), "running": running})
 
 
 async def _get_run(server: _Server, request: Request) -> Response:

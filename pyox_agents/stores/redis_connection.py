@@ -109,7 +109,9 @@ class RedisConnection:
         if client is None:
             for old in [old for old in self._async if old.is_closed()]:
                 del self._async[old]
-            connection = aredis.Redis.from_url(self.url, decode_responses=True)
+            # no socket timeout: a follower's XREAD BLOCK waits longer than redis-py's default
+            connection = aredis.Redis.from_url(self.url, decode_responses=True,
+                                               socket_timeout=None)
             closer = _close_at_shutdown(connection)
             await closer.asend(None)
             client = LoopClient(connection, {name: connection.register_script(text)
