@@ -222,7 +222,8 @@ async def test_a_client_that_disconnects_leaves_the_run_to_finish_and_keep_its_s
     async with serving(app) as url, httpx.AsyncClient(timeout=30) as client:
         async with client.stream("POST", f"{url}/agents/todo/ag-ui",
                                  json=run_body(state={"todos": []})) as response:
-            await read_until(response.aiter_lines(), "TOOL_CALL_END")
+            lines = response.aiter_lines()  # held: a dropped iterator would close the stream
+            await read_until(lines, "TOOL_CALL_END")
             await reached.wait()
             live = app.state.pyox.runs.active("t1")
         release.set()  # the client is gone; the tool goes on
@@ -242,8 +243,10 @@ async def test_with_on_disconnect_cancel_a_client_that_disconnects_cancels_the_r
     async with serving(app) as url, httpx.AsyncClient(timeout=30) as client:
         async with client.stream("POST", f"{url}/agents/todo/ag-ui",
                                  json=run_body(state={"todos": []})) as response:
-            await read_until(response.aiter_lines(), "TOOL_CALL_END")
-            await reached.wait()
+            lines = response.aiter_lines()  # held: a dropped iterator would close the stream
+            await read_until(lines, "TOOL_CALL_END")
+            with anyio.fail_after(10):
+                await reached.wait()
             live = app.state.pyox.runs.active("t1")
         with anyio.fail_after(10):
             await asyncio.wait([live.task])
