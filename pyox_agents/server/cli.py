@@ -171,7 +171,17 @@ def _demo(args: argparse.Namespace) -> None:
     print("  type first: add milk and eggs to my cart", flush=True)
     print(f"  model {args.model}, threads kept in {args.store or default_store_path()}; "
           f"endpoints /agents/{AGENT_NAME}/ag-ui and /agents/{AGENT_NAME}/ai-sdk", flush=True)
+    _say_who_can_reach(args.host)
     _serve(app, args.host, args.port)
+
+
+def _say_who_can_reach(host: str) -> None:
+    """Without auth, say that only this machine can reach the server, or warn that others can."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        print(f"  no auth: listening on {host} only, so only this machine can reach it", flush=True)
+    else:
+        print(f"  warning: no auth, and {host} may be reachable by others; serve a "
+              "create_app(..., auth=bearer_tokens({...})) app for that", flush=True)
 
 
 def _serve_target(args: argparse.Namespace) -> None:
@@ -179,6 +189,10 @@ def _serve_target(args: argparse.Namespace) -> None:
     target = load_target(args.target)
     app = _app_for(target, store, args.target)
     print(f"pyox-agents: serving {args.target} at http://{args.host}:{args.port}/", flush=True)
+    from pyox_agents import Agent
+
+    if isinstance(target, Agent | dict):
+        _say_who_can_reach(args.host)  # our app around the user's agents has no auth
     _serve(app, args.host, args.port)
 
 
