@@ -1,1 +1,0 @@
-export{M as createArchitectureServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,0 +1,1 @@
+export{M as createArchitectureServices}from"./mermaid-parser.core-bot3Ot7x.js";import"./chunk-FOHPRMQF-DhwWuAwv.js";

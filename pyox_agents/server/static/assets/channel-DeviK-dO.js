@@ -1,1 +1,0 @@
-import{or as e,sr as t}from"./mermaid.core-Cl6ZA5Hb.js";var n=(n,r)=>t.lang.round(e.parse(n)[r]);export{n as t};

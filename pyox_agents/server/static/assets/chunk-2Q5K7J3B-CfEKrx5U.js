@@ -1,1 +1,0 @@
-import{dr as e}from"./mermaid.core-Cl6ZA5Hb.js";var t=class{constructor(e){this.init=e,this.records=this.init()}static{e(this,`ImperativeState`)}reset(){this.records=this.init()}};export{t};

@@ -1,1 +1,0 @@
-import{dr as e}from"./mermaid.core-Cl6ZA5Hb.js";function t(e,t){e.accDescr&&t.setAccDescription?.(e.accDescr),e.accTitle&&t.setAccTitle?.(e.accTitle),e.title&&t.setDiagramTitle?.(e.title)}e(t,`populateCommonDb`);export{t};

@@ -1,1 +1,0 @@
-import{En as e,dr as t}from"./mermaid.core-Cl6ZA5Hb.js";var n=t((t,n)=>{let r;return n===`sandbox`&&(r=e(`#i`+t)),e(n===`sandbox`?r.nodes()[0].contentDocument.body:`body`).select(`[id="${t}"]`)},`getDiagramElement`);export{n as t};

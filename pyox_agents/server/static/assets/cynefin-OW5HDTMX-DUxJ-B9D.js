@@ -1,1 +1,0 @@
-export{A as createCynefinServices}from"./mermaid-parser.core-C1gYD3gk.js";

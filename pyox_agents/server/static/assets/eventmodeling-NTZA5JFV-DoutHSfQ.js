@@ -1,1 +1,0 @@
-export{O as createEventModelingServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,1 +1,0 @@
-export{n as diagram}from"./chunk-SHT3W25Y-DGMnlk0m.js";import"./chunk-POPQ4Y6H-BNg2c9RN.js";import"./mermaid.core-Cl6ZA5Hb.js";import"./chunk-F27PBJKO-BhDgUYnh.js";

@@ -1,1 +1,0 @@
-export{E as createGitGraphServices}from"./mermaid-parser.core-C1gYD3gk.js";

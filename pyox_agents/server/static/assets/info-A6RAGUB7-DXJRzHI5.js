@@ -1,1 +1,0 @@
-export{w as createInfoServices}from"./mermaid-parser.core-C1gYD3gk.js";

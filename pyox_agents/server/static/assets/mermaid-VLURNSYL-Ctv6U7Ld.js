@@ -1,0 +1,1 @@
+export{g as Mermaid}from"./index-1yj7XJDC.js";

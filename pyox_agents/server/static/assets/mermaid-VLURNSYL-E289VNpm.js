@@ -1,1 +1,0 @@
-export{g as Mermaid}from"./index-ew8qiijo.js";

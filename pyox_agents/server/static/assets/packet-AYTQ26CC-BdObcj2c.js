@@ -1,1 +1,0 @@
-export{S as createPacketServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,1 +1,0 @@
-export{b as createPieServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,1 +1,0 @@
-export{v as createRadarServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,1 +1,0 @@
-export{g as createRailroadServices}from"./mermaid-parser.core-C1gYD3gk.js";

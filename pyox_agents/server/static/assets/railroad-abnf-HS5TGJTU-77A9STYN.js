@@ -1,1 +1,0 @@
-export{m as createRailroadAbnfServices}from"./mermaid-parser.core-C1gYD3gk.js";

@@ -1,0 +1,1 @@
+export{m as createRailroadAbnfServices}from"./mermaid-parser.core-bot3Ot7x.js";import"./chunk-FOHPRMQF-DhwWuAwv.js";

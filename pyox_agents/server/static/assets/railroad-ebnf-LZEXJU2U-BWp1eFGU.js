@@ -1,0 +1,1 @@
+export{f as createRailroadEbnfServices}from"./mermaid-parser.core-bot3Ot7x.js";import"./chunk-FOHPRMQF-DhwWuAwv.js";

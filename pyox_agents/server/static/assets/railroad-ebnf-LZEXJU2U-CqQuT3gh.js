@@ -1,1 +1,0 @@
-export{f as createRailroadEbnfServices}from"./mermaid-parser.core-C1gYD3gk.js";

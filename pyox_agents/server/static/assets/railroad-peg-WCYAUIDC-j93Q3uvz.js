@@ -1,1 +1,0 @@
-export{u as createRailroadPegServices}from"./mermaid-parser.core-C1gYD3gk.js";

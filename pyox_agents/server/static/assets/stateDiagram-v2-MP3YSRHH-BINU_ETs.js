@@ -1,1 +1,0 @@
-import{i as e,n as t,r as n,t as r}from"./chunk-IMKFNOWR-BhzGfZ2O.js";import"./chunk-POPQ4Y6H-BNg2c9RN.js";import{dr as i}from"./mermaid.core-Cl6ZA5Hb.js";import"./chunk-F27PBJKO-BhDgUYnh.js";var a={parser:t,get db(){return new r(2)},renderer:n,styles:e,init:i(e=>{e.state||={},e.state.arrowMarkerAbsolute=e.arrowMarkerAbsolute},`init`)};export{a as diagram};

@@ -1,1 +1,0 @@
-export{c as createTreeViewServices}from"./mermaid-parser.core-C1gYD3gk.js";

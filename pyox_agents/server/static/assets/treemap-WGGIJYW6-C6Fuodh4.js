@@ -1,1 +1,0 @@
-export{o as createTreemapServices}from"./mermaid-parser.core-C1gYD3gk.js";

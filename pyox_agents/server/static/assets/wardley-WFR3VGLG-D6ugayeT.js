@@ -1,1 +1,0 @@
-export{i as createWardleyServices}from"./mermaid-parser.core-C1gYD3gk.js";
