@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pyox_agents.adapters.ag_ui import APPROVAL_SCHEMA, translate
 from pyox_agents.adapters.ag_ui_events import INTERNAL_ERROR_MESSAGE
@@ -329,3 +331,14 @@ async def test_parallel_subagents_finish_independently() -> None:
     assert [e["subagentRunId"] for e in of_type(out, "SUBAGENT_FINISHED")] == [one, two]
     assert not of_type(out, "SUBAGENT_ERROR")
     check_stream(out)
+
+
+@given(st.text(), st.text(min_size=1), st.integers(0, 2**53 - 1))
+def test_the_fast_encoding_of_deltas_equals_pydantics(delta: str, ident: str, stamp: int) -> None:
+    from ag_ui.core import TextMessageContentEvent, ToolCallArgsEvent
+
+    from pyox_agents.adapters.ag_ui import encode_event
+
+    for event in (TextMessageContentEvent(message_id=ident, delta=delta or " ", timestamp=stamp),
+                  ToolCallArgsEvent(tool_call_id=ident, delta=delta, timestamp=stamp)):
+        assert encode_event(event) == event.model_dump_json(by_alias=True, exclude_none=False)
