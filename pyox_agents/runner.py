@@ -45,7 +45,6 @@ from pyox_agents.state.patch import Conflict
 from pyox_agents.state.run import AgentError, ApprovalRequest, Spent, StopReason
 from pyox_agents.state.shared import SharedState
 from pyox_agents.state.stopped import (
-    StoppedByFinish,
     StoppedByLimit,
     StoppedByPermission,
     StoppedByUntil,
@@ -628,5 +627,3 @@ def _as_text(result: Any) -> str:
         return result
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
 
-
-_ = StoppedByFinish

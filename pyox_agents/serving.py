@@ -18,7 +18,7 @@ import secrets
 import socket
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import pydantic
@@ -588,8 +588,6 @@ def _validation_message(exc: pydantic.ValidationError) -> str:
     parts = [f"{'.'.join(map(str, e['loc'])) or 'state'}: {e['msg']}" for e in exc.errors()]
     return "state does not match the agent's state type: " + "; ".join(parts)
 
-
-Disconnect = Literal["detach", "cancel"]
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _NOBODY = object()

@@ -93,9 +93,12 @@ REASONS: Mapping[RunStatus, frozenset[StopReason]] = {
 class AgentError:
     """Why a run failed or stopped, or why a step failed: a stable `code` and a `message`.
 
-    Codes include "model_error" (the model or its provider failed), "internal_error" (a bug in
-    pyox-agents or in a hook), "no_provider", "script_exhausted", "tool_error", "denied",
-    "conflict" and "limit".
+    Codes include "model_error" (the model failed mid-stream), "no_api_key", "auth",
+    "not_found", "bad_request", "rate_limited", "provider_unavailable", "timeout", "connection"
+    (a provider's answers), "no_provider", "script_exhausted", "internal_error" (a bug in
+    pyox-agents or in a hook), "store_error" (the run's record could not be saved),
+    "run_timeout", "run_lost" (a server's limits and processes), and for steps "tool_error",
+    "denied", "cancelled" and the stop reasons of `StopReason`.
     """
 
     code: str
