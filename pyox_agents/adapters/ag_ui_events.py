@@ -154,7 +154,19 @@ class _Translation:
                                    announce=isinstance(event, RunStarted))
             if isinstance(event, RunStarted):
                 return
-        match event:
+        match event:  # the deltas first: they are most of a stream
+            case TextDelta(message_id=message_id, delta=delta, run_id=owner):
+                if message_id not in self._parts(owner).texts:
+                    yield from self._text_started(message_id, owner)
+                if delta:
+                    self._draft(message_id, "assistant", owner).text.append(delta)
+                    yield TextMessageContentEvent(message_id=message_id, delta=delta,
+                                                  **self._attributed(owner))
+            case ToolCallArgsDelta(call_id=call_id, delta=delta, run_id=owner):
+                if call_id in self._parts(owner).calls and delta:
+                    self.drafts[self.call_message[call_id]].calls[call_id].append(delta)
+                    yield ToolCallArgsEvent(tool_call_id=call_id, delta=delta,
+                                            **self._attributed(owner))
             case RunStarted():
                 return  # only the stream's own run starts with RunStarted; a repeat means nothing
             case StepStarted(index=index, run_id=owner):
@@ -166,12 +178,6 @@ class _Translation:
                     yield StepFinishedEvent(step_name=name, **self._attributed(owner))
             case TextStarted(message_id=message_id, run_id=owner):
                 yield from self._text_started(message_id, owner)
-            case TextDelta(message_id=message_id, delta=delta, run_id=owner):
-                yield from self._text_started(message_id, owner)
-                if delta:
-                    self._draft(message_id, "assistant", owner).text.append(delta)
-                    yield TextMessageContentEvent(message_id=message_id, delta=delta,
-                                                  **self._attributed(owner))
             case TextEnded(message_id=message_id, run_id=owner):
                 yield from self._text_ended(message_id, owner)
             case ReasoningStarted(message_id=message_id, run_id=owner):
@@ -186,11 +192,6 @@ class _Translation:
                 yield from self._reasoning_ended(reasoning_id(message_id), owner)
             case ToolCallStarted(call_id=call_id, name=name, message_id=message_id, run_id=owner):
                 yield from self._call_started(call_id, name, message_id, owner)
-            case ToolCallArgsDelta(call_id=call_id, delta=delta, run_id=owner):
-                if call_id in self._parts(owner).calls and delta:
-                    self.drafts[self.call_message[call_id]].calls[call_id].append(delta)
-                    yield ToolCallArgsEvent(tool_call_id=call_id, delta=delta,
-                                            **self._attributed(owner))
             case ToolCallEnded(call_id=call_id, arguments=arguments, run_id=owner):
                 yield from self._call_ended(call_id, arguments, owner)
             case ToolResult(call_id=call_id, result=result, error=error, run_id=owner):
@@ -424,7 +425,10 @@ class _Translation:
     # -- helpers -------------------------------------------------------------------------------
 
     def _parts(self, owner: str | None) -> _Parts:
-        return self.parts.setdefault(owner, _Parts())
+        parts = self.parts.get(owner)
+        if parts is None:
+            parts = self.parts[owner] = _Parts()
+        return parts
 
     def _draft(self, message_id: str, role: str, owner: str | None) -> Draft:
         draft = self.drafts.get(message_id)
@@ -434,7 +438,10 @@ class _Translation:
 
     @staticmethod
     def _attributed(owner: str | None) -> dict[str, Any]:
-        return {"subagent_run_id": owner} if owner is not None else {}
+        """What every event of `owner`'s run carries: the time, and the subagent it is of."""
+        if owner is None:
+            return {"timestamp": _now()}
+        return {"timestamp": _now(), "subagent_run_id": owner}
 
 
 async def translate(
