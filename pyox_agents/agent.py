@@ -10,6 +10,7 @@ turns for loops you write yourself; `as_tool` makes the agent a subagent of anot
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import json
@@ -192,10 +193,24 @@ class Agent:
             pydantic.ValidationError: `state` does not validate against `state_type`.
             ValueError: the model is a name with no provider, or the State is finished.
         """
+        return _flatten(self._stream_batches(conversation, state=state, client_tools=client_tools,
+                                             context=context, fence=fence, owner=owner))
+
+    def _stream_batches(
+        self,
+        conversation: State | str,
+        *,
+        state: Any = None,
+        client_tools: Sequence[ToolSpec] = (),
+        context: Sequence[str] = (),
+        fence: tuple[str, int] | None = None,
+        owner: str | None = None,
+    ) -> AsyncIterator[list[RuntimeEvent]]:
+        """`stream`, as lists of the events there are at a time (a server writes each at once)."""
         runner, given = self._prepare(conversation, state, client_tools, context)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
-        return _events(self, runner, given=given)
+        return _batches(self, runner, given=given)
 
     async def arun(self, conversation: State | str, *, state: Any = None) -> RunResult:
         """Run to the end and return the result.
@@ -248,7 +263,7 @@ class Agent:
         async for event in _events(self, runner, resumed=True):
             yield event
 
-    async def _resume_events(
+    async def _resume_batches(
         self,
         run_id: str,
         *,
@@ -257,14 +272,14 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         fence: tuple[str, int] | None = None,
-    ) -> AsyncIterator[RuntimeEvent]:
-        """Check a resume, then return its events (servers answer bad input before streaming)."""
+    ) -> AsyncIterator[list[RuntimeEvent]]:
+        """Check a resume, then return its event batches (servers answer bad input first)."""
         runner = await self._prepare_resume(
             run_id, approve, answer, edited_arguments, request_id, None
         )
         assert runner.journal is not None
         runner.journal.fence = fence
-        return _events(self, runner, resumed=True)
+        return _batches(self, runner, resumed=True)
 
     async def aresume(
         self,
@@ -595,45 +610,85 @@ class Agent:
         return self.state_type.model_validate(state).model_dump(mode="json")
 
 
-async def _events(
+class _Outbox:
+    """The events a run has emitted and its consumer has not taken yet."""
+
+    def __init__(self) -> None:
+        self.events: list[RuntimeEvent] = []
+        self.closed = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, events: Sequence[RuntimeEvent]) -> None:
+        self.events.extend(events)
+        self._wake()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:  # made only while the consumer waits: nothing per event
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def take(self) -> list[RuntimeEvent]:
+        """Every event not taken yet, waiting for one; [] once closed and empty."""
+        while not self.events and not self.closed:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        batch, self.events = self.events, []
+        return batch
+
+
+async def _batches(
     agent: Agent, runner: Runner, *, given: bool = False, resumed: bool = False
-) -> AsyncIterator[RuntimeEvent]:
-    """Execute the run in its own task and yield its events; closing this stops the run.
+) -> AsyncIterator[list[RuntimeEvent]]:
+    """Execute the run in its own task and yield its events, all those there are at a time;
+    closing this stops the run.
 
     The run lives in a task of its own, not in a task group spanning our `yield`s: a consumer
     that breaks out of `async for` closes this generator from wherever Python finalises it, and a
-    plain task can be cancelled from there, while a cancel scope could not be exited.
+    plain task can be cancelled from there, while a cancel scope could not be exited. The run
+    puts its events in an outbox with no trip through the event loop per event.
     """
-    send, receive = anyio.create_memory_object_stream[Sequence[RuntimeEvent]](float("inf"))
-    runner._emit = send.send_nowait
+    outbox = _Outbox()
+    runner._emit = outbox.put
 
     async def execute() -> None:
-        with send:
+        try:
             await runner.execute(given_state=given, resumed=resumed)
+        finally:
+            outbox.close()
         journal = runner.journal
         if agent.store is None and journal is not None and journal.run.pending is not None:
             agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
 
     task = asyncio.create_task(execute(), name=f"pyox-agents run {runner.run_id[:12]}")
     try:
-        with receive:
-            while True:
-                try:  # take what is there without a trip through the event loop per event
-                    batch = receive.receive_nowait()
-                except anyio.WouldBlock:
-                    try:
-                        batch = await receive.receive()
-                    except anyio.EndOfStream:
-                        break
-                except anyio.EndOfStream:
-                    break
-                for event in batch:
-                    yield event
+        while batch := await outbox.take():
+            yield batch
     finally:
         task.cancel()
         await asyncio.wait([task])
     if not task.cancelled() and task.exception() is not None:
         raise task.exception()  # type: ignore[misc]
+
+
+async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[RuntimeEvent]:
+    """The events of `batches`, one at a time; closing this closes `batches` (stops the run)."""
+    async with contextlib.aclosing(batches):  # type: ignore[type-var]
+        async for batch in batches:
+            for event in batch:
+                yield event
+
+
+def _events(
+    agent: Agent, runner: Runner, *, given: bool = False, resumed: bool = False
+) -> AsyncIterator[RuntimeEvent]:
+    """The run's events one at a time (see `_batches`)."""
+    return _flatten(_batches(agent, runner, given=given, resumed=resumed))
 
 
 async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunResult:

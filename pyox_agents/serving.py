@@ -401,14 +401,14 @@ class RunService:
         for thread_id in list(self._active):
             await self.stop(thread_id)
 
-    async def _pump(self, live: LiveRun, events: AsyncIterator[RuntimeEvent]) -> None:
+    async def _pump(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         deadline = self.limits.run_seconds
         keeper = None
         if live.run_key is not None:  # the lease is kept while the process lives, events or not
             keeper = asyncio.create_task(self._keep_lease(live), name="keep lease")
         try:
             with anyio.fail_after(deadline):
-                await self._drain(live, events)
+                await self._drain(live, batches)
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
@@ -431,14 +431,14 @@ class RunService:
             await anyio.sleep(self.lease_ttl / 3)
             await self._renew(live)
 
-    async def _drain(self, live: LiveRun, events: AsyncIterator[RuntimeEvent]) -> None:
+    async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
         try:
-            async with contextlib.aclosing(events):  # type: ignore[type-var]
-                async for event in events:
-                    live.add((event,))
+            async with contextlib.aclosing(batches):  # type: ignore[type-var]
+                async for batch in batches:
+                    live.add(batch)
                     if live.run_key is not None:
-                        await self._share(live, event)
+                        await self._share(live, *batch)
         except asyncio.CancelledError:
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
                 final = RunFinished(answer=None, state=live.last_state(), outcome="cancelled")
@@ -448,9 +448,10 @@ class RunService:
                         await self._share(live, final)
             raise
 
-    async def _share(self, live: LiveRun, event: RuntimeEvent) -> None:
+    async def _share(self, live: LiveRun, *events: RuntimeEvent) -> None:
         assert live.run_key is not None
-        await self.store.aappend_events(live.run_key, [json.dumps(event_to_json(event))])
+        await self.store.aappend_events(live.run_key,
+                                        [json.dumps(event_to_json(event)) for event in events])
 
     async def _renew(self, live: LiveRun) -> None:
         assert live.run_key is not None and live.lease is not None
@@ -465,13 +466,13 @@ class RunService:
 
     async def _open(
         self, agent: Agent, request: RunRequest, lease: int | None, principal: str | None
-    ) -> AsyncIterator[RuntimeEvent]:
+    ) -> AsyncIterator[list[RuntimeEvent]]:
         fence = (request.thread_id, lease) if lease is not None else None
         if request.decisions:
             return await self._resume(agent, request, fence)
         conversation = await self._conversation(agent, request)
         try:
-            return agent.stream(
+            return agent._stream_batches(
                 conversation,
                 state=request.state,
                 client_tools=request.client_tools,
@@ -509,7 +510,7 @@ class RunService:
 
     async def _resume(
         self, agent: Agent, request: RunRequest, fence: tuple[str, int] | None
-    ) -> AsyncIterator[RuntimeEvent]:
+    ) -> AsyncIterator[list[RuntimeEvent]]:
         run_id = await self._paused_run(agent, request.thread_id)
         run = await agent.load_run(run_id)
         pending = run.pending
@@ -526,7 +527,7 @@ class RunService:
             )
         decision = chosen[0]
         try:
-            return await agent._resume_events(
+            return await agent._resume_batches(
                 run_id,
                 approve=decision.approve,
                 answer=decision.answer,
