@@ -21,11 +21,10 @@ import dataclasses
 import gc
 import inspect
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -36,6 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
+from pyox_agents.server.sse import EventStreamResponse
 from pyox_agents.serving import LiveRun, RequestError, RunService, ServerLimits
 from pyox_agents.state.history import shared_state_from
 
@@ -125,11 +125,11 @@ class _Server:
         return b"".join(chunks)
 
     def sse(self, frames: AsyncIterator[bytes], live: LiveRun | None,
-            extra: Mapping[str, str] = {}) -> EventSourceResponse:
+            extra: Mapping[str, str] = {}) -> EventStreamResponse:
         """Stream pre-framed SSE bytes (one chunk per batch of events) with keep-alive comments;
         mind disconnects."""
 
-        async def chunks() -> AsyncIterator[bytes]:
+        async def chunks() -> AsyncGenerator[bytes, None]:
             try:
                 async for chunk in frames:
                     yield chunk
@@ -137,14 +137,8 @@ class _Server:
                 if self.on_disconnect == "cancel" and live is not None and not live.done:
                     await self.runs.stop(live.thread_id)
 
-        return EventSourceResponse(
-            chunks(),
-            headers={**SSE_HEADERS, **extra},
-            ping=self.keepalive,
-            send_timeout=self.send_timeout,
-            sep="\n",  # LF only: @ag-ui/client splits frames on "\n\n", never on CRLF
-            ping_message_factory=lambda: ServerSentEvent(comment="keep-alive", sep="\n"),
-        )
+        return EventStreamResponse(chunks(), headers={**SSE_HEADERS, **extra},
+                                   keepalive=self.keepalive, send_timeout=self.send_timeout)
 
 
 def _frame(texts: list[str]) -> bytes:

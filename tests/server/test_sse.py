@@ -1,0 +1,113 @@
+"""EventStreamResponse: the SSE writer under the server, served by a real uvicorn."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+
+from pyox_agents.server.sse import KEEPALIVE_FRAME, EventStreamResponse
+from tests.ag_ui.servers import serving
+
+pytestmark = pytest.mark.anyio
+
+
+def app_of(make: Any) -> Starlette:
+    async def endpoint(request: Request) -> EventStreamResponse:
+        return make()  # type: ignore[no-any-return]
+
+    return Starlette(routes=[Route("/s", endpoint, methods=["GET", "POST"])])
+
+
+async def test_chunks_arrive_in_order_and_the_stream_ends_after_the_last() -> None:
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        for i in range(50):
+            yield f"data: {i}\n\n".encode()
+
+    app = app_of(lambda: EventStreamResponse(chunks()))
+    async with serving(app) as url, httpx.AsyncClient() as client:
+        response = await client.get(f"{url}/s")
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.text == "".join(f"data: {i}\n\n" for i in range(50))
+
+
+async def test_keep_alive_comments_fill_silences_only() -> None:
+    release = anyio.Event()
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        yield b"data: first\n\n"
+        await release.wait()
+        yield b"data: last\n\n"
+
+    app = app_of(lambda: EventStreamResponse(chunks(), keepalive=0.05))
+    async with serving(app) as url, httpx.AsyncClient() as client, \
+            client.stream("GET", f"{url}/s") as response:
+        seen = []
+        async for text in response.aiter_text():
+            seen.append(text)
+            if text.count(KEEPALIVE_FRAME.decode()) or len(seen) > 2:
+                release.set()
+    body = "".join(seen)
+    assert body.startswith("data: first\n\n") and body.endswith("data: last\n\n")
+    assert KEEPALIVE_FRAME.decode() in body
+
+
+async def test_a_client_that_disconnects_stops_the_writer_and_closes_the_chunks() -> None:
+    closed, waiting = anyio.Event(), anyio.Event()
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        try:
+            yield b"data: one\n\n"
+            waiting.set()
+            await anyio.sleep_forever()
+            yield b"never"
+        finally:
+            closed.set()
+
+    app = app_of(lambda: EventStreamResponse(chunks()))
+    async with serving(app) as url, httpx.AsyncClient() as client:
+        async with client.stream("GET", f"{url}/s") as response:
+            lines = response.aiter_lines()
+            assert await anext(lines) == "data: one"
+            await waiting.wait()
+        with anyio.fail_after(10):
+            await closed.wait()
+
+
+async def test_a_client_that_does_not_read_is_dropped_after_the_send_timeout() -> None:
+    closed = anyio.Event()
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        try:
+            while True:
+                yield b"data: " + b"x" * 65536 + b"\n\n"
+        finally:
+            closed.set()
+
+    app = app_of(lambda: EventStreamResponse(chunks(), send_timeout=0.5))
+    async with serving(app) as url:
+        host, port = url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"GET /s HTTP/1.1\r\nHost: x\r\n\r\n")
+        await writer.drain()  # ... and never read
+        with anyio.fail_after(20):
+            await closed.wait()
+            while await reader.read(1 << 20):  # the server closed the connection
+                pass
+        writer.close()
+
+
+def test_keepalive_must_be_positive() -> None:
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        yield b""
+
+    generator = chunks()
+    with pytest.raises(ValueError, match="keepalive is the seconds"):
+        EventStreamResponse(generator, keepalive=0)
