@@ -281,8 +281,8 @@ class Runner:
 
     def _record_start_state(self) -> None:
         """Record the state given to the run, so the thread's state can be rebuilt from history."""
-        value = self.access.shared.value
-        op = {"op": "replace", "path": "", "value": thaw(value)}
+        value = self.access.shared.value  # frozen already: recorded as it is, not copied
+        op = {"op": "replace", "path": "", "value": value}
         self.access.owner._add_state_change("", [op], 0)
 
     # -- one model decision --------------------------------------------------------------------
@@ -359,9 +359,12 @@ class Runner:
         if self.recovering and self.journal is not None:
             self.journal.retry()
         try:
-            async with anyio.create_task_group() as group:
-                for call in calls:
-                    group.start_soon(self._call_tool, call, stops, closed, paused, spent)
+            if len(calls) == 1:  # the usual case: no task group to set up for one call
+                await self._call_tool(calls[0], stops, closed, paused, spent)
+            else:
+                async with anyio.create_task_group() as group:
+                    for call in calls:
+                        group.start_soon(self._call_tool, call, stops, closed, paused, spent)
         except BaseException:
             self._close_pending("cancelled: the run was stopped")
             raise
@@ -507,8 +510,11 @@ class Runner:
             ctx.idempotency_key = self.journal.call_key(call.id)
         timeout = tool.timeout if tool.timeout is not None else self.setup.tool_timeout
         try:
-            with anyio.fail_after(timeout):
+            if timeout is None:
                 value = await tool.call(ctx, arguments)
+            else:
+                with anyio.fail_after(timeout):
+                    value = await tool.call(ctx, arguments)
             result = _to_json(value)
         except BaseException as exc:
             if draft is not None:

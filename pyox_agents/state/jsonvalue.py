@@ -56,44 +56,51 @@ def to_json_value(value: object, where: str) -> JSON:
     return freeze(_plain(value, where), path=where)
 
 
-def _plain(value: object, where: str) -> object:
+def _plain(value: object, where: str, at: tuple[str | int, ...] = ()) -> object:
+    """`value` as plain JSON; `where` + `at` is its path, spelt out only in an error."""
     kind = type(value)
     if kind in _PLAIN:
         return value
     if kind is float:
         if not math.isfinite(cast(float, value)):
-            raise TypeError(f"{where} is {value!r}, which is not JSON (JSON has no NaN or "
-                            f"infinity): use None or a string")
+            raise TypeError(f"{_path(where, at)} is {value!r}, which is not JSON (JSON has no NaN "
+                            f"or infinity): use None or a string")
         return value
     if isinstance(value, FrozenDict | FrozenList):
         return value
     if isinstance(value, enum.Enum):
-        raise TypeError(f"{where} is the enum member {value!r}, which is not JSON: use its value "
-                        f"(value.value)")
+        raise TypeError(f"{_path(where, at)} is the enum member {value!r}, which is not JSON: use "
+                        f"its value (value.value)")
     if isinstance(value, Mapping):
         out: dict[str, object] = {}
         for key, item in value.items():
             if not isinstance(key, str) or isinstance(key, enum.Enum):
-                raise TypeError(f"{where} has the key {key!r} ({type(key).__name__}); JSON keys "
-                                f"must be str: use str(key)")
-            out[str.__str__(key)] = _plain(item, f"{where}[{json.dumps(key)}]")
+                raise TypeError(f"{_path(where, at)} has the key {key!r} ({type(key).__name__}); "
+                                f"JSON keys must be str: use str(key)")
+            out[str.__str__(key)] = _plain(item, where, (*at, key))
         return out
     if isinstance(value, list | tuple):
-        return [_plain(item, f"{where}[{index}]") for index, item in enumerate(value)]
+        return [_plain(item, where, (*at, index)) for index, item in enumerate(value)]
     if isinstance(value, bool):  # subclasses of the JSON scalars
         return bool(value)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        return _plain(float(value), where)
+        return _plain(float(value), where, at)
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, BaseModel):
-        return _plain(value.model_dump(mode="json"), where)
+        return _plain(value.model_dump(mode="json"), where, at)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        return _plain(fields, where)
-    raise TypeError(_not_json(value, where))
+        return _plain(fields, where, at)
+    raise TypeError(_not_json(value, _path(where, at)))
+
+
+def _path(where: str, at: tuple[str | int, ...]) -> str:
+    """`where["key"][0]...`: the path of a value, for an error message."""
+    return where + "".join(f"[{json.dumps(part)}]" if isinstance(part, str) else f"[{part}]"
+                           for part in at)
 
 
 def _not_json(value: object, where: str) -> str:
