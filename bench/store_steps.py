@@ -1,23 +1,28 @@
 """Saving one step costs the same at entry 10 and at entry 10,000: writes are appends.
 
-For threads of 10, 100, 1,000 and 10,000 history entries, in `MemoryStore` and `SQLiteStore`
-(a file in a temporary folder), times `store.save(state)` after one step: one think (a
+For threads of 10, 100, 1,000 and 10,000 history entries, in `MemoryStore`, `SQLiteStore` (a
+file in a temporary folder) and `RedisStore` (a throwaway `redis-server` on 127.0.0.1, without
+persistence; or `--redis-url`), times `store.save(state)` after one step: one think (a
 model_request and a model_reply asking for a tool call) and that call's tool result, i.e. three
 new entries. Building the thread, saving it once, and recording each step on the State happen
 outside the timer; the figure is the median over repeated steps. The last lines give, per store,
 the ratio of the step time at 10,000 entries to the one at 10 (the baseline, measured in the
 same run): the target is under 1.5.
 
-Run: .venv/bin/python bench/store_steps.py   (add --steps N for more steps per size; default 200)
+Run: .venv/bin/python bench/store_steps.py [--steps N] [--redis-url URL]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shutil
+import socket
 import statistics
+import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pyox_agents.state.conversation import State
@@ -75,14 +80,56 @@ def step_ms(store: Store, size: int, steps: int) -> float:
     return statistics.median(times) * 1000
 
 
+@contextlib.contextmanager
+def redis_url(given: str | None) -> Iterator[str]:
+    """`given`, or the URL of a throwaway `redis-server` (no persistence) run for this bench."""
+    if given:
+        yield given
+        return
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("store_steps.py measures RedisStore too: install redis-server "
+                         "(apt-get install -y redis-server) or pass --redis-url")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with tempfile.TemporaryDirectory() as folder:
+        server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save",
+                                   "", "--appendonly", "no", "--dir", folder],
+                                  stdout=subprocess.DEVNULL)
+        try:
+            import redis
+
+            client = redis.Redis(port=port)
+            deadline = time.monotonic() + 15
+            while True:
+                with contextlib.suppress(redis.ConnectionError):
+                    if client.ping():
+                        break
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit(f"redis-server on port {port} did not start")
+                time.sleep(0.05)
+            client.close()
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200, help="timed steps per size")
+    parser.add_argument("--redis-url", help="an existing Redis to use (its keys go under a "
+                        "fresh prefix); default: start a throwaway redis-server")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, redis_url(args.redis_url) as url:
+        from pyox_agents.stores.redis import RedisStore
+
+        prefix = f"pyox-bench-{time.time_ns()}:"
         stores: dict[str, Callable[[], Store]] = {
             "MemoryStore": MemoryStore,
             "SQLiteStore": lambda: SQLiteStore(Path(folder) / "bench.db"),
+            "RedisStore": lambda: RedisStore(url, prefix=prefix),
         }
         ratios = {}
         rows = []
