@@ -10,6 +10,7 @@ reloaded page can replay it, and a client that goes away does not stop it (unles
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import os
@@ -249,6 +250,8 @@ class RunService:
         self.lease_ttl = lease_ttl
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._active: dict[str, LiveRun] = {}
+        self._runs_of: collections.Counter[str | None] = collections.Counter()
+        """How many active runs each principal has (the per-principal limit, in O(1))."""
 
     def active(self, thread_id: str) -> LiveRun | None:
         """The run active on `thread_id` in this process, or None."""
@@ -318,7 +321,7 @@ class RunService:
         if request.thread_id in self._active:
             raise Busy(request.thread_id)
         live = LiveRun(request.thread_id, name, principal)
-        self._active[request.thread_id] = live  # taken before any await: no two starts race
+        self._add_active(live)  # taken before any await: no two starts race
         try:
             if self.shared:
                 token = await self.store.aacquire_lease(
@@ -329,7 +332,7 @@ class RunService:
                 live.lease = token
             events = await self._open(agent, request, live.lease, principal)
         except BaseException:
-            del self._active[request.thread_id]
+            self._remove_active(live)
             if live.lease is not None:
                 await self.store.arelease_lease(request.thread_id, self.owner, live.lease)
             raise
@@ -355,7 +358,7 @@ class RunService:
             raise RequestError(429, f"the server runs {len(self._active)} runs, its limit; try "
                                     "again shortly", headers=retry)
         if limits.runs_per_principal is not None:
-            mine = sum(1 for live in self._active.values() if live.principal == principal)
+            mine = self._runs_of[principal]
             if mine >= limits.runs_per_principal:
                 raise RequestError(429, f"you have {mine} runs going, the limit per user; try "
                                         "again when one ends", headers=retry)
@@ -401,6 +404,17 @@ class RunService:
         for thread_id in list(self._active):
             await self.stop(thread_id)
 
+    def _add_active(self, live: LiveRun) -> None:
+        self._active[live.thread_id] = live
+        self._runs_of[live.principal] += 1
+
+    def _remove_active(self, live: LiveRun) -> None:
+        if self._active.get(live.thread_id) is live:
+            del self._active[live.thread_id]
+            self._runs_of[live.principal] -= 1
+            if not self._runs_of[live.principal]:
+                del self._runs_of[live.principal]
+
     async def _pump(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         deadline = self.limits.run_seconds
         keeper = None
@@ -419,7 +433,7 @@ class RunService:
         finally:
             if keeper is not None:
                 keeper.cancel()
-            self._active.pop(live.thread_id, None)
+            self._remove_active(live)
             if live.run_key is not None:  # free the thread before the client hears the end
                 with anyio.CancelScope(shield=True):
                     await self._release(live)

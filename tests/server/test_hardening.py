@@ -125,6 +125,9 @@ async def test_runs_per_principal_and_in_total_are_counted_while_they_run() -> N
     for live in (first, second):
         assert live.task is not None
         await live.task
+    again = await service.start(waiting, RunRequest("t2", state={}), principal="ann")
+    assert again.task is not None  # a principal's ended runs no longer count
+    await again.task
 
 
 async def test_a_run_over_the_servers_duration_limit_fails_with_run_timeout() -> None:
