@@ -86,12 +86,27 @@ def read_json(body: bytes | str, what: str) -> Any:
         raise RequestError(400, f"the body nests too deeply; send {what}") from None
     if _depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise RequestError(400, f"the body nests deeper than {MAX_DEPTH} levels; send {what}")
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise RequestError(400, "the body has a string with a lone surrogate (\\ud800-"
-                                "\\udfff), which is not text; send UTF-8 text") from None
+    if _may_hold_surrogates(body):  # the check encodes the whole body: only when it may fail
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise RequestError(400, "the body has a string with a lone surrogate (\\ud800-"
+                                    "\\udfff), which is not text; send UTF-8 text") from None
     return data
+
+
+def _may_hold_surrogates(body: bytes | str) -> bool:
+    """Whether `json.loads(body)` may hold a lone surrogate: only a \\uD800-\\uDFFF escape,
+    non-ASCII text (json.loads lets encoded surrogates through) or another encoding than UTF-8
+    (NUL bytes) can put one in."""
+    if isinstance(body, str):
+        return not body.isascii() or _SURROGATE_ESCAPE.search(body) is not None
+    return (not body.isascii() or b"\x00" in body
+            or _SURROGATE_ESCAPE_BYTES.search(body) is not None)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _depth(value: Any, limit: int) -> int:
