@@ -101,7 +101,11 @@ async def translate_batches(
 
 def encode_chunk(chunk: Mapping[str, Any]) -> str:
     """`chunk` as compact JSON: the text of one SSE `data:` line."""
-    return json.dumps(chunk, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(chunk)
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""`json.dumps` with these options, built once rather than per chunk."""
 
 
 async def encode(chunks: AsyncIterable[Mapping[str, Any]]) -> AsyncIterator[bytes]:
