@@ -15,8 +15,11 @@ longest event-loop pause (max lateness of a 10 ms sleep in a ticker task in the 
 time the server spent in the cyclic GC. Targets, with the floor measured in the same run:
 server CPU per run ≤ 2x the floor's, flat from C=100 to 1,000, no loop pause over 100 ms.
 
-Every run is cancelled 240 s after its burst starts. Run:
-    .venv/bin/python bench/concurrency.py [--quick] [--repeat N] [--targets ours,pai,floor]
+Ours and the floor get at least `--repeat` bursts per size, and more for small sizes so that each
+covers `--min-runs` runs (10 bursts of 100); pydantic-ai gets `--pai-repeat`. Every run is
+cancelled 240 s after its burst starts. Run:
+    .venv/bin/python bench/concurrency.py [--quick] [--repeat N] [--min-runs N]
+                                          [--targets ours,pai,floor]
 """
 
 import argparse
@@ -222,7 +225,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,500,1000", help="concurrent runs per burst")
     parser.add_argument("--targets", default="ours,pai,floor")
     parser.add_argument("--repeat", type=int, default=3, help="bursts per (target, C) for ours "
-                        "and the floor")
+                        "and the floor, at least")
+    parser.add_argument("--min-runs", type=int, default=1000, help="more bursts for small C, "
+                        "so that each (target, C) of ours and the floor covers this many runs "
+                        "(a burst of 100 lasts 0.2 s: one is noisy)")
     parser.add_argument("--pai-repeat", type=int, default=1, help="bursts per C for pydantic-ai "
                         "(about 45-80 ms of CPU per run: 1,000 runs take over a minute)")
     parser.add_argument("--quick", action="store_true", help="C=100 and 500, one burst each")
@@ -231,7 +237,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only, leave results.md")
     args = parser.parse_args()
     if args.quick:
-        args.sizes, args.repeat, args.pai_repeat = "100,500", 1, 1
+        args.sizes, args.repeat, args.pai_repeat, args.min_runs = "100,500", 1, 1, 0
     sizes = [int(s) for s in args.sizes.split(",")]
     targets = args.targets.split(",")
     env = {"BENCH_BEFORE": "0", "BENCH_AFTER": "50"}
@@ -240,10 +246,16 @@ def main() -> None:
     bursts: list[Burst] = []
     port = 18830
     deadline = time.monotonic() + 540
-    for round_ in range(max(args.repeat, args.pai_repeat)):
+    def bursts_of(target: str, c: int) -> int:
+        if target == "pai":
+            return args.pai_repeat
+        return max(args.repeat, -(-args.min_runs // c))
+
+    rounds = max(bursts_of(t, c) for t in targets for c in sizes)
+    for round_ in range(rounds):
         for c in sizes:  # interleaved: each round goes over every (C, target)
             for target in targets:
-                repeat = args.pai_repeat if target == "pai" else args.repeat
+                repeat = bursts_of(target, c)
                 if round_ >= repeat:
                     continue
                 if time.monotonic() > deadline:
