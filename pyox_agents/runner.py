@@ -174,7 +174,8 @@ class Runner:
                           {"thread_id": conversation.id, "goal": journal.run.goal})
             await journal.save()
             self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value))
-            await self._report("on_run_start", self._context())
+            if self.setup.reporters:
+                await self._report("on_run_start", self._context())
             paused = await self._loop()
         except ModelError as exc:
             await self._fail(AgentError(exc.code, str(exc)))
@@ -421,7 +422,8 @@ class Runner:
             if isinstance(event, StateChanged):
                 self.access.owner._add_state_change(call.id, event.delta, event.version)
         self._emit(done.events)
-        await self._report("on_tool_end", self._context(), call, result)
+        if self.setup.reporters:
+            await self._report("on_tool_end", self._context(), call, result)
 
     async def _run_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> _Call:
         """Run one call: its `ToolResult` (and `StateChanged`), or a request for a person."""
@@ -460,7 +462,8 @@ class Runner:
             needs = self._needs_person(tool, decision)
             if needs is not None:
                 return self._pause(call, needs)
-        await self._report("on_tool_start", self._context(), call)
+        if self.setup.reporters:
+            await self._report("on_tool_start", self._context(), call)
         first = await self._attempt(tool, call, arguments)
         if not isinstance(first, Conflict):
             return first

@@ -81,7 +81,7 @@ def _delta_json(event: TextMessageContentEvent | ToolCallArgsEvent, key: str, id
     if event.timestamp is None or event.raw_event is not None or event.metadata is not None \
             or event.subagent_run_id is not None or event.model_extra:
         return _flat_json(event)
-    return (f'{{"type":"{event.type.value}","timestamp":{event.timestamp},"{key}":'
+    return (f'{{"type":"{event.type._value_}","timestamp":{event.timestamp},"{key}":'
             f'{encode_basestring(ident)},"delta":{encode_basestring(event.delta)}}}')
 
 
@@ -97,7 +97,7 @@ def _flat_json(event: BaseEvent) -> str | None:
                 parts.append(f'"{alias}":null')
             continue  # an optional field without a value: left out
         if isinstance(value, Enum):
-            value = value.value
+            value = value._value_  # .value is a descriptor: slow
         if type(value) is str:
             parts.append(f'"{alias}":{encode_basestring(value)}')
         elif type(value) is int:
