@@ -229,8 +229,8 @@ def main() -> None:
     parser.add_argument("--min-runs", type=int, default=1000, help="more bursts for small C, "
                         "so that each (target, C) of ours and the floor covers this many runs "
                         "(a burst of 100 lasts 0.2 s: one is noisy)")
-    parser.add_argument("--pai-repeat", type=int, default=1, help="bursts per C for pydantic-ai "
-                        "(about 45-80 ms of CPU per run: 1,000 runs take over a minute)")
+    parser.add_argument("--pai-repeat", type=int, default=3, help="bursts per C for pydantic-ai "
+                        "(20-40 ms of CPU per run: a burst of 1,000 takes about 40 s)")
     parser.add_argument("--quick", action="store_true", help="C=100 and 500, one burst each")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the servers, "
                         "e.g. BENCH_GC_FREEZE=1 or BENCH_GC_THRESHOLD=700,10,100000")
