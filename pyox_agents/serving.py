@@ -345,7 +345,7 @@ class RunService:
                 if token is None:
                     raise Busy(request.thread_id)
                 live.lease = token
-            events = await self._open(agent, request, live.lease, principal)
+            batches = await self._open(agent, request, live.lease, principal)
         except BaseException:
             self._remove_active(live)
             if live.lease is not None:
@@ -355,7 +355,7 @@ class RunService:
             live.run_key = secrets.token_hex(16)
             await self.store.aset_active(request.thread_id, live.run_key, self.lease_ttl)
         self._owners.setdefault(request.thread_id, principal)
-        live.task = asyncio.create_task(self._pump(live, events), name=f"serve {name}")
+        live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         return live
 
     def _check_limits(self, request: RunRequest, principal: str | None) -> None:
