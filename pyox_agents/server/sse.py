@@ -85,6 +85,9 @@ class EventStreamResponse(Response):
             watcher.cancel()
             await self.chunks.aclose()
             await asyncio.wait([watcher])
+        failure = None if watcher.cancelled() else watcher.exception()
+        if failure is not None:  # receive() or a keep-alive write failed: the server's error
+            raise failure
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _write(self, send: Send, chunk: bytes) -> None:

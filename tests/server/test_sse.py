@@ -111,3 +111,24 @@ def test_keepalive_must_be_positive() -> None:
     generator = chunks()
     with pytest.raises(ValueError, match="keepalive is the seconds"):
         EventStreamResponse(generator, keepalive=0)
+
+
+async def test_an_error_in_the_servers_receive_is_raised_not_lost() -> None:
+    """The watcher's failure reaches the server (which logs it and closes the connection)."""
+    sent: list[dict[str, Any]] = []
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        yield b"data: 1\n\n"
+        await anyio.sleep(0.05)
+        yield b"data: 2\n\n"
+
+    async def receive() -> dict[str, Any]:
+        raise RuntimeError("the server's receive broke")
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    response = EventStreamResponse(chunks())
+    with pytest.raises(RuntimeError, match="receive broke"):
+        await response({"type": "http", "method": "GET"}, receive, send)
+    assert [m.get("body") for m in sent[1:]] == [b"data: 1\n\n", b"data: 2\n\n"]
