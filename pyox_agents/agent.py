@@ -43,6 +43,7 @@ from pyox_agents.state.messages import Message, Reply, Usage
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.state.shared import SharedState
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
+from pyox_agents.wakeup import Wakeup
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
 
@@ -616,28 +617,20 @@ class _Outbox:
     def __init__(self) -> None:
         self.events: list[RuntimeEvent] = []
         self.closed = False
-        self._waiter: asyncio.Future[None] | None = None
+        self._more = Wakeup()
 
     def put(self, events: Sequence[RuntimeEvent]) -> None:
         self.events.extend(events)
-        self._wake()
+        self._more.notify()
 
     def close(self) -> None:
         self.closed = True
-        self._wake()
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:  # made only while the consumer waits: nothing per event
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
+        self._more.notify()
 
     async def take(self) -> list[RuntimeEvent]:
         """Every event not taken yet, waiting for one; [] once closed and empty."""
         while not self.events and not self.closed:
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
+            await self._more.wait()
         batch, self.events = self.events, []
         return batch
 

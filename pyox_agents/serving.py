@@ -32,6 +32,7 @@ from pyox_agents.state.conversation import State
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import AgentError
+from pyox_agents.wakeup import Wakeup
 
 __all__ = [
     "Busy",
@@ -188,7 +189,7 @@ class LiveRun:
     run_key: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     """What the protocol adapter that started the run keeps to translate it again on replay."""
-    _changed: asyncio.Event | None = None
+    _more: Wakeup = field(default_factory=Wakeup)
 
     @property
     def run_id(self) -> str | None:
@@ -199,17 +200,12 @@ class LiveRun:
     def add(self, events: Sequence[RuntimeEvent]) -> None:
         """Keep `events` and wake whoever follows."""
         self.events.extend(events)
-        self._wake()
+        self._more.notify()
 
     def end(self) -> None:
         """No more events will come."""
         self.done = True
-        self._wake()
-
-    def _wake(self) -> None:
-        if self._changed is not None:  # made only when a follower waits: no churn per event
-            self._changed.set()
-            self._changed = None
+        self._more.notify()
 
     async def follow(self, start: int = 0) -> AsyncIterator[RuntimeEvent]:
         """Every event from number `start` on: those kept, then the live ones until the end."""
@@ -228,9 +224,7 @@ class LiveRun:
                 continue
             if self.done:
                 return
-            if self._changed is None:
-                self._changed = asyncio.Event()
-            await self._changed.wait()
+            await self._more.wait()
 
     def last_state(self) -> Any:
         """The shared state as the latest event gave it."""
