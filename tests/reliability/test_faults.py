@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -24,7 +23,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import uvicorn
 
 from pyox_agents import Agent, RunContext, tool
 from pyox_agents.models import FunctionModel, ModelError, ModelRequest, TextChunk, ToolCall
@@ -33,31 +31,16 @@ from pyox_agents.server import create_app
 from pyox_agents.state.messages import Message, Reply
 from pyox_agents.stores import SQLiteStore
 from pyox_agents.stores.base import StepRecord
+from tests.ag_ui.servers import serving as served
 
 pytestmark = pytest.mark.anyio
 
 ITEMS = ["a", "b", "c"]
 
 
-@contextlib.asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
+def serving(app: Any) -> contextlib.AbstractAsyncContextManager[str]:
     """Serve `app` with uvicorn on 127.0.0.1 in this event loop; yields the base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="on",
-                                           timeout_graceful_shutdown=2))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.005)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
+    return served(app, log_level="critical", graceful=2)
 
 
 def events_of(text: str) -> list[dict[str, Any]]:

@@ -11,12 +11,9 @@ it takes a few seconds on 2 cores.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import socket
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +21,13 @@ import anyio
 import httpx
 import jsonpatch
 import pytest
-import uvicorn
 
 from pyox_agents import Agent, RunContext, tool
 from pyox_agents.models import FunctionModel, ToolCall
 from pyox_agents.server import ServerLimits, create_app
 from pyox_agents.state.messages import Message
 from pyox_agents.stores import SQLiteStore
+from tests.ag_ui.servers import serving as served
 
 pytestmark = pytest.mark.anyio
 
@@ -40,25 +37,9 @@ CONNECTIONS = 25
 BOUND = 50.0
 
 
-@contextlib.asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
+def serving(app: Any) -> contextlib.AbstractAsyncContextManager[str]:
     """Serve `app` with uvicorn on 127.0.0.1 in this event loop; yields the base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",
-                                           backlog=4096, timeout_graceful_shutdown=2))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.005)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
+    return served(app, backlog=4096, graceful=2)
 
 
 @tool
