@@ -1,27 +1,27 @@
 """One tool call's editable view of the shared state: `ctx.state`.
 
-Reads see the version the tool started from. The first write to a container copies it and the
-containers above it (once each per draft; everything else stays shared with the committed
-version) and records an RFC 6902 op at once, so finishing the tool never needs a diff or a deep
-copy. Values put in are frozen at that moment: changing the caller's own object later has no
-effect, and a value taken from the document and put at another place is a copy there. A draft
-belongs to one tool call (one thread); drafts share only frozen values.
+Reads see the version the tool started from. A container read through a draft becomes a *view*:
+a real `dict` or `list` (a subclass) whose own storage is this draft's working copy of the
+container at that place, so `isinstance`, `json.dumps`, pydantic and every C-level reader see
+its current value. There is one view per place: reading the same place twice gives the same
+object, and a frozen container found at two places (`days + days`) gets one view at each.
+Because a view is never at two places, its identity is its place: a write through it lands
+where it was taken, after any insert or removal before it, and every alias sees it.
+
+Each write changes the view's storage and records an RFC 6902 op at once, so finishing the
+tool never needs a diff or a deep copy. Values put in are frozen at that moment: changing the
+caller's own object later has no effect, and a value taken from the document and put at another
+place is a copy there. A view whose place was removed or replaced (the root too, by
+`ctx.state = ...`) keeps reading the value it had and refuses writes. A draft belongs to one
+tool call (one thread); drafts share only frozen values.
 """
 
 from __future__ import annotations
 
 import enum
 import operator
-import sys
-from collections.abc import (
-    Callable,
-    Iterable,
-    Iterator,
-    MutableMapping,
-    MutableSequence,
-    Sequence,
-)
-from typing import Any, ClassVar, Literal, SupportsIndex, overload
+from collections.abc import Callable, ItemsView, Iterable, Iterator, ValuesView
+from typing import Any, Literal, NoReturn, SupportsIndex, overload
 
 from pyox_agents.state.frozen import (
     JSON,
@@ -40,11 +40,11 @@ _MISSING: Any = object()
 
 
 class _Gone(RuntimeError):
-    """A view's value is no longer in the document (writes raise it; reads fall back)."""
+    """A view's place is no longer in the document (writes raise it)."""
 
 
 class Draft:
-    """The scope of one tool call: its base version, its working copies and its recorded ops.
+    """The scope of one tool call: its base version, its live views and its recorded ops.
 
     `root` is what `ctx.state` returns; `replace` is what `ctx.state = value` does. After
     `close()` reads still work and writes raise. `writable=False` makes every write raise
@@ -55,12 +55,11 @@ class Draft:
         "__weakref__",
         "_closed",
         "_committed",
-        "_fresh",
         "_name",
         "_on_close",
         "_ops",
-        "_origin",
         "_root",
+        "_view",
         "base",
         "base_version",
         "owner",
@@ -86,24 +85,27 @@ class Draft:
         self.owner = owner
         self._name = name
         self._on_close = on_close
-        self._root: JSON = self.base
+        self._root: JSON = self.base  # the document as last replaced (frozen)
+        self._view: DraftDict | DraftList | None = None  # the live view of the root, once read
         self._ops: list[Op] = []
         self._closed = False
         self._committed = False  # set by SharedState.commit
-        # id -> working copy this draft may still change in place (dropped by _seal)
-        self._fresh: dict[int, JSON] = {}
-        # id of a copy -> (copy, what it replaced), so a view of the original finds the copy
-        self._origin: dict[int, tuple[JSON, JSON]] = {}
 
     @property
     def root(self) -> Any:
         """The document: a `DraftDict` or `DraftList` view if it is a container, else the value."""
+        view = self._view
+        if view is not None:
+            return view
         root = self._root
-        if isinstance(root, dict):
-            return DraftDict(self, None, None, root)
-        if isinstance(root, list):
-            return DraftList(self, None, None, root)
-        return root
+        if type(root) is FrozenDict:
+            view = DraftDict._make(self, None, None, root)
+        elif type(root) is FrozenList:
+            view = DraftList._make(self, None, None, root)
+        else:
+            return root
+        self._view = view
+        return view
 
     @root.setter
     def root(self, value: object) -> None:
@@ -113,18 +115,39 @@ class Draft:
         """Make `value` the whole document (`ctx.state = value`), recording the ops of a diff.
 
         Parts of the current document left at their place keep their identity, so the diff
-        skips them (`{**ctx.state, "x": 1}` costs one op); a part moved elsewhere is a copy.
+        skips them (`{**ctx.state, "x": 1}` costs one op), and views of them keep working. The
+        old root view, and views of parts not kept at their place, refuse writes from now on.
 
         Raises:
             TypeError: `value` is not JSON (the message names the path).
         """
         self._check_write()
-        if isinstance(value, StateView) and value._peek() is self._root:
+        old_view = self._view
+        if old_view is not None and value is old_view:
             return
         new = freeze(value, self._name)
-        self._seal()
-        self._ops.extend(diff(self._root, new))
+        self._ops.extend(diff(self.value, new))
         self._root = new
+        self._view = None
+        if old_view is not None:
+            old_view._live = False
+            self._rehome(old_view, new)
+
+    def _rehome(self, old: DraftDict | DraftList, new: JSON) -> None:
+        """Move the views of the old root's children kept at their place under a new root view."""
+        if not old._kids or type(new) is not old._frozen_type:
+            return
+        root = self.root
+        assert isinstance(root, _View)
+        for kid in list(old._kids.values()):
+            place = kid._place()
+            if kid._snap is None or _slot(new, place) is not kid._snap:
+                continue
+            del old._kids[id(kid)]
+            kid._parent = root
+            kid._key = place
+            root._store_raw(place, kid)
+            root._kids[id(kid)] = kid
 
     @property
     def ops(self) -> list[Op]:
@@ -134,8 +157,8 @@ class Draft:
     @property
     def value(self) -> JSON:
         """The current document (frozen; later writes through this draft do not change it)."""
-        self._release(self._root)
-        return self._root
+        view = self._view
+        return self._root if view is None else view._snapshot()
 
     @property
     def changed(self) -> bool:
@@ -170,421 +193,500 @@ class Draft:
                 f"it only, or give the subagent state=\"write\" to let its tools change it"
             )
 
-    def _seal(self) -> None:
-        """Stop changing working copies in place: the next write to each copies it again.
-
-        Needed when a working copy becomes reachable from elsewhere (put at a second place,
-        held in an op's value, handed out as a plain frozen value).
-        """
-        self._fresh.clear()
-
-    def _release(self, value: JSON) -> None:
-        """Seal if `value` is a working copy: it is about to be seen, so it must stop changing."""
-        if id(value) in self._fresh and isinstance(value, dict | list):
-            self._seal()
-
-    def _copy(self, container: JSON) -> JSON:
-        """A working copy of a container, which this draft may change in place until sealed."""
-        copy: JSON = (
-            FrozenDict(container) if isinstance(container, dict) else FrozenList(container)  # type: ignore[arg-type]
-        )
-        self._fresh[id(copy)] = copy
-        self._origin[id(copy)] = (copy, container)
-        return copy
-
-    def _succeeds(self, value: object, original: object) -> bool:
-        """Whether `value` is `original` or a later copy of it (made by this draft)."""
-        while value is not original:
-            entry = self._origin.get(id(value))
-            if entry is None or entry[0] is not value:
-                return False
-            value = entry[1]
-        return True
-
     def _put(self, value: object, at: Path) -> JSON:
         """`value` frozen, to be stored at the new place `at` (errors name that path).
 
-        A container already in some document (a view, a frozen value) is stored as a shallow
-        copy: one container object at two places would leave a view unsure which is its own.
+        A view gives its current value (a copy: the view stays at its own place); a frozen
+        value is stored as it is (a frozen container may be at several places: each gets its
+        own view when read).
         """
         if isinstance(value, _View):
-            return _shallow(value._sealed())
-        if isinstance(value, FrozenDict | FrozenList):
-            self._release(value)  # its items may be working copies
-            return _shallow(value)
+            return value._snapshot()
+        if type(value) is FrozenDict or type(value) is FrozenList:
+            return value
         return freeze(value, self._name, at=at)
 
 
 class _View(StateView):
-    """A live view of the container at one place of a draft's document."""
+    """What `DraftDict` and `DraftList` share: where the view is, its children, its snapshot.
 
-    __slots__ = ("_draft", "_key", "_parent", "_value")
-
-    _kind: ClassVar[type]
-
-    def __init__(
-        self, draft: Draft, parent: _View | None, key: str | int | None, value: Any
-    ) -> None:
-        self._draft = draft
-        self._parent = parent
-        self._key = key
-        self._value = value  # the container as last seen at that place
-
-    # -- where am I ------------------------------------------------------------------------------
-
-    def _locate(self) -> tuple[Any, Path]:
-        """The current container and its path; follows this draft's copies of it and list
-        index shifts (its key first, then a search of the parent list by identity).
-
-        A view whose value, or a container above it, was replaced or removed is gone, even if
-        the new container holds the same items (`ctx.state["todos"] = [*ctx.state["todos"]]`):
-        read it again from `ctx.state`.
-
-        Raises:
-            RuntimeError: the value is no longer in the document.
-        """
-        draft = self._draft
-        parent = self._parent
-        if parent is None:
-            root = draft._root
-            if not isinstance(root, self._kind):
-                raise self._gone()
-            self._value = root
-            return root, ()
-        try:
-            container, path = parent._locate()
-        except _Gone:
-            raise self._gone() from None
-        key = self._key
-        found = _slot(container, key)
-        if found is not self._value and not draft._succeeds(found, self._value):
-            key = self._search(container)
-            found = container[key]
-            self._key = key
-        self._value = found
-        return found, (*path, key)  # type: ignore[arg-type]
-
-    def _search(self, container: JSON) -> int:
-        if isinstance(container, list):
-            succeeds = self._draft._succeeds
-            for index, item in enumerate(container):
-                if item is self._value or succeeds(item, self._value):
-                    return index
-        raise self._gone()
-
-    def _gone(self) -> _Gone:
-        return _Gone(
-            f"{python_path(self._draft._name, self._last_path())} was removed from "
-            f"{self._draft._name} (or replaced); read it again from {self._draft._name}"
-        )
-
-    def _last_path(self) -> list[str | int]:
-        tokens: list[str | int] = []
-        view: _View | None = self
-        while view is not None and view._key is not None:
-            tokens.append(view._key)
-            view = view._parent
-        return tokens[::-1]
-
-    def _read(self) -> Any:
-        """The current container; for a view whose value was removed, the value it had."""
-        try:
-            return self._locate()[0]
-        except _Gone:
-            return self._value
-
-    def _peek(self) -> JSON:
-        value: JSON = self._read()
-        return value
-
-    def _sealed(self) -> JSON:
-        """The current value, which this draft will no longer change in place."""
-        value: JSON = self._read()
-        self._draft._release(value)
-        return value
-
-    def _frozen(self, at: Sequence[str | int]) -> JSON:
-        try:
-            current, path = self._locate()
-        except _Gone:
-            current, path = self._value, None
-        self._draft._release(current)
-        return current if path == tuple(at) else _shallow(current)
-
-    def _writable(self) -> tuple[Any, Path]:
-        """The container as a working copy (copying it and its ancestors if needed), and path."""
-        draft = self._draft
-        draft._check_write()
-        container, path = self._locate()
-        if id(container) in draft._fresh:
-            return container, path
-        copy = draft._copy(container)
-        self._put_here(copy)
-        return copy, path
-
-    def _put_here(self, value: JSON) -> None:
-        """Store `value` at this view's place (no op recorded)."""
-        if self._parent is None:
-            self._draft._root = value
-        else:
-            parent, _ = self._parent._writable()
-            if isinstance(parent, dict):
-                dict.__setitem__(parent, self._key, value)
-            else:
-                assert isinstance(self._key, int)
-                list.__setitem__(parent, self._key, value)
-        self._value = value
-
-    def _replace_self(self, value: JSON) -> None:
-        """Replace this container with `value`, recording one `replace` op."""
-        current, path = self._locate()
-        draft = self._draft
-        self._put_here(value)
-        draft._origin[id(value)] = (value, current)  # views of the old container follow it
-        draft._ops.append(Op("replace", path, value))
-
-    def _child(self, key: str | int, value: JSON) -> Any:
-        if isinstance(value, dict):
-            return DraftDict(self._draft, self, key, value)
-        if isinstance(value, list):
-            return DraftList(self._draft, self, key, value)
-        return value
-
-    def _is_here(self, value: object, current: object) -> bool:
-        """Whether `value` is a view of `current` (`x[k] += ...` stores the same object back)."""
-        return isinstance(value, StateView) and value._peek() is current
-
-    # -- what every view has ---------------------------------------------------------------------
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, StateView):
-            other = other._peek()
-        result: bool = self._read() == other
-        return result
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return repr(self._read())
-
-    def __len__(self) -> int:
-        return len(self._read())
-
-
-class DraftDict(_View, MutableMapping[str, Any]):
-    """A live view of a dict in a draft: the whole `dict` API, each write recording ops.
-
-    Reading a dict or list value gives a view of it; reading a scalar gives the scalar.
+    `_parent` and `_key` are the place (for a list parent, `_key` is the index last seen: the
+    view finds itself again by identity, near it, after inserts and removals). `_kids` are the
+    views of this container's children (by id), `_snap` a frozen copy of the current value
+    (None once changed since it was made), `_live` False once the place was removed.
     """
 
     __slots__ = ()
-    _kind = dict
+
+    _draft: Draft
+    _parent: DraftDict | DraftList | None
+    _key: Any
+    _kids: dict[int, DraftDict | DraftList]
+    _snap: JSON
+    _live: bool
+    _frozen_type: type
+
+    def _setup(self, draft: Draft, parent: DraftDict | DraftList | None, key: Any,
+               frozen: JSON) -> None:
+        self._draft = draft
+        self._parent = parent
+        self._key = key
+        self._kids = {}
+        self._snap = frozen
+        self._live = True
+
+    # -- where am I ------------------------------------------------------------------------------
+
+    def _place(self) -> Any:
+        """This view's key in its parent (a list index found by identity, near the last one)."""
+        parent = self._parent
+        if not isinstance(parent, list):
+            return self._key
+        at = self._key
+        size = list.__len__(parent)
+        if at < size and list.__getitem__(parent, at) is self:
+            return at
+        for step in range(1, size + 1):
+            below, above = at - step, at + step
+            if 0 <= below < size and list.__getitem__(parent, below) is self:
+                self._key = below
+                return below
+            if 0 <= above < size and list.__getitem__(parent, above) is self:
+                self._key = above
+                return above
+            if below < 0 and above >= size:
+                break
+        raise self._gone()
+
+    def _path(self) -> Path:
+        """The tokens of this view's place from the root.
+
+        Raises:
+            RuntimeError: the place (or one containing it) was removed or replaced.
+        """
+        tokens: list[str | int] = []
+        view: _View | None = self
+        while view is not None:
+            if not view._live:
+                raise self._gone()
+            if view._parent is not None:
+                tokens.append(view._place())
+            view = view._parent
+        tokens.reverse()
+        return tuple(tokens)
+
+    def _begin(self) -> Path:
+        """Check that this draft may write here, and return the path of the place."""
+        self._draft._check_write()
+        return self._path()
+
+    def _gone(self) -> _Gone:
+        tokens: list[str | int] = []
+        view: _View | None = self
+        while view is not None and view._parent is not None:
+            tokens.append(view._key)
+            view = view._parent
+        where = python_path(self._draft._name, tokens[::-1])
+        name = self._draft._name
+        return _Gone(
+            f"{where} was removed from {name} (or replaced); read it again from {name}"
+        )
+
+    # -- children and values ---------------------------------------------------------------------
+
+    def _store_raw(self, key: Any, value: object) -> None:
+        raise NotImplementedError
+
+    def _child(self, key: Any, item: Any) -> Any:
+        """The item at `key` as the caller sees it: a view for a container (made on first read,
+        and kept in this view's storage), else the scalar."""
+        kind = type(item)
+        if kind is FrozenDict:
+            view: DraftDict | DraftList = DraftDict._make(self._draft, self, key, item)  # type: ignore[arg-type]
+        elif kind is FrozenList:
+            view = DraftList._make(self._draft, self, key, item)  # type: ignore[arg-type]
+        else:
+            return item
+        self._store_raw(key, view)
+        self._kids[id(view)] = view
+        return view
+
+    def _drop(self, item: object) -> None:
+        """`item` leaves this container: if it is a view, its place is gone."""
+        if isinstance(item, _View):
+            item._live = False
+            self._kids.pop(id(item), None)
+
+    def _changed(self) -> None:
+        """This container changed: its snapshot, and those above it, must be made again."""
+        view: _View | None = self
+        while view is not None and view._snap is not None:
+            view._snap = None
+            view = view._parent
+
+    def _record(self, op: Op) -> None:
+        self._changed()
+        self._draft._ops.append(op)
+
+    def _snapshot(self) -> JSON:
+        """The current value, frozen (made once per change; unchanged parts are shared)."""
+        raise NotImplementedError
+
+    def _frozen(self, at: Any) -> JSON:
+        return self._snapshot()
+
+    def _peek(self) -> JSON:
+        return self._snapshot()
+
+
+def _snap_item(item: object) -> Any:
+    return item._snapshot() if isinstance(item, _View) else item
+
+
+def _refuse_new(cls: type) -> NoReturn:
+    raise TypeError(
+        f"a {cls.__name__} is made by a draft (ctx.state); use a dict or a list of your own"
+    )
+
+
+class DraftDict(dict[str, Any], _View):
+    """A live view of a dict in a draft: a `dict` holding its current value, each write
+    recording ops.
+
+    Reading a dict or list value gives a view of it; reading a scalar gives the scalar.
+    `copy()`, `copy.copy` and `copy.deepcopy` give a plain, detached deep copy.
+    """
+
+    __slots__ = ("_draft", "_key", "_kids", "_live", "_parent", "_snap")
+    _frozen_type = FrozenDict
+
+    def __new__(cls, *args: object, **kwargs: object) -> DraftDict:
+        _refuse_new(cls)
+
+    @classmethod
+    def _make(cls, draft: Draft, parent: DraftDict | DraftList | None, key: Any,
+              frozen: FrozenDict) -> DraftDict:
+        view = dict.__new__(cls)
+        dict.update(view, frozen)
+        view._setup(draft, parent, key, frozen)
+        return view
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """`view.__init__(...)` empties the dict and sets what is given, like `dict.__init__`."""
+        self.clear()
+        self.update(*args, **kwargs)
+
+    def _store_raw(self, key: Any, value: object) -> None:
+        dict.__setitem__(self, key, value)
+
+    def _snapshot(self) -> JSON:
+        snap = self._snap
+        if snap is not None:
+            return snap
+        out = FrozenDict(dict.items(self))
+        for kid in self._kids.values():
+            dict.__setitem__(out, kid._key, kid._snapshot())
+        self._snap = out
+        return out
+
+    # -- reads -----------------------------------------------------------------------------------
 
     def __getitem__(self, key: str) -> Any:
-        return self._child(key, self._read()[key])
+        return self._child(key, dict.__getitem__(self, key))
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        """The value at `key` (a view for a dict or list), or `default`."""
+        if dict.__contains__(self, key):
+            return self._child(key, dict.__getitem__(self, key))
+        return default
+
+    def __iter__(self) -> Iterator[str]:
+        # defined so that dict(view) and {**view} read the values through __getitem__
+        return dict.__iter__(self)
+
+    def values(self) -> ValuesView[Any]:  # type: ignore[override]
+        """The values (views for dicts and lists), like `dict.values`."""
+        self._read_all()
+        return dict.values(self)
+
+    def items(self) -> ItemsView[str, Any]:  # type: ignore[override]
+        """The (key, value) pairs (views for dicts and lists), like `dict.items`."""
+        self._read_all()
+        return dict.items(self)
+
+    def _read_all(self) -> None:
+        for key, item in list(dict.items(self)):
+            kind = type(item)
+            if kind is FrozenDict or kind is FrozenList:
+                self._child(key, item)
+
+    def copy(self) -> dict[str, JSON]:  # type: ignore[override]
+        """A plain, editable deep copy of the current value."""
+        value = thaw(self._snapshot())
+        assert isinstance(value, dict)
+        return value
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict[int, object]) -> dict[str, JSON]:
+        return self.copy()
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[type[dict[str, JSON]], tuple[Any]]:
+        return (dict, (self.copy(),))
+
+    @classmethod
+    def fromkeys(cls, keys: Iterable[Any], value: Any = None) -> dict[Any, Any]:  # type: ignore[override]
+        """A plain dict with `keys`, each set to `value` (like `dict.fromkeys`)."""
+        return dict.fromkeys(keys, value)
+
+    def __or__(self, other: object) -> dict[str, Any]:  # type: ignore[override]
+        if not isinstance(other, dict):
+            return NotImplemented
+        return {**self._snapshot(), **other}  # type: ignore[dict-item]
+
+    def __ror__(self, other: object) -> dict[str, Any]:  # type: ignore[override]
+        if not isinstance(other, dict):
+            return NotImplemented
+        return {**other, **self._snapshot()}  # type: ignore[dict-item]
+
+    # -- writes ----------------------------------------------------------------------------------
 
     def __setitem__(self, key: str, value: object) -> None:
         self._draft._check_write()
         self._check_key(key)
-        current, path = self._locate()
-        if key in current and self._is_here(value, current[key]):
+        path = self._path()
+        old = dict.get(self, key, _MISSING)
+        if value is old and old is not _MISSING:
             return
-        self._store(key, self._draft._put(value, (*path, key)))
+        self._store(key, self._draft._put(value, (*path, key)), path)
 
-    def _store(self, key: str, new: JSON) -> None:
+    def _store(self, key: str, new: JSON, path: Path) -> None:
         """Set `key` to the frozen `new`, recording `add` or `replace`."""
-        container, path = self._writable()
-        kind: Literal["add", "replace"] = "replace" if key in container else "add"
-        if kind == "replace":
-            self._draft._release(container[key])
-        dict.__setitem__(container, key, new)
-        self._draft._ops.append(Op(kind, (*path, key), new))
+        old = dict.get(self, key, _MISSING)
+        kind: Literal["add", "replace"] = "add" if old is _MISSING else "replace"
+        self._drop(old)
+        dict.__setitem__(self, key, new)
+        self._record(Op(kind, (*path, key), new))
 
     def _check_key(self, key: object) -> None:
         if not isinstance(key, str) or isinstance(key, enum.Enum):
             raise TypeError(
-                f"{python_path(self._draft._name, self._locate()[1])} got a key {key!r} "
+                f"{python_path(self._draft._name, self._path())} got a key {key!r} "
                 f"({type(key).__name__}); keys of shared state must be str: use str(key)"
             )
 
     def __delitem__(self, key: str) -> None:
-        self._draft._check_write()
-        if key not in self._locate()[0]:
+        path = self._begin()
+        if not dict.__contains__(self, key):
             raise KeyError(key)
-        container, path = self._writable()
-        self._draft._release(container[key])
-        dict.__delitem__(container, key)
-        self._draft._ops.append(Op("remove", (*path, key)))
+        self._drop(dict.__getitem__(self, key))
+        dict.__delitem__(self, key)
+        self._record(Op("remove", (*path, key)))
 
-    def __iter__(self) -> Iterator[str]:
-        keys: Iterator[str] = iter(self._read())
-        return keys
-
-    def __reversed__(self) -> Iterator[str]:
-        keys: Iterator[str] = reversed(self._read())
-        return keys
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._read()
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """The value at `key` (a view for a dict or list), or `default`."""
-        current = self._read()
-        return self._child(key, current[key]) if key in current else default
-
-    def pop(self, key: str, default: Any = _MISSING) -> Any:
+    def pop(self, key: str, default: Any = _MISSING) -> Any:  # type: ignore[override]
         """Remove `key` and return its value (frozen), or `default` if missing."""
-        self._draft._check_write()
-        current = self._locate()[0]
-        if key not in current:
+        self._begin()
+        if not dict.__contains__(self, key):
             if default is _MISSING:
                 raise KeyError(key)
             return default
-        value = current[key]
+        value = _snap_item(dict.__getitem__(self, key))
         del self[key]
         return value
 
     def popitem(self) -> tuple[str, Any]:
         """Remove and return the last (key, value) pair, like `dict.popitem`."""
-        self._draft._check_write()
-        current = self._locate()[0]
-        if not current:
+        self._begin()
+        if not dict.__len__(self):
             raise KeyError("popitem(): dictionary is empty")
-        key = next(reversed(current))
+        key = next(dict.__reversed__(self))
         return key, self.pop(key)
 
-    def update(self, other: Any = (), /, **kwargs: Any) -> None:
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # type: ignore[override]
         """Set each key of `other` and `kwargs`; all values are read first, then written."""
-        self._draft._check_write()
+        path = self._begin()
         pairs = dict(other, **kwargs)
-        current, path = self._locate()
         for key in pairs:
             self._check_key(key)
         frozen = {
             key: self._draft._put(value, (*path, key))
             for key, value in pairs.items()
-            if not (key in current and self._is_here(value, current[key]))
+            if value is not dict.get(self, key, _MISSING)
         }
         for key, value in frozen.items():
-            self._store(key, value)
+            self._store(key, value, path)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         """The value at `key`; if missing, first store `default` there."""
-        if key not in self._read():
+        if not dict.__contains__(self, key):
             self[key] = default
         return self[key]
 
     def clear(self) -> None:
         """Empty the dict (recorded as one `replace` with `{}`)."""
-        self._draft._check_write()
-        if self._locate()[0]:
-            self._replace_self(FrozenDict())
+        path = self._begin()
+        if dict.__len__(self):
+            for kid in self._kids.values():
+                kid._live = False
+            self._kids.clear()
+            dict.clear(self)
+            self._record(Op("replace", path, FrozenDict()))
 
-    def copy(self) -> dict[str, JSON]:
-        """A plain, editable deep copy of the current value."""
-        value = thaw(self._read())
-        assert isinstance(value, dict)
-        return value
-
-    def __or__(self, other: object) -> dict[str, Any]:
-        if not isinstance(other, MutableMapping | dict):
-            return NotImplemented
-        return {**self._frozen_dict(), **other}
-
-    def __ror__(self, other: object) -> dict[str, Any]:
-        if not isinstance(other, MutableMapping | dict):
-            return NotImplemented
-        return {**other, **self._frozen_dict()}
-
-    def __ior__(self, other: Any) -> DraftDict:  # type: ignore[misc]
+    def __ior__(self, other: Any) -> DraftDict:  # type: ignore[override, misc]
         self.update(other)
         return self
 
-    def _frozen_dict(self) -> dict[str, JSON]:
-        value = self._sealed()
-        assert isinstance(value, dict)
-        return value
 
-
-class DraftList(_View, MutableSequence[Any]):
-    """A live view of a list in a draft: the whole `list` API, each write recording ops.
+class DraftList(list[Any], _View):
+    """A live view of a list in a draft: a `list` holding its current value, each write
+    recording ops.
 
     `sort` and `reverse` record one `replace` of the list; `append`/`extend` record appends,
-    which stay at the end of the list when rebased past other tools' changes.
+    which stay at the end of the list when rebased past other tools' changes. A slice reads as
+    a `FrozenList`; `copy()`, `copy.copy` and `copy.deepcopy` give a plain, detached deep copy.
+    `heapq`'s functions work through the list's methods (recording their ops).
     """
 
-    __slots__ = ()
-    _kind = list
+    __slots__ = ("_draft", "_key", "_kids", "_live", "_parent", "_snap")
+    _frozen_type = FrozenList
+
+    def __new__(cls, *args: object, **kwargs: object) -> DraftList:
+        _refuse_new(cls)
+
+    @classmethod
+    def _make(cls, draft: Draft, parent: DraftDict | DraftList | None, key: Any,
+              frozen: FrozenList) -> DraftList:
+        view = list.__new__(cls)
+        list.__setitem__(view, slice(0, 0), frozen)
+        view._setup(draft, parent, key, frozen)
+        return view
+
+    def __init__(self, iterable: Iterable[Any] = (), /) -> None:
+        """`view.__init__(items)` sets the items, like `list.__init__` (recorded as ops)."""
+        self[:] = list(iterable)
+
+    def _store_raw(self, key: Any, value: object) -> None:
+        list.__setitem__(self, key, value)
+
+    def _snapshot(self) -> JSON:
+        snap = self._snap
+        if snap is not None:
+            return snap
+        out = list.__new__(FrozenList)
+        list.__setitem__(out, slice(0, 0), self)  # the storage, views included
+        if len(self._kids) > 8:
+            for at, item in enumerate(out):
+                if isinstance(item, _View):
+                    item._key = at
+                    list.__setitem__(out, at, item._snapshot())
+        else:
+            for kid in self._kids.values():
+                list.__setitem__(out, kid._place(), kid._snapshot())
+        self._snap = out
+        return out
+
+    # -- reads -----------------------------------------------------------------------------------
 
     @overload
     def __getitem__(self, index: SupportsIndex) -> Any: ...
     @overload
     def __getitem__(self, index: slice) -> FrozenList: ...
     def __getitem__(self, index: SupportsIndex | slice) -> Any:
-        current = self._read()
         if isinstance(index, slice):
-            self._draft._release(current)
-            return FrozenList(list.__getitem__(current, index))
-        at = _normalise(index, len(current), "list index out of range")
-        return self._child(at, current[at])
+            return FrozenList([_snap_item(item) for item in list.__getitem__(self, index)])
+        at = _normalise(index, list.__len__(self), "list index out of range")
+        return self._child(at, list.__getitem__(self, at))
+
+    def __iter__(self) -> Iterator[Any]:
+        at = 0
+        while at < list.__len__(self):
+            yield self._child(at, list.__getitem__(self, at))
+            at += 1
+
+    def __reversed__(self) -> Iterator[Any]:
+        at = list.__len__(self) - 1
+        while at >= 0:
+            if at < list.__len__(self):
+                yield self._child(at, list.__getitem__(self, at))
+            at -= 1
+
+    def copy(self) -> list[JSON]:
+        """A plain, editable deep copy of the current value."""
+        value = thaw(self._snapshot())
+        assert isinstance(value, list)
+        return value
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict[int, object]) -> list[JSON]:
+        return self.copy()
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[type[list[JSON]], tuple[Any]]:
+        return (list, (self.copy(),))
+
+    def __add__(self, other: object) -> list[Any]:  # type: ignore[override]
+        if not isinstance(other, list):
+            return NotImplemented
+        return [*self._items(), *_items(other)]
+
+    def __radd__(self, other: object) -> list[Any]:
+        if not isinstance(other, list):
+            return NotImplemented
+        return [*_items(other), *self._items()]
+
+    def __mul__(self, times: SupportsIndex) -> list[Any]:
+        return self._items() * operator.index(times)
+
+    __rmul__ = __mul__
+
+    def _items(self) -> list[Any]:
+        """The current items, frozen (for building a new value)."""
+        snap = self._snapshot()
+        assert isinstance(snap, list)
+        return list(snap)
+
+    # -- writes ----------------------------------------------------------------------------------
 
     @overload
     def __setitem__(self, index: SupportsIndex, value: Any) -> None: ...
     @overload
     def __setitem__(self, index: slice, value: Iterable[Any]) -> None: ...
     def __setitem__(self, index: SupportsIndex | slice, value: Any) -> None:
-        self._draft._check_write()
-        current, path = self._locate()
+        path = self._begin()
         if isinstance(index, slice):
-            self._assign_slice(index, value)
+            self._assign_slice(index, value, path)
             return
-        at = _normalise(index, len(current), "list assignment index out of range")
-        old = current[at]
-        if self._is_here(value, old):
+        at = _normalise(index, list.__len__(self), "list assignment index out of range")
+        old = list.__getitem__(self, at)
+        if value is old:
             return
         new = self._draft._put(value, (*path, at))
-        container, path = self._writable()
-        self._draft._release(old)
-        list.__setitem__(container, at, new)
-        self._draft._ops.append(Op("replace", (*path, at), new))
+        self._drop(old)
+        list.__setitem__(self, at, new)
+        self._record(Op("replace", (*path, at), new))
 
     @overload
     def __delitem__(self, index: SupportsIndex) -> None: ...
     @overload
     def __delitem__(self, index: slice) -> None: ...
     def __delitem__(self, index: SupportsIndex | slice) -> None:
-        self._draft._check_write()
-        current = self._locate()[0]
+        path = self._begin()
+        size = list.__len__(self)
         if isinstance(index, slice):
-            start, stop, step = index.indices(len(current))
-            at = range(start, stop, step)
-            self._remove(sorted(at, reverse=True))
+            start, stop, step = index.indices(size)
+            self._remove(sorted(range(start, stop, step), reverse=True), path)
             return
-        self._remove([_normalise(index, len(current), "list assignment index out of range")])
-
-    def __iter__(self) -> Iterator[Any]:
-        index = 0
-        while True:
-            current = self._read()
-            if index >= len(current):
-                return
-            yield self._child(index, current[index])
-            index += 1
-
-    def __contains__(self, value: object) -> bool:
-        return _plain(value) in self._read()
+        self._remove([_normalise(index, size, "list assignment index out of range")], path)
 
     def insert(self, index: SupportsIndex, value: Any) -> None:
         """Insert `value` before `index`, normalised exactly like `list.insert`."""
-        self._draft._check_write()
-        current, path = self._locate()
+        path = self._begin()
         at = operator.index(index)
-        size = len(current)
+        size = list.__len__(self)
         at = max(at + size, 0) if at < 0 else min(at, size)
         new = self._draft._put(value, (*path, at))
-        container, path = self._writable()
-        list.insert(container, at, new)
-        self._draft._ops.append(Op("add", (*path, at), new))
+        list.insert(self, at, new)
+        self._record(Op("add", (*path, at), new))
 
     def append(self, value: Any) -> None:
         """Add `value` at the end (rebased, it stays at the end of the list as it is then)."""
@@ -592,128 +694,85 @@ class DraftList(_View, MutableSequence[Any]):
 
     def extend(self, values: Iterable[Any]) -> None:
         """Append each of `values` (read in full first, so `lst.extend(lst)` works)."""
-        self._draft._check_write()
+        path = self._begin()
         items = list(values)
-        current, path = self._locate()
-        size = len(current)
+        size = list.__len__(self)
         frozen = [
-            self._draft._put(item, (*path, size + offset))
-            for offset, item in enumerate(items)
+            self._draft._put(item, (*path, size + offset)) for offset, item in enumerate(items)
         ]
-        if not frozen:
-            return
-        container, path = self._writable()
-        ops = self._draft._ops
         for item in frozen:
-            ops.append(Op("add", (*path, len(container)), item, append=True))
-            list.append(container, item)
+            self._record(Op("add", (*path, list.__len__(self)), item, append=True))
+            list.append(self, item)
 
-    def pop(self, index: SupportsIndex = -1) -> Any:
-        """Remove the item at `index` and return it (frozen)."""
-        self._draft._check_write()
-        current = self._locate()[0]
-        if not current:
-            raise IndexError("pop from empty list")
-        at = _normalise(index, len(current), "pop index out of range")
-        value = current[at]
-        self._remove([at])
-        return value
+    def __iadd__(self, values: Iterable[Any]) -> DraftList:  # type: ignore[override, misc]
+        self.extend(values)
+        return self
 
-    def remove(self, value: Any) -> None:
-        """Remove the first item equal to `value`."""
-        self._draft._check_write()
-        current = self._locate()[0]
-        try:
-            at = current.index(_plain(value))
-        except ValueError:
-            raise ValueError("list.remove(x): x not in list") from None
-        self._remove([at])
-
-    def clear(self) -> None:
-        """Empty the list (recorded as one `replace` with `[]`)."""
-        self._draft._check_write()
-        if self._locate()[0]:
-            self._replace_self(FrozenList())
-
-    def sort(self, *, key: Callable[[Any], Any] | None = None, reverse: bool = False) -> None:
-        """Sort in place like `list.sort` (`key` gets the frozen items); one `replace` op."""
-        self._draft._check_write()
-        current = self._sealed()
-        assert isinstance(current, list)
-        items = sorted(current, key=key, reverse=reverse)  # type: ignore[type-var,arg-type]
-        self._reorder(current, items)
-
-    def reverse(self) -> None:
-        """Reverse in place; one `replace` op."""
-        self._draft._check_write()
-        current = self._sealed()
-        assert isinstance(current, list)
-        self._reorder(current, current[::-1])
-
-    def index(self, value: Any, start: SupportsIndex = 0, stop: SupportsIndex = sys.maxsize) -> int:
-        """The index of the first item equal to `value`, like `list.index`."""
-        found: int = self._read().index(_plain(value), start, stop)
-        return found
-
-    def count(self, value: Any) -> int:
-        """How many items equal `value`."""
-        found: int = self._read().count(_plain(value))
-        return found
-
-    def copy(self) -> list[JSON]:
-        """A plain, editable deep copy of the current value."""
-        value = thaw(self._read())
-        assert isinstance(value, list)
-        return value
-
-    def __add__(self, other: object) -> list[Any]:
-        if not isinstance(other, list | DraftList):
-            return NotImplemented
-        return [*self._frozen_list(), *_frozen_items(other)]
-
-    def __radd__(self, other: object) -> list[Any]:
-        if not isinstance(other, list):
-            return NotImplemented
-        return [*other, *self._frozen_list()]
-
-    def __mul__(self, times: SupportsIndex) -> list[Any]:
-        return self._frozen_list() * times
-
-    __rmul__ = __mul__
-
-    def __imul__(self, times: SupportsIndex) -> DraftList:
+    def __imul__(self, times: SupportsIndex) -> DraftList:  # type: ignore[misc]
         count = operator.index(times)
         if count <= 0:
             self.clear()
         elif count > 1:
-            self.extend(self._frozen_list() * (count - 1))
+            self.extend(self._items() * (count - 1))
         return self
+
+    def pop(self, index: SupportsIndex = -1) -> Any:
+        """Remove the item at `index` and return it (frozen)."""
+        path = self._begin()
+        size = list.__len__(self)
+        if not size:
+            raise IndexError("pop from empty list")
+        at = _normalise(index, size, "pop index out of range")
+        value = _snap_item(list.__getitem__(self, at))
+        self._remove([at], path)
+        return value
+
+    def remove(self, value: Any) -> None:
+        """Remove the first item equal to `value`."""
+        path = self._begin()
+        try:
+            at = list.index(self, value)
+        except ValueError:
+            raise ValueError("list.remove(x): x not in list") from None
+        self._remove([at], path)
+
+    def clear(self) -> None:
+        """Empty the list (recorded as one `replace` with `[]`)."""
+        path = self._begin()
+        if list.__len__(self):
+            for kid in self._kids.values():
+                kid._live = False
+            self._kids.clear()
+            list.clear(self)
+            self._record(Op("replace", path, FrozenList()))
+
+    def sort(self, *, key: Callable[[Any], Any] | None = None, reverse: bool = False) -> None:
+        """Sort in place like `list.sort` (views of the items move with them); one `replace`."""
+        path = self._begin()
+        current = list.copy(self)
+        items = sorted(current, key=key, reverse=reverse)  # type: ignore[type-var, arg-type]
+        self._reorder(current, items, path)
+
+    def reverse(self) -> None:
+        """Reverse in place (views of the items move with them); one `replace` op."""
+        path = self._begin()
+        current = list.copy(self)
+        self._reorder(current, current[::-1], path)
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _frozen_list(self) -> list[JSON]:
-        value = self._sealed()
-        assert isinstance(value, list)
-        return list(value)
-
-    def _remove(self, indices: list[int]) -> None:
+    def _remove(self, indices: list[int], path: Path) -> None:
         """Remove the items at `indices` (given in descending order)."""
-        if not indices:
-            return
-        container, path = self._writable()
-        draft = self._draft
         for at in indices:
-            draft._release(container[at])
-            list.__delitem__(container, at)
-            draft._ops.append(Op("remove", (*path, at)))
+            self._drop(list.__getitem__(self, at))
+            list.__delitem__(self, at)
+            self._record(Op("remove", (*path, at)))
 
-    def _assign_slice(self, index: slice, values: Iterable[Any]) -> None:
-        current, path = self._locate()
-        start, stop, step = index.indices(len(current))
-        items = list(values)
+    def _assign_slice(self, index: slice, values: Iterable[Any], path: Path) -> None:
+        start, stop, step = index.indices(list.__len__(self))
         frozen = [
             self._draft._put(item, (*path, start + offset))
-            for offset, item in enumerate(items)
+            for offset, item in enumerate(list(values))
         ]
         if step != 1:
             targets = range(start, stop, step)
@@ -722,35 +781,34 @@ class DraftList(_View, MutableSequence[Any]):
                     f"attempt to assign sequence of size {len(frozen)} to extended slice of "
                     f"size {len(targets)}"
                 )
-            if not frozen:
-                return
-            container, path = self._writable()
             for at, item in zip(targets, frozen, strict=True):
-                self._draft._release(container[at])
-                list.__setitem__(container, at, item)
-                self._draft._ops.append(Op("replace", (*path, at), item))
+                self._drop(list.__getitem__(self, at))
+                list.__setitem__(self, at, item)
+                self._record(Op("replace", (*path, at), item))
             return
         stop = max(stop, start)
-        self._remove(list(range(stop - 1, start - 1, -1)))
-        if not frozen:
-            return
-        container, path = self._writable()
+        self._remove(list(range(stop - 1, start - 1, -1)), path)
         for offset, item in enumerate(frozen):
-            list.insert(container, start + offset, item)
-            self._draft._ops.append(Op("add", (*path, start + offset), item))
+            list.insert(self, start + offset, item)
+            self._record(Op("add", (*path, start + offset), item))
 
-    def _reorder(self, current: list[JSON], items: list[JSON]) -> None:
+    def _reorder(self, current: list[Any], items: list[Any], path: Path) -> None:
         if all(a is b for a, b in zip(current, items, strict=True)):
             return
-        self._replace_self(FrozenList(items))
+        list.__setitem__(self, slice(None), items)
+        for at, item in enumerate(items):
+            if isinstance(item, _View):
+                item._key = at
+        self._changed()
+        self._draft._ops.append(Op("replace", path, self._snapshot()))
 
 
-def _slot(container: Any, key: str | int | None) -> Any:
-    """`container[key]`, or a marker when there is no such place."""
+def _slot(container: Any, key: Any) -> Any:
+    """`container[key]` (raw), or a marker when there is no such place."""
     if isinstance(container, dict):
-        return container.get(key, _MISSING) if isinstance(key, str) else _MISSING
+        return dict.get(container, key, _MISSING) if isinstance(key, str) else _MISSING
     if isinstance(container, list) and isinstance(key, int) and 0 <= key < len(container):
-        return container[key]
+        return list.__getitem__(container, key)
     return _MISSING
 
 
@@ -764,21 +822,8 @@ def _normalise(index: SupportsIndex, size: int, message: str) -> int:
     return at
 
 
-def _shallow(value: JSON) -> JSON:
-    """A new container object with the same items (a scalar as it is)."""
-    if isinstance(value, dict):
-        return FrozenDict(value)
-    if isinstance(value, list):
-        return FrozenList(value)
-    return value
-
-
-def _plain(value: object) -> object:
-    """A view's current value; anything else as it is (for comparisons)."""
-    return value._peek() if isinstance(value, StateView) else value
-
-
-def _frozen_items(value: list[Any] | DraftList) -> list[Any]:
+def _items(value: list[Any]) -> list[Any]:
+    """The items of a list; a view's current items frozen."""
     if isinstance(value, DraftList):
-        return value._frozen_list()
+        return value._items()
     return list(value)

@@ -11,10 +11,13 @@ from __future__ import annotations
 import datetime
 import decimal
 import enum
+import heapq
+import importlib.util
 import json
 import math
-from collections.abc import Iterable, Sequence
-from typing import NoReturn, TypeAlias
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn, TypeAlias
 
 __all__ = [
     "JSON",
@@ -40,14 +43,41 @@ def _refuse(copy: str) -> NoReturn:
     raise TypeError(_READ_ONLY.format(copy=copy))
 
 
-class FrozenDict(dict[str, JSON]):
+class _Sealed(type):
+    """Metaclass of the frozen types: `FrozenList(items)` is filled by `__new__` alone, so
+    `__init__` (which would refill an existing instance) can refuse every call."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls.__new__(cls, *args, **kwargs)
+
+
+class FrozenDict(dict[str, JSON], metaclass=_Sealed):
     """A read-only dict. `dict(value)` makes an editable (shallow) copy; `copy.deepcopy` a deep one.
 
     The library builds and fills fresh instances through `dict`'s own methods before anyone
-    else sees them; once handed out, an instance never changes.
+    else sees them; once handed out, an instance never changes. Every method that changes a
+    dict raises `TypeError`, and so do `__init__`, attribute assignment (`__class__` too) and
+    the `heapq` functions. Only an explicit call of `dict`'s own C methods on an instance
+    (`dict.__setitem__(value, k, v)`) gets past: that is not an accident of ordinary code.
     """
 
-    __slots__ = ()
+    # an unused slot: `__class__` assignment needs an identical layout, so no plain dict
+    # subclass can be swapped in for this type (`object.__setattr__(v, "__class__", X)`)
+    __slots__ = ("_pyox_frozen",)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> FrozenDict:
+        self = dict.__new__(cls)
+        dict.update(self, *args, **kwargs)
+        return self
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        _refuse("dict(value)")
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        _refuse("dict(value)")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        _refuse("dict(value)")
 
     def __setitem__(self, key: str, value: JSON) -> NoReturn:
         _refuse("dict(value)")
@@ -90,13 +120,33 @@ class FrozenDict(dict[str, JSON]):
         return (FrozenDict, (dict(self),))
 
 
-class FrozenList(list[JSON]):
+class FrozenList(list[JSON], metaclass=_Sealed):
     """A read-only list. `list(value)` makes an editable (shallow) copy; `copy.deepcopy` a deep one.
 
-    Like `FrozenDict`, filled only through `list`'s own methods before it is handed out.
+    Like `FrozenDict`, filled only through `list`'s own methods before it is handed out, and
+    every change raises `TypeError`: the list methods, `__init__`, attribute assignment, and
+    `heapq.heappush`/`heappop`/`heapify`/`heapreplace`/`heappushpop` (which otherwise write a
+    list subclass's storage directly).
     """
 
-    __slots__ = ()
+    __slots__ = ("_pyox_frozen",)  # see FrozenDict
+
+    def __new__(cls, iterable: Iterable[object] = (), /) -> FrozenList:
+        self = list.__new__(cls)
+        if type(iterable) is FrozenList or type(iterable) is list:
+            list.__setitem__(self, slice(0, 0), iterable)  # one copy of the storage
+        else:
+            list.extend(self, iterable)
+        return self
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        _refuse("list(value)")
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        _refuse("list(value)")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        _refuse("list(value)")
 
     def __setitem__(self, index: object, value: object) -> NoReturn:
         _refuse("list(value)")
@@ -144,6 +194,58 @@ class FrozenList(list[JSON]):
         return (FrozenList, (list(self),))
 
 
+def _pure_heapq() -> Any:
+    """The stdlib `heapq` module's pure-Python functions (they call the list's own methods)."""
+    spec = importlib.util.find_spec("heapq")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved = sys.modules.get("_heapq")
+    sys.modules["_heapq"] = None  # type: ignore[assignment]
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if saved is None:
+            del sys.modules["_heapq"]
+        else:
+            sys.modules["_heapq"] = saved
+    return module
+
+
+def _guard_heapq() -> None:
+    """Route `heapq`'s in-place functions through the list's methods for shared-state lists.
+
+    The C `heapq` functions accept any list subclass and then write its storage directly,
+    past every method a subclass defines: a frozen version would change without an error and
+    a draft's change would be recorded nowhere. Given a `FrozenList` or a draft view, the
+    guarded functions run the stdlib's pure-Python versions instead, which call `append`,
+    `pop` and `__setitem__`: a frozen list refuses, a draft records its ops. Any other list
+    goes to the C function as before.
+    """
+    if getattr(heapq, "_pyox_guarded", False):
+        return
+    pure = _pure_heapq()
+    for name in ("heappush", "heappop", "heapify", "heapreplace", "heappushpop",
+                 "_heappop_max", "_heapify_max", "_heapreplace_max"):
+        fast = getattr(heapq, name, None)
+        slow = getattr(pure, name, None)
+        if fast is None or slow is None or fast is slow:
+            continue
+        setattr(heapq, name, _guarded(fast, slow))
+    heapq._pyox_guarded = True  # type: ignore[attr-defined]
+
+
+def _guarded(fast: Callable[..., Any], slow: Callable[..., Any]) -> Callable[..., Any]:
+    def guarded(heap: Any, *args: Any) -> Any:
+        if type(heap) is not list and isinstance(heap, FrozenList | StateView):
+            return slow(heap, *args)
+        return fast(heap, *args)
+
+    guarded.__name__ = guarded.__qualname__ = fast.__name__
+    guarded.__doc__ = fast.__doc__
+    guarded.__module__ = "heapq"
+    return guarded
+
+
 class StateView:
     """Base of the live views a draft hands out (`DraftDict`, `DraftList`).
 
@@ -164,6 +266,9 @@ class StateView:
     def _peek(self) -> JSON:
         """The view's current value, to read or copy at once."""
         raise NotImplementedError
+
+
+_guard_heapq()
 
 
 def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) -> JSON:

@@ -3,7 +3,7 @@
 Each tool call gets a `Draft` of the current version. `commit` rebases the draft's ops past the
 versions committed since it was taken and applies them, giving the next version and its delta
 (RFC 6902 dicts, ready to send to a frontend). When nothing was committed meanwhile, the draft's
-own working copies are the new version: committing costs nothing more than the writes did.
+ops are applied to the current version, copying only the containers on their paths.
 """
 
 from __future__ import annotations
@@ -91,11 +91,11 @@ class SharedState:
             return None
         if draft._committed:
             raise RuntimeError("this draft was already committed; take a new draft")
-        if draft.base_version == self._version:
-            new = draft._root  # its working copies are the new version: nothing else changed
-        else:
+        if draft.base_version != self._version:
             ops = rebase(ops, self._since(draft.base_version))
-            new = apply(self._value, ops)
+        # the ops, not the draft's views, make the new version: what is sent as the delta is
+        # exactly what changed (copying only the containers on the ops' paths)
+        new = apply(self._value, ops)
         applied = tuple(ops)
         draft._committed = True
         self._version += 1

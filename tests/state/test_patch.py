@@ -54,18 +54,19 @@ def test_untouched_subtrees_are_shared() -> None:
 def test_apply_copies_each_container_once_per_call() -> None:
     old = doc()
     copies: list[Any] = []
-    original_init = FrozenList.__init__
+    original_new = FrozenList.__dict__["__new__"]
 
-    def counting_init(self: FrozenList, *args: Any) -> None:
-        copies.append(self)
-        original_init(self, *args)
+    def counting_new(cls: type[FrozenList], *args: Any) -> FrozenList:
+        made: FrozenList = original_new(cls, *args)
+        copies.append(made)
+        return made
 
-    FrozenList.__init__ = counting_init  # type: ignore[method-assign]
+    FrozenList.__new__ = staticmethod(counting_new)  # type: ignore[assignment]
     try:
         ops = [Op("add", ("todos", 3), 3, append=True), Op("replace", ("todos", 0), 0)]
         new: Any = apply(old, [*ops, Op("remove", ("todos", 1))])
     finally:
-        FrozenList.__init__ = original_init  # type: ignore[method-assign]
+        FrozenList.__new__ = original_new  # type: ignore[method-assign]
     assert len(copies) == 1
     assert new["todos"] == [0, {"id": 2}, 3]
 

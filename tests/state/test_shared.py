@@ -57,14 +57,14 @@ def test_commit_gives_delta_state_and_ops() -> None:
     assert [op.to_json() for op in commit.ops] == commit.delta
 
 
-def test_commit_without_commits_meanwhile_reuses_the_drafts_copies() -> None:
+def test_commit_copies_only_the_containers_on_the_written_paths() -> None:
     state = SharedState({"todos": [1], "other": {"a": 1}})
     old: Any = state.value
     draft = state.draft()
     draft.root["todos"].append(2)
     working = draft.value
     commit = state.commit(draft)
-    assert commit is not None and commit.state is working
+    assert commit is not None and commit.state == working
     assert commit.state["other"] is old["other"]  # type: ignore[index,call-overload]
 
 
