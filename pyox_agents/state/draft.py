@@ -149,6 +149,17 @@ class Draft:
             root._store_raw(place, kid)
             root._kids[id(kid)] = kid
 
+    def _end(self) -> JSON:
+        """The current document as the new version, for a commit with nothing committed
+        meanwhile: the changed views become frozen in place (no copy); the draft keeps only
+        that frozen value, so its views refuse writes and read what they held.
+        """
+        view = self._view
+        if view is not None:
+            self._root = view._freeze_in_place()
+            self._view = None
+        return self._root
+
     @property
     def ops(self) -> list[Op]:
         """The ops recorded so far, in order, relative to `base`."""
@@ -207,33 +218,95 @@ class Draft:
         return freeze(value, self._name, at=at)
 
 
-class _View(StateView):
-    """What `DraftDict` and `DraftList` share: where the view is, its children, its snapshot.
+class _Seat:
+    """Where a view is, kept in its one slot (`_view_state`, the slot the frozen types have).
 
-    `_parent` and `_key` are the place (for a list parent, `_key` is the index last seen: the
-    view finds itself again by identity, near it, after inserts and removals). `_kids` are the
-    views of this container's children (by id), `_snap` a frozen copy of the current value
-    (None once changed since it was made), `_live` False once the place was removed.
+    `parent` and `key` are the place (for a list parent, `key` is the index last seen: the
+    view finds itself again by identity, near it, after inserts and removals). `kids` are the
+    views of the container's children (by id), `snap` a frozen copy of the current value (None
+    once changed since it was made), `live` False once the place was removed.
     """
+
+    __slots__ = ("draft", "key", "kids", "live", "parent", "snap")
+
+    def __init__(self, draft: Draft, parent: DraftDict | DraftList | None, key: Any,
+                 snap: JSON) -> None:
+        self.draft = draft
+        self.parent = parent
+        self.key = key
+        self.kids: dict[int, DraftDict | DraftList] = {}
+        self.snap = snap
+        self.live = True
+
+
+class _View(StateView):
+    """What `DraftDict` and `DraftList` share: where the view is, its children, its snapshot."""
 
     __slots__ = ()
 
-    _draft: Draft
-    _parent: DraftDict | DraftList | None
-    _key: Any
-    _kids: dict[int, DraftDict | DraftList]
-    _snap: JSON
-    _live: bool
+    _view_state: _Seat
     _frozen_type: type
+
+    @property
+    def _draft(self) -> Draft:
+        return self._view_state.draft
+
+    @property
+    def _parent(self) -> DraftDict | DraftList | None:
+        return self._view_state.parent
+
+    @_parent.setter
+    def _parent(self, value: DraftDict | DraftList | None) -> None:
+        self._view_state.parent = value
+
+    @property
+    def _key(self) -> Any:
+        return self._view_state.key
+
+    @_key.setter
+    def _key(self, value: Any) -> None:
+        self._view_state.key = value
+
+    @property
+    def _kids(self) -> dict[int, DraftDict | DraftList]:
+        return self._view_state.kids
+
+    @property
+    def _snap(self) -> JSON:
+        return self._view_state.snap
+
+    @_snap.setter
+    def _snap(self, value: JSON) -> None:
+        self._view_state.snap = value
+
+    @property
+    def _live(self) -> bool:
+        return self._view_state.live
+
+    @_live.setter
+    def _live(self, value: bool) -> None:
+        self._view_state.live = value
 
     def _setup(self, draft: Draft, parent: DraftDict | DraftList | None, key: Any,
                frozen: JSON) -> None:
-        self._draft = draft
-        self._parent = parent
-        self._key = key
-        self._kids = {}
-        self._snap = frozen
-        self._live = True
+        self._view_state = _Seat(draft, parent, key, frozen)
+
+    def _freeze_in_place(self) -> JSON:
+        """End this view (its draft is committed as it is): the value it holds becomes frozen.
+
+        A changed view becomes a FrozenDict/FrozenList in place (its class changes; layouts are
+        identical), so the new version reuses the draft's working copies; an unchanged one
+        gives back the frozen value it was made from, so that stays shared.
+        """
+        snap = self._snap
+        if snap is not None:
+            return snap
+        for kid in list(self._kids.values()):
+            self._store_raw(kid._place(), kid._freeze_in_place())
+        frozen_type = self._frozen_type
+        object.__delattr__(self, "_view_state")  # a frozen value keeps no draft alive
+        object.__setattr__(self, "__class__", frozen_type)
+        return self  # type: ignore[return-value]
 
     # -- where am I ------------------------------------------------------------------------------
 
@@ -357,7 +430,7 @@ class DraftDict(dict[str, Any], _View):
     `copy()`, `copy.copy` and `copy.deepcopy` give a plain, detached deep copy.
     """
 
-    __slots__ = ("_draft", "_key", "_kids", "_live", "_parent", "_snap")
+    __slots__ = ("_view_state",)
     _frozen_type = FrozenDict
 
     def __new__(cls, *args: object, **kwargs: object) -> DraftDict:
@@ -383,7 +456,7 @@ class DraftDict(dict[str, Any], _View):
         snap = self._snap
         if snap is not None:
             return snap
-        out = FrozenDict(dict.items(self))
+        out = FrozenDict(dict.copy(self))  # the storage, views included
         for kid in self._kids.values():
             dict.__setitem__(out, kid._key, kid._snapshot())
         self._snap = out
@@ -547,7 +620,7 @@ class DraftList(list[Any], _View):
     `heapq`'s functions work through the list's methods (recording their ops).
     """
 
-    __slots__ = ("_draft", "_key", "_kids", "_live", "_parent", "_snap")
+    __slots__ = ("_view_state",)
     _frozen_type = FrozenList
 
     def __new__(cls, *args: object, **kwargs: object) -> DraftList:
@@ -557,7 +630,7 @@ class DraftList(list[Any], _View):
     def _make(cls, draft: Draft, parent: DraftDict | DraftList | None, key: Any,
               frozen: FrozenList) -> DraftList:
         view = list.__new__(cls)
-        list.__setitem__(view, slice(0, 0), frozen)
+        list.extend(view, frozen)
         view._setup(draft, parent, key, frozen)
         return view
 
@@ -572,8 +645,7 @@ class DraftList(list[Any], _View):
         snap = self._snap
         if snap is not None:
             return snap
-        out = list.__new__(FrozenList)
-        list.__setitem__(out, slice(0, 0), self)  # the storage, views included
+        out = FrozenList(list.copy(self))  # the storage, views included
         if len(self._kids) > 8:
             for at, item in enumerate(out):
                 if isinstance(item, _View):

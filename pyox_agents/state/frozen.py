@@ -61,12 +61,16 @@ class FrozenDict(dict[str, JSON], metaclass=_Sealed):
     (`dict.__setitem__(value, k, v)`) gets past: that is not an accident of ordinary code.
     """
 
-    # an unused slot: `__class__` assignment needs an identical layout, so no plain dict
-    # subclass can be swapped in for this type (`object.__setattr__(v, "__class__", X)`)
-    __slots__ = ("_pyox_frozen",)
+    # `__class__` assignment needs an identical layout, so with this slot no plain dict
+    # subclass can be swapped in for this type (`object.__setattr__(v, "__class__", X)`). A
+    # draft's view has the same one slot (it holds where the view is): when its tool commits,
+    # a changed view becomes a FrozenDict in place, so its working copy is the new version.
+    __slots__ = ("_view_state",)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> FrozenDict:
         self = dict.__new__(cls)
+        if args and isinstance(args[0], StateView):
+            args = (args[0]._peek(), *args[1:])
         dict.update(self, *args, **kwargs)
         return self
 
@@ -129,14 +133,13 @@ class FrozenList(list[JSON], metaclass=_Sealed):
     list subclass's storage directly).
     """
 
-    __slots__ = ("_pyox_frozen",)  # see FrozenDict
+    __slots__ = ("_view_state",)  # see FrozenDict
 
     def __new__(cls, iterable: Iterable[object] = (), /) -> FrozenList:
         self = list.__new__(cls)
-        if type(iterable) is FrozenList or type(iterable) is list:
-            list.__setitem__(self, slice(0, 0), iterable)  # one copy of the storage
-        else:
-            list.extend(self, iterable)
+        if isinstance(iterable, StateView):
+            iterable = iterable._peek()  # type: ignore[assignment]
+        list.extend(self, iterable)
         return self
 
     def __init__(self, *args: object, **kwargs: object) -> None:

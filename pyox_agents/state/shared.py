@@ -3,7 +3,7 @@
 Each tool call gets a `Draft` of the current version. `commit` rebases the draft's ops past the
 versions committed since it was taken and applies them, giving the next version and its delta
 (RFC 6902 dicts, ready to send to a frontend). When nothing was committed meanwhile, the draft's
-ops are applied to the current version, copying only the containers on their paths.
+working copies become the new version in place: committing costs nothing more than the writes.
 """
 
 from __future__ import annotations
@@ -91,11 +91,11 @@ class SharedState:
             return None
         if draft._committed:
             raise RuntimeError("this draft was already committed; take a new draft")
-        if draft.base_version != self._version:
+        if draft.base_version == self._version:
+            new = draft._end()  # its working copies become the new version: no copy
+        else:
             ops = rebase(ops, self._since(draft.base_version))
-        # the ops, not the draft's views, make the new version: what is sent as the delta is
-        # exactly what changed (copying only the containers on the ops' paths)
-        new = apply(self._value, ops)
+            new = apply(self._value, ops)
         applied = tuple(ops)
         draft._committed = True
         self._version += 1

@@ -69,13 +69,18 @@ def test_commit_copies_only_the_containers_on_the_written_paths() -> None:
 
 
 def test_commit_closes_the_draft() -> None:
-    state = SharedState({"todos": []})
+    state = SharedState({"todos": [], "meta": {}})
     draft = state.draft("t")
     todos = draft.root["todos"]
+    meta = draft.root["meta"]
     todos.append(1)
     state.commit(draft)
     with pytest.raises(RuntimeError, match="after tool 't' returned"):
+        meta["x"] = 1
+    # a changed view became the committed version itself (no copy): it is read-only now
+    with pytest.raises(TypeError, match=r"read-only \(a committed version"):
         todos.append(2)
+    assert state.value == {"todos": [1], "meta": {}}
 
 
 def test_parallel_appends_are_both_kept() -> None:
