@@ -144,6 +144,7 @@ class Draft:
             if kid._snap is None or _slot(new, place) is not kid._snap:
                 continue
             del old._kids[id(kid)]
+            old._store_raw(place, kid._snap)  # the old root keeps reading what it held
             kid._parent = root
             kid._key = place
             root._store_raw(place, kid)
