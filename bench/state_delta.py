@@ -5,6 +5,11 @@ three changes: append a todo, set `done` of the middle todo, insert a todo at 0.
 draft, change it through the view, commit (giving the delta and the new state). Naive, measured
 in the same run: `copy.deepcopy` the document, change the copy, `jsonpatch.make_patch`.
 
+Then edit loops, one draft each: n edits with reads in between (a slice read before each edit;
+moving each edited item to an archive list, `archive.append(todos.pop())`). Each must stay
+linear in n: the table gives the time for 16,000 items over the time for 4,000 (linear: about
+4; a loop that copies the whole list at each edit: about 16).
+
 Run: .venv/bin/python bench/state_delta.py
 """
 
@@ -59,6 +64,46 @@ def naive(doc: dict[str, Any], change: Change) -> object:
     return jsonpatch.make_patch(doc, new)
 
 
+def edit_with_slice_reads(state: Any) -> None:
+    todos = state["todos"]
+    for at in range(1, len(todos)):
+        todos[at - 1 : at]
+        todos[at]["done"] = True
+
+
+def move_edited_items(state: Any) -> None:
+    todos, archive = state["todos"], state["archive"]
+    while todos:
+        todos[-1]["done"] = True
+        archive.append(todos.pop())
+
+
+LOOPS: dict[str, Change] = {
+    "edit each, reading a slice between": edit_with_slice_reads,
+    "edit each, move it to an archive": move_edited_items,
+}
+
+
+def loop_ms(size: int, loop: Change) -> float:
+    doc = freeze({"todos": [{"id": i, "done": False} for i in range(size)], "archive": []})
+
+    def run(state: SharedState) -> object:
+        draft = state.draft("bench")
+        loop(draft.root)
+        return state.commit(draft)
+
+    return median_ms(lambda: SharedState(doc), run, 3)
+
+
+def loops() -> None:
+    print()
+    print("| edit loop | 4,000 items ms | 16,000 items ms | 16,000 / 4,000 (linear: ~4) |")
+    print("|---|---|---|---|")
+    for name, loop in LOOPS.items():
+        small, large = loop_ms(4_000, loop), loop_ms(16_000, loop)
+        print(f"| {name} | {small:.1f} | {large:.1f} | {large / small:.1f} |")
+
+
 def main() -> None:
     print("| todos | change | ours ms (median) | naive ms (median) | naive / ours |")
     print("|---|---|---|---|---|")
@@ -73,6 +118,7 @@ def main() -> None:
             naive_ms = median_ms(lambda d=doc: d, lambda d, c=change: naive(d, c), naive_runs)
             print(f"| {size:,} | {name} | {ours_ms:.3f} | {naive_ms:.1f} | "
                   f"{naive_ms / ours_ms:,.0f}x |")
+    loops()
 
 
 if __name__ == "__main__":

@@ -138,7 +138,7 @@ class Draft:
         if not old._kids or type(new) is not old._frozen_type:
             return
         root = self.root
-        assert isinstance(root, _View)
+        assert isinstance(root, DraftDict | DraftList)
         for kid in list(old._kids.values()):
             place = kid._place()
             if kid._snap is None or _slot(new, place) is not kid._snap:
@@ -290,7 +290,7 @@ class _View(StateView):
 
     def _setup(self, draft: Draft, parent: DraftDict | DraftList | None, key: Any,
                frozen: JSON) -> None:
-        self._view_state = _Seat(draft, parent, key, frozen)
+        object.__setattr__(self, "_view_state", _Seat(draft, parent, key, frozen))
 
     def _freeze_in_place(self) -> JSON:
         """End this view (its draft is committed as it is): the value it holds becomes frozen.
@@ -468,7 +468,7 @@ class DraftDict(dict[str, Any], _View):
     def __getitem__(self, key: str) -> Any:
         return self._child(key, dict.__getitem__(self, key))
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         """The value at `key` (a view for a dict or list), or `default`."""
         if dict.__contains__(self, key):
             return self._child(key, dict.__getitem__(self, key))
@@ -494,7 +494,7 @@ class DraftDict(dict[str, Any], _View):
             if kind is FrozenDict or kind is FrozenList:
                 self._child(key, item)
 
-    def copy(self) -> dict[str, JSON]:  # type: ignore[override]
+    def copy(self) -> dict[str, JSON]:
         """A plain, editable deep copy of the current value."""
         value = thaw(self._snapshot())
         assert isinstance(value, dict)
@@ -509,7 +509,7 @@ class DraftDict(dict[str, Any], _View):
         return (dict, (self.copy(),))
 
     @classmethod
-    def fromkeys(cls, keys: Iterable[Any], value: Any = None) -> dict[Any, Any]:  # type: ignore[override]
+    def fromkeys(cls, keys: Iterable[Any], value: Any = None) -> dict[Any, Any]:
         """A plain dict with `keys`, each set to `value` (like `dict.fromkeys`)."""
         return dict.fromkeys(keys, value)
 
@@ -557,7 +557,7 @@ class DraftDict(dict[str, Any], _View):
         dict.__delitem__(self, key)
         self._record(Op("remove", (*path, key)))
 
-    def pop(self, key: str, default: Any = _MISSING) -> Any:  # type: ignore[override]
+    def pop(self, key: str, default: Any = _MISSING) -> Any:
         """Remove `key` and return its value (frozen), or `default` if missing."""
         self._begin()
         if not dict.__contains__(self, key):
@@ -576,7 +576,7 @@ class DraftDict(dict[str, Any], _View):
         key = next(dict.__reversed__(self))
         return key, self.pop(key)
 
-    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
         """Set each key of `other` and `kwargs`; all values are read first, then written."""
         path = self._begin()
         pairs = dict(other, **kwargs)
@@ -697,7 +697,7 @@ class DraftList(list[Any], _View):
     def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[type[list[JSON]], tuple[Any]]:
         return (list, (self.copy(),))
 
-    def __add__(self, other: object) -> list[Any]:  # type: ignore[override]
+    def __add__(self, other: object) -> list[Any]:
         if not isinstance(other, list):
             return NotImplemented
         return [*self._items(), *_items(other)]
@@ -777,11 +777,11 @@ class DraftList(list[Any], _View):
             self._record(Op("add", (*path, list.__len__(self)), item, append=True))
             list.append(self, item)
 
-    def __iadd__(self, values: Iterable[Any]) -> DraftList:  # type: ignore[override, misc]
+    def __iadd__(self, values: Iterable[Any]) -> DraftList:  # type: ignore[misc]
         self.extend(values)
         return self
 
-    def __imul__(self, times: SupportsIndex) -> DraftList:  # type: ignore[misc]
+    def __imul__(self, times: SupportsIndex) -> DraftList:
         count = operator.index(times)
         if count <= 0:
             self.clear()
@@ -823,7 +823,7 @@ class DraftList(list[Any], _View):
         """Sort in place like `list.sort` (views of the items move with them); one `replace`."""
         path = self._begin()
         current = list.copy(self)
-        items = sorted(current, key=key, reverse=reverse)  # type: ignore[type-var, arg-type]
+        items = sorted(current, key=key, reverse=reverse)
         self._reorder(current, items, path)
 
     def reverse(self) -> None:

@@ -48,7 +48,8 @@ class _Sealed(type):
     `__init__` (which would refill an existing instance) can refuse every call."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        return cls.__new__(cls, *args, **kwargs)
+        new: Any = cls.__new__
+        return new(cls, *args, **kwargs)
 
 
 class FrozenDict(dict[str, JSON], metaclass=_Sealed):
@@ -137,9 +138,8 @@ class FrozenList(list[JSON], metaclass=_Sealed):
 
     def __new__(cls, iterable: Iterable[object] = (), /) -> FrozenList:
         self = list.__new__(cls)
-        if isinstance(iterable, StateView):
-            iterable = iterable._peek()  # type: ignore[assignment]
-        list.extend(self, iterable)
+        items: Any = iterable._peek() if isinstance(iterable, StateView) else iterable
+        list.extend(self, items)
         return self
 
     def __init__(self, *args: object, **kwargs: object) -> None:

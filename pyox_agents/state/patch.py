@@ -73,7 +73,7 @@ def apply(root: JSON, ops: list[Op] | tuple[Op, ...]) -> JSON:
     def writable(container: JSON) -> JSON:
         if id(container) in fresh:
             return container
-        copy: JSON = FrozenDict(container) if isinstance(container, dict) else FrozenList(container)  # type: ignore[arg-type]
+        copy: JSON = FrozenDict(container) if isinstance(container, dict) else FrozenList(container)
         fresh[id(copy)] = copy
         return copy
 

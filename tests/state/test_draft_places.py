@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import jsonpatch
 import pytest
 
@@ -65,15 +63,17 @@ def test_alias_writes_where_it_was_taken_in_the_committed_version() -> None:
     draft.root["days"].insert(0, {"slots": []})
     alias["slots"].append("x")
     commit = state.commit(draft)
-    assert commit is not None and commit.state == {"days": [{"slots": []}] * 2 + [{"slots": ["x"]}]}
-    assert jsonpatch.apply_patch({"days": [{"slots": []}, {"slots": []}]}, commit.delta) == commit.state
+    expected = {"days": [{"slots": []}, {"slots": []}, {"slots": ["x"]}]}
+    assert commit is not None and commit.state == expected
+    assert jsonpatch.apply_patch({"days": [{"slots": []}, {"slots": []}]}, commit.delta) == expected
 
 
 def test_write_through_the_old_root_view_after_replacing_the_state_raises() -> None:
     draft = Draft(freeze({"todos": ["a"]}))
     old = draft.root
     draft.root = {"todos": []}
-    with pytest.raises(RuntimeError, match=r"ctx\.state was removed from ctx\.state .*read it again"):
+    message = r"ctx\.state was removed from ctx\.state .*read it again"
+    with pytest.raises(RuntimeError, match=message):
         old["x"] = 1
     with pytest.raises(RuntimeError, match="read it again"):
         old["todos"].append("b")
