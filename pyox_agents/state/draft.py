@@ -360,8 +360,13 @@ class _View(StateView):
         while view is not None and view._parent is not None:
             tokens.append(view._key)
             view = view._parent
-        where = python_path(self._draft._name, tokens[::-1])
         name = self._draft._name
+        if view is self:  # the root
+            return _Gone(
+                f"{name} was replaced ({name} = ...) after this view of it was read; read it "
+                f"again from {name}"
+            )
+        where = python_path(name, tokens[::-1])
         return _Gone(
             f"{where} was removed from {name} (or replaced); read it again from {name}"
         )

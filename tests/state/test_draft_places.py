@@ -72,7 +72,7 @@ def test_write_through_the_old_root_view_after_replacing_the_state_raises() -> N
     draft = Draft(freeze({"todos": ["a"]}))
     old = draft.root
     draft.root = {"todos": []}
-    message = r"ctx\.state was removed from ctx\.state .*read it again"
+    message = r"ctx\.state was replaced \(ctx\.state = \.\.\.\) .*read it again from ctx\.state"
     with pytest.raises(RuntimeError, match=message):
         old["x"] = 1
     with pytest.raises(RuntimeError, match="read it again"):
