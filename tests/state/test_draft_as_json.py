@@ -12,10 +12,15 @@ from typing import Any
 
 import pydantic
 import pydantic_core
+import pytest
 
+from pyox_agents import Agent, RunContext, tool
+from pyox_agents.models import ScriptedModel, ToolCall
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.shared import SharedState
+
+from ..runs import collect, finished, results
 
 
 def todos_draft() -> Draft:
@@ -92,3 +97,34 @@ def test_committed_state_holds_no_views() -> None:
     assert {type(commit.state).__name__, type(commit.state["todos"]).__name__,  # type: ignore[index,call-overload]
             type(commit.state["todos"][0]).__name__,  # type: ignore[index,call-overload]
             type(commit.state["meta"]).__name__} == {"FrozenDict", "FrozenList"}  # type: ignore[index,call-overload]
+
+
+@pytest.mark.anyio
+async def test_inside_a_tool_the_state_is_the_dict_and_list_it_shows() -> None:
+    """Seed 004: "A run can carry a state: one JSON document (usually a dict) that tools read
+    and change"."""
+
+    class Todo(pydantic.BaseModel):
+        text: str
+        done: bool
+
+    class Plan(pydantic.BaseModel):
+        todos: list[Todo]
+
+    @tool
+    def check_todos(ctx: RunContext) -> str:
+        """Mark the first todo done and describe the state."""
+        ctx.state["todos"][0]["done"] = True
+        assert isinstance(ctx.state, dict) and isinstance(ctx.state["todos"], list)
+        plan = Plan.model_validate(ctx.state)
+        kept = copy.deepcopy(ctx.state)
+        kept["todos"].clear()
+        return json.dumps(ctx.state) + " " + plan.model_dump_json()
+
+    agent = Agent(model=ScriptedModel([ToolCall("check_todos", {}), "ok"]), tools=[check_todos])
+    events = await collect(agent, state={"todos": [{"text": "a", "done": False}]})
+    dumped = '{"todos": [{"text": "a", "done": true}]}'
+    [result] = results(events).values()
+    assert result.error is None
+    assert result.result == f'{dumped} {{"todos":[{{"text":"a","done":true}}]}}'
+    assert finished(events).state == {"todos": [{"text": "a", "done": True}]}
