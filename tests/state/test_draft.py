@@ -43,7 +43,7 @@ def test_root_of_a_scalar_document_is_the_scalar() -> None:
     assert Draft(freeze(5)).root == 5
 
 
-def test_reads_create_no_copies_and_no_ops() -> None:
+def test_reads_record_no_ops_and_keep_the_base_version() -> None:
     base = todos_doc()
     draft = Draft(base)
     list(draft.root["todos"])
@@ -92,13 +92,15 @@ def test_write_copies_only_the_containers_on_its_path() -> None:
 
 
 def test_each_container_is_copied_once_per_draft() -> None:
+    """One working copy per place: the view read at a place is that copy, kept across writes."""
     draft = Draft(todos_doc())
+    todos = draft.root["todos"]
+    item = todos[1]
     draft.root["todos"][1]["done"] = True
-    first = draft._root
-    todos = draft._root["todos"]  # type: ignore[index,call-overload]
     draft.root["todos"][1]["id"] = 7
     draft.root["todos"].append(1)
-    assert draft._root is first and draft._root["todos"] is todos  # type: ignore[index,call-overload]
+    assert draft.root["todos"] is todos and draft.root["todos"][1] is item
+    assert item == {"id": 7, "done": True}
 
 
 def test_the_base_version_never_changes() -> None:
