@@ -131,17 +131,19 @@ class Draft:
         self._view = None
         if old_view is not None:
             old_view._live = False
-            self._rehome(old_view, new)
+            self._rehome(old_view, value, new)
 
-    def _rehome(self, old: DraftDict | DraftList, new: JSON) -> None:
-        """Move the views of the old root's children kept at their place under a new root view."""
-        if not old._kids or type(new) is not old._frozen_type:
+    def _rehome(self, old: DraftDict | DraftList, value: object, new: JSON) -> None:
+        """Move the views of the old root's children put back at their own place (the view
+        itself at its key or index of `value`, as `{**ctx.state, ...}` does) under a new root
+        view; any other value put there is a copy, and the view of the old child is gone."""
+        if not old._kids or type(new) is not old._frozen_type or isinstance(value, StateView):
             return
         root = self.root
         assert isinstance(root, DraftDict | DraftList)
         for kid in list(old._kids.values()):
             place = kid._place()
-            if kid._snap is None or _slot(new, place) is not kid._snap:
+            if _slot(value, place) is not kid or _slot(new, place) is not kid._snap:
                 continue
             del old._kids[id(kid)]
             old._store_raw(place, kid._snap)  # the old root keeps reading what it held

@@ -4,6 +4,12 @@
 pydantic accept them as they are, but every change raises `TypeError`. `freeze` validates a value
 as JSON and returns its frozen form, reusing containers that are already frozen: that reuse is
 what lets versions share structure. `thaw` makes a plain editable deep copy.
+
+The C `heapq` functions write any list subclass's storage directly, past its methods; importing
+this module routes them, for frozen lists and draft views only, through the stdlib's
+pure-Python versions, which call the list's own methods (see `_guard_heapq`). What no subclass
+can stop: calling `list`'s or `dict`'s own C methods on an instance by hand
+(`list.append(value, x)`), and `exec`/`eval` given a frozen dict as globals.
 """
 
 from __future__ import annotations

@@ -83,11 +83,18 @@ class Script:
 
     def value(self) -> tuple[Any, Any]:
         """A value to put in: a new one, or an alias's current value (a copy in the model)."""
+        self.source: Any = None
         if self.draw(st.booleans(), "from an alias"):
             model, view = self.draw(st.sampled_from(self.aliases), "source alias")
+            self.source = model
             return copy.deepcopy(model), view
         new = self.draw(values, "value")
         return new, copy.deepcopy(new)
+
+    def kept(self, model_value: Any, current: Any) -> Any:
+        """What the model puts at a place that holds `current`: a value stored back at its own
+        place stays as it is (`d[k] = d[k]`), anything else is the copy."""
+        return current if current is not None and current is self.source else model_value
 
     # -- steps -------------------------------------------------------------------------------
 
@@ -121,7 +128,7 @@ class Script:
         if isinstance(self.model, dict) and self.draw(st.booleans(), "keep parts"):
             key = self.draw(st.sampled_from(KEYS), "new key")
             model_value, draft_value = self.value()
-            model = {**self.model, key: model_value}
+            model = {**self.model, key: self.kept(model_value, self.model.get(key))}
             self.draft.root = {**self.draft.root, key: draft_value}
             for kept in model:  # the old root, detached, keeps what it held
                 if kept in self.model and model[kept] is self.model[kept]:
@@ -170,7 +177,7 @@ class Script:
             if name == "set":
                 model_value, draft_value = self.value()
                 view[at] = draft_value
-                model[at] = model_value
+                model[at] = self.kept(model_value, model[at])
             elif name == "delete":
                 del view[at]
                 del model[at]
@@ -180,8 +187,14 @@ class Script:
             target_model, target_view = self.draw(st.sampled_from(self.aliases), "target")
             if isinstance(target_model, list) and self.attached(target_model):
                 moved = view.pop(at)
-                target_view.append(moved)
-                target_model.append(copy.deepcopy(model.pop(at)))
+                popped = model.pop(at)
+                assert moved == popped
+                if self.attached(target_model):
+                    target_view.append(moved)
+                    target_model.append(copy.deepcopy(popped))
+                else:  # the target was inside the moved item
+                    with pytest.raises(RuntimeError, match="read it again"):
+                        target_view.append(moved)
         elif name == "extend":
             model_value, draft_value = self.value()
             items = [model_value, copy.deepcopy(model_value)]
@@ -228,10 +241,10 @@ class Script:
             model_value, draft_value = self.value()
             if name == "set":
                 view[key] = draft_value
-                model[key] = model_value
+                model[key] = self.kept(model_value, model.get(key))
             elif name == "update":
                 view.update({key: draft_value})
-                model.update({key: model_value})
+                model.update({key: self.kept(model_value, model.get(key))})
             else:
                 assert view.setdefault(key, draft_value) == model.setdefault(key, model_value)
         elif name in {"delete", "pop"} and key in model:
