@@ -453,8 +453,7 @@ class DraftDict(dict[str, Any], _View):
         return view
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """`view.__init__(...)` empties the dict and sets what is given, like `dict.__init__`."""
-        self.clear()
+        """`view.__init__(...)` sets what is given, like `dict.__init__` (an update)."""
         self.update(*args, **kwargs)
 
     def _store_raw(self, key: Any, value: object) -> None:

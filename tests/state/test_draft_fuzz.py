@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 import jsonpatch
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
