@@ -463,7 +463,8 @@ class DraftDict(dict[str, Any], _View):
         snap = self._snap
         if snap is not None:
             return snap
-        out = FrozenDict(dict.copy(self))  # the storage, views included
+        # the storage, views included (dict.copy would read values through __getitem__)
+        out = FrozenDict(dict.items(self))
         for kid in self._kids.values():
             dict.__setitem__(out, kid._key, kid._snapshot())
         self._snap = out

@@ -77,3 +77,15 @@ def test_reads_and_moves_between_edits_copy_the_list_once(loop: Callable[[Any], 
         commit = state.commit(draft)
     assert commit is not None
     assert len(copies) <= 2, f"the list was copied {len(copies)} times"
+
+
+def test_reading_the_value_copies_only_what_changed() -> None:
+    state = SharedState(freeze({
+        "todos": [{"id": i, "done": False} for i in range(SIZE)], "meta": {"n": 0},
+    }))
+    draft = state.draft("meta")
+    draft.root["meta"]["n"] = 1
+    with big_list_copies() as copies:
+        value: Any = draft.value
+    assert copies == [] and value["meta"] == {"n": 1}
+    assert value["todos"] is state.value["todos"]  # type: ignore[index,call-overload]
