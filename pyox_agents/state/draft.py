@@ -318,11 +318,12 @@ class _View(StateView):
         parent = self._parent
         if not isinstance(parent, list):
             return self._key
-        at = self._key
         size = list.__len__(parent)
-        if at < size and list.__getitem__(parent, at) is self:
+        at = min(self._key, size - 1)  # removals may have left the last index past the end
+        if at >= 0 and list.__getitem__(parent, at) is self:
+            self._key = at
             return at
-        for step in range(1, size + 1):
+        for step in range(1, size):
             below, above = at - step, at + step
             if 0 <= below < size and list.__getitem__(parent, below) is self:
                 self._key = below

@@ -117,3 +117,13 @@ def test_moving_an_edited_item_keeps_both_places_right() -> None:
     assert draft.value == {"todos": [{"n": 10}], "archive": [{"n": 12}]}
     assert type(draft.value) is FrozenDict and type(draft.value["archive"]) is FrozenList  # type: ignore[index,call-overload]
     assert_replays(draft)
+
+
+def test_alias_writes_where_it_was_taken_after_removals_before_it() -> None:
+    draft = Draft(freeze([None, 0, 0, []]))
+    alias = draft.root[3]
+    del draft.root[0:3]
+    alias.append(1)
+    assert draft.value == [[1]]
+    assert draft.ops[-1].to_json() == {"op": "add", "path": "/0/0", "value": 1}
+    assert_replays(draft)
