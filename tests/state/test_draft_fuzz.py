@@ -134,6 +134,11 @@ class Script:
             for kept in model:  # the old root, detached, keeps what it held
                 if kept in self.model and model[kept] is self.model[kept]:
                     self.model[kept] = copy.deepcopy(self.model[kept])
+        elif isinstance(self.model, list) and self.draw(st.booleans(), "keep items"):
+            model_value, draft_value = self.value()
+            model = [*self.model, model_value]
+            self.draft.root = [*self.draft.root, draft_value]
+            self.model[:] = [copy.deepcopy(item) for item in self.model]  # the old root
         else:
             model_value, draft_value = self.value()
             if draft_value is self.draft.root:
