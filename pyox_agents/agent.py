@@ -38,7 +38,6 @@ from pyox_agents.planning import Planner
 from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze
-from pyox_agents.state.history import shared_state_from
 from pyox_agents.state.messages import Message, Reply, Usage
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.state.shared import SharedState
@@ -48,6 +47,16 @@ from pyox_agents.wakeup import Wakeup
 __all__ = ["Agent", "RunFailedError", "RunResult"]
 
 T = TypeVar("T")
+
+
+class _NotGiven:
+    """The `state=` of a run that was given none (`None` is JSON, so it cannot say so)."""
+
+    def __repr__(self) -> str:
+        return "<no state given>"
+
+
+_NOT_GIVEN: Any = _NotGiven()
 
 COMPACT_PROMPT = (
     "Summarize the work so far for yourself: the goal, what was done and found, what is left, "
@@ -153,6 +162,7 @@ class Agent:
         self.planner = planner
         self.tool_timeout = tool_timeout
         self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
+        self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
         self._resolved: Model | None = None
 
     def with_store(self, store: Any) -> Agent:
@@ -160,6 +170,7 @@ class Agent:
         clone = copy.copy(self)
         clone.store = store
         clone._paused = {}
+        clone._paused_state = {}
         return clone
 
     # -- whole runs ----------------------------------------------------------------------------
@@ -168,7 +179,7 @@ class Agent:
         self,
         conversation: State | str,
         *,
-        state: Any = None,
+        state: Any = _NOT_GIVEN,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
         fence: tuple[str, int] | None = None,
@@ -177,9 +188,10 @@ class Agent:
         """Start a run and yield its events as they happen.
 
         `conversation` is a `State` to continue, or a prompt that starts a new one. `state` is
-        the shared JSON state; without it, a conversation that ran before continues from the
-        shared state its history holds. `client_tools` are tools the client (a web frontend)
-        runs itself: the model may call them, and the run ends with their calls in
+        the shared JSON state (any JSON, `None` included); without it, the run starts from `{}`:
+        nothing carries over from an earlier run (keep the state yourself, e.g. from
+        `RunFinished.state`, and give it again). `client_tools` are tools the client (a web
+        frontend) runs itself: the model may call them, and the run ends with their calls in
         `RunFinished.pending_call_ids`; give their results to the conversation before the next
         run. `context` lines tell the model about the app's situation. `fence` (servers: the
         thread and the token of the store lease the run holds) makes every step write refused
@@ -201,29 +213,29 @@ class Agent:
         self,
         conversation: State | str,
         *,
-        state: Any = None,
+        state: Any = _NOT_GIVEN,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
         fence: tuple[str, int] | None = None,
         owner: str | None = None,
     ) -> AsyncIterator[list[RuntimeEvent]]:
         """`stream`, as lists of the events there are at a time (a server writes each at once)."""
-        runner, given = self._prepare(conversation, state, client_tools, context)
+        runner = self._prepare(conversation, state, client_tools, context)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
-        return _batches(self, runner, given=given)
+        return _batches(self, runner)
 
-    async def arun(self, conversation: State | str, *, state: Any = None) -> RunResult:
+    async def arun(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end and return the result.
 
         Raises:
             RunFailedError: the run ended with `RunFailed`.
             TypeError, pydantic.ValidationError, ValueError: as `stream`.
         """
-        runner, given = self._prepare(conversation, state)
-        return await _result(_events(self, runner, given=given), runner)
+        runner = self._prepare(conversation, state)
+        return await _result(_events(self, runner), runner)
 
-    def run(self, conversation: State | str, *, state: Any = None) -> RunResult:
+    def run(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end from synchronous code; see `arun`.
 
         Raises:
@@ -385,8 +397,7 @@ class Agent:
                     raise ValueError(f"edited_arguments: {exc}") from None
             freeze(answer, "answer")
         self._paused.pop(run_id, None)
-        kept = self._kept_state(conversation)
-        shared = SharedState(kept)
+        shared = SharedState(await self._kept_state(run_id, conversation))
         journal = Journal(run, conversation, shared, self.store)
         if request is not None:
             journal.answered(request, bool(approve), answer, edited)
@@ -574,7 +585,7 @@ class Agent:
         state: Any,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
-    ) -> tuple[Runner, bool]:
+    ) -> Runner:
         if isinstance(conversation, str):
             conversation = State(messages=[Message.user(conversation)])
         elif not isinstance(conversation, State):
@@ -584,26 +595,30 @@ class Agent:
             )
         conversation._check_can_run()
         setup = self._setup()
-        kept = self._kept_state(conversation)
-        given = state is not None
-        value = self._validated(state) if given else self._validated(kept)
-        shared = SharedState(value)
+        shared = SharedState(self._validated({} if state is _NOT_GIVEN else state))
         goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
         journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
-        runner = Runner(setup, conversation, Access(shared, conversation), journal=journal,
-                        client_tools=client_tools, context=context)
-        return runner, shared.value != kept  # defaults or the client's: history must say
+        return Runner(setup, conversation, Access(shared, conversation), journal=journal,
+                      client_tools=client_tools, context=context)
 
     def _turn_runner(self, conversation: State) -> Runner:
+        """A runner for one turn (`think`, `use_tools`, ...): its tools see a state of `{}`, as
+        a run given none (nothing is kept between runs)."""
         if not isinstance(conversation, State):
             raise TypeError(f"expected a State, got {type(conversation).__name__}")
-        shared = SharedState(self._kept_state(conversation))
+        shared = SharedState({})
         return Runner(self._setup(), conversation, Access(shared, conversation))
 
-    @staticmethod
-    def _kept_state(conversation: State) -> Any:
-        """The shared state the conversation's history holds ({} if none was recorded)."""
-        return shared_state_from(conversation.history, {})
+    async def _kept_state(self, run_id: str, conversation: State) -> Any:
+        """The shared state run `run_id` had when it paused or was cut off, to resume it.
+
+        A run keeps it only while it can be resumed: with a store, in the thread's record
+        (written with each step, emptied when the run ends); without one, in this Agent.
+        """
+        if self.store is None:
+            return self._paused_state.pop(run_id, {})
+        loaded = await self.store.aload_thread(conversation.id)
+        return {} if loaded.shared_version is None else loaded.shared_state
 
     def _validated(self, state: Any) -> Any:
         if self.state_type is None:
@@ -636,7 +651,7 @@ class _Outbox:
 
 
 async def _batches(
-    agent: Agent, runner: Runner, *, given: bool = False, resumed: bool = False
+    agent: Agent, runner: Runner, *, resumed: bool = False
 ) -> AsyncIterator[list[RuntimeEvent]]:
     """Execute the run in its own task and yield its events, all those there are at a time;
     closing this stops the run.
@@ -651,12 +666,13 @@ async def _batches(
 
     async def execute() -> None:
         try:
-            await runner.execute(given_state=given, resumed=resumed)
+            await runner.execute(resumed=resumed)
         finally:
             outbox.close()
         journal = runner.journal
         if agent.store is None and journal is not None and journal.run.pending is not None:
             agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
+            agent._paused_state[journal.run.run_id] = runner.access.shared.value
 
     task = asyncio.create_task(execute(), name=f"pyox-agents run {runner.run_id[:12]}")
     try:
@@ -677,11 +693,9 @@ async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[
                 yield event
 
 
-def _events(
-    agent: Agent, runner: Runner, *, given: bool = False, resumed: bool = False
-) -> AsyncIterator[RuntimeEvent]:
+def _events(agent: Agent, runner: Runner, *, resumed: bool = False) -> AsyncIterator[RuntimeEvent]:
     """The run's events one at a time (see `_batches`)."""
-    return _flatten(_batches(agent, runner, given=given, resumed=resumed))
+    return _flatten(_batches(agent, runner, resumed=resumed))
 
 
 async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunResult:

@@ -269,6 +269,8 @@ class Journal:
             return
         run = self.run.to_dict()
         shared, version = self.shared.value, self.shared.version
+        if self.run.done:  # kept only while the run can resume: then nothing is stored
+            shared = None
         self.conversation._bind_store(self.store)
         self._tickets += 1
         try:

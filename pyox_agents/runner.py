@@ -160,7 +160,6 @@ class Runner:
         *,
         parent_id: str | None = None,
         parent_call_id: str | None = None,
-        given_state: bool = False,
         resumed: bool = False,
     ) -> None:
         """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`."""
@@ -168,8 +167,6 @@ class Runner:
         assert journal is not None
         try:
             conversation._start_run(parent_id, parent_call_id, run_id=self.run_id)
-            if given_state:
-                self._record_start_state()
             journal.audit("run_resumed" if resumed else "run_started",
                           {"thread_id": conversation.id, "goal": journal.run.goal})
             await journal.save()
@@ -279,12 +276,6 @@ class Runner:
         if limits is None or journal is None:
             return None
         return limits.reached(journal.run.spent, journal.elapsed())
-
-    def _record_start_state(self) -> None:
-        """Record the state given to the run, so the thread's state can be rebuilt from history."""
-        value = self.access.shared.value  # frozen already: recorded as it is, not copied
-        op = {"op": "replace", "path": "", "value": value}
-        self.access.owner._add_state_change("", [op], 0)
 
     # -- one model decision --------------------------------------------------------------------
 
@@ -418,9 +409,6 @@ class Runner:
         closed[call.id] = (done.outcome, result.result, error)
         if done.spent is not None:
             spent.append(done.spent)
-        for event in done.events[1:]:
-            if isinstance(event, StateChanged):
-                self.access.owner._add_state_change(call.id, event.delta, event.version)
         self._emit(done.events)
         if self.setup.reporters:
             await self._report("on_tool_end", self._context(), call, result)

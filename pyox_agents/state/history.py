@@ -306,7 +306,9 @@ class ToolResultEntry:
 class StateChangeEntry:
     """The shared-state change a tool committed: RFC 6902 ops (`delta`), and the new `version`.
 
-    It changes no field of the snapshot; `shared_state_from` rebuilds the shared state from these.
+    Histories saved by earlier versions of pyox-agents hold these; they still load, and
+    `shared_state_from` still reads them. Runs no longer record the shared state in the
+    conversation (seed 004: "Nothing is stored"). It changes no field of the snapshot.
     """
 
     kind: Literal["state_change"] = field(default="state_change", init=False)
@@ -497,7 +499,9 @@ def entry_from_json(row: Mapping[str, Any]) -> HistoryEntry:
 def shared_state_from(history: Iterable[HistoryEntry], initial: Any) -> JSON:
     """The shared state after the `state_change` entries of `history`, applied in order.
 
-    `initial` is the state before the first of them; it is not changed. Returns a read-only value.
+    Only histories saved by earlier versions of pyox-agents have such entries (runs no longer
+    record the shared state). `initial` is the state before the first of them; it is not
+    changed. Returns a read-only value.
 
     Raises:
         ValueError: a recorded change that does not apply to the state built so far.

@@ -150,7 +150,11 @@ class Recorder:
 
     def _add_state_change(self, call_id: str, delta: Sequence[Mapping[str, Any]],
                           version: int) -> None:
-        """Internal: the shared-state change (RFC 6902 ops) a tool committed as `version`."""
+        """Internal: a `StateChangeEntry` (RFC 6902 ops committed as `version`).
+
+        Runs no longer record the shared state (it is the app's, not the conversation's); this
+        stays for histories in the earlier form, which must still be written and read.
+        """
         ops = to_json_value(list(delta), "delta")
         assert isinstance(ops, FrozenList)
         entry = StateChangeEntry(at=utc_now(), content=ops, call_id=call_id,

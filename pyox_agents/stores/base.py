@@ -37,7 +37,8 @@ class StepRecord:
     first of which is entry number `first_seq` of the thread: the store refuses the record if it
     holds a different count. `run` is the run's record (`RunState.to_dict()`, with its `run_id`)
     and `audit` its new audit records, whose `seq` must continue the run's saved ones.
-    `shared_state` is kept as the thread's latest shared state when `shared_version` is given.
+    `shared_state` is the shared state of the thread's run that is not over (what resuming it
+    needs), kept when `shared_version` is given; a run that ended writes None there.
     """
 
     thread_id: str
@@ -272,6 +273,19 @@ class Store:
         """The audit records of run `run_id`, in order of `seq` (empty for an unknown run)."""
         raise NotImplementedError
 
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        """Keep `kept` for `thread_id`, replacing what was kept: a server's record of the thread's
+        latest shared state (JSON, see `pyox_agents.thread_state`). The library never writes it.
+
+        Raises:
+            TypeError, ValueError: `kept` is not JSON.
+        """
+        raise NotImplementedError
+
+    def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """What `write_kept_state` kept for `thread_id` last, or None."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Release the backend's resources. The store cannot be used afterwards."""
 
@@ -379,6 +393,14 @@ class Store:
     async def aentry_count(self, thread_id: str) -> int:
         """Same as `entry_count`, off the event loop."""
         return await anyio.to_thread.run_sync(self.entry_count, thread_id)
+
+    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        """Same as `write_kept_state`, off the event loop."""
+        await anyio.to_thread.run_sync(self.write_kept_state, thread_id, kept)
+
+    async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """Same as `load_kept_state`, off the event loop."""
+        return await anyio.to_thread.run_sync(self.load_kept_state, thread_id)
 
     async def aclose(self) -> None:
         """Same as `close`, off the event loop."""

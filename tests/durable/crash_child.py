@@ -83,7 +83,7 @@ async def main(db: str, markers: Path, mode: str, action: str, run_id: str | Non
     saved = await agent.load_run(run_id)
     seen = [m.content for request in model.requests for m in request.messages if m.role == "tool"]
     say({"status": saved.status.value, "outcome": last.outcome, "answer": last.answer,
-         "tool_messages": seen})
+         "tool_messages": seen, "state": last.state})
 
 
 if __name__ == "__main__":
