@@ -32,6 +32,7 @@ from pyox_agents.state.conversation import State
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import AgentError
+from pyox_agents.thread_state import ThreadState, json_equal, merge
 from pyox_agents.wakeup import Wakeup
 
 __all__ = [
@@ -161,13 +162,19 @@ class RunRequest:
     """What a client asks for, in the runtime's terms.
 
     `messages` is the client's whole conversation; it starts the thread when the server has no
-    record of it, and otherwise only its new user messages are added. `state` None means the
-    thread's kept state. `regenerate` replaces the last reply of the thread.
+    record of it, and otherwise only its new user messages are added. `state` is the client's
+    shared state (None: it sent none); `state_seen` the state the client says it last received
+    from the server, when its protocol echoes it (the AI SDK's `data-state` part), else None;
+    `saw_thread` whether the client has received this thread's state before (a fresh page has
+    not: its `{}` means "nothing yet", not "cleared"). `regenerate` replaces the last reply of
+    the thread.
     """
 
     thread_id: str
     messages: tuple[Message, ...] = ()
     state: Any = None
+    state_seen: Any = None
+    saw_thread: bool = False
     tool_outputs: tuple[ToolOutput, ...] = ()
     decisions: tuple[Decision, ...] = ()
     client_tools: tuple[ToolSpec, ...] = ()
@@ -189,6 +196,8 @@ class LiveRun:
     run_key: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     """What the protocol adapter that started the run keeps to translate it again on replay."""
+    kept: ThreadState | None = None
+    """The thread's kept shared state when the run started (servers that keep it)."""
     _more: Wakeup = field(default_factory=Wakeup)
 
     @property
@@ -241,6 +250,11 @@ class RunService:
     the work: a run takes the thread's lease first (another process answers 409 while it holds
     it; a holder that died loses it after `lease_ttl` seconds), its step writes are fenced by the
     lease's token, and its events go to the store, so any process can replay and follow it.
+
+    With `keep_state` (and a store), it keeps each thread's latest shared state between runs
+    (`pyox_agents.thread_state`): a client that sends none (or a fresh page's `{}`) gets it, and
+    a client's state is merged in as the person's edits on top of the version it last saw.
+    Without it, a run starts from the client's state, or `{}`.
     """
 
     def __init__(
@@ -250,8 +264,11 @@ class RunService:
         lease_ttl: float = 30.0,
         owner: str | None = None,
         limits: ServerLimits | None = None,
+        keep_state: bool = False,
     ) -> None:
         self.store = store
+        self.keep_state = keep_state and store is not None
+        """Whether the thread's latest shared state is kept between runs (needs a store)."""
         self.limits = limits or ServerLimits()
         self._owners: dict[str, str | None] = {}  # threads seen without a store: their owner
         self.shared = store is not None and hasattr(store, "aacquire_lease")
@@ -339,7 +356,7 @@ class RunService:
                 if token is None:
                     raise Busy(request.thread_id)
                 live.lease = token
-            batches = await self._open(agent, request, live.lease, principal)
+            batches = await self._open(agent, request, live, principal)
         except BaseException:
             self._remove_active(live)
             if live.lease is not None:
@@ -435,6 +452,7 @@ class RunService:
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
+            await self._keep(live, ())
             live.add((failed,))
             if live.run_key is not None:
                 with anyio.CancelScope(shield=True):
@@ -448,6 +466,27 @@ class RunService:
                     await self._release(live)
             live.end()
 
+    async def _keep(self, live: LiveRun, last: Sequence[RuntimeEvent]) -> None:
+        """Keep the versions of the shared state the run went through (its events, then `last`)
+        as the thread's: before its end is told, so the client's next request finds them."""
+        kept, live.kept = live.kept, None  # once per run
+        if kept is None:
+            return
+        before = kept.version
+        for event in (*live.events, *last):
+            if isinstance(event, RunStarted | StateChanged):
+                kept.add(event.state)
+        if kept.version != before:
+            with anyio.CancelScope(shield=True):
+                await self.store.awrite_kept_state(live.thread_id, kept.to_json())
+
+    async def kept_state(self, thread_id: str) -> ThreadState:
+        """The thread's kept shared state (version 0 when none is kept)."""
+        if not self.keep_state:
+            return ThreadState()
+        data = await self.store.aload_kept_state(thread_id)
+        return ThreadState() if data is None else ThreadState.from_json(data)
+
     async def _keep_lease(self, live: LiveRun) -> None:
         """Renew the run's lease every third of its time to live, until the run ends."""
         while True:
@@ -459,12 +498,17 @@ class RunService:
         try:
             async with contextlib.aclosing(batches):  # type: ignore[type-var]
                 async for batch in batches:
+                    if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
+                        await self._keep(live, batch)
+                        if live.run_key is None:  # its thread is free once the client hears so
+                            self._remove_active(live)
                     live.add(batch)
                     if live.run_key is not None:
                         await self._share(live, *batch)
         except asyncio.CancelledError:
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
                 final = RunFinished(answer=None, state=live.last_state(), outcome="cancelled")
+                await self._keep(live, ())
                 live.add((final,))
                 if live.run_key is not None:
                     with anyio.CancelScope(shield=True):
@@ -488,16 +532,19 @@ class RunService:
         await self.store.arelease_lease(live.thread_id, self.owner, live.lease)
 
     async def _open(
-        self, agent: Agent, request: RunRequest, lease: int | None, principal: str | None
+        self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None
     ) -> AsyncIterator[list[RuntimeEvent]]:
+        lease = live.lease
         fence = (request.thread_id, lease) if lease is not None else None
+        if self.keep_state:
+            live.kept = await self.kept_state(request.thread_id)
         if request.decisions:
             return await self._resume(agent, request, fence)
         conversation = await self._conversation(agent, request)
         try:
             return agent._stream_batches(
                 conversation,
-                state=request.state,
+                state=_start_state(request, live.kept),
                 client_tools=request.client_tools,
                 context=request.context,
                 fence=fence,
@@ -578,6 +625,25 @@ class RunService:
                 if (await agent.load_run(run_id)).pending is not None:
                     return run_id
         raise RequestError(422, f"thread {thread_id!r} has no run waiting for an answer", "resume")
+
+
+def _start_state(request: RunRequest, kept: ThreadState | None) -> Any:
+    """The state a new run starts from: the client's, merged with the thread's kept state.
+
+    No state from the client (or `{}` from one that never received this thread's state, e.g. a
+    reloaded page): the kept state. Otherwise the client's edits on top of the version it last
+    saw, rebased onto the kept state's latest version (`thread_state.merge`).
+    """
+    client = request.state
+    fresh = client is None or (not request.saw_thread and json_equal(client, {}))
+    if kept is None or not kept.version:
+        return {} if client is None else client
+    if fresh:
+        return kept.frozen()
+    seen = request.state_seen
+    if seen is None and isinstance(client, dict | list) and not client:
+        seen = kept.frozen()  # cleared: what it cleared is all it had, the latest at best
+    return merge(kept, client, client if seen is None else seen)
 
 
 def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
