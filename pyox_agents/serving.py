@@ -481,11 +481,20 @@ class RunService:
                 await self.store.awrite_kept_state(live.thread_id, kept.to_json())
 
     async def kept_state(self, thread_id: str) -> ThreadState:
-        """The thread's kept shared state (version 0 when none is kept)."""
+        """The thread's kept shared state (version 0 when none is kept).
+
+        What a run that has not ended (paused, or cut off by a crash, maybe in another process)
+        committed is its latest version: its record keeps that state until it ends.
+        """
         if not self.keep_state:
             return ThreadState()
         data = await self.store.aload_kept_state(thread_id)
-        return ThreadState() if data is None else ThreadState.from_json(data)
+        kept = ThreadState() if data is None else ThreadState.from_json(data)
+        with contextlib.suppress(LookupError):
+            loaded = await self.store.aload_thread(thread_id)
+            if loaded.shared_version is not None and loaded.shared_state is not None:
+                kept.add(loaded.shared_state)
+        return kept
 
     async def _keep_lease(self, live: LiveRun) -> None:
         """Renew the run's lease every third of its time to live, until the run ends."""

@@ -309,7 +309,8 @@ def test_a_run_on_a_is_replayed_and_followed_on_b_which_refuses_a_second_run(
         chunks = sse_frames(next_run.text)
         assert chunks[-2:] == [{"type": "finish", "finishReason": "stop"}, "[DONE]"]
         assert text_of(chunks) == "finished 1 steps on B"
-        assert store.load_thread(chat).shared_state == {"notes": ["one", "two"], "by": "B"}
+        assert store.load_kept_state(chat)["state"] == {"notes": ["one", "two"], "by": "B"}
+        assert store.load_thread(chat).shared_state is None  # the run ended: it keeps none
         assert len(run_ids(store, chat)) == 2
     finally:
         store.close()
@@ -409,7 +410,8 @@ def test_b_takes_a_thread_over_once_the_lease_of_a_killed_a_expires(cluster: Clu
         assert chunks[-2:] == [{"type": "finish", "finishReason": "stop"}, "[DONE]"], chunks
         assert {"type": "data-state", "id": "state", "data": committed} in chunks  # its start
         assert text_of(chunks) == "finished 1 steps on B"
-        assert store.load_thread(chat).shared_state == {"notes": ["alpha", "beta"], "by": "B"}
+        assert store.load_kept_state(chat)["state"] == {"notes": ["alpha", "beta"], "by": "B"}
+        assert store.load_thread(chat).shared_state is None  # the run ended: it keeps none
         wait_until(lambda: store.lease_holder(chat) is None, "B to release the lease", cluster)
 
         b_run = run_ids(store, chat)[-1]
