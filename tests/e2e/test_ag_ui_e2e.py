@@ -30,7 +30,6 @@ from pyox_agents import Agent, RunContext, ag_ui, tool
 from pyox_agents.models import FunctionModel, ScriptedModel
 from pyox_agents.server import create_app
 from pyox_agents.serving import RunService
-from pyox_agents.state.history import shared_state_from
 from pyox_agents.state.messages import Message, ToolCall
 from pyox_agents.stores import MemoryStore
 from tests.ag_ui.verify import check_stream, sse_events
@@ -44,7 +43,7 @@ VARIANTS = ["server", "standalone"]
 def standalone_app(agents: dict[str, Agent], store: Any) -> Starlette:
     """An app a user could write around `ag_ui.stream` and `ag_ui.encode`, without our server."""
     agents = {name: agent.with_store(store) for name, agent in agents.items()}
-    service = RunService(store)
+    service = RunService(store, keep_state=True)  # the app keeps the thread's state
 
     async def run(request: Request) -> Response:
         agent = agents[request.path_params["name"]]
@@ -63,9 +62,8 @@ def standalone_app(agents: dict[str, Agent], store: Any) -> Starlette:
         return StreamingResponse(ag_ui.encode(all_events()), media_type=ag_ui.MEDIA_TYPE)
 
     async def thread(request: Request) -> Response:
-        conversation = await store.aload(request.path_params["thread_id"])
-        return JSONResponse({"state": json.loads(json.dumps(
-            shared_state_from(conversation.history, {})))})
+        kept = await service.kept_state(request.path_params["thread_id"])
+        return JSONResponse({"state": json.loads(json.dumps(kept.state or {}))})
 
     return Starlette(routes=[Route("/agents/{name}/ag-ui", run, methods=["POST"]),
                              Route("/threads/{thread_id}", thread, methods=["GET"])])
