@@ -198,6 +198,8 @@ class LiveRun:
     """What the protocol adapter that started the run keeps to translate it again on replay."""
     kept: ThreadState | None = None
     """The thread's kept shared state when the run started (servers that keep it)."""
+    start: list[Any] = field(default_factory=list)
+    """The state the server chose for the run to start from (none for a resumed run)."""
     _more: Wakeup = field(default_factory=Wakeup)
 
     @property
@@ -467,18 +469,20 @@ class RunService:
             live.end()
 
     async def _keep(self, live: LiveRun, last: Sequence[RuntimeEvent]) -> None:
-        """Keep the versions of the shared state the run went through (its events, then `last`)
-        as the thread's: before its end is told, so the client's next request finds them."""
-        kept, live.kept = live.kept, None  # once per run
-        if kept is None:
+        """Keep the versions of the shared state the run went through (its start, its events,
+        then `last`) as the thread's: before its end is told, so the client's next request
+        finds them. The write is not interrupted by a cancel, and may be asked for again."""
+        if live.kept is None:
             return
-        before = kept.version
+        kept = live.kept.copy()
+        for state in live.start:  # kept even when the run ended before it announced it
+            kept.add(state)
         for event in (*live.events, *last):
             if isinstance(event, RunStarted | StateChanged):
                 kept.add(event.state)
-        if kept.version != before:
-            with anyio.CancelScope(shield=True):
-                await self.store.awrite_kept_state(live.thread_id, kept.to_json())
+        if kept.version != live.kept.version:
+            await asyncio.shield(self.store.awrite_kept_state(live.thread_id, kept.to_json()))
+        live.kept = None  # kept: once per run
 
     async def kept_state(self, thread_id: str) -> ThreadState:
         """The thread's kept shared state (version 0 when none is kept).
@@ -504,10 +508,12 @@ class RunService:
 
     async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
+        last: Sequence[RuntimeEvent] = ()
         try:
             async with contextlib.aclosing(batches):  # type: ignore[type-var]
                 async for batch in batches:
                     if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
+                        last = batch
                         await self._keep(live, batch)
                         if live.run_key is None:  # its thread is free once the client hears so
                             self._remove_active(live)
@@ -517,7 +523,7 @@ class RunService:
         except asyncio.CancelledError:
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
                 final = RunFinished(answer=None, state=live.last_state(), outcome="cancelled")
-                await self._keep(live, ())
+                await self._keep(live, last)
                 live.add((final,))
                 if live.run_key is not None:
                     with anyio.CancelScope(shield=True):
@@ -550,10 +556,12 @@ class RunService:
         if request.decisions:
             return await self._resume(agent, request, fence)
         conversation = await self._conversation(agent, request)
+        start = _start_state(request, live.kept)
+        live.start.append(start)
         try:
             return agent._stream_batches(
                 conversation,
-                state=_start_state(request, live.kept),
+                state=start,
                 client_tools=request.client_tools,
                 context=request.context,
                 fence=fence,

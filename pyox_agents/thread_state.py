@@ -72,6 +72,10 @@ class ThreadState:
         self.version += 1
         self.state, self._frozen = new, new
 
+    def copy(self) -> ThreadState:
+        """An independent copy (versions added to it leave this one as it is)."""
+        return ThreadState(self.version, self.state, list(self.back), self._frozen)
+
     def frozen(self) -> JSON:
         """The latest version, read-only."""
         if self._frozen is None:
