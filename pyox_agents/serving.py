@@ -31,8 +31,10 @@ from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.conversation import State
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message
+from pyox_agents.state.patch import Conflict
 from pyox_agents.state.run import AgentError
-from pyox_agents.thread_state import ThreadState, json_equal, merge
+from pyox_agents.stores.base import StepRecord
+from pyox_agents.thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.wakeup import Wakeup
 
 __all__ = [
@@ -613,6 +615,7 @@ class RunService:
                 "resume",
             )
         decision = chosen[0]
+        await self._edit_paused(agent, request, run_id, fence)
         try:
             return await agent._resume_batches(
                 run_id,
@@ -624,6 +627,46 @@ class RunService:
             )
         except (ValueError, LookupError) as exc:
             raise RequestError(422, str(exc), "resume") from None
+
+    async def _edit_paused(self, agent: Agent, request: RunRequest, run_id: str,
+                           fence: tuple[str, int] | None) -> None:
+        """Commit the person's edits of the state (the client's, against the version it saw)
+        into the paused run's record before it resumes, as a tool's would be: onto what the
+        run committed since that version, refused (409) where they write the same place."""
+        client = request.state
+        if client is None or not request.saw_thread:
+            return
+        store = agent.store
+        thread = request.thread_id
+        if store is None:
+            if run_id not in agent._paused_state:
+                return
+            paused = agent._paused_state[run_id]
+        else:
+            loaded = await store.aload_thread(thread)
+            if loaded.shared_version is None or loaded.shared_state is None:
+                return
+            paused = loaded.shared_state
+        versions = await self.kept_state(thread)
+        versions.add(paused)
+        seen = request.state_seen
+        try:
+            edited = edit_running(versions, client, client if seen is None else seen)
+        except Conflict as conflict:
+            raise RequestError(409, f"the shared state changed at {conflict.path or '/'} while "
+                                    "you edited it, in the paused run; reload the thread's state "
+                                    "(GET /threads/{id}) and edit it again", "state") from None
+        if edited is None:
+            return
+        if store is None:
+            agent._paused_state[run_id] = edited
+            return
+        record = StepRecord(thread_id=thread, first_seq=await store.aentry_count(thread),
+                            shared_state=edited, shared_version=0)
+        if fence is not None:
+            await anyio.to_thread.run_sync(store.write_fenced, record, *fence)
+        else:
+            await store.awrite(record)
 
     async def _paused_run(self, agent: Agent, thread_id: str) -> str:
         """The id of the run on `thread_id` that waits for a person."""

@@ -23,7 +23,7 @@ from typing import Any
 from pyox_agents.state.frozen import JSON, freeze, parse_pointer
 from pyox_agents.state.patch import Conflict, Op, apply, diff, rebase
 
-__all__ = ["RECENT", "ThreadState", "json_equal", "merge"]
+__all__ = ["RECENT", "ThreadState", "edit_running", "json_equal", "merge"]
 
 RECENT = 16
 """How many versions of a thread's state a server keeps (the latest and the ones before it)."""
@@ -137,6 +137,22 @@ def merge(kept: ThreadState, client: Any, seen: Any) -> JSON:
         return apply(mine_value, rebase(others, mine))
     except (Conflict, ValueError):
         return mine_value
+
+
+def edit_running(versions: ThreadState, client: Any, seen: Any) -> JSON | None:
+    """The person's edits (`client` against the version it saw, found from `seen`) applied to
+    the latest version of a run that is still going (paused for a person): rebased onto what it
+    committed since, with its refusal rule. None when the person changed nothing.
+
+    Raises:
+        Conflict: the run wrote a place the person wrote too (nothing of the edit applies).
+    """
+    latest = versions.frozen()
+    base = versions.base_for(seen)
+    mine = diff(base, freeze(client, "state"))
+    if not mine:
+        return None
+    return apply(latest, rebase(mine, diff(base, latest)))
 
 
 def _conflicts(op: Op, ops: list[Op]) -> bool:

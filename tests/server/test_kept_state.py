@@ -229,3 +229,64 @@ async def test_with_keep_state_false_the_server_keeps_no_state(tmp_path: Path) -
         events = await post(client, endpoint, {**ag_ui(messages=(USER, REPLY, USER2))})
         assert snapshot(events) == {}
         assert await thread_state(client, url) == {}
+
+
+def approval_agent(*replies: Any) -> Agent:
+    @tool
+    def retitle(ctx: RunContext, title: str) -> str:
+        """Rename the list."""
+        ctx.state["title"] = title
+        return "renamed"
+
+    @tool(approval=True)
+    def ship(ctx: RunContext) -> str:
+        """Ship the order (a person approves first)."""
+        ctx.state["shipped"] = True
+        return "shipped"
+
+    return Agent(ScriptedModel(list(replies)), tools=[retitle, ship])
+
+
+async def test_an_edit_sent_with_an_approval_goes_into_the_paused_run(tmp_path: Path) -> None:
+    """A run paused for a person is still going: the person's edit of the state, sent with
+    the answer, is committed into it before it resumes, not dropped."""
+    app = create_app({"a": approval_agent(ToolCall("ship", {}), "Shipped.")},
+                     store=SQLiteStore(tmp_path / "t.db"))
+    async with serving(app) as url, httpx.AsyncClient(timeout=30) as client:
+        endpoint = f"{url}/agents/a/ag-ui"
+        first = await post(client, endpoint, ag_ui(state={"todos": ["a"]}))
+        finished = first[-1]
+        assert finished["outcome"]["type"] == "interrupt"
+        (interrupt,) = finished["outcome"]["interrupts"]
+        resumed = await post(client, endpoint, ag_ui(
+            messages=(USER, REPLY), state={"todos": ["a"], "note": "mine"},
+            resume=[{"interruptId": interrupt["id"], "status": "resolved",
+                     "payload": {"approved": True}}]))
+        assert snapshot(resumed) == {"todos": ["a"], "note": "mine"}
+        assert resumed[-1]["type"] == "RUN_FINISHED"
+        both = {"todos": ["a"], "note": "mine", "shipped": True}
+        assert await thread_state(client, url) == both
+
+
+async def test_an_edit_of_a_place_the_paused_run_wrote_since_is_refused(tmp_path: Path) -> None:
+    """The run's refusal rule for a run still going: the person's edit of a place the run wrote
+    after the version the person saw is refused (409), and nothing of it applies."""
+    app = create_app({"a": approval_agent(ToolCall("retitle", {"title": "B"}),
+                                          ToolCall("ship", {}), "Shipped.")},
+                     store=SQLiteStore(tmp_path / "t.db"))
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "ship it"}]}
+    async with serving(app) as url, httpx.AsyncClient(timeout=30) as client:
+        sdk = f"{url}/agents/a/ai-sdk"
+        first = await post(client, sdk, {"id": "c1", "trigger": "submit-message",
+                                         "messages": [user], "state": {"title": "A"}})
+        request = next(c for c in first if c["type"] == "tool-approval-request")
+        answered = {"type": "tool-ship", "toolCallId": request["toolCallId"], "input": {},
+                    "state": "approval-responded",
+                    "approval": {"id": request["approvalId"], "approved": True}}
+        seen_first = {"type": "data-state", "id": "state", "data": {"title": "A"}}
+        held = {"id": "m1", "role": "assistant", "parts": [seen_first, answered]}
+        refused = await client.post(sdk, json={"id": "c1", "trigger": "submit-message",
+                                               "messages": [user, held],
+                                               "state": {"title": "C"}})
+        assert refused.status_code == 409 and "/title" in refused.text
+        assert await thread_state(client, url, "c1") == {"title": "B"}
