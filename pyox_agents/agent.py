@@ -188,11 +188,18 @@ class Agent:
         Breaking out of the `async for` cancels the run, including tools that are running; the
         conversation records the cancelled calls and can be run again.
 
+        When the conversation's last run was cut by a crash (saved with calls in flight, and
+        running nowhere), that run goes on instead of a new one, as `resume` continues it: its
+        idempotent calls run again with the same key, the others are put to a person, and
+        messages added meanwhile wait for the calls' results.
+
         Raises:
             TypeError: `state` is not JSON (the message names the path of the bad value), or
                 `conversation` is neither a State nor a str.
             pydantic.ValidationError: `state` does not validate against `state_type`.
-            ValueError: the model is a name with no provider, or the State is finished.
+            ValueError: the model is a name with no provider, or the State is finished; when
+                iterated, the conversation's last run is still running (in this process, or
+                another holds the thread's store lease).
         """
         return _flatten(self._stream_batches(conversation, state=state, client_tools=client_tools,
                                              context=context, fence=fence, owner=owner))

@@ -18,12 +18,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from pyox_agents import RunState, RunStatus, verify_audit
-from pyox_agents.stores import SQLiteStore
+from pyox_agents import (
+    Agent,
+    Message,
+    RunContext,
+    RunState,
+    RunStatus,
+    State,
+    ToolCall,
+    tool,
+    verify_audit,
+)
+from pyox_agents.models import ScriptedModel
+from pyox_agents.stores import MemoryStore, SQLiteStore
 from pyox_agents.stores.redis import RedisStore
-from tests.durable.crash_child import NEXT_TEXT
+from tests.durable.crash_child import NEXT_TEXT, make_charge
 from tests.durable.test_crash_recovery import CRASH_PROMPT, FINAL_TEXT, Child
 from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
 
@@ -160,3 +172,56 @@ def test_another_message_instead_of_an_answer_asks_the_question_again(child: Chi
     assert said["status"] == "completed" and len(child.bodies()) == 2
     roles = [role for role, _ in said["last_request"]]
     assert said["last_request"][roles.index("tool") + 1:] == [["user", NEXT_TEXT]] * 2
+
+
+@pytest.mark.anyio
+async def test_the_next_message_on_a_thread_whose_run_runs_in_this_process_is_refused() -> None:
+    """A run saved with a call in flight that is still running here was not cut by a crash:
+    another State of its thread may not take it over, and nothing runs twice."""
+    store = MemoryStore()
+    entered, release = anyio.Event(), anyio.Event()
+    bodies: list[str | None] = []
+
+    @tool
+    async def slow(ctx: RunContext) -> str:
+        """Wait until the test lets it end."""
+        bodies.append(ctx.idempotency_key)
+        entered.set()
+        await release.wait()
+        return "slow done"
+
+    agent = Agent(ScriptedModel([ToolCall("slow", {}), "first done"]), tools=[slow],
+                  store=store)
+    thread = State(messages=[Message.user("go")])
+    async with anyio.create_task_group() as group:
+        group.start_soon(agent.arun, thread)
+        await entered.wait()
+        other = store.load(thread.id)
+        other.add_message(Message.user("and more"))
+        with pytest.raises(ValueError, match="is still running in this process"):
+            async for _ in agent.stream(other):
+                pass
+        release.set()
+    assert len(bodies) == 1
+
+
+@pytest.mark.parametrize("child", ["redis"], indirect=True)
+def test_the_next_message_on_a_thread_leased_by_another_process_is_refused(
+        child: Child) -> None:
+    """With Redis, a run whose thread's lease is held runs in another process: the next
+    message is refused with who holds it, and the cut call does not run."""
+    run_id, _ = crashed(child, "plain")
+    store = store_of(child)
+    try:
+        thread_id = store.run_thread(run_id)
+        assert store.acquire_lease(thread_id, "server-b:42", 30.0) is not None
+        thread = store.load(thread_id)
+        thread.add_message(Message.user(NEXT_TEXT))
+        agent = Agent(ScriptedModel(["unused"]), tools=[make_charge(child.markers, False)],
+                      store=store)
+        with pytest.raises(ValueError, match="server-b:42 holds the thread's lease"):
+            agent.run(thread)
+        assert len(child.bodies()) == 1
+        assert saved(child, run_id).status is RunStatus.RUNNING
+    finally:
+        store.close()
