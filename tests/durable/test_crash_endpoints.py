@@ -284,6 +284,9 @@ def test_threads_of_a_killed_server_continue_by_the_rule_of_durable_runs(
         victim.process.wait(timeout=WAIT)
         for case in cases:
             continue_case(setting, survivor, case, servers, seed)
+    except BaseException as exc:
+        exc.add_note(f"replay these cases with PYOX_CRASH_SEED={seed}")
+        raise
     finally:
         for server in servers:
             if server.process.poll() is None:
