@@ -399,7 +399,8 @@ class Agent:
             journal.answered(request, bool(approve), answer, edited)
         runner = Runner(self._setup(), conversation, Access(shared, conversation),
                         journal=journal)
-        runner.recovering = request is None and run.in_flight is not None
+        if request is None:  # nobody was asked: a run cut by a crash, or one to go on
+            runner.continue_run(run)
         return runner
 
     # -- single turns, for loops you write yourself ---------------------------------------------
