@@ -702,7 +702,7 @@ async def _take_over_crashed(runner: Runner) -> bool:
         run = RunState.from_dict(await store.aload_run(run_id))
     except LookupError:
         return False
-    if not _cut_by_crash(run):
+    if not _cut_by_crash(run) or not _holds_the_cut_calls(runner.conversation, run):
         return False
     thread_id = runner.conversation.id
     if running_here(run_id):
@@ -734,6 +734,16 @@ def _cut_by_crash(run: RunState) -> bool:
     if run.status is RunStatus.RUNNING:
         return True
     return run.status is RunStatus.PAUSED and int(run.in_flight["attempt"]) > 1
+
+
+def _holds_the_cut_calls(conversation: State, run: RunState) -> bool:
+    """Whether the conversation still waits for results of calls the run had in flight (a
+    State that closed them itself, e.g. with `use_tools` in a loop of its own, has nothing to
+    recover)."""
+    assert run.in_flight is not None
+    cut = {item["call_id"] for item in run.in_flight["decision"]["calls"]}
+    pending = {call.id for call in conversation.pending_calls}
+    return bool(pending) and pending <= cut
 
 
 async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[RuntimeEvent]:

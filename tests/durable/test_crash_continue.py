@@ -225,3 +225,24 @@ def test_the_next_message_on_a_thread_leased_by_another_process_is_refused(
         assert saved(child, run_id).status is RunStatus.RUNNING
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("child", ["sqlite"], indirect=True)
+def test_a_thread_whose_cut_calls_were_closed_by_hand_starts_a_new_run(child: Child) -> None:
+    """Calls a custom loop closed itself (`agent.use_tools`) have nothing left to recover: the
+    next run is a new one, and it asks nobody about calls of its own."""
+    run_id, _ = crashed(child, "plain")
+    store = store_of(child)
+    try:
+        thread = store.load(store.run_thread(run_id))
+        charge = make_charge(child.markers, False)
+        Agent(ScriptedModel([]), tools=[charge], store=store).use_tools(thread)
+        assert len(child.bodies()) == 2 and not thread.pending_calls
+        thread.add_message(Message.user(NEXT_TEXT))
+        agent = Agent(ScriptedModel([ToolCall("charge", {"amount": 1}), FINAL_TEXT]),
+                      tools=[charge], store=store)
+        result = agent.run(thread)
+        assert result.run_id != run_id and result.answer == FINAL_TEXT
+        assert len(child.bodies()) == 3  # its own plain call ran, unasked, as any new call
+    finally:
+        store.close()
