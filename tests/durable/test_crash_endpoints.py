@@ -343,3 +343,38 @@ def continue_case(setting: Setting, survivor: Server, case: Case, servers: list[
             verify_audit(store, run_id)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("setting", ["sqlite"], indirect=True)
+def test_regenerating_on_a_thread_of_a_killed_server_settles_the_cut_call_first(
+        setting: Setting) -> None:
+    """AI SDK `regenerate-message` after a crash: the reply cannot be taken back while the cut
+    call has no result, so the cut run goes on (a plain call: the question) and nothing runs
+    unasked; approved, the call runs once more and the run goes on."""
+    case = Case(f"regen-{uuid.uuid4().hex[:6]}", "ai-sdk", [("plain", "s0!")], 0, True)
+    victim = setting.start("victim", victim=True)
+    survivor = setting.start("survivor", victim=False)
+    servers = [victim, survivor]
+    try:
+        for server in servers:
+            wait_until(lambda s=server: healthy(s), "a server to answer /healthz", servers)
+        reader = threading.Thread(target=_read_until_dropped, daemon=True, args=(
+            f"{victim.url}/agents/worker/ai-sdk", case.body([case.first])))
+        reader.start()
+        wait_until(lambda: setting.effects_of(case.thread), "the plain call to start", servers)
+        victim.process.send_signal(signal.SIGKILL)
+        victim.process.wait(timeout=WAIT)
+        body = {**case.body([case.first]), "trigger": "regenerate-message"}
+        frames = post(survivor, case, body, servers)
+        asked = question(case, frames)
+        assert asked is not None and asked["prompt"] == CRASH_PROMPT
+        assert len(setting.effects_of(case.thread)) == 1
+        frames = post(survivor, case, answer(case, asked), servers)
+        effects = setting.effects_of(case.thread)
+        assert len(effects) == 2 and effects[0]["key"] == effects[1]["key"]
+        assert answer_text(case, frames) == f"done: {case.first}"
+    finally:
+        for server in servers:
+            if server.process.poll() is None:
+                server.process.kill()
+                server.process.wait(timeout=WAIT)
