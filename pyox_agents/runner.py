@@ -37,13 +37,13 @@ from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
 from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
 from pyox_agents.planning import PlannerModel
-from pyox_agents.replies import ReplyStream
+from pyox_agents.replies import ReplyStream, arguments_problem
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.patch import Conflict
 from pyox_agents.state.run import AgentError, ApprovalRequest, Spent, StopReason
-from pyox_agents.state.shared import SharedState
+from pyox_agents.state.shared import Refused, SharedState
 from pyox_agents.state.stopped import (
     StoppedByLimit,
     StoppedByPermission,
@@ -434,8 +434,7 @@ class Runner:
             known = ", ".join(sorted([*self.setup.tools, *self.client_tools])) or "none"
             return self._error(call, f"there is no tool {call.name!r}; the tools are: {known}")
         if call.raw_arguments is not None:
-            return self._error(call, f"the arguments of {call.name!r} are not a JSON object: "
-                                     f"{call.raw_arguments!r}; send them as a JSON object")
+            return self._error(call, arguments_problem(call))
         gate = self.journal.gate(call.id) if self.journal else None
         tool_known = self.setup.tools.get(call.name)
         if self.recovering and gate is not None and gate["approved"] and tool_known is not None \
@@ -541,6 +540,8 @@ class Runner:
                 commit = access.shared.commit(draft)
             except Conflict as conflict:
                 return conflict
+            except Refused as refused:
+                return self._error(call, f"{refused}; nothing of this call was applied")
         done = _Call([ToolResult(call.id, call.name, result=result)], text=_as_text(result),
                      child_ids=ctx.child_ids, usage=ctx.child_usage, spent=ctx.child_spent)
         if commit is not None:

@@ -29,6 +29,7 @@ from pyox_agents.event_json import event_from_json, event_to_json
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.conversation import State
+from pyox_agents.state.frozen import MAX_DEPTH, python_path
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import AgentError
@@ -68,25 +69,33 @@ class Busy(RequestError):
         )
 
 
-MAX_DEPTH = 64
-"""How deeply a request's JSON may nest (a state or a message deeper than this is refused)."""
+ENVELOPE_DEPTH = 8
+"""How many levels a protocol's own fields may add around a value (the AI SDK's `data-state` and
+tool parts sit at `messages[i].parts[j].data`): a body may nest `MAX_DEPTH` + this, so every state
+and tool input the server sent, nested up to `MAX_DEPTH` itself, fits when a client sends it back.
+The values inside are then held to `MAX_DEPTH` where they enter a run, with their path."""
 
 
 def read_json(body: bytes | str, what: str) -> Any:
     """The JSON of a request body, or `RequestError(400)` saying what is wrong with it.
 
     Refuses what would fail later, after a stream opened: text that is not JSON, nesting past
-    `MAX_DEPTH` (a parser's recursion, a serializer's depth limit), and strings with lone
-    surrogates (not UTF-8, so no store or client can take them).
+    `MAX_DEPTH` + `ENVELOPE_DEPTH` (a parser's recursion, a serializer's depth limit), and
+    strings with lone surrogates (not UTF-8, so no store or client can take them).
     """
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestError(400, f"the body is not JSON ({exc}); send {what}") from None
     except RecursionError:
-        raise RequestError(400, f"the body nests too deeply; send {what}") from None
-    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
-        raise RequestError(400, f"the body nests deeper than {MAX_DEPTH} levels; send {what}")
+        raise RequestError(400, f"the body nests too deeply (the limit is {MAX_DEPTH} levels "
+                                f"in a value, {_BODY_DEPTH} in the whole body); send {what}"
+                           ) from None
+    if _depth(data, _BODY_DEPTH) > _BODY_DEPTH:
+        raise RequestError(400, f"the body nests deeper than {_BODY_DEPTH} levels at "
+                                f"{python_path('body', _deep_path(data, _BODY_DEPTH))} (the limit "
+                                f"is {MAX_DEPTH} levels in a value, {_BODY_DEPTH} in the whole "
+                                f"body); send {what}")
     if _may_hold_surrogates(body):  # the check encodes the whole body: only when it may fail
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
@@ -94,6 +103,9 @@ def read_json(body: bytes | str, what: str) -> Any:
             raise RequestError(400, "the body has a string with a lone surrogate (\\ud800-"
                                     "\\udfff), which is not text; send UTF-8 text") from None
     return data
+
+
+_BODY_DEPTH = MAX_DEPTH + ENVELOPE_DEPTH
 
 
 def _may_hold_surrogates(body: bytes | str) -> bool:
@@ -118,6 +130,22 @@ def _depth(value: Any, limit: int) -> int:
         level = [child for item in level if isinstance(item, dict | list)
                  for child in (item.values() if isinstance(item, dict) else item)]
     return depth
+
+
+def _deep_path(value: Any, limit: int) -> list[str | int]:
+    """The path to a value at level `limit` + 1 of `value` (which has one), for an error."""
+    path: list[str | int] = []
+    while len(path) < limit:
+        children = value.items() if isinstance(value, dict) else enumerate(value)
+        need = limit - len(path) - 1
+        for key, child in children:
+            if _depth(child, need) > need:
+                path.append(key)
+                value = child
+                break
+        else:
+            raise AssertionError("no value that deep")  # pragma: no cover
+    return path
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,6 +530,7 @@ class RunService:
                 context=request.context,
                 fence=fence,
                 owner=principal,
+                state_bytes=self.limits.state_bytes,
             )
         except pydantic.ValidationError as exc:
             raise RequestError(422, _validation_message(exc), "state") from None
@@ -557,6 +586,7 @@ class RunService:
                 edited_arguments=decision.arguments,
                 request_id=decision.request_id,
                 fence=fence,
+                state_bytes=self.limits.state_bytes,
             )
         except (ValueError, LookupError) as exc:
             raise RequestError(422, str(exc), "resume") from None

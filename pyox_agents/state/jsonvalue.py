@@ -20,7 +20,15 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, freeze, parse_pointer, thaw
+from pyox_agents.state.frozen import (
+    JSON,
+    MAX_DEPTH,
+    FrozenDict,
+    FrozenList,
+    freeze,
+    parse_pointer,
+    thaw,
+)
 from pyox_agents.state.messages import Image, Message, Reply, ToolCall, Usage
 
 __all__ = [
@@ -51,13 +59,16 @@ def to_json_value(value: object, where: str) -> JSON:
     `where` names the value in error messages (`extra_data`, `finish(answer)`).
 
     Raises:
-        TypeError: a value or key that is not JSON, naming its path and what to use instead.
+        TypeError: a value or key that is not JSON (a str with a lone surrogate, nesting past
+            `MAX_DEPTH`), naming its path and what to use instead.
     """
     return freeze(_plain(value, where), path=where)
 
 
 def _plain(value: object, where: str, at: tuple[str | int, ...] = ()) -> object:
     """`value` as plain JSON; `where` + `at` is its path, spelt out only in an error."""
+    if len(at) >= MAX_DEPTH:  # freeze() says it in full; stop before Python's recursion limit
+        return freeze(value, where, at=at)
     kind = type(value)
     if kind in _PLAIN:
         return value
@@ -149,9 +160,16 @@ def frozen_message(message: Message, where: str = "message") -> Message:
     """`message` with its tool calls' arguments frozen and its sequences as tuples."""
     if not isinstance(message, Message):
         raise TypeError(f"{where} must be a Message, got {type(message).__name__}")
+    if not isinstance(message.content, str):
+        raise TypeError(f"{where}.content must be a str, got {type(message.content).__name__}: "
+                        f"use '' for a message with no text")
     calls = tuple(frozen_call(c, f"{where}.tool_calls[{i}]")
                   for i, c in enumerate(message.tool_calls))
     images = tuple(message.images)
+    for index, image in enumerate(images):
+        if not isinstance(image, Image):
+            raise TypeError(f"{where}.images[{index}] must be an Image, got "
+                            f"{type(image).__name__}: write Image(url=...)")
     if (all(a is b for a, b in zip(calls, message.tool_calls, strict=True))
             and type(message.tool_calls) is tuple and type(message.images) is tuple):
         return message
