@@ -36,6 +36,7 @@ __all__ = [
     "call_from_json",
     "call_to_json",
     "frozen_call",
+    "frozen_delta",
     "frozen_message",
     "frozen_reply",
     "json_equal",
@@ -63,6 +64,34 @@ def to_json_value(value: object, where: str) -> JSON:
             `MAX_DEPTH`), naming its path and what to use instead.
     """
     return freeze(_plain(value, where), path=where)
+
+
+def frozen_delta(delta: object, where: str = "delta") -> FrozenList:
+    """RFC 6902 ops in JSON form, read-only; each op's `value` is held to `MAX_DEPTH` on its own.
+
+    A delta wraps each value in a list and an op, so the depth counts from the value, as it does
+    in the shared state the op writes it into.
+
+    Raises:
+        TypeError: `delta` is not a list of ops (dicts with a str `op` and `path`), or a value
+            in it is not JSON (naming its path).
+    """
+    if isinstance(delta, Mapping) or not isinstance(delta, Sequence) or isinstance(delta, str):
+        raise TypeError(f"{where} must be a list of RFC 6902 operations ({{'op': ..., "
+                        f"'path': ...}}), got {type(delta).__name__}")
+    ops = FrozenList()
+    for index, op in enumerate(delta):
+        if not (isinstance(op, Mapping) and isinstance(op.get("op"), str)
+                and isinstance(op.get("path"), str)):
+            raise TypeError(f"{where} must be a list of RFC 6902 operations ({{'op': ..., "
+                            f"'path': ...}}); {where}[{index}] is {op!r}")
+        frozen = FrozenDict()
+        for key, item in op.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}[{index}] has the key {key!r}; use str keys")
+            dict.__setitem__(frozen, key, to_json_value(item, f"{where}[{index}][{key!r}]"))
+        list.append(ops, frozen)
+    return ops
 
 
 def _plain(value: object, where: str, at: tuple[str | int, ...] = ()) -> object:
