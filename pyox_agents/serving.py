@@ -29,7 +29,7 @@ from pyox_agents.event_json import event_from_json, event_to_json
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.conversation import State
-from pyox_agents.state.frozen import MAX_DEPTH, python_path
+from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate, python_path
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import AgentError
@@ -100,8 +100,10 @@ def read_json(body: bytes | str, what: str) -> Any:
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
-            raise RequestError(400, "the body has a string with a lone surrogate (\\ud800-"
-                                    "\\udfff), which is not text; send UTF-8 text") from None
+            where = python_path("body", _surrogate_path(data))
+            raise RequestError(400, f"the body has a string with a lone surrogate (\\ud800-"
+                                    f"\\udfff) at {where}, which is not text; send UTF-8 text"
+                               ) from None
     return data
 
 
@@ -120,6 +122,23 @@ def _may_hold_surrogates(body: bytes | str) -> bool:
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _surrogate_path(value: Any) -> list[str | int]:
+    """The path to a string (or the key) holding a lone surrogate in `value`, for an error."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str) and lone_surrogate(item) is not None:
+            return path
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if lone_surrogate(key) is not None:
+                    return path
+                stack.append((child, [*path, key]))
+        elif isinstance(item, list):
+            stack.extend((child, [*path, index]) for index, child in enumerate(item))
+    return []
 
 
 def _depth(value: Any, limit: int) -> int:
@@ -551,6 +570,8 @@ class RunService:
                 return State(id=thread_id, messages=list(request.messages))
             except ValueError as exc:
                 raise RequestError(422, f"thread id: {exc}", "threadId") from None
+            except TypeError as exc:  # a value in a message that is not JSON (too deep)
+                raise RequestError(422, str(exc), "messages") from None
         if request.regenerate:
             _undo_last_reply(conversation)
         _add_outputs(conversation, request.tool_outputs)
