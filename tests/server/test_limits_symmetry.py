@@ -242,7 +242,8 @@ def test_hostile_state_in_an_ag_ui_body_is_run_or_refused_with_its_path(
     assert response.status_code in (200, 400, 413, 422), response.text
     if response.status_code == 200:
         state, events = ag_ui_state(response)
-        assert events[-1]["type"] == "RUN_FINISHED" and state == doc
+        # as JSON text: an escaped pair (\\ud83d\\ude00) is one character for every parser
+        assert events[-1]["type"] == "RUN_FINISHED" and state == json.loads(json.dumps(doc))
     else:
         assert _names_a_path(response.json()["error"]), response.text
 
