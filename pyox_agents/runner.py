@@ -37,7 +37,7 @@ from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
 from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
 from pyox_agents.planning import PlannerModel
-from pyox_agents.replies import ReplyStream, arguments_problem
+from pyox_agents.replies import ReplyStream, arguments_problem, valid_text
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
@@ -549,6 +549,7 @@ class Runner:
         return done
 
     def _error(self, call: ToolCall, message: str, *, outcome: str = "error") -> _Call:
+        message = valid_text(message)  # an exception's text may quote a surrogate-escaped name
         return _Call([ToolResult(call.id, call.name, error=message)], outcome=outcome, text=message)
 
     def _close_pending(self, reason: str) -> None:
@@ -624,12 +625,13 @@ def _to_json(value: Any) -> Any:
     except TypeError:
         pass
     try:
-        return pydantic_core.to_jsonable_python(value)
+        plain = pydantic_core.to_jsonable_python(value)
     except pydantic_core.PydanticSerializationError:
         raise TypeError(
             f"the tool returned a {type(value).__name__}, which is not JSON; return a str, "
             "number, dict, list, pydantic model or dataclass"
         ) from None
+    return thaw(freeze(plain, path="the result"))  # a lone surrogate, too deep: TypeError
 
 
 def _as_text(result: Any) -> str:

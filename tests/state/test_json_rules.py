@@ -390,3 +390,34 @@ def test_freeze_never_raises_recursion_error() -> None:
 def test_the_not_json_messages_still_name_what_to_use() -> None:
     with pytest.raises(TypeError, match=r'state\["when"\] is a datetime.*isoformat'):
         freeze({"when": datetime.datetime(2020, 1, 1)})
+
+
+@pytest.mark.parametrize("value", [SURROGATE, {"files": [SURROGATE]}, nested(MAX_DEPTH + 1)])
+async def test_tool_result_that_is_not_json_is_an_error_result_and_the_run_goes_on(
+        value: Any) -> None:
+    @tool
+    def read() -> Any:
+        """Return the value."""
+        return value
+
+    agent = Agent(model=ScriptedModel([ToolCall("read", {}), "done"]), tools=[read])
+    events = await collect(agent)
+    assert the_error(events).startswith("TypeError: the result")
+    assert finished(events).answer == "done"
+
+
+async def test_tool_error_quoting_a_lone_surrogate_reaches_the_model_with_u_fffd(
+        tmp_path: Path) -> None:
+    @tool
+    def open_file() -> str:
+        """Open the file."""
+        raise ValueError(f"cannot open {SURROGATE}")
+
+    store = SQLiteStore(tmp_path / "s.db")
+    agent = Agent(model=ScriptedModel([ToolCall("open_file", {}), "done"]), tools=[open_file],
+                  store=store)
+    thread = State(messages=[Message.user("go")])
+    events = await collect(agent, thread)
+    assert the_error(events) == "ValueError: cannot open report-\ufffd.txt"
+    assert finished(events).answer == "done"
+    assert store.load(thread.id).history == thread.history
