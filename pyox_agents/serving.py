@@ -171,7 +171,9 @@ def _deep_path(value: Any, limit: int) -> list[str | int]:
 class ServerLimits:
     """What one server lets a request or a run take; None means no limit.
 
-    `state_bytes` and `messages` bound what a request may carry (413 beyond); `run_seconds` is
+    `state_bytes` and `messages` bound what a request may carry (413 beyond); `state_bytes`
+    also bounds what a run's tools may make of the state (a commit past it is refused with an
+    error result), so a state the server sent is always accepted back; `run_seconds` is
     a hard deadline (the run is stopped and fails with code "run_timeout"); `runs_total` and
     `runs_per_principal` bound concurrent runs (429 with Retry-After beyond).
     """

@@ -132,18 +132,14 @@ class SharedState:
             new = apply(self._value, ops)
         applied = tuple(ops)
         size = self._check(applied, new)
+        delta = [op.to_json() for op in applied]  # everything that may fail, before any change
         draft._committed = True
         self._size = size
         self._version += 1
         self._value = new
         self._log.append((self._version, applied))
         self._prune()
-        return Commit(
-            delta=[op.to_json() for op in applied],
-            state=new,
-            version=self._version,
-            ops=applied,
-        )
+        return Commit(delta=delta, state=new, version=self._version, ops=applied)
 
     def _check(self, ops: tuple[Op, ...], new: JSON) -> int | None:
         """Refuse `new` if it breaks a rule; its size bound (None when there is no byte limit)."""
