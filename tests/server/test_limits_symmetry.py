@@ -182,6 +182,26 @@ def test_state_a_tool_made_as_deep_as_allowed_is_accepted_back(base_url: str) ->
         assert chunks[-1]["type"] == "finish"
 
 
+def test_state_as_deep_as_allowed_comes_back_in_an_ai_sdk_data_state_part(base_url: str) -> None:
+    state = {"x": nested(MAX_DEPTH - 1)}
+    deep_input = {"x": nested(MAX_DEPTH - 1)}
+    messages = [
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "go"}]},
+        {"id": "a1", "role": "assistant", "parts": [
+            {"type": "data-state", "id": "state", "data": state},
+            {"type": "tool-dig", "toolCallId": "c1", "state": "output-available",
+             "input": deep_input, "output": "dug"}]},
+        {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "again"}]},
+    ]
+    body = {"id": _thread(), "trigger": "submit-message", "messages": messages}
+    with httpx.Client(base_url=base_url) as client:
+        response = client.post("/agents/echo/ai-sdk", content=json.dumps(body), timeout=60,
+                               headers={"content-type": "application/json"})
+    chunks = ai_sdk_chunks(response)
+    states = [c["data"] for c in chunks if c["type"] == "data-state"]
+    assert states and states[-1] == state and chunks[-1]["type"] == "finish"
+
+
 def test_tool_write_over_max_state_bytes_is_refused_and_what_was_sent_comes_back(
         base_url: str) -> None:
     with httpx.Client(base_url=base_url) as client:
