@@ -213,11 +213,14 @@ class Agent:
         context: Sequence[str] = (),
         fence: tuple[str, int] | None = None,
         owner: str | None = None,
+        state_bytes: int | None = None,
     ) -> AsyncIterator[list[RuntimeEvent]]:
-        """`stream`, as lists of the events there are at a time (a server writes each at once)."""
+        """`stream`, as lists of the events there are at a time (a server writes each at once);
+        `state_bytes`: the server's limit on a state, which tools' commits then keep to."""
         runner, given = self._prepare(conversation, state, client_tools, context)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
+        runner.access.shared.max_bytes = state_bytes
         return _batches(self, runner, given=given)
 
     async def arun(self, conversation: State | str, *, state: Any = None) -> RunResult:
@@ -280,6 +283,7 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         fence: tuple[str, int] | None = None,
+        state_bytes: int | None = None,
     ) -> AsyncIterator[list[RuntimeEvent]]:
         """Check a resume, then return its event batches (servers answer bad input first)."""
         runner = await self._prepare_resume(
@@ -287,6 +291,7 @@ class Agent:
         )
         assert runner.journal is not None
         runner.journal.fence = fence
+        runner.access.shared.max_bytes = state_bytes
         return _batches(self, runner, resumed=True)
 
     async def aresume(
@@ -393,7 +398,7 @@ class Agent:
             freeze(answer, "answer")
         self._paused.pop(run_id, None)
         kept = self._kept_state(conversation)
-        shared = SharedState(kept)
+        shared = SharedState(kept, state_type=self.state_type)
         journal = Journal(run, conversation, shared, self.store)
         if request is not None:
             journal.answered(request, bool(approve), answer, edited)
@@ -595,7 +600,7 @@ class Agent:
         kept = self._kept_state(conversation)
         given = state is not None
         value = self._validated(state) if given else self._validated(kept)
-        shared = SharedState(value)
+        shared = SharedState(value, state_type=self.state_type)
         goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
         journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
         runner = Runner(setup, conversation, Access(shared, conversation), journal=journal,
@@ -605,7 +610,7 @@ class Agent:
     def _turn_runner(self, conversation: State) -> Runner:
         if not isinstance(conversation, State):
             raise TypeError(f"expected a State, got {type(conversation).__name__}")
-        shared = SharedState(self._kept_state(conversation))
+        shared = SharedState(self._kept_state(conversation), state_type=self.state_type)
         return Runner(self._setup(), conversation, Access(shared, conversation))
 
     @staticmethod

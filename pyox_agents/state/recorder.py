@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pyox_agents.state.frozen import FrozenList
 from pyox_agents.state.history import (
     ErrorEntry,
     HistoryEntry,
@@ -27,7 +26,7 @@ from pyox_agents.state.history import (
     ToolResultEntry,
     utc_now,
 )
-from pyox_agents.state.jsonvalue import to_json_value
+from pyox_agents.state.jsonvalue import frozen_delta
 from pyox_agents.state.messages import Image, Reply, ToolCall, Usage
 from pyox_agents.state.snapshot import Fold, Inconsistent, StateSnapshot, replay
 from pyox_agents.state.stopped import Stopped
@@ -151,8 +150,7 @@ class Recorder:
     def _add_state_change(self, call_id: str, delta: Sequence[Mapping[str, Any]],
                           version: int) -> None:
         """Internal: the shared-state change (RFC 6902 ops) a tool committed as `version`."""
-        ops = to_json_value(list(delta), "delta")
-        assert isinstance(ops, FrozenList)
+        ops = frozen_delta(list(delta))
         entry = StateChangeEntry(at=utc_now(), content=ops, call_id=call_id,
                                  version=version)
         self._record(entry, "record a state change")
