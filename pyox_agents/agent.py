@@ -35,11 +35,12 @@ from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
 from pyox_agents.permissions import Permission
 from pyox_agents.planning import Planner
-from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup
+from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup, running_here
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze
+from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message, Reply, Usage
-from pyox_agents.state.run import AgentError, RunState
+from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.state.shared import SharedState
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
 from pyox_agents.wakeup import Wakeup
@@ -200,11 +201,18 @@ class Agent:
         Breaking out of the `async for` cancels the run, including tools that are running; the
         conversation records the cancelled calls and can be run again.
 
+        When the conversation's last run was cut by a crash (saved with calls in flight, and
+        running nowhere), that run goes on instead of a new one, as `resume` continues it: its
+        idempotent calls run again with the same key, the others are put to a person, and
+        messages added meanwhile wait for the calls' results.
+
         Raises:
             TypeError: `state` is not JSON (the message names the path of the bad value), or
                 `conversation` is neither a State nor a str.
             pydantic.ValidationError: `state` does not validate against `state_type`.
-            ValueError: the model is a name with no provider, or the State is finished.
+            ValueError: the model is a name with no provider, or the State is finished; when
+                iterated, the conversation's last run is still running (in this process, or
+                another holds the thread's store lease).
         """
         return _flatten(self._stream_batches(conversation, state=state, client_tools=client_tools,
                                              context=context, fence=fence, owner=owner))
@@ -218,12 +226,15 @@ class Agent:
         context: Sequence[str] = (),
         fence: tuple[str, int] | None = None,
         owner: str | None = None,
+        state_bytes: int | None = None,
     ) -> AsyncIterator[list[RuntimeEvent]]:
-        """`stream`, as lists of the events there are at a time (a server writes each at once)."""
+        """`stream`, as lists of the events there are at a time (a server writes each at once);
+        `state_bytes`: the server's limit on a state, which tools' commits then keep to."""
         runner = self._prepare(conversation, state, client_tools, context)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
-        return _batches(self, runner)
+        runner.access.shared.max_bytes = state_bytes
+        return _batches(self, runner, state_given=state is not _NOT_GIVEN)
 
     async def arun(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end and return the result.
@@ -233,7 +244,7 @@ class Agent:
             TypeError, pydantic.ValidationError, ValueError: as `stream`.
         """
         runner = self._prepare(conversation, state)
-        return await _result(_events(self, runner), runner)
+        return await _result(_events(self, runner, state_given=state is not _NOT_GIVEN), runner)
 
     def run(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end from synchronous code; see `arun`.
@@ -285,6 +296,7 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         fence: tuple[str, int] | None = None,
+        state_bytes: int | None = None,
     ) -> AsyncIterator[list[RuntimeEvent]]:
         """Check a resume, then return its event batches (servers answer bad input first)."""
         runner = await self._prepare_resume(
@@ -292,6 +304,7 @@ class Agent:
         )
         assert runner.journal is not None
         runner.journal.fence = fence
+        runner.access.shared.max_bytes = state_bytes
         return _batches(self, runner, resumed=True)
 
     async def aresume(
@@ -397,13 +410,15 @@ class Agent:
                     raise ValueError(f"edited_arguments: {exc}") from None
             freeze(answer, "answer")
         self._paused.pop(run_id, None)
-        shared = SharedState(await self._kept_state(run_id, conversation))
+        shared = SharedState(await self._kept_state(run_id, conversation),
+                             state_type=self.state_type)
         journal = Journal(run, conversation, shared, self.store)
         if request is not None:
             journal.answered(request, bool(approve), answer, edited)
         runner = Runner(self._setup(), conversation, Access(shared, conversation),
                         journal=journal)
-        runner.recovering = request is None and run.in_flight is not None
+        if request is None:  # nobody was asked: a run cut by a crash, or one to go on
+            runner.continue_run(run)
         return runner
 
     # -- single turns, for loops you write yourself ---------------------------------------------
@@ -595,7 +610,8 @@ class Agent:
             )
         conversation._check_can_run()
         setup = self._setup()
-        shared = SharedState(self._validated({} if state is _NOT_GIVEN else state))
+        value = self._validated({} if state is _NOT_GIVEN else state)
+        shared = SharedState(value, state_type=self.state_type)
         goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
         journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
         return Runner(setup, conversation, Access(shared, conversation), journal=journal,
@@ -606,7 +622,7 @@ class Agent:
         a run given none (nothing is kept between runs)."""
         if not isinstance(conversation, State):
             raise TypeError(f"expected a State, got {type(conversation).__name__}")
-        shared = SharedState({})
+        shared = SharedState({}, state_type=self.state_type)
         return Runner(self._setup(), conversation, Access(shared, conversation))
 
     async def _kept_state(self, run_id: str, conversation: State) -> Any:
@@ -651,7 +667,7 @@ class _Outbox:
 
 
 async def _batches(
-    agent: Agent, runner: Runner, *, resumed: bool = False
+    agent: Agent, runner: Runner, *, resumed: bool = False, state_given: bool = True
 ) -> AsyncIterator[list[RuntimeEvent]]:
     """Execute the run in its own task and yield its events, all those there are at a time;
     closing this stops the run.
@@ -661,6 +677,10 @@ async def _batches(
     plain task can be cancelled from there, while a cancel scope could not be exited. The run
     puts its events in an outbox with no trip through the event loop per event.
     """
+    if not resumed:
+        resumed = await _take_over_crashed(runner)
+        if resumed and not state_given:
+            await _continue_with_kept_state(agent, runner)
     outbox = _Outbox()
     runner._emit = outbox.put
 
@@ -685,6 +705,73 @@ async def _batches(
         raise task.exception()  # type: ignore[misc]
 
 
+async def _take_over_crashed(runner: Runner) -> bool:
+    """Make `runner` continue the conversation's last run instead of a new run, if that run was
+    cut by a crash: not ended, with calls in flight (or asking a person about such calls), and
+    running nowhere. Whether it does.
+
+    Such a run goes on as `resume` continues it: a cut idempotent call runs again with the same
+    idempotency key, any other is put to a person ("outcome unknown after a crash: run
+    again?"), and messages added meanwhile wait until every call has its result.
+
+    Raises:
+        ValueError: the last run is still running, in this process or (its store lease is
+            held) in another.
+    """
+    store, journal = runner.setup.store, runner.journal
+    if store is None or journal is None:
+        return False
+    run_id = _last_run_id(runner.conversation)
+    if run_id is None:
+        return False
+    try:
+        run = RunState.from_dict(await store.aload_run(run_id))
+    except LookupError:
+        return False
+    if not _cut_by_crash(run) or not _holds_the_cut_calls(runner.conversation, run):
+        return False
+    thread_id = runner.conversation.id
+    if running_here(run_id):
+        raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still running "
+                         "in this process; wait for it to end, or stop it, then run again")
+    if journal.fence is None and hasattr(store, "lease_holder"):  # a server holds the lease
+        holder = await anyio.to_thread.run_sync(store.lease_holder, thread_id)
+        if holder is not None:
+            raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still "
+                             f"running in another process ({holder[0]} holds the thread's "
+                             "lease); wait for it to end, or for the lease to expire")
+    runner.continue_run(run)
+    return True
+
+
+def _last_run_id(conversation: State) -> str | None:
+    """The id of the conversation's latest run, from its history."""
+    for entry in reversed(conversation.history):
+        if isinstance(entry, RunStartEntry):
+            return entry.content
+    return None
+
+
+def _cut_by_crash(run: RunState) -> bool:
+    """Whether `run` stopped inside a decision's calls without ending: its process died during
+    them, or it asks a person about calls a crash cut (its decision was attempted again)."""
+    if run.in_flight is None:
+        return False
+    if run.status is RunStatus.RUNNING:
+        return True
+    return run.status is RunStatus.PAUSED and int(run.in_flight["attempt"]) > 1
+
+
+def _holds_the_cut_calls(conversation: State, run: RunState) -> bool:
+    """Whether the conversation still waits for results of calls the run had in flight (a
+    State that closed them itself, e.g. with `use_tools` in a loop of its own, has nothing to
+    recover)."""
+    assert run.in_flight is not None
+    cut = {item["call_id"] for item in run.in_flight["decision"]["calls"]}
+    pending = {call.id for call in conversation.pending_calls}
+    return bool(pending) and pending <= cut
+
+
 async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[RuntimeEvent]:
     """The events of `batches`, one at a time; closing this closes `batches` (stops the run)."""
     async with contextlib.aclosing(batches):  # type: ignore[type-var]
@@ -693,9 +780,23 @@ async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[
                 yield event
 
 
-def _events(agent: Agent, runner: Runner, *, resumed: bool = False) -> AsyncIterator[RuntimeEvent]:
+def _events(agent: Agent, runner: Runner, *, resumed: bool = False,
+            state_given: bool = True) -> AsyncIterator[RuntimeEvent]:
     """The run's events one at a time (see `_batches`)."""
-    return _flatten(_batches(agent, runner, resumed=resumed))
+    return _flatten(_batches(agent, runner, resumed=resumed, state_given=state_given))
+
+
+async def _continue_with_kept_state(agent: Agent, runner: Runner) -> None:
+    """A run cut by a crash that a run given no `state=` continues goes on from the state its
+    record kept (the app gave none to replace it)."""
+    journal = runner.journal
+    assert journal is not None
+    old = runner.access.shared
+    shared = SharedState(await agent._kept_state(runner.run_id, runner.conversation),
+                         state_type=agent.state_type, max_bytes=old.max_bytes)
+    access = runner.access
+    runner.access = Access(shared, access.owner, access.writable, access.denied)
+    journal.shared = shared
 
 
 async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunResult:

@@ -37,13 +37,13 @@ from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
 from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
 from pyox_agents.planning import PlannerModel
-from pyox_agents.replies import ReplyStream
+from pyox_agents.replies import ReplyStream, arguments_problem, valid_text
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.patch import Conflict
-from pyox_agents.state.run import AgentError, ApprovalRequest, Spent, StopReason
-from pyox_agents.state.shared import SharedState
+from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, Spent, StopReason
+from pyox_agents.state.shared import Refused, SharedState
 from pyox_agents.state.stopped import (
     StoppedByLimit,
     StoppedByPermission,
@@ -51,7 +51,7 @@ from pyox_agents.state.stopped import (
 )
 from pyox_agents.tools import PersonDeclined, PersonNeeded, RunContext, Tool, ToolArgumentsError
 
-__all__ = ["Access", "Runner", "Setup", "discard"]
+__all__ = ["Access", "Runner", "Setup", "discard", "running_here"]
 
 Emit = Callable[[Sequence[RuntimeEvent]], None]
 Instructions = str | Callable[[RunContext], Any] | None
@@ -61,6 +61,14 @@ NO_ACCESS = (
     'as_tool(..., state="read") or state="write"'
 )
 CRASH_PROMPT = "outcome unknown after a crash: run again?"
+
+_RUNNING: set[str] = set()
+"""The ids of the runs executing in this process now."""
+
+
+def running_here(run_id: str) -> bool:
+    """Whether run `run_id` is executing in this process now."""
+    return run_id in _RUNNING
 
 
 def discard(events: Sequence[RuntimeEvent]) -> None:
@@ -163,6 +171,29 @@ class Runner:
         resumed: bool = False,
     ) -> None:
         """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`."""
+        _RUNNING.add(self.run_id)
+        try:
+            await self._execute(parent_id, parent_call_id, resumed)
+        finally:
+            _RUNNING.discard(self.run_id)
+
+    def continue_run(self, run: RunState) -> None:
+        """Make this runner continue `run`, a saved run that is not running anywhere, instead of
+        starting a new one; a run cut by a crash goes on in recovery (`recovering`).
+
+        A run waiting for a person about calls a crash cut (the question was asked, no answer
+        came) asks again: the answer it waited for never came.
+        """
+        journal = self.journal
+        assert journal is not None
+        journal.run = run
+        self.run_id = run.run_id
+        if run.pending is not None:
+            journal.withdraw()
+        self.recovering = run.in_flight is not None
+
+    async def _execute(self, parent_id: str | None, parent_call_id: str | None,
+                       resumed: bool) -> None:
         conversation, journal = self.conversation, self.journal
         assert journal is not None
         try:
@@ -422,8 +453,7 @@ class Runner:
             known = ", ".join(sorted([*self.setup.tools, *self.client_tools])) or "none"
             return self._error(call, f"there is no tool {call.name!r}; the tools are: {known}")
         if call.raw_arguments is not None:
-            return self._error(call, f"the arguments of {call.name!r} are not a JSON object: "
-                                     f"{call.raw_arguments!r}; send them as a JSON object")
+            return self._error(call, arguments_problem(call))
         gate = self.journal.gate(call.id) if self.journal else None
         tool_known = self.setup.tools.get(call.name)
         if self.recovering and gate is not None and gate["approved"] and tool_known is not None \
@@ -529,6 +559,8 @@ class Runner:
                 commit = access.shared.commit(draft)
             except Conflict as conflict:
                 return conflict
+            except Refused as refused:
+                return self._error(call, f"{refused}; nothing of this call was applied")
         done = _Call([ToolResult(call.id, call.name, result=result)], text=_as_text(result),
                      child_ids=ctx.child_ids, usage=ctx.child_usage, spent=ctx.child_spent)
         if commit is not None:
@@ -536,6 +568,7 @@ class Runner:
         return done
 
     def _error(self, call: ToolCall, message: str, *, outcome: str = "error") -> _Call:
+        message = valid_text(message)  # an exception's text may quote a surrogate-escaped name
         return _Call([ToolResult(call.id, call.name, error=message)], outcome=outcome, text=message)
 
     def _close_pending(self, reason: str) -> None:
@@ -611,12 +644,13 @@ def _to_json(value: Any) -> Any:
     except TypeError:
         pass
     try:
-        return pydantic_core.to_jsonable_python(value)
+        plain = pydantic_core.to_jsonable_python(value)
     except pydantic_core.PydanticSerializationError:
         raise TypeError(
             f"the tool returned a {type(value).__name__}, which is not JSON; return a str, "
             "number, dict, list, pydantic model or dataclass"
         ) from None
+    return thaw(freeze(plain, path="the result"))  # a lone surrogate, too deep: TypeError
 
 
 def _as_text(result: Any) -> str:

@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pyox_agents.state.frozen import FrozenList
 from pyox_agents.state.history import (
     ErrorEntry,
     HistoryEntry,
@@ -27,7 +26,7 @@ from pyox_agents.state.history import (
     ToolResultEntry,
     utc_now,
 )
-from pyox_agents.state.jsonvalue import to_json_value
+from pyox_agents.state.jsonvalue import frozen_delta
 from pyox_agents.state.messages import Image, Reply, ToolCall, Usage
 from pyox_agents.state.snapshot import Fold, Inconsistent, StateSnapshot, replay
 from pyox_agents.state.stopped import Stopped
@@ -155,8 +154,7 @@ class Recorder:
         Runs no longer record the shared state (it is the app's, not the conversation's); this
         stays for histories in the earlier form, which must still be written and read.
         """
-        ops = to_json_value(list(delta), "delta")
-        assert isinstance(ops, FrozenList)
+        ops = frozen_delta(list(delta))
         entry = StateChangeEntry(at=utc_now(), content=ops, call_id=call_id,
                                  version=version)
         self._record(entry, "record a state change")
