@@ -131,7 +131,9 @@ async def stream(
     """Run `agent` for an AG-UI request and yield its AG-UI events, without our server.
 
     `store` saves threads and runs (an agent without a store of its own gets it), so a later
-    request continues the thread and can resume an interrupt. Pass one `service` to every call
+    request continues the thread and can resume an interrupt. The run starts from the client's
+    state (or `{}`): nothing keeps the shared state between runs unless the `service` does
+    (`RunService(store, keep_state=True)`, as the server). Pass one `service` to every call
     to allow only one active run per thread (the server does); each call makes its own
     otherwise. The run goes on if the consumer stops reading; what it commits stays.
 
