@@ -15,7 +15,7 @@ runs one run per thread, and a client's request waits until it ends).
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 from pyox_agents.state.frozen import JSON, freeze, parse_pointer
 from pyox_agents.state.patch import Conflict, Op, apply, diff, rebase
 
-__all__ = ["RECENT", "ThreadState", "edit_running", "json_equal", "merge"]
+__all__ = ["RECENT", "ThreadState", "aligned", "edit_running", "json_equal", "merge"]
 
 RECENT = 16
 """How many versions of a thread's state a server keeps (the latest and the ones before it)."""
@@ -31,11 +31,7 @@ RECENT = 16
 
 def json_equal(a: Any, b: Any) -> bool:
     """Whether two JSON values are the same JSON (`true` is not `1`, `-0.0` is not `0.0`)."""
-    return _canonical(a) == _canonical(b)
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _equal(a, b)
 
 
 @dataclass
@@ -62,8 +58,8 @@ class ThreadState:
 
     def add(self, state: Any) -> None:
         """Record `state` as the next version, unless it is the same JSON as the latest."""
-        new = freeze(state, "state")
         old = self.frozen()
+        new = aligned(old, state)
         if self.version and not diff(old, new):
             return
         if self.version:
@@ -98,7 +94,10 @@ class ThreadState:
         then the version it equals, or, when the person edited it, the one closest to it (the
         fewest changes; the newer on a tie).
         """
-        target = freeze(seen, "state")
+        return self._closest(aligned(self.frozen(), seen))
+
+    def _closest(self, target: JSON) -> JSON:
+        """The kept version `target` (aligned on the latest) equals, else the closest to it."""
         best: tuple[int, JSON] | None = None
         for _, value in self.versions():
             changes = len(diff(value, target))
@@ -119,8 +118,8 @@ def merge(kept: ThreadState, client: Any, seen: Any) -> JSON:
     two cannot be combined at all, the client's state is taken as sent.
     """
     latest = kept.frozen()
-    mine_value = freeze(client, "state")
-    base = kept.base_for(seen)
+    mine_value = aligned(latest, client)
+    base = kept._closest(mine_value if seen is client else aligned(latest, seen))
     mine = diff(base, mine_value)
     if not mine:
         return latest
@@ -148,11 +147,60 @@ def edit_running(versions: ThreadState, client: Any, seen: Any) -> JSON | None:
         Conflict: the run wrote a place the person wrote too (nothing of the edit applies).
     """
     latest = versions.frozen()
-    base = versions.base_for(seen)
-    mine = diff(base, freeze(client, "state"))
+    mine_value = aligned(latest, client)
+    base = versions._closest(mine_value if seen is client else aligned(latest, seen))
+    mine = diff(base, mine_value)
     if not mine:
         return None
     return apply(latest, rebase(mine, diff(base, latest)))
+
+
+def aligned(old: JSON, new: Any) -> JSON:
+    """`new` frozen, made of `old`'s own (frozen) parts wherever it holds the same JSON.
+
+    A client's state arrives as fresh JSON; `diff` (made for versions that share structure)
+    would see every item of a list that changed length as changed. Aligned on the kept
+    version, only what really differs is new: list items are matched in place, then from the
+    end (an item added or removed shifts the others).
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: dict[str, Any] = {}
+        same = len(new) == len(old)
+        for key, value in new.items():
+            child = aligned(old[key], value) if key in old else value
+            same = same and key in old and child is old[key]
+            out[key] = child
+        return old if same else freeze(out, "state")
+    if isinstance(old, list) and isinstance(new, list):
+        count, items = len(old), []
+        same = count == len(new)
+        for index, value in enumerate(new):
+            end = index - len(new) + count  # the same place counted from the end
+            if index < count and _equal(old[index], value):
+                child = old[index]
+            elif 0 <= end < count and _equal(old[end], value):
+                child = old[end]
+            else:
+                child = aligned(old[index], value) if index < count else value
+            same = same and child is old[index]
+            items.append(child)
+        return old if same else freeze(items, "state")
+    return old if _equal(old, new) else freeze(new, "state")
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """The same JSON (type-strict: `True` is not `1`, `-0.0` is not `0.0`)."""
+    if a is b:
+        return True
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and len(a) == len(b)
+                and all(key in b and _equal(value, b[key]) for key, value in a.items()))
+    if isinstance(a, list):
+        return (isinstance(b, list) and len(a) == len(b)
+                and all(_equal(x, y) for x, y in zip(a, b, strict=True)))
+    if type(a) is not type(b) or isinstance(b, dict | list) or a != b:
+        return False
+    return not isinstance(a, float) or math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 def _conflicts(op: Op, ops: list[Op]) -> bool:
