@@ -8,7 +8,9 @@ from typing import Any
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from pyox_agents.thread_state import RECENT, ThreadState, json_equal, merge
+from pyox_agents.state.frozen import freeze
+from pyox_agents.state.patch import apply, diff
+from pyox_agents.thread_state import RECENT, ThreadState, aligned, json_equal, merge
 
 KEYS = st.sampled_from(["a", "b", "c", "d", "e", "f"])
 VALUES = st.integers(-3, 3) | st.booleans() | st.text(max_size=3)
@@ -69,3 +71,26 @@ def test_versions_are_rebuilt_back_to_the_recent_ones() -> None:
 def test_json_equality_tells_true_from_one_and_minus_zero_from_zero() -> None:
     assert not json_equal({"x": True}, {"x": 1}) and not json_equal([-0.0], [0.0])
     assert json_equal({"a": 1, "b": 2}, {"b": 2, "a": 1})
+
+
+JSONS = st.recursive(VALUES | st.none(), lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(KEYS, inner, max_size=4), max_leaves=12)
+
+
+@given(JSONS, JSONS)
+def test_a_state_aligned_on_a_version_is_the_same_json_made_of_its_parts(old: Any, new: Any
+                                                                         ) -> None:
+    base = freeze(old)
+    made = aligned(base, new)
+    assert json_equal(made, new)
+    assert json_equal(apply(base, diff(base, made)), new)  # the diff takes one to the other
+    if json_equal(old, new):
+        assert made is base
+
+
+def test_a_client_list_that_grew_differs_from_its_version_only_by_the_new_item() -> None:
+    base = freeze({"todos": [{"text": str(i)} for i in range(50)]})
+    client = {"todos": [{"text": "new"}] + [{"text": str(i)} for i in range(50)]}
+    ops = diff(base, aligned(base, client))
+    assert [op.to_json() for op in ops] == [{"op": "add", "path": "/todos/0",
+                                             "value": {"text": "new"}}]
