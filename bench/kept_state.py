@@ -40,22 +40,27 @@ def median_ms(timed: Any, runs: int = 5) -> float:
     return statistics.median(times) * 1000
 
 
+def measure(size: int) -> tuple[float, float]:
+    """Median ms of our merge and of the baseline, for `size` todos."""
+    kept, first = kept_of(size)
+    text = json.dumps({**first, "title": "mine"})
+
+    def ours() -> None:
+        client = json.loads(text)
+        merged = merge(ThreadState.from_json(kept.to_json()), client, client)
+        assert merged["title"] == "mine" and len(merged["todos"]) == size + RECENT - 1
+
+    def baseline() -> None:
+        json.dumps(json.loads(text))
+
+    return median_ms(ours), median_ms(baseline)
+
+
 def main() -> None:
     print("| todos | merge (ms) | JSON round trip (ms) | ratio |")
     print("|---:|---:|---:|---:|")
     for size in (1_000, 10_000, 100_000):
-        kept, first = kept_of(size)
-        text = json.dumps({**first, "title": "mine"})
-
-        def ours() -> None:
-            client = json.loads(text)
-            merged = merge(ThreadState.from_json(kept.to_json()), client, client)
-            assert merged["title"] == "mine" and len(merged["todos"]) == size + RECENT - 1
-
-        def baseline() -> None:
-            json.dumps(json.loads(text))
-
-        a, b = median_ms(ours), median_ms(baseline)
+        a, b = measure(size)
         print(f"| {size:,} | {a:.1f} | {b:.1f} | {a / b:.1f} |")
 
 

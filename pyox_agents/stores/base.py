@@ -1,10 +1,10 @@
 """The store interface: where threads (conversations), runs and audit records are kept.
 
 Every write is one `StepRecord`: the new history entries of one thread, and (for runs) the run's
-record, its new audit records and the thread's latest shared state, applied all together or not
-at all. Entries and audit records are appended, never rewritten, so saving a step costs the same
-at entry 10 and at entry 10,000. A backend implements the sync methods; the async ones run them
-off the event loop.
+record, its new audit records and its shared state (kept while it can resume), applied all
+together or not at all. Entries and audit records are appended, never rewritten, so saving a
+step costs the same at entry 10 and at entry 10,000. A backend implements the sync methods; the
+async ones run them off the event loop.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ class ThreadInfo:
 
 @dataclass(frozen=True, slots=True)
 class LoadedThread:
-    """A thread's saved entries (JSON rows, oldest first) and its latest shared state."""
+    """A thread's saved entries (JSON rows, oldest first), and the shared state its run that
+    has not ended keeps (None once it ended; `shared_version` None if none was ever written)."""
 
     id: str
     entries: tuple[Mapping[str, Any], ...]
@@ -242,7 +243,8 @@ class Store:
         raise NotImplementedError(f"{type(self).__name__} has no leases; use write()")
 
     def load_thread(self, thread_id: str) -> LoadedThread:
-        """The saved entries of `thread_id` and its latest shared state and version.
+        """The saved entries of `thread_id`, and the shared state (and version) of its run that
+        has not ended.
 
         Raises:
             LookupError: no thread has this id.
