@@ -163,6 +163,17 @@ class Journal:
                                  idempotent=item["idempotent"])
                 return
 
+    def hand_over(self, calls: tuple[ToolCall, ...]) -> None:
+        """Calls the client's own tools run: each gets a step with outcome "client", so the
+        decision that asked for them is accounted for (their results come with the next run)."""
+        decision = self._decision_index()
+        for call in calls:
+            self.run.steps.append(Step(len(self.run.steps), decision, "tool", tool=call.name,
+                                       arguments=dict(call.arguments), call_id=call.id,
+                                       outcome="client"))
+            self.audit("handed_over", {"call_id": call.id, "tool": call.name})
+        self._point_at_open_call()
+
     def add_spent(self, other: Spent) -> None:
         """Count a subagent's spend toward this run's."""
         spent = self.run.spent

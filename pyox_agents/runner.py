@@ -238,6 +238,9 @@ class Runner:
             if paused is not None:
                 journal.pause(paused)
             elif self.handed_over:
+                handed = set(self.handed_over)
+                journal.hand_over(tuple(c for c in self.conversation.pending_calls
+                                        if c.id in handed))
                 journal.stop(StopReason.CLIENT_TOOLS, "the client runs the tools it was asked for")
             await journal.save()
             if paused is not None or self.handed_over:
