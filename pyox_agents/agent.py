@@ -39,7 +39,7 @@ from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.history import shared_state_from
-from pyox_agents.state.messages import Message, Reply, Usage
+from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.state.shared import SharedState
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
@@ -433,6 +433,11 @@ class Agent:
         With `returns` a type (a pydantic model, a dataclass, `list[str]`, ...), the answer is
         JSON validated against it, asked again once if invalid. Its usage counts.
 
+        Every tool call needs a result before the model is asked again, so while calls are
+        pending (a tool asking about its own conversation, say) the model is asked without the
+        open turn's calls: it reads that reply's text, not calls that have no result yet. The
+        conversation itself is left as it is.
+
         Raises:
             ValueError: the State is finished, or the answer was invalid twice.
         """
@@ -447,7 +452,8 @@ class Agent:
                 f"schema, and no other text:\n{schema}"
             )
         system = await runner._system_messages(runner._context())
-        messages = [*system, *conversation.messages, Message.user(prompt)]
+        settled = _without_open_calls(conversation.messages, conversation.pending_calls)
+        messages = [*system, *settled, Message.user(prompt)]
         problem = ""
         for _ in range(2):
             reply = await self._request(runner, "ask", messages)
@@ -738,6 +744,24 @@ async def _run_subagent(
     if failure:
         raise RuntimeError(f"the subagent {name} failed: {failure[0]}")
     return child.answer
+
+
+def _without_open_calls(
+    messages: Sequence[Message], pending: Sequence[ToolCall]
+) -> list[Message]:
+    """`messages` without the tool calls of the open turn (a reply whose calls do not all have
+    results yet): its text stays, a reply with nothing else goes."""
+    if not pending:
+        return list(messages)
+    open_ids = {call.id for call in pending}
+    settled: list[Message] = []
+    for message in messages:
+        if any(call.id in open_ids for call in message.tool_calls):
+            if message.content:  # the turn's results go in together: none of them is here yet
+                settled.append(dataclasses.replace(message, tool_calls=()))
+            continue
+        settled.append(message)
+    return settled
 
 
 def _strip_fences(text: str) -> str:
