@@ -23,6 +23,7 @@ import anyio
 import pydantic
 
 from pyox_agents.events import (
+    ApprovalRequested,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -35,12 +36,12 @@ from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
 from pyox_agents.permissions import Permission
 from pyox_agents.planning import Planner
-from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup
+from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup, SubagentPaused
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.history import shared_state_from
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
-from pyox_agents.state.run import AgentError, RunState
+from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.state.shared import SharedState
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
 from pyox_agents.wakeup import Wakeup
@@ -705,16 +706,29 @@ async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunRes
 async def _run_subagent(
     ctx: RunContext, agent: Agent, task: str, name: str, mode: Literal["read", "write"] | None
 ) -> Any:
-    """Run `agent` on `task` as a child of the run behind `ctx`; return its answer."""
+    """Run `agent` on `task` as a child of the run behind `ctx`; return its answer.
+
+    A subagent run that pauses for a person raises `SubagentPaused`, which pauses the parent
+    with the same request; when the parent is resumed, this call runs again and resumes the
+    subagent's run in place with the person's answer.
+    """
     parent: Runner = ctx._runner
-    child = State(messages=[Message.user(task)])
-    parent.conversation._register_child(child)
-    ctx.child_ids.append(child.id)
+    call_id = ctx.call_id or ""
     access = parent.access
     denied = access.denied if access.denied is not None else (NO_ACCESS if mode is None else None)
     child_access = Access(access.shared, access.owner, access.writable and mode == "write", denied)
-    run_id = secrets.token_hex(32)
-    call_id = ctx.call_id or ""
+    setup = agent._setup(parent.setup.store)
+    link = parent.journal.subagent_link(call_id) if parent.journal is not None else None
+    if link is None:
+        child = State(messages=[Message.user(task)])
+        journal = Journal(RunState(secrets.token_hex(32), task), child, access.shared, setup.store)
+    else:
+        child, journal = await _paused_subagent(agent, parent, link, setup.store)
+    run_id = journal.run.run_id
+    parent.conversation._register_child(child)
+    ctx.child_ids.append(child.id)
+    if journal.run.done:  # its run ended meanwhile (resumed on its own): its end is the result
+        return _subagent_outcome(journal.run, name)
     failure: list[str] = []
 
     def forward(events: Sequence[RuntimeEvent]) -> None:
@@ -727,23 +741,65 @@ async def _run_subagent(
             elif isinstance(event, RunFailed):
                 failure.append(event.error.message)
                 out.append(SubagentFinished(run_id, call_id, error=event.error.message))
+            elif isinstance(event, ApprovalRequested):
+                continue  # the parent pauses with this request, and says so itself
             elif getattr(event, "run_id", "") is None:
                 out.append(dataclasses.replace(event, run_id=run_id))
             else:
                 out.append(event)
         parent._emit(out)
 
-    setup = agent._setup(parent.setup.store)
-    journal = Journal(RunState(run_id, task), child, access.shared, setup.store)
     runner = Runner(setup, child, child_access, journal=journal, emit=forward)
     try:
-        await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id)
+        await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id,
+                             resumed=link is not None)
     finally:
         ctx.child_usage = ctx.child_usage + child.usage
         ctx.child_spent = journal.run.spent
     if failure:
         raise RuntimeError(f"the subagent {name} failed: {failure[0]}")
+    pending = journal.run.pending
+    if pending is not None:
+        if setup.store is None:  # kept in memory, as a paused run of a store-less agent is
+            agent._paused[run_id] = (journal.run, child)
+        raise SubagentPaused(pending, {"thread_id": child.id, "run_id": run_id,
+                                       "call_id": pending.call_id})
     return child.answer
+
+
+async def _paused_subagent(
+    agent: Agent, parent: Runner, link: Mapping[str, str], store: Any
+) -> tuple[State, Journal]:
+    """The subagent run the parent's call waits on, answered with the parent's gate for it."""
+    state_id, run_id = link["thread_id"], link["run_id"]
+    child = parent.conversation._children.get(state_id)
+    if store is not None:
+        saved = await store.aload_run(run_id)
+        run = saved if isinstance(saved, RunState) else RunState.from_dict(saved)
+        if child is None:
+            child = await store.aload(state_id)
+    else:
+        try:
+            run, kept = agent._paused.pop(run_id)
+        except KeyError:
+            raise LookupError(f"the subagent run {run_id[:12]} this call waits on is not in "
+                              "memory: it ran without a store, in another process; give "
+                              "Agent(store=...) to resume subagents across processes") from None
+        child = child if child is not None else kept
+    assert parent.journal is not None
+    journal = Journal(run, child, parent.access.shared, store)
+    gate = parent.journal.gate(link["call_id"])
+    if run.pending is not None and gate is not None:
+        journal.answered(run.pending, bool(gate["approved"]), gate["answer"], gate["arguments"])
+    return child, journal
+
+
+def _subagent_outcome(run: RunState, name: str) -> Any:
+    """The answer of a subagent run that has ended, or the error it ended with."""
+    if run.status is RunStatus.COMPLETED:
+        return run.answer
+    reason = run.error.message if run.error is not None else run.status.value
+    raise RuntimeError(f"the subagent {name} ended without an answer: {reason}")
 
 
 def _without_open_calls(
