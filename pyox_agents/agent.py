@@ -527,7 +527,9 @@ class Agent:
         Its run is a child `State` of the calling conversation (`parent.child(id)` opens it),
         its usage counts for the parent, and `state` says what it may do with the shared state:
         None (its tools get `PermissionError` from `ctx.state`), "read", or "write" (each of its
-        tools commits into the parent run's state as it finishes).
+        tools commits into the parent run's state as it finishes). When one of its calls waits
+        for a person, the parent run pauses with that request (`pending`); answering it with
+        `resume(parent_run_id, approve=...)` resumes the subagent's run where it paused.
 
         Raises:
             ValueError: no name (give `name=` or `Agent(name=...)`), or an unknown `state`.
