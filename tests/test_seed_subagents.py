@@ -199,3 +199,34 @@ def test_a_subagents_denied_approval_reaches_its_model(kind: str, tmp_path: Any)
     assert done.answer == "parent saw: buyer saw: denied by a person"
     if store is not None:
         anyio.run(parent.load_run, paused.run_id).check()
+
+
+@pytest.mark.parametrize("kind", ["none", "memory"])
+def test_a_grandchilds_approval_pauses_the_top_run(kind: str, tmp_path: Any) -> None:
+    """Seed 004, through two levels: the top run pauses with the grandchild's request, and the
+    answer resumes the grandchild inside its parent inside the top run."""
+    store = _store(kind, tmp_path)
+    paid: list[int] = []
+    inner, _ = _paying_agents(None, paid)  # its tool `buyer` is a subagent that pays
+
+    def middle_model(messages: list[Message], tools: list[Any]) -> Any:
+        results = [m for m in messages if m.role == "tool"]
+        if not results:
+            return ToolCall("buyer", {"task": "buy it"}, id="m1")
+        return f"middle saw: {results[-1].content}"
+
+    middle = Agent(FunctionModel(middle_model), tools=list(inner.tools.values()), name="middle")
+
+    def top_model(messages: list[Message], tools: list[Any]) -> Any:
+        results = [m for m in messages if m.role == "tool"]
+        if not results:
+            return ToolCall("middle", {"task": "get it bought"}, id="t1")
+        return f"top saw: {results[-1].content}"
+
+    top = Agent(FunctionModel(top_model), tools=[middle.as_tool(state="write")], store=store)
+    paused = top.run("go", state={"paid": 0})
+    run = anyio.run(top.load_run, paused.run_id)
+    assert run.pending is not None and run.pending.tool == "pay"
+    done = top.resume(paused.run_id, approve=True)
+    assert paid == [3] and done.state == {"paid": 3}
+    assert done.answer == "top saw: middle saw: buyer saw: paid 3"
