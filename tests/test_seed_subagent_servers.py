@@ -150,14 +150,18 @@ async def test_ai_sdk_a_subagents_approval_is_the_parents_approval_request(
         assert response.status_code == 200, response.text
         first = chunks_of(response.text)
         check_stream_rules(first)
-        (request,) = [c for c in first if c["type"] == "tool-approval-request"]
-        assert request["toolCallId"] == "pay1"
+        requests = [c for c in first if c["type"] == "tool-approval-request"]
+        # the subagent's call, then the parent's call that waits on it: one approval for both
+        assert [c["toolCallId"] for c in requests] == ["pay1", "b1"]
+        assert len({c["approvalId"] for c in requests}) == 1
+        request = requests[0]
         assert first[-1] == {"type": "finish", "finishReason": "tool-calls"}
         assert paid == []
         message = assistant_from(first)
-        (part,) = [p for p in message["parts"] if p["toolCallId"] == "pay1"]
-        part.update(state="approval-responded",
-                    approval={"id": request["approvalId"], "approved": approved})
+        for part in message["parts"]:  # as addToolApprovalResponse does: each part it names
+            if part.get("approval", {}).get("id") == request["approvalId"]:
+                part.update(state="approval-responded",
+                            approval={"id": request["approvalId"], "approved": approved})
         response = await http.post("/agents/shop/ai-sdk", content=ai_sdk_body(USER, message))
         assert response.status_code == 200, response.text
         second = chunks_of(response.text)
@@ -173,6 +177,7 @@ async def test_ai_sdk_a_subagents_approval_is_the_parents_approval_request(
     else:
         assert paid == []
         assert outputs["pay1"]["type"] == "tool-output-denied"
+        assert outputs["b1"]["type"] == "tool-output-available"
         assert outputs["b1"]["output"] == "buyer saw: denied by a person"
         assert states[-1] == {"paid": 0}
     assert second[-1]["type"] == "finish"
