@@ -67,3 +67,31 @@ def test_a_subagents_approval_is_answered_by_the_ai_7_client(
     assert calls["pay"]["state"] == ("output-available" if approved else "output-denied")
     texts = "".join(p["text"] for p in message["parts"] if p["type"] == "text")
     assert texts == f"parent saw: buyer saw: {seen}"
+
+
+@pytest.mark.parametrize("approved", [True, False])
+def test_a_subagents_approval_is_answered_by_the_ag_ui_client(
+    serve: Serve, run_node: RunNode, approved: bool
+) -> None:
+    """Seed 004, with the real @ag-ui/client: the parent's run ends with the subagent's
+    interrupt, and `resume` answers it."""
+    paid: list[int] = []
+    base = serve(create_app({"shop": shop(paid)}, store=MemoryStore()))
+    result = run_node("agui_run.mjs", f"{base}/agents/shop/ag-ui", {
+        "threadId": "t-sub", "initialState": {"paid": 0},
+        "runs": [{"message": "buy it"},
+                 {"resume": {"status": "resolved", "payload": {"approved": approved}}}]})
+    first, second = result["runs"]
+    for run in (first, second):
+        assert run["resolved"], run["error"]
+        assert run["warnings"] == []
+    assert first["outcome"]["type"] == "interrupt" and first["state"] == {"paid": 0}
+    (interrupt,) = first["pendingInterrupts"]
+    assert interrupt["reason"] == "approval"
+    assert interrupt["metadata"] == {"tool": "pay", "arguments": {"amount": 3}}
+    assert second["outcome"]["type"] == "success" and second["pendingInterrupts"] == []
+    assert paid == ([3] if approved else [])
+    assert second["state"] == {"paid": 3 if approved else 0}
+    seen = "paid 3" if approved else "denied by a person"
+    answers = [m.get("content") for m in second["messages"] if m["role"] == "assistant"]
+    assert answers[-1] == f"parent saw: buyer saw: {seen}"
