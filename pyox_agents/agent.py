@@ -721,11 +721,12 @@ async def _run_subagent(
     child_access = Access(access.shared, access.owner, access.writable and mode == "write", denied)
     setup = agent._setup(parent.setup.store)
     link = parent.journal.subagent_link(call_id) if parent.journal is not None else None
+    cut = False  # whether the subagent's run was cut by a crash (its calls may have run)
     if link is None:
         child = State(messages=[Message.user(task)])
         journal = Journal(RunState(secrets.token_hex(32), task), child, access.shared, setup.store)
     else:
-        child, journal = await _paused_subagent(agent, parent, link, setup.store)
+        child, journal, cut = await _paused_subagent(agent, parent, link, setup.store)
     run_id = journal.run.run_id
     parent.conversation._register_child(child)
     ctx.child_ids.append(child.id)
@@ -752,6 +753,7 @@ async def _run_subagent(
         parent._emit(out)
 
     runner = Runner(setup, child, child_access, journal=journal, emit=forward)
+    runner.recovering = cut
     try:
         await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id,
                              resumed=link is not None)
@@ -771,8 +773,9 @@ async def _run_subagent(
 
 async def _paused_subagent(
     agent: Agent, parent: Runner, link: Mapping[str, str], store: Any
-) -> tuple[State, Journal]:
-    """The subagent run the parent's call waits on, answered with the parent's gate for it."""
+) -> tuple[State, Journal, bool]:
+    """The subagent run the parent's call waits on, answered with the parent's gate for it;
+    and whether that run was cut by a crash instead (running, with calls in flight)."""
     state_id, run_id = link["thread_id"], link["run_id"]
     child = parent.conversation._children.get(state_id)
     if store is not None:
@@ -789,11 +792,12 @@ async def _paused_subagent(
                               "Agent(store=...) to resume subagents across processes") from None
         child = child if child is not None else kept
     assert parent.journal is not None
+    cut = run.status is RunStatus.RUNNING and run.in_flight is not None
     journal = Journal(run, child, parent.access.shared, store)
     gate = parent.journal.gate(link["call_id"])
     if run.pending is not None and gate is not None:
         journal.answered(run.pending, bool(gate["approved"]), gate["answer"], gate["arguments"])
-    return child, journal
+    return child, journal, cut
 
 
 def _subagent_outcome(run: RunState, name: str) -> Any:
