@@ -731,6 +731,7 @@ async def _run_subagent(
     parent.conversation._register_child(child)
     ctx.child_ids.append(child.id)
     if journal.run.done:  # its run ended meanwhile (resumed on its own): its end is the result
+        ctx.child_usage, ctx.child_spent = ctx.child_usage + child.usage, journal.run.spent
         return _subagent_outcome(journal.run, name)
     failure: list[str] = []
 

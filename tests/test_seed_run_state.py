@@ -22,8 +22,8 @@ from pyox_agents.state.run import RunState, RunStatus, StateError, StopReason
 from pyox_agents.stores import MemoryStore, SQLiteStore
 
 UPPER_ID = "AB" * 32
-ENDINGS = ("answer", "finish", "stop", "limit", "approval", "client_tools", "failure", "cancel",
-           "crash")
+ENDINGS = ("answer", "finish", "stop", "limit", "approval", "subagent_approval", "client_tools",
+           "failure", "cancel", "crash")
 
 
 def as_run_state(saved: Mapping[str, Any] | RunState) -> RunState:
@@ -105,6 +105,8 @@ async def _run_ending(
         await anyio.sleep_forever()
         return "never"
 
+    helper = Agent(ScriptedModel([ToolCall("pay", {"amount": 4}), "helped"]), tools=[pay],
+                   name="helper").as_tool(state="write")
     calls = [[ToolCall("note", {"n": i * 10 + j}) for j in range(parallel)]
              for i in range(tool_steps)]
     last: list[Any] = {
@@ -113,6 +115,7 @@ async def _run_ending(
         "stop": [ToolCall("note", {"n": -1})],
         "limit": [ToolCall("note", {"n": -2}), "never reached"],
         "approval": [ToolCall("pay", {"amount": 3})],
+        "subagent_approval": [ToolCall("helper", {"task": "pay 4"})],
         "client_tools": [ToolCall("confirm", {})],
         "failure": [],  # the script runs out: the run fails
         "cancel": [ToolCall("wait_forever", {})],
@@ -123,7 +126,8 @@ async def _run_ending(
         permissions = [lambda call, ctx: Deny("no", stop=True) if call.arguments.get("n") == -1
                        else True]
     limits = Limits(steps=tool_steps + 1) if ending == "limit" else None
-    agent = Agent(model=ScriptedModel([*calls, *last]), tools=[note, done, pay, wait_forever],
+    agent = Agent(model=ScriptedModel([*calls, *last]),
+                  tools=[note, done, pay, wait_forever, helper],
                   store=store, permissions=permissions, limits=limits)
     spec = ToolSpec("confirm", "Ask the user", {"type": "object", "properties": {}})
     run_id = ""
@@ -160,7 +164,8 @@ def test_every_record_the_runtime_saves_passes_check(
         expected = {
             "answer": RunStatus.COMPLETED, "finish": RunStatus.COMPLETED,
             "stop": RunStatus.STOPPED, "limit": RunStatus.STOPPED,
-            "approval": RunStatus.PAUSED, "client_tools": RunStatus.STOPPED,
+            "approval": RunStatus.PAUSED, "subagent_approval": RunStatus.PAUSED,
+            "client_tools": RunStatus.STOPPED,
             "failure": RunStatus.FAILED, "cancel": RunStatus.STOPPED,
             "crash": RunStatus.COMPLETED,
         }[ending]
