@@ -36,10 +36,18 @@ from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
 from pyox_agents.permissions import Permission
 from pyox_agents.planning import Planner
-from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup, SubagentPaused
+from pyox_agents.runner import (
+    NO_ACCESS,
+    Access,
+    Instructions,
+    Runner,
+    Setup,
+    SubagentPaused,
+    running_here,
+)
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze
-from pyox_agents.state.history import shared_state_from
+from pyox_agents.state.history import RunStartEntry, shared_state_from
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.state.shared import SharedState
@@ -189,11 +197,18 @@ class Agent:
         Breaking out of the `async for` cancels the run, including tools that are running; the
         conversation records the cancelled calls and can be run again.
 
+        When the conversation's last run was cut by a crash (saved with calls in flight, and
+        running nowhere), that run goes on instead of a new one, as `resume` continues it: its
+        idempotent calls run again with the same key, the others are put to a person, and
+        messages added meanwhile wait for the calls' results.
+
         Raises:
             TypeError: `state` is not JSON (the message names the path of the bad value), or
                 `conversation` is neither a State nor a str.
             pydantic.ValidationError: `state` does not validate against `state_type`.
-            ValueError: the model is a name with no provider, or the State is finished.
+            ValueError: the model is a name with no provider, or the State is finished; when
+                iterated, the conversation's last run is still running (in this process, or
+                another holds the thread's store lease).
         """
         return _flatten(self._stream_batches(conversation, state=state, client_tools=client_tools,
                                              context=context, fence=fence, owner=owner))
@@ -393,7 +408,8 @@ class Agent:
             journal.answered(request, bool(approve), answer, edited)
         runner = Runner(self._setup(), conversation, Access(shared, conversation),
                         journal=journal)
-        runner.recovering = request is None and run.in_flight is not None
+        if request is None:  # nobody was asked: a run cut by a crash, or one to go on
+            runner.continue_run(run)
         return runner
 
     # -- single turns, for loops you write yourself ---------------------------------------------
@@ -655,6 +671,8 @@ async def _batches(
     plain task can be cancelled from there, while a cancel scope could not be exited. The run
     puts its events in an outbox with no trip through the event loop per event.
     """
+    if not resumed:
+        resumed = await _take_over_crashed(runner)
     outbox = _Outbox()
     runner._emit = outbox.put
 
@@ -676,6 +694,73 @@ async def _batches(
         await asyncio.wait([task])
     if not task.cancelled() and task.exception() is not None:
         raise task.exception()  # type: ignore[misc]
+
+
+async def _take_over_crashed(runner: Runner) -> bool:
+    """Make `runner` continue the conversation's last run instead of a new run, if that run was
+    cut by a crash: not ended, with calls in flight (or asking a person about such calls), and
+    running nowhere. Whether it does.
+
+    Such a run goes on as `resume` continues it: a cut idempotent call runs again with the same
+    idempotency key, any other is put to a person ("outcome unknown after a crash: run
+    again?"), and messages added meanwhile wait until every call has its result.
+
+    Raises:
+        ValueError: the last run is still running, in this process or (its store lease is
+            held) in another.
+    """
+    store, journal = runner.setup.store, runner.journal
+    if store is None or journal is None:
+        return False
+    run_id = _last_run_id(runner.conversation)
+    if run_id is None:
+        return False
+    try:
+        run = RunState.from_dict(await store.aload_run(run_id))
+    except LookupError:
+        return False
+    if not _cut_by_crash(run) or not _holds_the_cut_calls(runner.conversation, run):
+        return False
+    thread_id = runner.conversation.id
+    if running_here(run_id):
+        raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still running "
+                         "in this process; wait for it to end, or stop it, then run again")
+    if journal.fence is None and hasattr(store, "lease_holder"):  # a server holds the lease
+        holder = await anyio.to_thread.run_sync(store.lease_holder, thread_id)
+        if holder is not None:
+            raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still "
+                             f"running in another process ({holder[0]} holds the thread's "
+                             "lease); wait for it to end, or for the lease to expire")
+    runner.continue_run(run)
+    return True
+
+
+def _last_run_id(conversation: State) -> str | None:
+    """The id of the conversation's latest run, from its history."""
+    for entry in reversed(conversation.history):
+        if isinstance(entry, RunStartEntry):
+            return entry.content
+    return None
+
+
+def _cut_by_crash(run: RunState) -> bool:
+    """Whether `run` stopped inside a decision's calls without ending: its process died during
+    them, or it asks a person about calls a crash cut (its decision was attempted again)."""
+    if run.in_flight is None:
+        return False
+    if run.status is RunStatus.RUNNING:
+        return True
+    return run.status is RunStatus.PAUSED and int(run.in_flight["attempt"]) > 1
+
+
+def _holds_the_cut_calls(conversation: State, run: RunState) -> bool:
+    """Whether the conversation still waits for results of calls the run had in flight (a
+    State that closed them itself, e.g. with `use_tools` in a loop of its own, has nothing to
+    recover)."""
+    assert run.in_flight is not None
+    cut = {item["call_id"] for item in run.in_flight["decision"]["calls"]}
+    pending = {call.id for call in conversation.pending_calls}
+    return bool(pending) and pending <= cut
 
 
 async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[RuntimeEvent]:

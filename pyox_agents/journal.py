@@ -247,6 +247,15 @@ class Journal:
                                          "answer": answer, "edited_arguments":
                                          dict(edited) if edited is not None else None})
 
+    def withdraw(self) -> None:
+        """The pending request goes unanswered (a new message came instead); the run goes on
+        and asks again whatever still needs a person."""
+        request = self.run.pending
+        assert request is not None
+        self.run.pending = None
+        self.run.status, self.run.stop_reason = RunStatus.RUNNING, None
+        self.audit("approval_withdrawn", {"id": request.id})
+
     def gate(self, call_id: str) -> dict[str, Any] | None:
         """A person's answer about `call_id` in this decision, if one was given."""
         if self.run.in_flight is None:

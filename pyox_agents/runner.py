@@ -42,7 +42,7 @@ from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.patch import Conflict
-from pyox_agents.state.run import AgentError, ApprovalRequest, Spent, StopReason
+from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, Spent, StopReason
 from pyox_agents.state.shared import SharedState
 from pyox_agents.state.stopped import (
     StoppedByLimit,
@@ -51,7 +51,7 @@ from pyox_agents.state.stopped import (
 )
 from pyox_agents.tools import PersonDeclined, PersonNeeded, RunContext, Tool, ToolArgumentsError
 
-__all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard"]
+__all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
 
 Emit = Callable[[Sequence[RuntimeEvent]], None]
 Instructions = str | Callable[[RunContext], Any] | None
@@ -61,6 +61,14 @@ NO_ACCESS = (
     'as_tool(..., state="read") or state="write"'
 )
 CRASH_PROMPT = "outcome unknown after a crash: run again?"
+
+_RUNNING: set[str] = set()
+"""The ids of the runs executing in this process now."""
+
+
+def running_here(run_id: str) -> bool:
+    """Whether run `run_id` is executing in this process now."""
+    return run_id in _RUNNING
 
 
 def discard(events: Sequence[RuntimeEvent]) -> None:
@@ -176,6 +184,29 @@ class Runner:
         resumed: bool = False,
     ) -> None:
         """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`."""
+        _RUNNING.add(self.run_id)
+        try:
+            await self._execute(parent_id, parent_call_id, given_state, resumed)
+        finally:
+            _RUNNING.discard(self.run_id)
+
+    def continue_run(self, run: RunState) -> None:
+        """Make this runner continue `run`, a saved run that is not running anywhere, instead of
+        starting a new one; a run cut by a crash goes on in recovery (`recovering`).
+
+        A run waiting for a person about calls a crash cut (the question was asked, no answer
+        came) asks again: the answer it waited for never came.
+        """
+        journal = self.journal
+        assert journal is not None
+        journal.run = run
+        self.run_id = run.run_id
+        if run.pending is not None:
+            journal.withdraw()
+        self.recovering = run.in_flight is not None
+
+    async def _execute(self, parent_id: str | None, parent_call_id: str | None,
+                       given_state: bool, resumed: bool) -> None:
         conversation, journal = self.conversation, self.journal
         assert journal is not None
         try:

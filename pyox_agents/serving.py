@@ -598,7 +598,13 @@ def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
 
 
 def _undo_last_reply(conversation: State) -> None:
-    """Go back to before the last reply (the client asked to regenerate it)."""
+    """Go back to before the last reply (the client asked to regenerate it).
+
+    Not while calls of that reply have no result (its run was cut by a crash): they may have
+    run, so the run goes on first and settles them (in recovery), and the reply stays.
+    """
+    if conversation.pending_calls:
+        return
     history = conversation.history
     for index in range(len(history) - 1, -1, -1):
         if history[index].kind in ("user_message", "import"):
