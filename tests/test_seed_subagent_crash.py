@@ -98,4 +98,5 @@ def test_a_crash_during_a_subagents_approved_call_asks_the_person_again(shop: Sh
     assert done["state"] == {"paid": 3}
     assert shop.payments() == 2
     with SQLiteStore(shop.db) as store:
-        RunState.from_dict(store.load_run(run_id)).check()
+        saved = store.load_run(run_id)  # a RunState, or its dict form
+        (saved if isinstance(saved, RunState) else RunState.from_dict(saved)).check()
