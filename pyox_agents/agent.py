@@ -23,6 +23,7 @@ import anyio
 import pydantic
 
 from pyox_agents.events import (
+    ApprovalRequested,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -35,11 +36,19 @@ from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
 from pyox_agents.permissions import Permission
 from pyox_agents.planning import Planner
-from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup, running_here
+from pyox_agents.runner import (
+    NO_ACCESS,
+    Access,
+    Instructions,
+    Runner,
+    Setup,
+    SubagentPaused,
+    running_here,
+)
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.history import RunStartEntry
-from pyox_agents.state.messages import Message, Reply, Usage
+from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.state.shared import SharedState
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
@@ -459,6 +468,11 @@ class Agent:
         With `returns` a type (a pydantic model, a dataclass, `list[str]`, ...), the answer is
         JSON validated against it, asked again once if invalid. Its usage counts.
 
+        Every tool call needs a result before the model is asked again, so while calls are
+        pending (a tool asking about its own conversation, say) the model is asked without the
+        open turn's calls: it reads that reply's text, not calls that have no result yet. The
+        conversation itself is left as it is.
+
         Raises:
             ValueError: the State is finished, or the answer was invalid twice.
         """
@@ -473,7 +487,8 @@ class Agent:
                 f"schema, and no other text:\n{schema}"
             )
         system = await runner._system_messages(runner._context())
-        messages = [*system, *conversation.messages, Message.user(prompt)]
+        settled = _without_open_calls(conversation.messages, conversation.pending_calls)
+        messages = [*system, *settled, Message.user(prompt)]
         problem = ""
         for _ in range(2):
             reply = await self._request(runner, "ask", messages)
@@ -546,7 +561,9 @@ class Agent:
         Its run is a child `State` of the calling conversation (`parent.child(id)` opens it),
         its usage counts for the parent, and `state` says what it may do with the shared state:
         None (its tools get `PermissionError` from `ctx.state`), "read", or "write" (each of its
-        tools commits into the parent run's state as it finishes).
+        tools commits into the parent run's state as it finishes). When one of its calls waits
+        for a person, the parent run pauses with that request (`pending`); answering it with
+        `resume(parent_run_id, approve=...)` resumes the subagent's run where it paused.
 
         Raises:
             ValueError: no name (give `name=` or `Agent(name=...)`), or an unknown `state`.
@@ -814,16 +831,31 @@ async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunRes
 async def _run_subagent(
     ctx: RunContext, agent: Agent, task: str, name: str, mode: Literal["read", "write"] | None
 ) -> Any:
-    """Run `agent` on `task` as a child of the run behind `ctx`; return its answer."""
+    """Run `agent` on `task` as a child of the run behind `ctx`; return its answer.
+
+    A subagent run that pauses for a person raises `SubagentPaused`, which pauses the parent
+    with the same request; when the parent is resumed, this call runs again and resumes the
+    subagent's run in place with the person's answer.
+    """
     parent: Runner = ctx._runner
-    child = State(messages=[Message.user(task)])
-    parent.conversation._register_child(child)
-    ctx.child_ids.append(child.id)
+    call_id = ctx.call_id or ""
     access = parent.access
     denied = access.denied if access.denied is not None else (NO_ACCESS if mode is None else None)
     child_access = Access(access.shared, access.owner, access.writable and mode == "write", denied)
-    run_id = secrets.token_hex(32)
-    call_id = ctx.call_id or ""
+    setup = agent._setup(parent.setup.store)
+    link = parent.journal.subagent_link(call_id) if parent.journal is not None else None
+    cut = False  # whether the subagent's run was cut by a crash (its calls may have run)
+    if link is None:
+        child = State(messages=[Message.user(task)])
+        journal = Journal(RunState(secrets.token_hex(32), task), child, access.shared, setup.store)
+    else:
+        child, journal, cut = await _paused_subagent(agent, parent, link, setup.store)
+    run_id = journal.run.run_id
+    parent.conversation._register_child(child)
+    ctx.child_ids.append(child.id)
+    if journal.run.done:  # its run ended meanwhile (resumed on its own): its end is the result
+        ctx.child_usage, ctx.child_spent = ctx.child_usage + child.usage, journal.run.spent
+        return _subagent_outcome(journal.run, name)
     failure: list[str] = []
 
     def forward(events: Sequence[RuntimeEvent]) -> None:
@@ -836,23 +868,86 @@ async def _run_subagent(
             elif isinstance(event, RunFailed):
                 failure.append(event.error.message)
                 out.append(SubagentFinished(run_id, call_id, error=event.error.message))
+            elif isinstance(event, ApprovalRequested):
+                continue  # the parent pauses with this request, and says so itself
             elif getattr(event, "run_id", "") is None:
                 out.append(dataclasses.replace(event, run_id=run_id))
             else:
                 out.append(event)
         parent._emit(out)
 
-    setup = agent._setup(parent.setup.store)
-    journal = Journal(RunState(run_id, task), child, access.shared, setup.store)
     runner = Runner(setup, child, child_access, journal=journal, emit=forward)
+    runner.recovering = cut
     try:
-        await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id)
+        await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id,
+                             resumed=link is not None)
     finally:
         ctx.child_usage = ctx.child_usage + child.usage
         ctx.child_spent = journal.run.spent
     if failure:
         raise RuntimeError(f"the subagent {name} failed: {failure[0]}")
+    pending = journal.run.pending
+    if pending is not None:
+        if setup.store is None:  # kept in memory, as a paused run of a store-less agent is
+            agent._paused[run_id] = (journal.run, child)
+        raise SubagentPaused(pending, {"thread_id": child.id, "run_id": run_id,
+                                       "call_id": pending.call_id})
     return child.answer
+
+
+async def _paused_subagent(
+    agent: Agent, parent: Runner, link: Mapping[str, str], store: Any
+) -> tuple[State, Journal, bool]:
+    """The subagent run the parent's call waits on, answered with the parent's gate for it;
+    and whether that run was cut by a crash instead (running, with calls in flight)."""
+    state_id, run_id = link["thread_id"], link["run_id"]
+    child = parent.conversation._children.get(state_id)
+    if store is not None:
+        saved = await store.aload_run(run_id)
+        run = saved if isinstance(saved, RunState) else RunState.from_dict(saved)
+        if child is None:
+            child = await store.aload(state_id)
+    else:
+        try:
+            run, kept = agent._paused.pop(run_id)
+        except KeyError:
+            raise LookupError(f"the subagent run {run_id[:12]} this call waits on is not in "
+                              "memory: it ran without a store, in another process; give "
+                              "Agent(store=...) to resume subagents across processes") from None
+        child = child if child is not None else kept
+    assert parent.journal is not None
+    cut = run.status is RunStatus.RUNNING and run.in_flight is not None
+    journal = Journal(run, child, parent.access.shared, store)
+    gate = parent.journal.gate(link["call_id"])
+    if run.pending is not None and gate is not None:
+        journal.answered(run.pending, bool(gate["approved"]), gate["answer"], gate["arguments"])
+    return child, journal, cut
+
+
+def _subagent_outcome(run: RunState, name: str) -> Any:
+    """The answer of a subagent run that has ended, or the error it ended with."""
+    if run.status is RunStatus.COMPLETED:
+        return run.answer
+    reason = run.error.message if run.error is not None else run.status.value
+    raise RuntimeError(f"the subagent {name} ended without an answer: {reason}")
+
+
+def _without_open_calls(
+    messages: Sequence[Message], pending: Sequence[ToolCall]
+) -> list[Message]:
+    """`messages` without the tool calls of the open turn (a reply whose calls do not all have
+    results yet): its text stays, a reply with nothing else goes."""
+    if not pending:
+        return list(messages)
+    open_ids = {call.id for call in pending}
+    settled: list[Message] = []
+    for message in messages:
+        if any(call.id in open_ids for call in message.tool_calls):
+            if message.content:  # the turn's results go in together: none of them is here yet
+                settled.append(dataclasses.replace(message, tool_calls=()))
+            continue
+        settled.append(message)
+    return settled
 
 
 def _strip_fences(text: str) -> str:

@@ -51,7 +51,7 @@ from pyox_agents.state.stopped import (
 )
 from pyox_agents.tools import PersonDeclined, PersonNeeded, RunContext, Tool, ToolArgumentsError
 
-__all__ = ["Access", "Runner", "Setup", "discard", "running_here"]
+__all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
 
 Emit = Callable[[Sequence[RuntimeEvent]], None]
 Instructions = str | Callable[[RunContext], Any] | None
@@ -104,6 +104,17 @@ class Access:
     denied: str | None = None
 
 
+class SubagentPaused(PersonNeeded):
+    """Raised by a subagent's tool call when the subagent's run paused for a person: the
+    parent pauses with the same `request`, and `link` says where the subagent's run is
+    (`{"thread_id", "run_id", "call_id"}`), so the answer resumes it in place."""
+
+    def __init__(self, request: ApprovalRequest, link: Mapping[str, str]) -> None:
+        super().__init__(request.prompt, request.schema)
+        self.request = request
+        self.link = dict(link)
+
+
 @dataclass
 class _Call:
     """What running one tool call produced: events to emit, or a request for a person."""
@@ -115,6 +126,7 @@ class _Call:
     usage: Usage = field(default_factory=Usage)
     spent: Spent | None = None
     paused: ApprovalRequest | None = None
+    subagent: dict[str, str] | None = None
     client: bool = False
 
 
@@ -266,6 +278,9 @@ class Runner:
             if paused is not None:
                 journal.pause(paused)
             elif self.handed_over:
+                handed = set(self.handed_over)
+                journal.hand_over(tuple(c for c in self.conversation.pending_calls
+                                        if c.id in handed))
                 journal.stop(StopReason.CLIENT_TOOLS, "the client runs the tools it was asked for")
             await journal.save()
             if paused is not None or self.handed_over:
@@ -417,6 +432,8 @@ class Runner:
         done = await self._run_tool(call, stops)
         if done.paused is not None:
             paused[call.id] = done.paused
+            if done.subagent is not None and self.journal is not None:
+                self.journal.link_subagent(call.id, done.subagent)
             return
         if done.client:
             self.handed_over.append(call.id)
@@ -543,6 +560,8 @@ class Runner:
             if isinstance(exc, TimeoutError) and timeout is not None:
                 return self._error(call, f"the tool did not finish within {timeout:g} s and was "
                                          "stopped; nothing of it was applied")
+            if isinstance(exc, SubagentPaused) and self.journal is not None:
+                return _Call(paused=exc.request, subagent=exc.link)
             if isinstance(exc, PersonNeeded):
                 return self._pause(call, exc.prompt, exc.schema)
             if not isinstance(exc, Exception):

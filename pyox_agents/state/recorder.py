@@ -86,11 +86,16 @@ class Recorder:
                    run_id: str | None = None) -> None:
         """Internal: record a run's start; `stopped` becomes None.
 
-        The first run sets the parent link; later ones must carry the same. ValueError if the
-        State is finished or the link differs.
+        The first run sets the parent link; later ones carry the same. A run started without
+        one (`agent.run` of a subagent's State, a retry, a fork) repeats the State's own: a
+        State keeps its parent link. ValueError if the State is finished or the link given
+        differs.
         """
-        self._record(RunStartEntry(at=utc_now(), content=run_id, parent_id=parent_id,
-                                   parent_call_id=parent_call_id), "start a run")
+        with self._lock:
+            if parent_id is None and parent_call_id is None:
+                parent_id, parent_call_id = self._fold.parent_id, self._fold.parent_call_id
+            self._record(RunStartEntry(at=utc_now(), content=run_id, parent_id=parent_id,
+                                       parent_call_id=parent_call_id), "start a run")
 
     def _begin_request(self, purpose: Purpose, message_count: int,
                        tool_names: Sequence[str] = ()) -> None:
