@@ -1,5 +1,8 @@
 """Runtime events -> AG-UI 1.0 events (`ag_ui.core`), one case per runtime event.
 
+A client that declares no `protocolVersion` >= 1.0 (the 0.0.x one CopilotKit bundles) gets the
+same stream without the 1.0-only fields, which its strict schemas refuse (`declares_1_0`).
+
 `translate` keeps what it opened (text, reasoning, tool calls, steps, subagents), so that every
 stream has exactly one terminal event with nothing open before it, even when the run is cut short.
 It also keeps this run's messages, with the ids it streamed, for the `MESSAGES_SNAPSHOT` that
@@ -79,6 +82,7 @@ from pyox_agents.state.run import AgentError, ApprovalRequest
 __all__ = [
     "APPROVAL_SCHEMA",
     "INTERNAL_ERROR_MESSAGE",
+    "declares_1_0",
     "interrupt_reason",
     "reasoning_id",
     "result_id",
@@ -109,6 +113,19 @@ def interrupt_reason(request: ApprovalRequest) -> str:
     return "input" if request.schema is not None else "approval"
 
 
+def declares_1_0(run_input: RunAgentInput) -> bool:
+    """Whether the client declared AG-UI 1.0 or later (`protocolVersion` in its `RunAgentInput`).
+
+    A 1.0 client sends `protocolVersion`; a 0.0.x one (`@ag-ui/client` 0.0.59, which CopilotKit
+    1.74 bundles) sends none and parses every event with strict schemas that refuse the 1.0-only
+    fields: such a client gets no `protocolVersion` on `RUN_STARTED`, a plain success outcome for
+    a run that ends on its own tools (it finds the calls without results itself), and a bare
+    `RUN_FINISHED` for a cancelled run.
+    """
+    major = (run_input.protocol_version or "").strip().split(".")[0]
+    return major.isdigit() and int(major) >= 1
+
+
 def step_name(index: int) -> str:
     """The `stepName` of step `index`."""
     return f"step-{index}"
@@ -133,6 +150,8 @@ class _Translation:
 
     def __init__(self, run_input: RunAgentInput) -> None:
         self.input = run_input
+        self.v1 = declares_1_0(run_input)
+        """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
         self.started = False
         self.ended = False
         self.parts: dict[str | None, _Parts] = {None: _Parts()}
@@ -223,8 +242,9 @@ class _Translation:
 
     def _start(self, state: Any, *, announce: bool) -> Iterator[BaseEvent]:
         self.started = True
+        version = {"protocol_version": PROTOCOL_VERSION} if self.v1 else {}
         yield RunStartedEvent(thread_id=self.input.thread_id, run_id=self.input.run_id,
-                              protocol_version=PROTOCOL_VERSION)
+                              **version)
         if announce:
             yield StateSnapshotEvent(snapshot=thaw(state))
 
@@ -383,9 +403,10 @@ class _Translation:
             extra["outcome"] = RunFinishedInterruptOutcome(interrupts=[
                 self._interrupt(request, self.request.run_id)])
         elif event.outcome == "cancelled":
-            extra["outcome"] = RunFinishedCancelledOutcome()
+            if self.v1:  # a 0.0.x client knows no cancelled outcome: a bare RUN_FINISHED
+                extra["outcome"] = RunFinishedCancelledOutcome()
         else:
-            pending = list(event.pending_call_ids)
+            pending = list(event.pending_call_ids) if self.v1 else []
             extra["outcome"] = RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None)
             if event.answer is not None:
                 extra["result"] = as_json(event.answer)
@@ -447,12 +468,14 @@ class _Translation:
 async def translate(
     run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent]
 ) -> AsyncIterator[BaseEvent]:
-    """The AG-UI 1.0 events of one run, from its runtime events.
+    """The AG-UI events of one run, from its runtime events.
 
     The stream opens with `RUN_STARTED{threadId, runId (the client's), protocolVersion "1.0"}`
     and a `STATE_SNAPSHOT` of the state the run starts from, and ends with exactly one of
     `RUN_FINISHED` (after a `MESSAGES_SNAPSHOT`) and `RUN_ERROR`, with everything it opened
-    closed before. Every event carries a `timestamp` in milliseconds.
+    closed before. Every event carries a `timestamp` in milliseconds. The 1.0-only fields
+    (`protocolVersion`, `pendingToolCallIds`, the cancelled outcome) go only to a client whose
+    `run_input` declares `protocolVersion` 1.0 or later (`declares_1_0`).
     """
     translation = _Translation(run_input)
     try:
