@@ -12,6 +12,7 @@ precedes `RUN_FINISHED`: the client merges that snapshot by id, so its ids are t
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ from ag_ui.core import (
 )
 
 from pyox_agents.adapters.ag_ui_messages import Draft, as_json, reasoning_id, result_id, result_text
+from pyox_agents.adapters.run_errors import INTERNAL_ERROR_MESSAGE, public_message
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,
@@ -97,13 +99,6 @@ APPROVAL_SCHEMA: Mapping[str, Any] = {
 }
 """The `responseSchema` of an approval interrupt: yes/no, and optionally edited arguments."""
 
-INTERNAL_ERROR_MESSAGE = (
-    "the agent failed because of an internal error (a bug in a hook or in pyox-agents); "
-    "the run's record (GET /runs/{run_id}) has the details"
-)
-"""What a client reads for a run that failed with `internal_error` (never the exception text)."""
-
-
 def interrupt_reason(request: ApprovalRequest) -> str:
     """"input" for a question a tool asked (`ctx.ask_person` with a schema), else "approval".
 
@@ -129,6 +124,9 @@ def declares_1_0(run_input: RunAgentInput) -> bool:
 def step_name(index: int) -> str:
     """The `stepName` of step `index`."""
     return f"step-{index}"
+
+
+_log = logging.getLogger(__name__)
 
 
 def _now() -> int:
@@ -242,9 +240,8 @@ class _Translation:
 
     def _start(self, state: Any, *, announce: bool) -> Iterator[BaseEvent]:
         self.started = True
-        version = {"protocol_version": PROTOCOL_VERSION} if self.v1 else {}
         yield RunStartedEvent(thread_id=self.input.thread_id, run_id=self.input.run_id,
-                              **version)
+                              protocol_version=PROTOCOL_VERSION if self.v1 else None)
         if announce:
             yield StateSnapshotEvent(snapshot=thaw(state))
 
@@ -422,9 +419,8 @@ class _Translation:
         if not self.started:
             yield from self._start(None, announce=False)
         yield from self._close_all()
-        message = INTERNAL_ERROR_MESSAGE if error.code == "internal_error" else error.message
         self.ended = True
-        yield RunErrorEvent(message=message, code=error.code)
+        yield RunErrorEvent(message=public_message(error), code=error.code)
 
     @staticmethod
     def _interrupt(request: ApprovalRequest, owner: str | None) -> Interrupt:
@@ -485,6 +481,8 @@ async def translate(
             if translation.ended:
                 return
     except Exception:
+        _log.exception("reading the events of run %s (thread %s) failed",
+                       run_input.run_id, run_input.thread_id)
         for out in translation.broken():
             yield _stamped(out)
         return
@@ -508,6 +506,8 @@ async def translate_batches(
             if translation.ended:
                 return
     except Exception:
+        _log.exception("reading the events of run %s (thread %s) failed",
+                       run_input.run_id, run_input.thread_id)
         yield [_stamped(e) for e in translation.broken()]
         return
     rest = [_stamped(e) for e in translation.incomplete()]
