@@ -334,7 +334,7 @@ class Agent:
                     "every run"
                 )
             return self._paused[run_id]
-        run = RunState.from_dict(await self.store.aload_run(run_id))
+        run = await self.store.aload_run(run_id)
         thread_id = await anyio.to_thread.run_sync(self.store.run_thread, run_id)
         return run, await self.store.aload(thread_id)
 
