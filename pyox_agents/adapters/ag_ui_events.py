@@ -92,6 +92,8 @@ __all__ = [
     "translate",
 ]
 
+_log = logging.getLogger(__name__)
+
 APPROVAL_SCHEMA: Mapping[str, Any] = {
     "type": "object",
     "properties": {"approved": {"type": "boolean"}, "arguments": {"type": "object"}},
@@ -124,9 +126,6 @@ def declares_1_0(run_input: RunAgentInput) -> bool:
 def step_name(index: int) -> str:
     """The `stepName` of step `index`."""
     return f"step-{index}"
-
-
-_log = logging.getLogger(__name__)
 
 
 def _now() -> int:
