@@ -29,6 +29,7 @@ from pyox_agents.event_json import event_from_json, event_to_json
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.conversation import State
+from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate, python_path
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import AgentError
@@ -68,32 +69,45 @@ class Busy(RequestError):
         )
 
 
-MAX_DEPTH = 64
-"""How deeply a request's JSON may nest (a state or a message deeper than this is refused)."""
+ENVELOPE_DEPTH = 8
+"""How many levels a protocol's own fields may add around a value (the AI SDK's `data-state` and
+tool parts sit at `messages[i].parts[j].data`): a body may nest `MAX_DEPTH` + this, so every state
+and tool input the server sent, nested up to `MAX_DEPTH` itself, fits when a client sends it back.
+The values inside are then held to `MAX_DEPTH` where they enter a run, with their path."""
 
 
 def read_json(body: bytes | str, what: str) -> Any:
     """The JSON of a request body, or `RequestError(400)` saying what is wrong with it.
 
     Refuses what would fail later, after a stream opened: text that is not JSON, nesting past
-    `MAX_DEPTH` (a parser's recursion, a serializer's depth limit), and strings with lone
-    surrogates (not UTF-8, so no store or client can take them).
+    `MAX_DEPTH` + `ENVELOPE_DEPTH` (a parser's recursion, a serializer's depth limit), and
+    strings with lone surrogates (not UTF-8, so no store or client can take them).
     """
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestError(400, f"the body is not JSON ({exc}); send {what}") from None
     except RecursionError:
-        raise RequestError(400, f"the body nests too deeply; send {what}") from None
-    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
-        raise RequestError(400, f"the body nests deeper than {MAX_DEPTH} levels; send {what}")
+        raise RequestError(400, f"the body nests too deeply (the limit is {MAX_DEPTH} levels "
+                                f"in a value, {_BODY_DEPTH} in the whole body); send {what}"
+                           ) from None
+    if _depth(data, _BODY_DEPTH) > _BODY_DEPTH:
+        raise RequestError(400, f"the body nests deeper than {_BODY_DEPTH} levels at "
+                                f"{python_path('body', _deep_path(data, _BODY_DEPTH))} (the limit "
+                                f"is {MAX_DEPTH} levels in a value, {_BODY_DEPTH} in the whole "
+                                f"body); send {what}")
     if _may_hold_surrogates(body):  # the check encodes the whole body: only when it may fail
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
-            raise RequestError(400, "the body has a string with a lone surrogate (\\ud800-"
-                                    "\\udfff), which is not text; send UTF-8 text") from None
+            where = python_path("body", _surrogate_path(data))
+            raise RequestError(400, f"the body has a string with a lone surrogate (\\ud800-"
+                                    f"\\udfff) at {where}, which is not text; send UTF-8 text"
+                               ) from None
     return data
+
+
+_BODY_DEPTH = MAX_DEPTH + ENVELOPE_DEPTH
 
 
 def _may_hold_surrogates(body: bytes | str) -> bool:
@@ -110,6 +124,23 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+def _surrogate_path(value: Any) -> list[str | int]:
+    """The path to a string (or the key) holding a lone surrogate in `value`, for an error."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str) and lone_surrogate(item) is not None:
+            return path
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if lone_surrogate(key) is not None:
+                    return path
+                stack.append((child, [*path, key]))
+        elif isinstance(item, list):
+            stack.extend((child, [*path, index]) for index, child in enumerate(item))
+    return []
+
+
 def _depth(value: Any, limit: int) -> int:
     """The nesting depth of a JSON value (a scalar is 1), counting no further than `limit` + 1."""
     depth, level = 0, [value]
@@ -120,11 +151,29 @@ def _depth(value: Any, limit: int) -> int:
     return depth
 
 
+def _deep_path(value: Any, limit: int) -> list[str | int]:
+    """The path to a value at level `limit` + 1 of `value` (which has one), for an error."""
+    path: list[str | int] = []
+    while len(path) < limit:
+        children = value.items() if isinstance(value, dict) else enumerate(value)
+        need = limit - len(path) - 1
+        for key, child in children:
+            if _depth(child, need) > need:
+                path.append(key)
+                value = child
+                break
+        else:
+            raise AssertionError("no value that deep")  # pragma: no cover
+    return path
+
+
 @dataclass(frozen=True, slots=True)
 class ServerLimits:
     """What one server lets a request or a run take; None means no limit.
 
-    `state_bytes` and `messages` bound what a request may carry (413 beyond); `run_seconds` is
+    `state_bytes` and `messages` bound what a request may carry (413 beyond); `state_bytes`
+    also bounds what a run's tools may make of the state (a commit past it is refused with an
+    error result), so a state the server sent is always accepted back; `run_seconds` is
     a hard deadline (the run is stopped and fails with code "run_timeout"); `runs_total` and
     `runs_per_principal` bound concurrent runs (429 with Retry-After beyond).
     """
@@ -502,6 +551,7 @@ class RunService:
                 context=request.context,
                 fence=fence,
                 owner=principal,
+                state_bytes=self.limits.state_bytes,
             )
         except pydantic.ValidationError as exc:
             raise RequestError(422, _validation_message(exc), "state") from None
@@ -522,6 +572,8 @@ class RunService:
                 return State(id=thread_id, messages=list(request.messages))
             except ValueError as exc:
                 raise RequestError(422, f"thread id: {exc}", "threadId") from None
+            except TypeError as exc:  # a value in a message that is not JSON (too deep)
+                raise RequestError(422, str(exc), "messages") from None
         if request.regenerate:
             _undo_last_reply(conversation)
         _add_outputs(conversation, request.tool_outputs)
@@ -557,6 +609,7 @@ class RunService:
                 edited_arguments=decision.arguments,
                 request_id=decision.request_id,
                 fence=fence,
+                state_bytes=self.limits.state_bytes,
             )
         except (ValueError, LookupError) as exc:
             raise RequestError(422, str(exc), "resume") from None
@@ -598,7 +651,13 @@ def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
 
 
 def _undo_last_reply(conversation: State) -> None:
-    """Go back to before the last reply (the client asked to regenerate it)."""
+    """Go back to before the last reply (the client asked to regenerate it).
+
+    Not while calls of that reply have no result (its run was cut by a crash): they may have
+    run, so the run goes on first and settles them (in recovery), and the reply stays.
+    """
+    if conversation.pending_calls:
+        return
     history = conversation.history
     for index in range(len(history) - 1, -1, -1):
         if history[index].kind in ("user_message", "import"):

@@ -121,6 +121,8 @@ class ChunkWriter:
         self._inputs: dict[str, tuple[str, list[str]]] = {}  # call id -> (tool, argument text)
         self._awaiting: dict[str, bool] = {}  # call id -> nested; input given, no output yet
         self._invalid: set[str] = set()  # calls answered with tool-input-error
+        self._call_runs: dict[str, str] = {}  # a subagent's call id -> its subagent's run id
+        self._subagent_calls: dict[str, str] = {}  # a subagent's run id -> the call it runs in
         self._state: Any = None
         self._has_state = False  # False until RunStarted: no snapshot of a state never seen
 
@@ -164,6 +166,8 @@ class ChunkWriter:
                 self._reasonings.discard(mid)
                 out.append({"type": "reasoning-end", "id": mid})
             case ToolCallStarted(call_id=call_id, name=name, run_id=run_id):
+                if run_id is not None:
+                    self._call_runs[call_id] = run_id
                 self._inputs[call_id] = (name, [])
                 out.append({"type": "tool-input-start", "toolCallId": call_id, "toolName": name,
                             **_nested(run_id)})
@@ -180,15 +184,16 @@ class ChunkWriter:
                 out.append({"type": "data-state-delta", "data": [dict(op) for op in delta],
                             "transient": True})
                 out.append(self._snapshot())
-            case ApprovalRequested(request=request, run_id=None):
-                self._awaiting.pop(request.call_id, None)
-                out.append(self._approval(event))
+            case ApprovalRequested(run_id=None):
+                out += self._approval(event)
             case RunFinished():
                 out += self._finish(event)
             case RunFailed():
                 out += self._fail(event)
-            case SubagentStarted() | SubagentFinished():
-                pass  # the subagent is its parent's tool call; its own calls are nested parts
+            case SubagentStarted(run_id=run_id, call_id=call_id):
+                self._subagent_calls[run_id] = call_id  # its own calls are nested parts
+            case SubagentFinished():
+                pass  # the subagent is its parent's tool call: its output ends it
             case _:
                 pass  # a subagent's text, reasoning and steps: its answer is the tool's output
         return out
@@ -233,17 +238,26 @@ class ChunkWriter:
         return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": event.error,
                  **extra}]
 
-    def _approval(self, event: ApprovalRequested) -> Chunk:
+    def _waiting_on(self, call_id: str) -> list[str]:
+        """`call_id`, then the calls of the subagents it runs in, innermost first: a subagent's
+        request is theirs too, so the client sees each of them answered and continues."""
+        chain = [call_id]
+        while (run_id := self._call_runs.get(chain[-1])) in self._subagent_calls:
+            chain.append(self._subagent_calls[run_id])
+        return chain
+
+    def _approval(self, event: ApprovalRequested) -> list[Chunk]:
         request = event.request
+        waiting = self._waiting_on(request.call_id)
+        for call_id in waiting:
+            self._awaiting.pop(call_id, None)
         if self.version >= 6:
-            chunk: Chunk = {"type": "tool-approval-request", "approvalId": request.id,
-                            "toolCallId": request.call_id}
-            if self.version >= 7 and request.prompt:
-                chunk["reason"] = request.prompt
-            return chunk
-        return {"type": "data-approval-request", "id": request.id, "data": {
+            extra = {"reason": request.prompt} if self.version >= 7 and request.prompt else {}
+            return [{"type": "tool-approval-request", "approvalId": request.id,
+                     "toolCallId": call_id, **extra} for call_id in waiting]
+        return [{"type": "data-approval-request", "id": request.id, "data": {
             "approvalId": request.id, "toolCallId": request.call_id, "toolName": request.tool,
-            "input": dict(request.arguments), "prompt": request.prompt}}
+            "input": dict(request.arguments), "prompt": request.prompt}}]
 
     # -- the end ---------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList
 from pyox_agents.state.jsonvalue import (
     call_to_json,
     frozen_call,
+    frozen_delta,
     frozen_message,
     frozen_reply,
     message_to_json,
@@ -317,13 +318,7 @@ class StateChangeEntry:
 
     def __post_init__(self) -> None:
         _check_at(self)
-        delta = to_json_value(self.content, "delta")
-        if not isinstance(delta, FrozenList) or not all(
-                isinstance(op, dict) and isinstance(op.get("op"), str)
-                and isinstance(op.get("path"), str) for op in delta):
-            raise TypeError("delta must be a list of RFC 6902 operations "
-                            "({'op': ..., 'path': ...})")
-        _set(self, "content", delta)
+        _set(self, "content", frozen_delta(self.content))
         if not isinstance(self.call_id, str):
             raise TypeError(f"call_id must be a str, got {self.call_id!r}")
         if type(self.version) is not int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -139,10 +140,21 @@ def encode(record: StepRecord) -> EncodedRecord:
     )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value: Any, what: str) -> str:
-    """`value` as compact JSON text; TypeError/ValueError naming `what` if it is not JSON."""
+    """`value` as compact JSON text; TypeError/ValueError naming `what` if it is not JSON.
+
+    The text is UTF-8 (a lone surrogate in a string is written as its `\\udxxx` escape), so
+    every backend stores what `MemoryStore` keeps, and loads it back the same.
+    """
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if not text.isascii() and _SURROGATE.search(text) is not None:
+            # not UTF-8: written escaped, it loads back the same
+            text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+        return text
     except TypeError as exc:
         raise TypeError(f"{what} is not JSON ({exc}): store only dicts, lists, str, int, "
                         "float, bool and None") from exc
