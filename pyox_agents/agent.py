@@ -368,7 +368,7 @@ class Agent:
                     "every run"
                 )
             return self._paused[run_id]
-        run = RunState.from_dict(await self.store.aload_run(run_id))
+        run = await self.store.aload_run(run_id)
         thread_id = await anyio.to_thread.run_sync(self.store.run_thread, run_id)
         return run, await self.store.aload(thread_id)
 
@@ -742,7 +742,7 @@ async def _take_over_crashed(runner: Runner) -> bool:
     if run_id is None:
         return False
     try:
-        run = RunState.from_dict(await store.aload_run(run_id))
+        run = await store.aload_run(run_id)
     except LookupError:
         return False
     if not _cut_by_crash(run) or not _holds_the_cut_calls(runner.conversation, run):
@@ -903,8 +903,7 @@ async def _paused_subagent(
     state_id, run_id = link["thread_id"], link["run_id"]
     child = parent.conversation._children.get(state_id)
     if store is not None:
-        saved = await store.aload_run(run_id)
-        run = saved if isinstance(saved, RunState) else RunState.from_dict(saved)
+        run = await store.aload_run(run_id)
         if child is None:
             child = await store.aload(state_id)
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import logging
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -234,7 +235,9 @@ class Runner:
             if isinstance(cause, ModelError | StoreError):
                 code = cause.code if isinstance(cause, ModelError) else "store_error"
                 await self._fail(AgentError(code, str(cause)))
-            else:
+            else:  # the details: here, in the server's log, and in the run's record
+                logging.getLogger(__name__).error("run %s failed with an internal error",
+                                                  self.run_id, exc_info=cause)
                 await self._fail(AgentError("internal_error", f"{type(cause).__name__}: {cause}"))
         else:
             if paused is not None:

@@ -56,7 +56,8 @@ def make_store(kind: str, tmp_path: Path) -> Any:
 
 
 def ag_ui_body(**fields: Any) -> dict[str, Any]:
-    return {"threadId": "t1", "runId": "r1", "state": {"paid": 0},
+    """A RunAgentInput as @ag-ui/client 1.0 sends it (it declares protocolVersion 1.0)."""
+    return {"threadId": "t1", "runId": "r1", "protocolVersion": "1.0", "state": {"paid": 0},
             "messages": [{"id": "u1", "role": "user", "content": "buy"}], **fields}
 
 

@@ -269,10 +269,10 @@ def open_request(agent: Agent, thread_id: str) -> ApprovalRequest | None:
     if not starts or not starts[-1]:
         return None
     try:
-        run = RunState.from_dict(store.load_run(str(starts[-1])))
+        latest: RunState = store.load_run(str(starts[-1]))
     except LookupError:
         return None
-    return run.pending
+    return latest.pending
 
 
 # -- a minimal JSON schema check ---------------------------------------------------------------

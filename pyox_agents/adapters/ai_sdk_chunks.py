@@ -15,7 +15,9 @@ chunk type, or an unknown `finishReason`, fails the whole request on the client)
 - a run stopped (server `stop`): `abort` (`reason` from ai 6), then finish `interrupted` on
   ai 7, `other` on 5 and 6.
 - a run paused (approval, client tools to run): finish `tool-calls`; answered: `stop`; stopped
-  by a limit or a permission: `other`; failed: `error{errorText}` then finish `error`.
+  by a limit or a permission: `other`; failed: a transient `data-run-error{code, message}`,
+  `error{errorText: message}`, then finish `error` (the message and code AG-UI's RUN_ERROR has;
+  an internal error's exception text stays in the server's log and the run's record).
 
 `finishReason: "unknown"` (5 only) and the 7-only types (`reset-step`, `custom`,
 `reasoning-file`, `steering-message`, `tool-approval-response`) are never written.
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 from pyox_agents.adapters.ai_sdk_request import Chat
+from pyox_agents.adapters.run_errors import public_message
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,
@@ -291,10 +294,13 @@ class ChunkWriter:
 
     def _fail(self, event: RunFailed) -> list[Chunk]:
         self.ended = True
-        out = self._close(f"the run failed: {event.error.message}", calls=True)
+        message = public_message(event.error)
+        out = self._close(f"the run failed: {message}", calls=True)
         if self._has_state:
             out.append(self._snapshot())
-        out.append({"type": "error", "errorText": event.error.message})
+        out.append({"type": "data-run-error", "transient": True,
+                    "data": {"code": event.error.code, "message": message}})
+        out.append({"type": "error", "errorText": message})
         out.append({"type": "finish", "finishReason": "error"})
         return out
 

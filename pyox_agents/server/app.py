@@ -386,7 +386,7 @@ async def _get_run(server: _Server, request: Request) -> Response:
         raise RequestError(404, "this server keeps no runs (it was created without a store)")
     principal = await server.principal(request)
     try:
-        record = await server.store.aload_run(run_id)
+        record = await server.store.aload_run_record(run_id)
         thread_id = await server.store.arun_thread(run_id)
     except LookupError:
         raise RequestError(404, f"no run {run_id!r}") from None

@@ -21,6 +21,7 @@ import anyio.to_thread
 
 if TYPE_CHECKING:
     from pyox_agents.state.conversation import State
+    from pyox_agents.state.run import RunState
 
 __all__ = ["LoadedThread", "StepRecord", "Store", "StoreConflict", "ThreadInfo"]
 
@@ -275,13 +276,23 @@ class Store:
         """
         raise NotImplementedError
 
-    def load_run(self, run_id: str) -> Mapping[str, Any]:
-        """The saved record of run `run_id`, as `RunState.to_dict()` wrote it.
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of run `run_id`, as `RunState.to_dict()` wrote it (its JSON form).
 
         Raises:
             LookupError: no run has this id.
         """
         raise NotImplementedError
+
+    def load_run(self, run_id: str) -> RunState:
+        """The saved `RunState` of run `run_id` (`check()`, `status`, `pending` work on it).
+
+        Raises:
+            LookupError: no run has this id.
+        """
+        from pyox_agents.state.run import RunState
+
+        return RunState.from_dict(self.load_run_record(run_id))
 
     def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
         """The audit records of run `run_id`, in order of `seq` (empty for an unknown run)."""
@@ -392,9 +403,15 @@ class Store:
         """Same as `run_thread`, off the event loop."""
         return await anyio.to_thread.run_sync(self.run_thread, run_id)
 
-    async def aload_run(self, run_id: str) -> Mapping[str, Any]:
-        """Same as `load_run`, off the event loop."""
-        return await anyio.to_thread.run_sync(self.load_run, run_id)
+    async def aload_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """Same as `load_run_record`, off the event loop."""
+        return await anyio.to_thread.run_sync(self.load_run_record, run_id)
+
+    async def aload_run(self, run_id: str) -> RunState:
+        """Same as `load_run`, without blocking the event loop."""
+        from pyox_agents.state.run import RunState
+
+        return RunState.from_dict(await self.aload_run_record(run_id))
 
     async def aload_audit(self, run_id: str) -> list[Mapping[str, Any]]:
         """Same as `load_audit`, off the event loop."""

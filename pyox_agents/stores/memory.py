@@ -143,8 +143,8 @@ class MemoryStore(Store):
             raise missing_run(run_id, "this MemoryStore")
         return thread_id
 
-    def load_run(self, run_id: str) -> Mapping[str, Any]:
-        """The saved record of `run_id`; LookupError if there is none."""
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id` (JSON); LookupError if there is none."""
         with self._lock:
             text = self._runs.get(run_id)
         if text is None:

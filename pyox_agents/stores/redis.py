@@ -57,7 +57,7 @@ class RedisStore(RunEventLog, Store):
     """A store in Redis at `url` (`redis://host:port/db`), keys under `prefix`.
 
     Sync methods use one `redis.Redis` client (thread-safe, pooled); `awrite`, `aload_thread`,
-    `aload_run` and the lease, event and active-run methods have real asyncio twins on a
+    `aload_run_record` and the lease, event and active-run methods have real asyncio twins on a
     `redis.asyncio` client of the running event loop (the other async twins run the sync
     method in a worker thread). An event stream expires `events_ttl` seconds after its latest
     append, and `done_ttl` seconds after `mark_done`.
@@ -233,13 +233,13 @@ class RedisStore(RunEventLog, Store):
             raise self._missing_run(run_id)
         return str(thread_id)
 
-    def load_run(self, run_id: str) -> Mapping[str, Any]:
-        """The saved record of `run_id`; LookupError if there is none."""
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id` (JSON); LookupError if there is none."""
         body = self.client.hget(self.key("run", run_id), "body")
         return self._run_body(run_id, body)
 
-    async def aload_run(self, run_id: str) -> Mapping[str, Any]:
-        """Same as `load_run`, on the asyncio client."""
+    async def aload_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """Same as `load_run_record`, on the asyncio client."""
         client = await self.async_client()
         body = await client.hget(self.key("run", run_id), "body")
         return self._run_body(run_id, body)

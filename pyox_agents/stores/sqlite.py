@@ -234,8 +234,8 @@ class SQLiteStore(Store):
             raise missing_run(run_id, self.path)
         return str(rows[0][0])
 
-    def load_run(self, run_id: str) -> Mapping[str, Any]:
-        """The saved record of `run_id`; LookupError if there is none."""
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id` (JSON); LookupError if there is none."""
         rows = self._query("SELECT body FROM runs WHERE run_id = ?", run_id)
         if not rows:
             raise missing_run(run_id, self.path)

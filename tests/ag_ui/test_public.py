@@ -21,7 +21,8 @@ def test_the_public_names_are_exactly_these() -> None:
 
 def body(run_id: str, *texts: str, **fields: object) -> dict[str, object]:
     messages = [{"id": f"u{i}", "role": "user", "content": t} for i, t in enumerate(texts)]
-    return {"threadId": "t1", "runId": run_id, "messages": messages, **fields}
+    return {"threadId": "t1", "runId": run_id, "protocolVersion": "1.0", "messages": messages,
+            **fields}
 
 
 async def test_stream_and_encode_give_sse_frames_of_a_valid_stream() -> None:

@@ -71,7 +71,7 @@ def saved(child: Child, run_id: str) -> RunState:
     """The run as a fresh store sees it, after checking it and its audit chain."""
     store = store_of(child)
     try:
-        run = RunState.from_dict(store.load_run(run_id))
+        run = store.load_run(run_id)
         run.check()
         verify_audit(store, run_id)
         return run

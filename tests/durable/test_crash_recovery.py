@@ -110,7 +110,7 @@ def use(mode: str) -> pytest.MarkDecorator:
 def saved(db: Path, run_id: str) -> RunState:
     """The run as a fresh store on the file sees it, after checking all that must hold of it."""
     with SQLiteStore(db) as store:
-        run = RunState.from_dict(store.load_run(run_id))
+        run = store.load_run(run_id)
         run.check()
         verify_audit(store, run_id)
         thread = store.load(store.run_thread(run_id))

@@ -84,7 +84,7 @@ def picture(path: Path) -> dict[str, Any] | None:
         thread = store.load(info.id)
         run_id = next(e.content for e in thread.history if e.kind == "run_start")
         assert isinstance(run_id, str)
-        run = RunState.from_dict(store.load_run(run_id))
+        run = store.load_run(run_id)
         return {
             "history": [entry.kind for entry in thread.history],
             "shared": store.load_thread(info.id).shared_state,
@@ -254,7 +254,7 @@ def assert_consistent(path: Path) -> None:
         thread = store.load(info.id)
         run_ids = [e.content for e in thread.history if e.kind == "run_start"]
         assert len(run_ids) == 1 and isinstance(run_ids[0], str)
-        run = RunState.from_dict(store.load_run(run_ids[0]))
+        run = store.load_run(run_ids[0])
         run.check()
         verify_audit(store, run.run_id)
         assert_steps_match_history(run, thread)

@@ -69,16 +69,17 @@ def test_a_subagents_approval_is_answered_by_the_ai_7_client(
     assert texts == f"parent saw: buyer saw: {seen}"
 
 
+@pytest.mark.parametrize("client", ["@ag-ui/client", "agui0059"])
 @pytest.mark.parametrize("approved", [True, False])
 def test_a_subagents_approval_is_answered_by_the_ag_ui_client(
-    serve: Serve, run_node: RunNode, approved: bool
+    serve: Serve, run_node: RunNode, approved: bool, client: str
 ) -> None:
-    """Seed 004, with the real @ag-ui/client: the parent's run ends with the subagent's
-    interrupt, and `resume` answers it."""
+    """Seed 004, with the real @ag-ui/client (1.0, and 0.0.59 as CopilotKit bundles it): the
+    parent's run ends with the subagent's interrupt, and `resume` answers it."""
     paid: list[int] = []
     base = serve(create_app({"shop": shop(paid)}, store=MemoryStore()))
     result = run_node("agui_run.mjs", f"{base}/agents/shop/ag-ui", {
-        "threadId": "t-sub", "initialState": {"paid": 0},
+        "client": client, "threadId": "t-sub", "initialState": {"paid": 0},
         "runs": [{"message": "buy it"},
                  {"resume": {"status": "resolved", "payload": {"approved": approved}}}]})
     first, second = result["runs"]
