@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-page test lint bench
+.PHONY: demo demo-page test lint bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -31,3 +31,8 @@ test: lint
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/run_all.py
+
+# Build outputs and tool caches; .venv and node_modules stay (`rm -rf .venv` to start afresh).
+clean:
+	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -not -path './.venv/*' -not -path '*/node_modules/*' -prune -exec rm -rf {} +

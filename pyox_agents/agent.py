@@ -23,6 +23,7 @@ import anyio
 import pydantic
 
 from pyox_agents.events import (
+    ApprovalRequested,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -35,12 +36,20 @@ from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
 from pyox_agents.permissions import Permission
 from pyox_agents.planning import Planner
-from pyox_agents.runner import NO_ACCESS, Access, Instructions, Runner, Setup
+from pyox_agents.runner import (
+    NO_ACCESS,
+    Access,
+    Instructions,
+    Runner,
+    Setup,
+    SubagentPaused,
+    running_here,
+)
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze
-from pyox_agents.state.history import shared_state_from
-from pyox_agents.state.messages import Message, Reply, Usage
-from pyox_agents.state.run import AgentError, RunState
+from pyox_agents.state.history import RunStartEntry
+from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
+from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.state.shared import SharedState
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
 from pyox_agents.wakeup import Wakeup
@@ -48,6 +57,16 @@ from pyox_agents.wakeup import Wakeup
 __all__ = ["Agent", "RunFailedError", "RunResult"]
 
 T = TypeVar("T")
+
+
+class _NotGiven:
+    """The `state=` of a run that was given none (`None` is JSON, so it cannot say so)."""
+
+    def __repr__(self) -> str:
+        return "<no state given>"
+
+
+_NOT_GIVEN: Any = _NotGiven()
 
 COMPACT_PROMPT = (
     "Summarize the work so far for yourself: the goal, what was done and found, what is left, "
@@ -153,6 +172,7 @@ class Agent:
         self.planner = planner
         self.tool_timeout = tool_timeout
         self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
+        self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
         self._resolved: Model | None = None
 
     def with_store(self, store: Any) -> Agent:
@@ -160,6 +180,7 @@ class Agent:
         clone = copy.copy(self)
         clone.store = store
         clone._paused = {}
+        clone._paused_state = {}
         return clone
 
     # -- whole runs ----------------------------------------------------------------------------
@@ -168,7 +189,7 @@ class Agent:
         self,
         conversation: State | str,
         *,
-        state: Any = None,
+        state: Any = _NOT_GIVEN,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
         fence: tuple[str, int] | None = None,
@@ -177,9 +198,10 @@ class Agent:
         """Start a run and yield its events as they happen.
 
         `conversation` is a `State` to continue, or a prompt that starts a new one. `state` is
-        the shared JSON state; without it, a conversation that ran before continues from the
-        shared state its history holds. `client_tools` are tools the client (a web frontend)
-        runs itself: the model may call them, and the run ends with their calls in
+        the shared JSON state (any JSON, `None` included); without it, the run starts from `{}`:
+        nothing carries over from an earlier run (keep the state yourself, e.g. from
+        `RunFinished.state`, and give it again). `client_tools` are tools the client (a web
+        frontend) runs itself: the model may call them, and the run ends with their calls in
         `RunFinished.pending_call_ids`; give their results to the conversation before the next
         run. `context` lines tell the model about the app's situation. `fence` (servers: the
         thread and the token of the store lease the run holds) makes every step write refused
@@ -188,11 +210,18 @@ class Agent:
         Breaking out of the `async for` cancels the run, including tools that are running; the
         conversation records the cancelled calls and can be run again.
 
+        When the conversation's last run was cut by a crash (saved with calls in flight, and
+        running nowhere), that run goes on instead of a new one, as `resume` continues it: its
+        idempotent calls run again with the same key, the others are put to a person, and
+        messages added meanwhile wait for the calls' results.
+
         Raises:
             TypeError: `state` is not JSON (the message names the path of the bad value), or
                 `conversation` is neither a State nor a str.
             pydantic.ValidationError: `state` does not validate against `state_type`.
-            ValueError: the model is a name with no provider, or the State is finished.
+            ValueError: the model is a name with no provider, or the State is finished; when
+                iterated, the conversation's last run is still running (in this process, or
+                another holds the thread's store lease).
         """
         return _flatten(self._stream_batches(conversation, state=state, client_tools=client_tools,
                                              context=context, fence=fence, owner=owner))
@@ -201,29 +230,32 @@ class Agent:
         self,
         conversation: State | str,
         *,
-        state: Any = None,
+        state: Any = _NOT_GIVEN,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
         fence: tuple[str, int] | None = None,
         owner: str | None = None,
+        state_bytes: int | None = None,
     ) -> AsyncIterator[list[RuntimeEvent]]:
-        """`stream`, as lists of the events there are at a time (a server writes each at once)."""
-        runner, given = self._prepare(conversation, state, client_tools, context)
+        """`stream`, as lists of the events there are at a time (a server writes each at once);
+        `state_bytes`: the server's limit on a state, which tools' commits then keep to."""
+        runner = self._prepare(conversation, state, client_tools, context)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
-        return _batches(self, runner, given=given)
+        runner.access.shared.max_bytes = state_bytes
+        return _batches(self, runner, state_given=state is not _NOT_GIVEN)
 
-    async def arun(self, conversation: State | str, *, state: Any = None) -> RunResult:
+    async def arun(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end and return the result.
 
         Raises:
             RunFailedError: the run ended with `RunFailed`.
             TypeError, pydantic.ValidationError, ValueError: as `stream`.
         """
-        runner, given = self._prepare(conversation, state)
-        return await _result(_events(self, runner, given=given), runner)
+        runner = self._prepare(conversation, state)
+        return await _result(_events(self, runner, state_given=state is not _NOT_GIVEN), runner)
 
-    def run(self, conversation: State | str, *, state: Any = None) -> RunResult:
+    def run(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end from synchronous code; see `arun`.
 
         Raises:
@@ -273,6 +305,7 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         fence: tuple[str, int] | None = None,
+        state_bytes: int | None = None,
     ) -> AsyncIterator[list[RuntimeEvent]]:
         """Check a resume, then return its event batches (servers answer bad input first)."""
         runner = await self._prepare_resume(
@@ -280,6 +313,7 @@ class Agent:
         )
         assert runner.journal is not None
         runner.journal.fence = fence
+        runner.access.shared.max_bytes = state_bytes
         return _batches(self, runner, resumed=True)
 
     async def aresume(
@@ -334,7 +368,7 @@ class Agent:
                     "every run"
                 )
             return self._paused[run_id]
-        run = RunState.from_dict(await self.store.aload_run(run_id))
+        run = await self.store.aload_run(run_id)
         thread_id = await anyio.to_thread.run_sync(self.store.run_thread, run_id)
         return run, await self.store.aload(thread_id)
 
@@ -385,14 +419,15 @@ class Agent:
                     raise ValueError(f"edited_arguments: {exc}") from None
             freeze(answer, "answer")
         self._paused.pop(run_id, None)
-        kept = self._kept_state(conversation)
-        shared = SharedState(kept)
+        shared = SharedState(await self._kept_state(run_id, conversation),
+                             state_type=self.state_type)
         journal = Journal(run, conversation, shared, self.store)
         if request is not None:
             journal.answered(request, bool(approve), answer, edited)
         runner = Runner(self._setup(), conversation, Access(shared, conversation),
                         journal=journal)
-        runner.recovering = request is None and run.in_flight is not None
+        if request is None:  # nobody was asked: a run cut by a crash, or one to go on
+            runner.continue_run(run)
         return runner
 
     # -- single turns, for loops you write yourself ---------------------------------------------
@@ -433,6 +468,11 @@ class Agent:
         With `returns` a type (a pydantic model, a dataclass, `list[str]`, ...), the answer is
         JSON validated against it, asked again once if invalid. Its usage counts.
 
+        Every tool call needs a result before the model is asked again, so while calls are
+        pending (a tool asking about its own conversation, say) the model is asked without the
+        open turn's calls: it reads that reply's text, not calls that have no result yet. The
+        conversation itself is left as it is.
+
         Raises:
             ValueError: the State is finished, or the answer was invalid twice.
         """
@@ -447,7 +487,8 @@ class Agent:
                 f"schema, and no other text:\n{schema}"
             )
         system = await runner._system_messages(runner._context())
-        messages = [*system, *conversation.messages, Message.user(prompt)]
+        settled = _without_open_calls(conversation.messages, conversation.pending_calls)
+        messages = [*system, *settled, Message.user(prompt)]
         problem = ""
         for _ in range(2):
             reply = await self._request(runner, "ask", messages)
@@ -520,7 +561,9 @@ class Agent:
         Its run is a child `State` of the calling conversation (`parent.child(id)` opens it),
         its usage counts for the parent, and `state` says what it may do with the shared state:
         None (its tools get `PermissionError` from `ctx.state`), "read", or "write" (each of its
-        tools commits into the parent run's state as it finishes).
+        tools commits into the parent run's state as it finishes). When one of its calls waits
+        for a person, the parent run pauses with that request (`pending`); answering it with
+        `resume(parent_run_id, approve=...)` resumes the subagent's run where it paused.
 
         Raises:
             ValueError: no name (give `name=` or `Agent(name=...)`), or an unknown `state`.
@@ -574,7 +617,7 @@ class Agent:
         state: Any,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
-    ) -> tuple[Runner, bool]:
+    ) -> Runner:
         if isinstance(conversation, str):
             conversation = State(messages=[Message.user(conversation)])
         elif not isinstance(conversation, State):
@@ -584,26 +627,31 @@ class Agent:
             )
         conversation._check_can_run()
         setup = self._setup()
-        kept = self._kept_state(conversation)
-        given = state is not None
-        value = self._validated(state) if given else self._validated(kept)
-        shared = SharedState(value)
+        value = self._validated({} if state is _NOT_GIVEN else state)
+        shared = SharedState(value, state_type=self.state_type)
         goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
         journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
-        runner = Runner(setup, conversation, Access(shared, conversation), journal=journal,
-                        client_tools=client_tools, context=context)
-        return runner, shared.value != kept  # defaults or the client's: history must say
+        return Runner(setup, conversation, Access(shared, conversation), journal=journal,
+                      client_tools=client_tools, context=context)
 
     def _turn_runner(self, conversation: State) -> Runner:
+        """A runner for one turn (`think`, `use_tools`, ...): its tools see a state of `{}`, as
+        a run given none (nothing is kept between runs)."""
         if not isinstance(conversation, State):
             raise TypeError(f"expected a State, got {type(conversation).__name__}")
-        shared = SharedState(self._kept_state(conversation))
+        shared = SharedState({}, state_type=self.state_type)
         return Runner(self._setup(), conversation, Access(shared, conversation))
 
-    @staticmethod
-    def _kept_state(conversation: State) -> Any:
-        """The shared state the conversation's history holds ({} if none was recorded)."""
-        return shared_state_from(conversation.history, {})
+    async def _kept_state(self, run_id: str, conversation: State) -> Any:
+        """The shared state run `run_id` had when it paused or was cut off, to resume it.
+
+        A run keeps it only while it can be resumed: with a store, in the thread's record
+        (written with each step, emptied when the run ends); without one, in this Agent.
+        """
+        if self.store is None:
+            return self._paused_state.pop(run_id, {})
+        loaded = await self.store.aload_thread(conversation.id)
+        return {} if loaded.shared_version is None else loaded.shared_state
 
     def _validated(self, state: Any) -> Any:
         if self.state_type is None:
@@ -636,7 +684,7 @@ class _Outbox:
 
 
 async def _batches(
-    agent: Agent, runner: Runner, *, given: bool = False, resumed: bool = False
+    agent: Agent, runner: Runner, *, resumed: bool = False, state_given: bool = True
 ) -> AsyncIterator[list[RuntimeEvent]]:
     """Execute the run in its own task and yield its events, all those there are at a time;
     closing this stops the run.
@@ -646,17 +694,22 @@ async def _batches(
     plain task can be cancelled from there, while a cancel scope could not be exited. The run
     puts its events in an outbox with no trip through the event loop per event.
     """
+    if not resumed:
+        resumed = await _take_over_crashed(runner)
+        if resumed and not state_given:
+            await _continue_with_kept_state(agent, runner)
     outbox = _Outbox()
     runner._emit = outbox.put
 
     async def execute() -> None:
         try:
-            await runner.execute(given_state=given, resumed=resumed)
+            await runner.execute(resumed=resumed)
         finally:
             outbox.close()
         journal = runner.journal
         if agent.store is None and journal is not None and journal.run.pending is not None:
             agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
+            agent._paused_state[journal.run.run_id] = runner.access.shared.value
 
     task = asyncio.create_task(execute(), name=f"pyox-agents run {runner.run_id[:12]}")
     try:
@@ -669,6 +722,73 @@ async def _batches(
         raise task.exception()  # type: ignore[misc]
 
 
+async def _take_over_crashed(runner: Runner) -> bool:
+    """Make `runner` continue the conversation's last run instead of a new run, if that run was
+    cut by a crash: not ended, with calls in flight (or asking a person about such calls), and
+    running nowhere. Whether it does.
+
+    Such a run goes on as `resume` continues it: a cut idempotent call runs again with the same
+    idempotency key, any other is put to a person ("outcome unknown after a crash: run
+    again?"), and messages added meanwhile wait until every call has its result.
+
+    Raises:
+        ValueError: the last run is still running, in this process or (its store lease is
+            held) in another.
+    """
+    store, journal = runner.setup.store, runner.journal
+    if store is None or journal is None:
+        return False
+    run_id = _last_run_id(runner.conversation)
+    if run_id is None:
+        return False
+    try:
+        run = await store.aload_run(run_id)
+    except LookupError:
+        return False
+    if not _cut_by_crash(run) or not _holds_the_cut_calls(runner.conversation, run):
+        return False
+    thread_id = runner.conversation.id
+    if running_here(run_id):
+        raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still running "
+                         "in this process; wait for it to end, or stop it, then run again")
+    if journal.fence is None and hasattr(store, "lease_holder"):  # a server holds the lease
+        holder = await anyio.to_thread.run_sync(store.lease_holder, thread_id)
+        if holder is not None:
+            raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still "
+                             f"running in another process ({holder[0]} holds the thread's "
+                             "lease); wait for it to end, or for the lease to expire")
+    runner.continue_run(run)
+    return True
+
+
+def _last_run_id(conversation: State) -> str | None:
+    """The id of the conversation's latest run, from its history."""
+    for entry in reversed(conversation.history):
+        if isinstance(entry, RunStartEntry):
+            return entry.content
+    return None
+
+
+def _cut_by_crash(run: RunState) -> bool:
+    """Whether `run` stopped inside a decision's calls without ending: its process died during
+    them, or it asks a person about calls a crash cut (its decision was attempted again)."""
+    if run.in_flight is None:
+        return False
+    if run.status is RunStatus.RUNNING:
+        return True
+    return run.status is RunStatus.PAUSED and int(run.in_flight["attempt"]) > 1
+
+
+def _holds_the_cut_calls(conversation: State, run: RunState) -> bool:
+    """Whether the conversation still waits for results of calls the run had in flight (a
+    State that closed them itself, e.g. with `use_tools` in a loop of its own, has nothing to
+    recover)."""
+    assert run.in_flight is not None
+    cut = {item["call_id"] for item in run.in_flight["decision"]["calls"]}
+    pending = {call.id for call in conversation.pending_calls}
+    return bool(pending) and pending <= cut
+
+
 async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[RuntimeEvent]:
     """The events of `batches`, one at a time; closing this closes `batches` (stops the run)."""
     async with contextlib.aclosing(batches):  # type: ignore[type-var]
@@ -677,11 +797,23 @@ async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[
                 yield event
 
 
-def _events(
-    agent: Agent, runner: Runner, *, given: bool = False, resumed: bool = False
-) -> AsyncIterator[RuntimeEvent]:
+def _events(agent: Agent, runner: Runner, *, resumed: bool = False,
+            state_given: bool = True) -> AsyncIterator[RuntimeEvent]:
     """The run's events one at a time (see `_batches`)."""
-    return _flatten(_batches(agent, runner, given=given, resumed=resumed))
+    return _flatten(_batches(agent, runner, resumed=resumed, state_given=state_given))
+
+
+async def _continue_with_kept_state(agent: Agent, runner: Runner) -> None:
+    """A run cut by a crash that a run given no `state=` continues goes on from the state its
+    record kept (the app gave none to replace it)."""
+    journal = runner.journal
+    assert journal is not None
+    old = runner.access.shared
+    shared = SharedState(await agent._kept_state(runner.run_id, runner.conversation),
+                         state_type=agent.state_type, max_bytes=old.max_bytes)
+    access = runner.access
+    runner.access = Access(shared, access.owner, access.writable, access.denied)
+    journal.shared = shared
 
 
 async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunResult:
@@ -699,16 +831,31 @@ async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunRes
 async def _run_subagent(
     ctx: RunContext, agent: Agent, task: str, name: str, mode: Literal["read", "write"] | None
 ) -> Any:
-    """Run `agent` on `task` as a child of the run behind `ctx`; return its answer."""
+    """Run `agent` on `task` as a child of the run behind `ctx`; return its answer.
+
+    A subagent run that pauses for a person raises `SubagentPaused`, which pauses the parent
+    with the same request; when the parent is resumed, this call runs again and resumes the
+    subagent's run in place with the person's answer.
+    """
     parent: Runner = ctx._runner
-    child = State(messages=[Message.user(task)])
-    parent.conversation._register_child(child)
-    ctx.child_ids.append(child.id)
+    call_id = ctx.call_id or ""
     access = parent.access
     denied = access.denied if access.denied is not None else (NO_ACCESS if mode is None else None)
     child_access = Access(access.shared, access.owner, access.writable and mode == "write", denied)
-    run_id = secrets.token_hex(32)
-    call_id = ctx.call_id or ""
+    setup = agent._setup(parent.setup.store)
+    link = parent.journal.subagent_link(call_id) if parent.journal is not None else None
+    cut = False  # whether the subagent's run was cut by a crash (its calls may have run)
+    if link is None:
+        child = State(messages=[Message.user(task)])
+        journal = Journal(RunState(secrets.token_hex(32), task), child, access.shared, setup.store)
+    else:
+        child, journal, cut = await _paused_subagent(agent, parent, link, setup.store)
+    run_id = journal.run.run_id
+    parent.conversation._register_child(child)
+    ctx.child_ids.append(child.id)
+    if journal.run.done:  # its run ended meanwhile (resumed on its own): its end is the result
+        ctx.child_usage, ctx.child_spent = ctx.child_usage + child.usage, journal.run.spent
+        return _subagent_outcome(journal.run, name)
     failure: list[str] = []
 
     def forward(events: Sequence[RuntimeEvent]) -> None:
@@ -721,23 +868,85 @@ async def _run_subagent(
             elif isinstance(event, RunFailed):
                 failure.append(event.error.message)
                 out.append(SubagentFinished(run_id, call_id, error=event.error.message))
+            elif isinstance(event, ApprovalRequested):
+                continue  # the parent pauses with this request, and says so itself
             elif getattr(event, "run_id", "") is None:
                 out.append(dataclasses.replace(event, run_id=run_id))
             else:
                 out.append(event)
         parent._emit(out)
 
-    setup = agent._setup(parent.setup.store)
-    journal = Journal(RunState(run_id, task), child, access.shared, setup.store)
     runner = Runner(setup, child, child_access, journal=journal, emit=forward)
+    runner.recovering = cut
     try:
-        await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id)
+        await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id,
+                             resumed=link is not None)
     finally:
         ctx.child_usage = ctx.child_usage + child.usage
         ctx.child_spent = journal.run.spent
     if failure:
         raise RuntimeError(f"the subagent {name} failed: {failure[0]}")
+    pending = journal.run.pending
+    if pending is not None:
+        if setup.store is None:  # kept in memory, as a paused run of a store-less agent is
+            agent._paused[run_id] = (journal.run, child)
+        raise SubagentPaused(pending, {"thread_id": child.id, "run_id": run_id,
+                                       "call_id": pending.call_id})
     return child.answer
+
+
+async def _paused_subagent(
+    agent: Agent, parent: Runner, link: Mapping[str, str], store: Any
+) -> tuple[State, Journal, bool]:
+    """The subagent run the parent's call waits on, answered with the parent's gate for it;
+    and whether that run was cut by a crash instead (running, with calls in flight)."""
+    state_id, run_id = link["thread_id"], link["run_id"]
+    child = parent.conversation._children.get(state_id)
+    if store is not None:
+        run = await store.aload_run(run_id)
+        if child is None:
+            child = await store.aload(state_id)
+    else:
+        try:
+            run, kept = agent._paused.pop(run_id)
+        except KeyError:
+            raise LookupError(f"the subagent run {run_id[:12]} this call waits on is not in "
+                              "memory: it ran without a store, in another process; give "
+                              "Agent(store=...) to resume subagents across processes") from None
+        child = child if child is not None else kept
+    assert parent.journal is not None
+    cut = run.status is RunStatus.RUNNING and run.in_flight is not None
+    journal = Journal(run, child, parent.access.shared, store)
+    gate = parent.journal.gate(link["call_id"])
+    if run.pending is not None and gate is not None:
+        journal.answered(run.pending, bool(gate["approved"]), gate["answer"], gate["arguments"])
+    return child, journal, cut
+
+
+def _subagent_outcome(run: RunState, name: str) -> Any:
+    """The answer of a subagent run that has ended, or the error it ended with."""
+    if run.status is RunStatus.COMPLETED:
+        return run.answer
+    reason = run.error.message if run.error is not None else run.status.value
+    raise RuntimeError(f"the subagent {name} ended without an answer: {reason}")
+
+
+def _without_open_calls(
+    messages: Sequence[Message], pending: Sequence[ToolCall]
+) -> list[Message]:
+    """`messages` without the tool calls of the open turn (a reply whose calls do not all have
+    results yet): its text stays, a reply with nothing else goes."""
+    if not pending:
+        return list(messages)
+    open_ids = {call.id for call in pending}
+    settled: list[Message] = []
+    for message in messages:
+        if any(call.id in open_ids for call in message.tool_calls):
+            if message.content:  # the turn's results go in together: none of them is here yet
+                settled.append(dataclasses.replace(message, tool_calls=()))
+            continue
+        settled.append(message)
+    return settled
 
 
 def _strip_fences(text: str) -> str:

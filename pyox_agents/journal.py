@@ -163,6 +163,33 @@ class Journal:
                                  idempotent=item["idempotent"])
                 return
 
+    def link_subagent(self, call_id: str, link: Mapping[str, str]) -> None:
+        """The call `call_id` waits on its subagent's paused run: keep where that run is
+        (`{"thread_id", "run_id", "call_id"}`) with the decision, for the resume."""
+        assert self.run.in_flight is not None
+        decision = self.run.in_flight["decision"]
+        calls = [{**item, "subagent": dict(link)} if item["call_id"] == call_id else item
+                 for item in decision["calls"]]
+        self.run.in_flight["decision"] = {**decision, "calls": calls}  # the audit keeps the old
+
+    def subagent_link(self, call_id: str) -> dict[str, str] | None:
+        """Where the paused subagent run of `call_id` is, if the call waits on one."""
+        for item in self.decision_calls():
+            if item["call_id"] == call_id and isinstance(item.get("subagent"), Mapping):
+                return dict(item["subagent"])
+        return None
+
+    def hand_over(self, calls: tuple[ToolCall, ...]) -> None:
+        """Calls the client's own tools run: each gets a step with outcome "client", so the
+        decision that asked for them is accounted for (their results come with the next run)."""
+        decision = self._decision_index()
+        for call in calls:
+            self.run.steps.append(Step(len(self.run.steps), decision, "tool", tool=call.name,
+                                       arguments=dict(call.arguments), call_id=call.id,
+                                       outcome="client"))
+            self.audit("handed_over", {"call_id": call.id, "tool": call.name})
+        self._point_at_open_call()
+
     def add_spent(self, other: Spent) -> None:
         """Count a subagent's spend toward this run's."""
         spent = self.run.spent
@@ -220,6 +247,15 @@ class Journal:
                                          "answer": answer, "edited_arguments":
                                          dict(edited) if edited is not None else None})
 
+    def withdraw(self) -> None:
+        """The pending request goes unanswered (a new message came instead); the run goes on
+        and asks again whatever still needs a person."""
+        request = self.run.pending
+        assert request is not None
+        self.run.pending = None
+        self.run.status, self.run.stop_reason = RunStatus.RUNNING, None
+        self.audit("approval_withdrawn", {"id": request.id})
+
     def gate(self, call_id: str) -> dict[str, Any] | None:
         """A person's answer about `call_id` in this decision, if one was given."""
         if self.run.in_flight is None:
@@ -269,6 +305,8 @@ class Journal:
             return
         run = self.run.to_dict()
         shared, version = self.shared.value, self.shared.version
+        if self.run.done:  # kept only while the run can resume: then nothing is stored
+            shared = None
         self.conversation._bind_store(self.store)
         self._tickets += 1
         try:

@@ -3,6 +3,11 @@
 Text and reasoning open when their first delta arrives and close when something else starts;
 tool calls open with their name and close when the next call starts or the reply ends, so each
 call is one START/ARGS.../END run, never interleaved with another.
+
+A model's text, reasoning and tool arguments are text: lone surrogates in them (a provider that
+escapes half a pair, a broken decoder) become U+FFFD here, before any event, store or client sees
+them. Arguments nested past `MAX_DEPTH` are kept as their text only, so the call gets an error
+result the model reads (`arguments_problem`) and the run goes on.
 """
 
 from __future__ import annotations
@@ -31,9 +36,56 @@ from pyox_agents.models.base import (
     ToolCallChunk,
     UsageChunk,
 )
+from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate
 from pyox_agents.state.messages import Reply, ToolCall, Usage
 
-__all__ = ["ReplyStream", "new_message_id"]
+__all__ = ["ReplyStream", "arguments_problem", "new_message_id", "valid_text"]
+
+
+def valid_text(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD (pairs written as two halves join)."""
+    if lone_surrogate(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def arguments_problem(call: ToolCall) -> str:
+    """What is wrong with the arguments of a call that kept only their text, for the model."""
+    raw = call.raw_arguments or ""
+    try:
+        parsed = json.loads(raw)
+    except RecursionError:
+        parsed = None
+    except ValueError:
+        parsed = {}
+    if parsed is None or (isinstance(parsed, dict) and _deeper_than(parsed, MAX_DEPTH)):
+        return (f"the arguments of {call.name!r} nest deeper than {MAX_DEPTH} levels, the "
+                f"limit; send them as a flatter JSON object")
+    return (f"the arguments of {call.name!r} are not a JSON object: {raw!r}; send them as a "
+            f"JSON object")
+
+
+def _deeper_than(value: object, levels: int) -> bool:
+    """Whether `value` nests more than `levels` levels (a scalar is 1), looking no further."""
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        if depth > levels:
+            return True
+        level = [child for item in level if isinstance(item, dict | list)
+                 for child in (item.values() if isinstance(item, dict) else item)]
+    return False
+
+
+def _valid_json(value: object) -> object:
+    """A parsed JSON value with lone surrogates in its strings and keys replaced by U+FFFD."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [_valid_json(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_text(key): _valid_json(item) for key, item in value.items()}
+    return value
 
 
 def new_message_id() -> str:
@@ -64,14 +116,16 @@ class ReplyStream:
             if not self._text_open:
                 self._text_open = True
                 self._send(TextStarted(self.message_id))
-            self._text.append(chunk.delta)
-            self._send(TextDelta(self.message_id, chunk.delta))
+            delta = valid_text(chunk.delta)
+            self._text.append(delta)
+            self._send(TextDelta(self.message_id, delta))
         elif isinstance(chunk, ReasoningChunk):
             if not self._reasoning_open:
                 self._reasoning_open = True
                 self._send(ReasoningStarted(self.message_id))
-            self._reasoning.append(chunk.delta)
-            self._send(ReasoningDelta(self.message_id, chunk.delta))
+            delta = valid_text(chunk.delta)
+            self._reasoning.append(delta)
+            self._send(ReasoningDelta(self.message_id, delta))
         elif isinstance(chunk, ToolCallChunk):
             self._add_call(chunk)
         elif isinstance(chunk, UsageChunk):
@@ -87,14 +141,15 @@ class ReplyStream:
             self._close_reasoning()
             self._close_text()
             self._close_call()
-            self._names[index] = chunk.name
+            self._names[index] = valid_text(chunk.name)
             self._ids[index] = chunk.id or "call_" + secrets.token_hex(12)
             self._arguments[index] = []
             self._open_call = index
-            self._send(ToolCallStarted(self._ids[index], chunk.name, self.message_id))
+            self._send(ToolCallStarted(self._ids[index], self._names[index], self.message_id))
         if chunk.arguments:
-            self._arguments[index].append(chunk.arguments)
-            self._send(ToolCallArgsDelta(self._ids[index], chunk.arguments))
+            delta = valid_text(chunk.arguments)
+            self._arguments[index].append(delta)
+            self._send(ToolCallArgsDelta(self._ids[index], delta))
 
     def finish(self) -> Reply:
         """Close what is open and return the whole reply."""
@@ -117,11 +172,11 @@ class ReplyStream:
         name, call_id = self._names[index], self._ids[index]
         try:
             arguments = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return ToolCall(name, {}, id=call_id, raw_arguments=text)
-        if not isinstance(arguments, dict):
+        if not isinstance(arguments, dict) or _deeper_than(arguments, MAX_DEPTH):
             return ToolCall(name, {}, id=call_id, raw_arguments=text)
-        return ToolCall(name, arguments, id=call_id)
+        return ToolCall(name, _valid_json(arguments), id=call_id)  # type: ignore[arg-type]
 
     def _close_call(self) -> None:
         if self._open_call is not None:

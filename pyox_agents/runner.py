@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import logging
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,13 +38,13 @@ from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
 from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
 from pyox_agents.planning import PlannerModel
-from pyox_agents.replies import ReplyStream
+from pyox_agents.replies import ReplyStream, arguments_problem, valid_text
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.patch import Conflict
-from pyox_agents.state.run import AgentError, ApprovalRequest, Spent, StopReason
-from pyox_agents.state.shared import SharedState
+from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, Spent, StopReason
+from pyox_agents.state.shared import Refused, SharedState
 from pyox_agents.state.stopped import (
     StoppedByLimit,
     StoppedByPermission,
@@ -51,7 +52,7 @@ from pyox_agents.state.stopped import (
 )
 from pyox_agents.tools import PersonDeclined, PersonNeeded, RunContext, Tool, ToolArgumentsError
 
-__all__ = ["Access", "Runner", "Setup", "discard"]
+__all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
 
 Emit = Callable[[Sequence[RuntimeEvent]], None]
 Instructions = str | Callable[[RunContext], Any] | None
@@ -61,6 +62,14 @@ NO_ACCESS = (
     'as_tool(..., state="read") or state="write"'
 )
 CRASH_PROMPT = "outcome unknown after a crash: run again?"
+
+_RUNNING: set[str] = set()
+"""The ids of the runs executing in this process now."""
+
+
+def running_here(run_id: str) -> bool:
+    """Whether run `run_id` is executing in this process now."""
+    return run_id in _RUNNING
 
 
 def discard(events: Sequence[RuntimeEvent]) -> None:
@@ -96,6 +105,17 @@ class Access:
     denied: str | None = None
 
 
+class SubagentPaused(PersonNeeded):
+    """Raised by a subagent's tool call when the subagent's run paused for a person: the
+    parent pauses with the same `request`, and `link` says where the subagent's run is
+    (`{"thread_id", "run_id", "call_id"}`), so the answer resumes it in place."""
+
+    def __init__(self, request: ApprovalRequest, link: Mapping[str, str]) -> None:
+        super().__init__(request.prompt, request.schema)
+        self.request = request
+        self.link = dict(link)
+
+
 @dataclass
 class _Call:
     """What running one tool call produced: events to emit, or a request for a person."""
@@ -107,6 +127,7 @@ class _Call:
     usage: Usage = field(default_factory=Usage)
     spent: Spent | None = None
     paused: ApprovalRequest | None = None
+    subagent: dict[str, str] | None = None
     client: bool = False
 
 
@@ -160,16 +181,36 @@ class Runner:
         *,
         parent_id: str | None = None,
         parent_call_id: str | None = None,
-        given_state: bool = False,
         resumed: bool = False,
     ) -> None:
         """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`."""
+        _RUNNING.add(self.run_id)
+        try:
+            await self._execute(parent_id, parent_call_id, resumed)
+        finally:
+            _RUNNING.discard(self.run_id)
+
+    def continue_run(self, run: RunState) -> None:
+        """Make this runner continue `run`, a saved run that is not running anywhere, instead of
+        starting a new one; a run cut by a crash goes on in recovery (`recovering`).
+
+        A run waiting for a person about calls a crash cut (the question was asked, no answer
+        came) asks again: the answer it waited for never came.
+        """
+        journal = self.journal
+        assert journal is not None
+        journal.run = run
+        self.run_id = run.run_id
+        if run.pending is not None:
+            journal.withdraw()
+        self.recovering = run.in_flight is not None
+
+    async def _execute(self, parent_id: str | None, parent_call_id: str | None,
+                       resumed: bool) -> None:
         conversation, journal = self.conversation, self.journal
         assert journal is not None
         try:
             conversation._start_run(parent_id, parent_call_id, run_id=self.run_id)
-            if given_state:
-                self._record_start_state()
             journal.audit("run_resumed" if resumed else "run_started",
                           {"thread_id": conversation.id, "goal": journal.run.goal})
             await journal.save()
@@ -194,7 +235,9 @@ class Runner:
             if isinstance(cause, ModelError | StoreError):
                 code = cause.code if isinstance(cause, ModelError) else "store_error"
                 await self._fail(AgentError(code, str(cause)))
-            else:
+            else:  # the details: here, in the server's log, and in the run's record
+                logging.getLogger(__name__).error("run %s failed with an internal error",
+                                                  self.run_id, exc_info=cause)
                 await self._fail(AgentError("internal_error", f"{type(cause).__name__}: {cause}"))
         else:
             if paused is not None:
@@ -238,6 +281,9 @@ class Runner:
             if paused is not None:
                 journal.pause(paused)
             elif self.handed_over:
+                handed = set(self.handed_over)
+                journal.hand_over(tuple(c for c in self.conversation.pending_calls
+                                        if c.id in handed))
                 journal.stop(StopReason.CLIENT_TOOLS, "the client runs the tools it was asked for")
             await journal.save()
             if paused is not None or self.handed_over:
@@ -279,12 +325,6 @@ class Runner:
         if limits is None or journal is None:
             return None
         return limits.reached(journal.run.spent, journal.elapsed())
-
-    def _record_start_state(self) -> None:
-        """Record the state given to the run, so the thread's state can be rebuilt from history."""
-        value = self.access.shared.value  # frozen already: recorded as it is, not copied
-        op = {"op": "replace", "path": "", "value": value}
-        self.access.owner._add_state_change("", [op], 0)
 
     # -- one model decision --------------------------------------------------------------------
 
@@ -395,6 +435,8 @@ class Runner:
         done = await self._run_tool(call, stops)
         if done.paused is not None:
             paused[call.id] = done.paused
+            if done.subagent is not None and self.journal is not None:
+                self.journal.link_subagent(call.id, done.subagent)
             return
         if done.client:
             self.handed_over.append(call.id)
@@ -418,9 +460,6 @@ class Runner:
         closed[call.id] = (done.outcome, result.result, error)
         if done.spent is not None:
             spent.append(done.spent)
-        for event in done.events[1:]:
-            if isinstance(event, StateChanged):
-                self.access.owner._add_state_change(call.id, event.delta, event.version)
         self._emit(done.events)
         if self.setup.reporters:
             await self._report("on_tool_end", self._context(), call, result)
@@ -434,8 +473,7 @@ class Runner:
             known = ", ".join(sorted([*self.setup.tools, *self.client_tools])) or "none"
             return self._error(call, f"there is no tool {call.name!r}; the tools are: {known}")
         if call.raw_arguments is not None:
-            return self._error(call, f"the arguments of {call.name!r} are not a JSON object: "
-                                     f"{call.raw_arguments!r}; send them as a JSON object")
+            return self._error(call, arguments_problem(call))
         gate = self.journal.gate(call.id) if self.journal else None
         tool_known = self.setup.tools.get(call.name)
         if self.recovering and gate is not None and gate["approved"] and tool_known is not None \
@@ -525,6 +563,8 @@ class Runner:
             if isinstance(exc, TimeoutError) and timeout is not None:
                 return self._error(call, f"the tool did not finish within {timeout:g} s and was "
                                          "stopped; nothing of it was applied")
+            if isinstance(exc, SubagentPaused) and self.journal is not None:
+                return _Call(paused=exc.request, subagent=exc.link)
             if isinstance(exc, PersonNeeded):
                 return self._pause(call, exc.prompt, exc.schema)
             if not isinstance(exc, Exception):
@@ -541,6 +581,8 @@ class Runner:
                 commit = access.shared.commit(draft)
             except Conflict as conflict:
                 return conflict
+            except Refused as refused:
+                return self._error(call, f"{refused}; nothing of this call was applied")
         done = _Call([ToolResult(call.id, call.name, result=result)], text=_as_text(result),
                      child_ids=ctx.child_ids, usage=ctx.child_usage, spent=ctx.child_spent)
         if commit is not None:
@@ -548,6 +590,7 @@ class Runner:
         return done
 
     def _error(self, call: ToolCall, message: str, *, outcome: str = "error") -> _Call:
+        message = valid_text(message)  # an exception's text may quote a surrogate-escaped name
         return _Call([ToolResult(call.id, call.name, error=message)], outcome=outcome, text=message)
 
     def _close_pending(self, reason: str) -> None:
@@ -623,12 +666,13 @@ def _to_json(value: Any) -> Any:
     except TypeError:
         pass
     try:
-        return pydantic_core.to_jsonable_python(value)
+        plain = pydantic_core.to_jsonable_python(value)
     except pydantic_core.PydanticSerializationError:
         raise TypeError(
             f"the tool returned a {type(value).__name__}, which is not JSON; return a str, "
             "number, dict, list, pydantic model or dataclass"
         ) from None
+    return thaw(freeze(plain, path="the result"))  # a lone surrogate, too deep: TypeError
 
 
 def _as_text(result: Any) -> str:

@@ -29,9 +29,13 @@ from pyox_agents.event_json import event_from_json, event_to_json
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.conversation import State
+from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate, python_path
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message
+from pyox_agents.state.patch import Conflict
 from pyox_agents.state.run import AgentError
+from pyox_agents.stores.base import StepRecord
+from pyox_agents.thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.wakeup import Wakeup
 
 __all__ = [
@@ -68,32 +72,45 @@ class Busy(RequestError):
         )
 
 
-MAX_DEPTH = 64
-"""How deeply a request's JSON may nest (a state or a message deeper than this is refused)."""
+ENVELOPE_DEPTH = 8
+"""How many levels a protocol's own fields may add around a value (the AI SDK's `data-state` and
+tool parts sit at `messages[i].parts[j].data`): a body may nest `MAX_DEPTH` + this, so every state
+and tool input the server sent, nested up to `MAX_DEPTH` itself, fits when a client sends it back.
+The values inside are then held to `MAX_DEPTH` where they enter a run, with their path."""
 
 
 def read_json(body: bytes | str, what: str) -> Any:
     """The JSON of a request body, or `RequestError(400)` saying what is wrong with it.
 
     Refuses what would fail later, after a stream opened: text that is not JSON, nesting past
-    `MAX_DEPTH` (a parser's recursion, a serializer's depth limit), and strings with lone
-    surrogates (not UTF-8, so no store or client can take them).
+    `MAX_DEPTH` + `ENVELOPE_DEPTH` (a parser's recursion, a serializer's depth limit), and
+    strings with lone surrogates (not UTF-8, so no store or client can take them).
     """
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestError(400, f"the body is not JSON ({exc}); send {what}") from None
     except RecursionError:
-        raise RequestError(400, f"the body nests too deeply; send {what}") from None
-    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
-        raise RequestError(400, f"the body nests deeper than {MAX_DEPTH} levels; send {what}")
+        raise RequestError(400, f"the body nests too deeply (the limit is {MAX_DEPTH} levels "
+                                f"in a value, {_BODY_DEPTH} in the whole body); send {what}"
+                           ) from None
+    if _depth(data, _BODY_DEPTH) > _BODY_DEPTH:
+        raise RequestError(400, f"the body nests deeper than {_BODY_DEPTH} levels at "
+                                f"{python_path('body', _deep_path(data, _BODY_DEPTH))} (the limit "
+                                f"is {MAX_DEPTH} levels in a value, {_BODY_DEPTH} in the whole "
+                                f"body); send {what}")
     if _may_hold_surrogates(body):  # the check encodes the whole body: only when it may fail
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
-            raise RequestError(400, "the body has a string with a lone surrogate (\\ud800-"
-                                    "\\udfff), which is not text; send UTF-8 text") from None
+            where = python_path("body", _surrogate_path(data))
+            raise RequestError(400, f"the body has a string with a lone surrogate (\\ud800-"
+                                    f"\\udfff) at {where}, which is not text; send UTF-8 text"
+                               ) from None
     return data
+
+
+_BODY_DEPTH = MAX_DEPTH + ENVELOPE_DEPTH
 
 
 def _may_hold_surrogates(body: bytes | str) -> bool:
@@ -110,6 +127,23 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+def _surrogate_path(value: Any) -> list[str | int]:
+    """The path to a string (or the key) holding a lone surrogate in `value`, for an error."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str) and lone_surrogate(item) is not None:
+            return path
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if lone_surrogate(key) is not None:
+                    return path
+                stack.append((child, [*path, key]))
+        elif isinstance(item, list):
+            stack.extend((child, [*path, index]) for index, child in enumerate(item))
+    return []
+
+
 def _depth(value: Any, limit: int) -> int:
     """The nesting depth of a JSON value (a scalar is 1), counting no further than `limit` + 1."""
     depth, level = 0, [value]
@@ -120,11 +154,29 @@ def _depth(value: Any, limit: int) -> int:
     return depth
 
 
+def _deep_path(value: Any, limit: int) -> list[str | int]:
+    """The path to a value at level `limit` + 1 of `value` (which has one), for an error."""
+    path: list[str | int] = []
+    while len(path) < limit:
+        children = value.items() if isinstance(value, dict) else enumerate(value)
+        need = limit - len(path) - 1
+        for key, child in children:
+            if _depth(child, need) > need:
+                path.append(key)
+                value = child
+                break
+        else:
+            raise AssertionError("no value that deep")  # pragma: no cover
+    return path
+
+
 @dataclass(frozen=True, slots=True)
 class ServerLimits:
     """What one server lets a request or a run take; None means no limit.
 
-    `state_bytes` and `messages` bound what a request may carry (413 beyond); `run_seconds` is
+    `state_bytes` and `messages` bound what a request may carry (413 beyond); `state_bytes`
+    also bounds what a run's tools may make of the state (a commit past it is refused with an
+    error result), so a state the server sent is always accepted back; `run_seconds` is
     a hard deadline (the run is stopped and fails with code "run_timeout"); `runs_total` and
     `runs_per_principal` bound concurrent runs (429 with Retry-After beyond).
     """
@@ -161,13 +213,19 @@ class RunRequest:
     """What a client asks for, in the runtime's terms.
 
     `messages` is the client's whole conversation; it starts the thread when the server has no
-    record of it, and otherwise only its new user messages are added. `state` None means the
-    thread's kept state. `regenerate` replaces the last reply of the thread.
+    record of it, and otherwise only its new user messages are added. `state` is the client's
+    shared state (None: it sent none); `state_seen` the state the client says it last received
+    from the server, when its protocol echoes it (the AI SDK's `data-state` part), else None;
+    `saw_thread` whether the client has received this thread's state before (a fresh page has
+    not: its `{}` means "nothing yet", not "cleared"). `regenerate` replaces the last reply of
+    the thread.
     """
 
     thread_id: str
     messages: tuple[Message, ...] = ()
     state: Any = None
+    state_seen: Any = None
+    saw_thread: bool = False
     tool_outputs: tuple[ToolOutput, ...] = ()
     decisions: tuple[Decision, ...] = ()
     client_tools: tuple[ToolSpec, ...] = ()
@@ -189,6 +247,10 @@ class LiveRun:
     run_key: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     """What the protocol adapter that started the run keeps to translate it again on replay."""
+    kept: ThreadState | None = None
+    """The thread's kept shared state when the run started (servers that keep it)."""
+    start: list[Any] = field(default_factory=list)
+    """The state the server chose for the run to start from (none for a resumed run)."""
     _more: Wakeup = field(default_factory=Wakeup)
 
     @property
@@ -241,6 +303,11 @@ class RunService:
     the work: a run takes the thread's lease first (another process answers 409 while it holds
     it; a holder that died loses it after `lease_ttl` seconds), its step writes are fenced by the
     lease's token, and its events go to the store, so any process can replay and follow it.
+
+    With `keep_state` (and a store), it keeps each thread's latest shared state between runs
+    (`pyox_agents.thread_state`): a client that sends none (or a fresh page's `{}`) gets it, and
+    a client's state is merged in as the person's edits on top of the version it last saw.
+    Without it, a run starts from the client's state, or `{}`.
     """
 
     def __init__(
@@ -250,8 +317,11 @@ class RunService:
         lease_ttl: float = 30.0,
         owner: str | None = None,
         limits: ServerLimits | None = None,
+        keep_state: bool = False,
     ) -> None:
         self.store = store
+        self.keep_state = keep_state and store is not None
+        """Whether the thread's latest shared state is kept between runs (needs a store)."""
         self.limits = limits or ServerLimits()
         self._owners: dict[str, str | None] = {}  # threads seen without a store: their owner
         self.shared = store is not None and hasattr(store, "aacquire_lease")
@@ -339,7 +409,7 @@ class RunService:
                 if token is None:
                     raise Busy(request.thread_id)
                 live.lease = token
-            batches = await self._open(agent, request, live.lease, principal)
+            batches = await self._open(agent, request, live, principal)
         except BaseException:
             self._remove_active(live)
             if live.lease is not None:
@@ -435,6 +505,7 @@ class RunService:
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
+            await self._keep(live, ())
             live.add((failed,))
             if live.run_key is not None:
                 with anyio.CancelScope(shield=True):
@@ -448,6 +519,38 @@ class RunService:
                     await self._release(live)
             live.end()
 
+    async def _keep(self, live: LiveRun, last: Sequence[RuntimeEvent]) -> None:
+        """Keep the versions of the shared state the run went through (its start, its events,
+        then `last`) as the thread's: before its end is told, so the client's next request
+        finds them. The write is not interrupted by a cancel, and may be asked for again."""
+        if live.kept is None:
+            return
+        kept = live.kept.copy()
+        for state in live.start:  # kept even when the run ended before it announced it
+            kept.add(state)
+        for event in (*live.events, *last):
+            if isinstance(event, RunStarted | StateChanged):
+                kept.add(event.state)
+        if kept.version != live.kept.version:
+            await asyncio.shield(self.store.awrite_kept_state(live.thread_id, kept.to_json()))
+        live.kept = None  # kept: once per run
+
+    async def kept_state(self, thread_id: str) -> ThreadState:
+        """The thread's kept shared state (version 0 when none is kept).
+
+        What a run that has not ended (paused, or cut off by a crash, maybe in another process)
+        committed is its latest version: its record keeps that state until it ends.
+        """
+        if not self.keep_state:
+            return ThreadState()
+        data = await self.store.aload_kept_state(thread_id)
+        kept = ThreadState() if data is None else ThreadState.from_json(data)
+        with contextlib.suppress(LookupError):
+            loaded = await self.store.aload_thread(thread_id)
+            if loaded.shared_version is not None and loaded.shared_state is not None:
+                kept.add(loaded.shared_state)
+        return kept
+
     async def _keep_lease(self, live: LiveRun) -> None:
         """Renew the run's lease every third of its time to live, until the run ends."""
         while True:
@@ -456,15 +559,22 @@ class RunService:
 
     async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
+        last: Sequence[RuntimeEvent] = ()
         try:
             async with contextlib.aclosing(batches):  # type: ignore[type-var]
                 async for batch in batches:
+                    if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
+                        last = batch
+                        await self._keep(live, batch)
+                        if live.run_key is None:  # its thread is free once the client hears so
+                            self._remove_active(live)
                     live.add(batch)
                     if live.run_key is not None:
                         await self._share(live, *batch)
         except asyncio.CancelledError:
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
                 final = RunFinished(answer=None, state=live.last_state(), outcome="cancelled")
+                await self._keep(live, last)
                 live.add((final,))
                 if live.run_key is not None:
                     with anyio.CancelScope(shield=True):
@@ -488,20 +598,26 @@ class RunService:
         await self.store.arelease_lease(live.thread_id, self.owner, live.lease)
 
     async def _open(
-        self, agent: Agent, request: RunRequest, lease: int | None, principal: str | None
+        self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None
     ) -> AsyncIterator[list[RuntimeEvent]]:
+        lease = live.lease
         fence = (request.thread_id, lease) if lease is not None else None
+        if self.keep_state:
+            live.kept = await self.kept_state(request.thread_id)
         if request.decisions:
             return await self._resume(agent, request, fence)
         conversation = await self._conversation(agent, request)
+        start = _start_state(request, live.kept)
+        live.start.append(start)
         try:
             return agent._stream_batches(
                 conversation,
-                state=request.state,
+                state=start,
                 client_tools=request.client_tools,
                 context=request.context,
                 fence=fence,
                 owner=principal,
+                state_bytes=self.limits.state_bytes,
             )
         except pydantic.ValidationError as exc:
             raise RequestError(422, _validation_message(exc), "state") from None
@@ -522,6 +638,8 @@ class RunService:
                 return State(id=thread_id, messages=list(request.messages))
             except ValueError as exc:
                 raise RequestError(422, f"thread id: {exc}", "threadId") from None
+            except TypeError as exc:  # a value in a message that is not JSON (too deep)
+                raise RequestError(422, str(exc), "messages") from None
         if request.regenerate:
             _undo_last_reply(conversation)
         _add_outputs(conversation, request.tool_outputs)
@@ -549,6 +667,7 @@ class RunService:
                 "resume",
             )
         decision = chosen[0]
+        await self._edit_paused(agent, request, run_id, fence)
         try:
             return await agent._resume_batches(
                 run_id,
@@ -557,9 +676,50 @@ class RunService:
                 edited_arguments=decision.arguments,
                 request_id=decision.request_id,
                 fence=fence,
+                state_bytes=self.limits.state_bytes,
             )
         except (ValueError, LookupError) as exc:
             raise RequestError(422, str(exc), "resume") from None
+
+    async def _edit_paused(self, agent: Agent, request: RunRequest, run_id: str,
+                           fence: tuple[str, int] | None) -> None:
+        """Commit the person's edits of the state (the client's, against the version it saw)
+        into the paused run's record before it resumes, as a tool's would be: onto what the
+        run committed since that version, refused (409) where they write the same place."""
+        client = request.state
+        if client is None or not request.saw_thread:
+            return
+        store = agent.store
+        thread = request.thread_id
+        if store is None:
+            if run_id not in agent._paused_state:
+                return
+            paused = agent._paused_state[run_id]
+        else:
+            loaded = await store.aload_thread(thread)
+            if loaded.shared_version is None or loaded.shared_state is None:
+                return
+            paused = loaded.shared_state
+        versions = await self.kept_state(thread)
+        versions.add(paused)
+        seen = request.state_seen
+        try:
+            edited = edit_running(versions, client, client if seen is None else seen)
+        except Conflict as conflict:
+            raise RequestError(409, f"the shared state changed at {conflict.path or '/'} while "
+                                    "you edited it, in the paused run; reload the thread's state "
+                                    "(GET /threads/{id}) and edit it again", "state") from None
+        if edited is None:
+            return
+        if store is None:
+            agent._paused_state[run_id] = edited
+            return
+        record = StepRecord(thread_id=thread, first_seq=await store.aentry_count(thread),
+                            shared_state=edited, shared_version=0)
+        if fence is not None:
+            await anyio.to_thread.run_sync(store.write_fenced, record, *fence)
+        else:
+            await store.awrite(record)
 
     async def _paused_run(self, agent: Agent, thread_id: str) -> str:
         """The id of the run on `thread_id` that waits for a person."""
@@ -580,6 +740,25 @@ class RunService:
         raise RequestError(422, f"thread {thread_id!r} has no run waiting for an answer", "resume")
 
 
+def _start_state(request: RunRequest, kept: ThreadState | None) -> Any:
+    """The state a new run starts from: the client's, merged with the thread's kept state.
+
+    No state from the client (or `{}` from one that never received this thread's state, e.g. a
+    reloaded page): the kept state. Otherwise the client's edits on top of the version it last
+    saw, rebased onto the kept state's latest version (`thread_state.merge`).
+    """
+    client = request.state
+    fresh = client is None or (not request.saw_thread and json_equal(client, {}))
+    if kept is None or not kept.version:
+        return {} if client is None else client
+    if fresh:
+        return kept.frozen()
+    seen = request.state_seen
+    if seen is None and isinstance(client, dict | list) and not client:
+        seen = kept.frozen()  # cleared: what it cleared is all it had, the latest at best
+    return merge(kept, client, client if seen is None else seen)
+
+
 def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
     """Give the conversation's pending client-tool calls the client's results."""
     pending = {call.id: call for call in conversation.pending_calls}
@@ -598,7 +777,13 @@ def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
 
 
 def _undo_last_reply(conversation: State) -> None:
-    """Go back to before the last reply (the client asked to regenerate it)."""
+    """Go back to before the last reply (the client asked to regenerate it).
+
+    Not while calls of that reply have no result (its run was cut by a crash): they may have
+    run, so the run goes on first and settles them (in recovery), and the reply stays.
+    """
+    if conversation.pending_calls:
+        return
     history = conversation.history
     for index in range(len(history) - 1, -1, -1):
         if history[index].kind in ("user_message", "import"):

@@ -55,7 +55,7 @@ def test_run_records_the_conversation_in_the_state() -> None:
     assert [m.role for m in state.messages] == ["user", "assistant", "tool", "assistant"]
     kinds = [entry.kind for entry in state.history]
     assert kinds[:2] == ["import", "run_start"]
-    assert "state_change" in kinds and "tool_result" in kinds
+    assert "tool_result" in kinds and "state_change" not in kinds  # the state is not recorded
     assert state.turn == 2 and state.usage.requests == 2
 
 
@@ -65,7 +65,7 @@ def test_a_prompt_string_starts_a_new_state() -> None:
     assert result.conversation.messages[0] == Message.user("hello")
 
 
-def test_a_second_run_continues_the_conversation_and_its_shared_state() -> None:
+def test_a_second_run_continues_the_conversation_with_the_state_it_is_given() -> None:
     agent = Agent(
         ScriptedModel(
             [ToolCall("add_todo", {"text": "a"}), "one", ToolCall("add_todo", {"text": "b"}), "two"]
@@ -74,7 +74,7 @@ def test_a_second_run_continues_the_conversation_and_its_shared_state() -> None:
     )
     first = agent.run("start", state={"todos": []})
     first.conversation.add_message(Message.user("more"))
-    second = agent.run(first.conversation)  # no state=: the thread's kept state
+    second = agent.run(first.conversation, state=first.state)  # the app gives it again
     assert second.state == {"todos": ["a", "b"]}
     assert second.answer == "two"
     assert [m.content for m in second.conversation.messages if m.role == "user"] == [

@@ -64,7 +64,7 @@ async def test_every_run_has_a_saved_run_state_that_checks() -> None:
         store=store,
     )
     result = await agent.arun("go", state={"notes": []})
-    run = RunState.from_dict(store.load_run(result.run_id))
+    run = store.load_run(result.run_id)
     run.check()
     assert run.status is RunStatus.COMPLETED and run.stop_reason is StopReason.ANSWERED
     assert [s.tool for s in run.steps] == ["note", "note", None]
@@ -84,7 +84,7 @@ async def test_an_approval_tool_pauses_the_run_and_changes_nothing() -> None:
     assert (request.tool, request.call_id, dict(request.arguments)) == ("pay", "p1", {"amount": 5})
     assert bodies == [] and not any(isinstance(e, ToolResult | StateChanged) for e in events)
     run_id = events[0].run_id  # type: ignore[attr-defined]
-    run = RunState.from_dict(store.load_run(run_id))
+    run = store.load_run(run_id)
     run.check()
     assert run.status is RunStatus.PAUSED and run.stop_reason is StopReason.APPROVAL
     assert run.pending is not None and run.pending.id == request.id
@@ -100,7 +100,7 @@ async def test_an_approved_call_runs_from_its_start_and_the_run_goes_on() -> Non
         paused.run_id, approve=True, request_id=request.id, arguments_hash=request.arguments_hash
     )
     assert bodies == ["pay 5"] and done.answer == "Paid." and done.state["paid"] == 5
-    run = RunState.from_dict(store.load_run(paused.run_id))
+    run = store.load_run(paused.run_id)
     run.check()
     assert run.status is RunStatus.COMPLETED and run.steps[0].outcome == "ok"
     kinds = [record["kind"] for record in store.load_audit(paused.run_id)]
@@ -131,7 +131,7 @@ async def test_resume_refuses_a_request_that_was_not_issued_and_changes_nothing(
     store = MemoryStore()
     agent = paying_agent(store)
     paused = await agent.arun("buy", state={"paid": 0, "notes": []})
-    before = store.load_run(paused.run_id)
+    before = store.load_run_record(paused.run_id)
     with pytest.raises(ValueError, match="was not issued for run"):
         await agent.aresume(paused.run_id, approve=True, request_id="apr_forged")
     with pytest.raises(ValueError, match="the approval was for other arguments"):
@@ -142,7 +142,7 @@ async def test_resume_refuses_a_request_that_was_not_issued_and_changes_nothing(
         await agent.aresume(paused.run_id, approve=True, edited_arguments={"amount": "x"})
     with pytest.raises(LookupError, match="no run"):
         await agent.aresume("ab" * 32, approve=True)
-    assert store.load_run(paused.run_id) == before and bodies == []
+    assert store.load_run_record(paused.run_id) == before and bodies == []
 
 
 async def test_a_request_of_another_run_is_refused() -> None:
@@ -229,13 +229,13 @@ async def test_parallel_calls_run_while_one_waits_for_approval() -> None:
     agent = paying_agent(store, [calls, "done"])
     paused = await agent.arun("go", state={"paid": 0, "notes": []})
     assert paused.state == {"paid": 0, "notes": ["first", "last"]}
-    run = RunState.from_dict(store.load_run(paused.run_id))
+    run = store.load_run(paused.run_id)
     run.check()
     assert [s.tool for s in run.steps] == ["note", "note"] and run.pending is not None
     assert run.pending.step == 2
     done = await agent.aresume(paused.run_id, approve=True)
     assert done.state == {"paid": 2, "notes": ["first", "last"]}
-    final = RunState.from_dict(store.load_run(paused.run_id))
+    final = store.load_run(paused.run_id)
     final.check()
     assert [s.tool for s in final.steps] == ["note", "note", "pay", None]
 
@@ -253,7 +253,7 @@ async def test_a_run_stops_when_it_reaches_a_limit(limits: Limits, reason: StopR
     script = [ToolCall("note", {"text": str(i)}) for i in range(5)]
     agent = Agent(ScriptedModel(script), tools=[note], store=store, limits=limits)
     result = await agent.arun("go", state={"notes": []})
-    run = RunState.from_dict(store.load_run(result.run_id))
+    run = store.load_run(result.run_id)
     run.check()
     assert run.status is RunStatus.STOPPED and run.stop_reason is reason
     assert run.error is not None and "limit" in run.error.message
@@ -270,9 +270,9 @@ async def test_spend_survives_resume() -> None:
     ]
     agent = Agent(ScriptedModel(script), tools=[pay, note], store=store, limits=Limits(steps=2))
     paused = await agent.arun("go", state={"paid": 0, "notes": []})
-    assert RunState.from_dict(store.load_run(paused.run_id)).spent.steps == 1
+    assert store.load_run(paused.run_id).spent.steps == 1
     await agent.aresume(paused.run_id, approve=True)
-    run = RunState.from_dict(store.load_run(paused.run_id))
+    run = store.load_run(paused.run_id)
     assert run.stop_reason is StopReason.STEPS and run.spent.steps == 2
 
 
@@ -292,7 +292,7 @@ async def test_a_subagents_spend_counts_toward_its_parents_limits() -> None:
         limits=Limits(tool_calls=3),
     )
     result = await agent.arun("go", state={"notes": []})
-    run = RunState.from_dict(store.load_run(result.run_id))
+    run = store.load_run(result.run_id)
     assert run.spent.tool_calls == 3  # the helper call and the subagent's two
     assert run.stop_reason is StopReason.TOOL_CALLS
 
@@ -312,6 +312,6 @@ async def test_a_planner_decides_from_a_copy_of_the_run_state() -> None:
     result = await Agent(planner=planner, tools=[note], store=store).arun("go", state={"notes": []})
     assert result.answer == {"notes": 2} and result.state == {"notes": ["n0", "n1"]}
     assert seen == [0, 1, 2]
-    run = RunState.from_dict(store.load_run(result.run_id))
+    run = store.load_run(result.run_id)
     run.check()
     assert len(run.steps) == 3 and run.answer == {"notes": 2}

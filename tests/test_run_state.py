@@ -53,7 +53,7 @@ def test_a_consistent_run_passes_check() -> None:
 
 
 def test_run_id_must_be_64_hex_digits() -> None:
-    with pytest.raises(StateError, match="run_id must be 64 lowercase hexadecimal digits"):
+    with pytest.raises(StateError, match="run_id must be 64 hexadecimal digits"):
         RunState("abc", "g").check()
 
 

@@ -1,9 +1,11 @@
-import { useEffect, useState } from "react";
+import { lazy, Suspense, useEffect, useState } from "react";
 import { ThreadList } from "./shared/components";
 import { currentThread, listThreads, newThread, setCurrent } from "./shared/threads";
 import { AgUiView } from "./views/AgUiView";
 import { AiSdkView } from "./views/AiSdkView";
-import { CopilotKitView } from "./views/CopilotKitView";
+// CopilotKit is most of the page's code: it loads when its tab is first opened.
+const CopilotKitView = lazy(() =>
+  import("./views/CopilotKitView").then((m) => ({ default: m.CopilotKitView })));
 
 const VIEWS = [
   { id: "ag-ui", label: "AG-UI", note: "@ag-ui/client HttpAgent: STATE_SNAPSHOT / STATE_DELTA" },
@@ -54,7 +56,9 @@ export function App() {
       </header>
       <div className="main">
         <ThreadList threads={listThreads(view)} current={threadId} onSelect={select} onNew={() => select(newThread(view).id)} />
-        <Current key={`${view}:${threadId}`} threadId={threadId} />
+        <Suspense fallback={<p className="muted">Loading…</p>}>
+          <Current key={`${view}:${threadId}`} threadId={threadId} />
+        </Suspense>
       </div>
       <footer className="muted">{VIEWS.find((v) => v.id === view)!.note}</footer>
     </div>

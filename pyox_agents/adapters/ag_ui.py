@@ -18,6 +18,10 @@ Mapping (DESIGN.md, "Protocol mapping"):
 - RunFinished -> MESSAGES_SNAPSHOT, RUN_FINISHED{outcome: success (pendingToolCallIds for the
   client's tools) | interrupt (the ApprovalRequested before it) | cancelled}
 - RunFailed -> close what is open, RUN_ERROR{message, code}
+
+A 0.0.x client (no `protocolVersion` >= 1.0 in its input, e.g. the one CopilotKit 1.74 bundles)
+gets no `protocolVersion`, no `pendingToolCallIds` (a plain success outcome) and a bare
+RUN_FINISHED for a cancelled run: its strict schemas refuse those 1.0-only fields.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from ag_ui.core import BaseEvent, RunAgentInput, TextMessageContentEvent, ToolCa
 
 from pyox_agents.adapters.ag_ui_events import (
     APPROVAL_SCHEMA,
+    declares_1_0,
     interrupt_reason,
     result_id,
     translate,
@@ -45,6 +50,7 @@ from pyox_agents.serving import RequestError, RunService
 __all__ = [
     "APPROVAL_SCHEMA",
     "MEDIA_TYPE",
+    "declares_1_0",
     "encode",
     "encode_event",
     "interrupt_reason",
@@ -131,7 +137,9 @@ async def stream(
     """Run `agent` for an AG-UI request and yield its AG-UI events, without our server.
 
     `store` saves threads and runs (an agent without a store of its own gets it), so a later
-    request continues the thread and can resume an interrupt. Pass one `service` to every call
+    request continues the thread and can resume an interrupt. The run starts from the client's
+    state (or `{}`): nothing keeps the shared state between runs unless the `service` does
+    (`RunService(store, keep_state=True)`, as the server). Pass one `service` to every call
     to allow only one active run per thread (the server does); each call makes its own
     otherwise. The run goes on if the consumer stops reading; what it commits stays.
 

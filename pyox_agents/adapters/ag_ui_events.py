@@ -1,5 +1,8 @@
 """Runtime events -> AG-UI 1.0 events (`ag_ui.core`), one case per runtime event.
 
+A client that declares no `protocolVersion` >= 1.0 (the 0.0.x one CopilotKit bundles) gets the
+same stream without the 1.0-only fields, which its strict schemas refuse (`declares_1_0`).
+
 `translate` keeps what it opened (text, reasoning, tool calls, steps, subagents), so that every
 stream has exactly one terminal event with nothing open before it, even when the run is cut short.
 It also keeps this run's messages, with the ids it streamed, for the `MESSAGES_SNAPSHOT` that
@@ -9,6 +12,7 @@ precedes `RUN_FINISHED`: the client merges that snapshot by id, so its ids are t
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +55,7 @@ from ag_ui.core import (
 )
 
 from pyox_agents.adapters.ag_ui_messages import Draft, as_json, reasoning_id, result_id, result_text
+from pyox_agents.adapters.run_errors import INTERNAL_ERROR_MESSAGE, public_message
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,
@@ -79,12 +84,15 @@ from pyox_agents.state.run import AgentError, ApprovalRequest
 __all__ = [
     "APPROVAL_SCHEMA",
     "INTERNAL_ERROR_MESSAGE",
+    "declares_1_0",
     "interrupt_reason",
     "reasoning_id",
     "result_id",
     "step_name",
     "translate",
 ]
+
+_log = logging.getLogger(__name__)
 
 APPROVAL_SCHEMA: Mapping[str, Any] = {
     "type": "object",
@@ -93,13 +101,6 @@ APPROVAL_SCHEMA: Mapping[str, Any] = {
 }
 """The `responseSchema` of an approval interrupt: yes/no, and optionally edited arguments."""
 
-INTERNAL_ERROR_MESSAGE = (
-    "the agent failed because of an internal error (a bug in a hook or in pyox-agents); "
-    "the run's record (GET /runs/{run_id}) has the details"
-)
-"""What a client reads for a run that failed with `internal_error` (never the exception text)."""
-
-
 def interrupt_reason(request: ApprovalRequest) -> str:
     """"input" for a question a tool asked (`ctx.ask_person` with a schema), else "approval".
 
@@ -107,6 +108,19 @@ def interrupt_reason(request: ApprovalRequest) -> str:
     `ask_person` without a schema is presented as a yes/no approval.
     """
     return "input" if request.schema is not None else "approval"
+
+
+def declares_1_0(run_input: RunAgentInput) -> bool:
+    """Whether the client declared AG-UI 1.0 or later (`protocolVersion` in its `RunAgentInput`).
+
+    A 1.0 client sends `protocolVersion`; a 0.0.x one (`@ag-ui/client` 0.0.59, which CopilotKit
+    1.74 bundles) sends none and parses every event with strict schemas that refuse the 1.0-only
+    fields: such a client gets no `protocolVersion` on `RUN_STARTED`, a plain success outcome for
+    a run that ends on its own tools (it finds the calls without results itself), and a bare
+    `RUN_FINISHED` for a cancelled run.
+    """
+    major = (run_input.protocol_version or "").strip().split(".")[0]
+    return major.isdigit() and int(major) >= 1
 
 
 def step_name(index: int) -> str:
@@ -133,6 +147,8 @@ class _Translation:
 
     def __init__(self, run_input: RunAgentInput) -> None:
         self.input = run_input
+        self.v1 = declares_1_0(run_input)
+        """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
         self.started = False
         self.ended = False
         self.parts: dict[str | None, _Parts] = {None: _Parts()}
@@ -224,7 +240,7 @@ class _Translation:
     def _start(self, state: Any, *, announce: bool) -> Iterator[BaseEvent]:
         self.started = True
         yield RunStartedEvent(thread_id=self.input.thread_id, run_id=self.input.run_id,
-                              protocol_version=PROTOCOL_VERSION)
+                              protocol_version=PROTOCOL_VERSION if self.v1 else None)
         if announce:
             yield StateSnapshotEvent(snapshot=thaw(state))
 
@@ -383,9 +399,10 @@ class _Translation:
             extra["outcome"] = RunFinishedInterruptOutcome(interrupts=[
                 self._interrupt(request, self.request.run_id)])
         elif event.outcome == "cancelled":
-            extra["outcome"] = RunFinishedCancelledOutcome()
+            if self.v1:  # a 0.0.x client knows no cancelled outcome: a bare RUN_FINISHED
+                extra["outcome"] = RunFinishedCancelledOutcome()
         else:
-            pending = list(event.pending_call_ids)
+            pending = list(event.pending_call_ids) if self.v1 else []
             extra["outcome"] = RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None)
             if event.answer is not None:
                 extra["result"] = as_json(event.answer)
@@ -401,9 +418,8 @@ class _Translation:
         if not self.started:
             yield from self._start(None, announce=False)
         yield from self._close_all()
-        message = INTERNAL_ERROR_MESSAGE if error.code == "internal_error" else error.message
         self.ended = True
-        yield RunErrorEvent(message=message, code=error.code)
+        yield RunErrorEvent(message=public_message(error), code=error.code)
 
     @staticmethod
     def _interrupt(request: ApprovalRequest, owner: str | None) -> Interrupt:
@@ -447,12 +463,14 @@ class _Translation:
 async def translate(
     run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent]
 ) -> AsyncIterator[BaseEvent]:
-    """The AG-UI 1.0 events of one run, from its runtime events.
+    """The AG-UI events of one run, from its runtime events.
 
     The stream opens with `RUN_STARTED{threadId, runId (the client's), protocolVersion "1.0"}`
     and a `STATE_SNAPSHOT` of the state the run starts from, and ends with exactly one of
     `RUN_FINISHED` (after a `MESSAGES_SNAPSHOT`) and `RUN_ERROR`, with everything it opened
-    closed before. Every event carries a `timestamp` in milliseconds.
+    closed before. Every event carries a `timestamp` in milliseconds. The 1.0-only fields
+    (`protocolVersion`, `pendingToolCallIds`, the cancelled outcome) go only to a client whose
+    `run_input` declares `protocolVersion` 1.0 or later (`declares_1_0`).
     """
     translation = _Translation(run_input)
     try:
@@ -462,6 +480,8 @@ async def translate(
             if translation.ended:
                 return
     except Exception:
+        _log.exception("reading the events of run %s (thread %s) failed",
+                       run_input.run_id, run_input.thread_id)
         for out in translation.broken():
             yield _stamped(out)
         return
@@ -485,6 +505,8 @@ async def translate_batches(
             if translation.ended:
                 return
     except Exception:
+        _log.exception("reading the events of run %s (thread %s) failed",
+                       run_input.run_id, run_input.thread_id)
         yield [_stamped(e) for e in translation.broken()]
         return
     rest = [_stamped(e) for e in translation.incomplete()]

@@ -73,8 +73,10 @@ def request_from_input(run_input: RunAgentInput, agent: Agent) -> RunRequest:
     """The `RunRequest` a validated `RunAgentInput` asks `agent` for.
 
     `messages` is the client's whole history (reasoning, activity and subagent messages are not
-    the conversation's and are left out); `state` absent, null or `{}` means the thread's kept
-    state; `tools` are the client's own tools; `context` becomes "description: value" lines;
+    the conversation's and are left out); `state` absent or null means none (the thread's kept
+    state, on a server that keeps it; `{}` too from a client that has no assistant message yet,
+    i.e. never received this thread's state); `tools` are the client's own tools; `context`
+    becomes "description: value" lines;
     tool messages are the client's results for its tools' calls (the server keeps those its
     thread still waits for); `resume` answers the interrupt the thread's paused run waits for.
 
@@ -86,7 +88,8 @@ def request_from_input(run_input: RunAgentInput, agent: Agent) -> RunRequest:
     return RunRequest(
         thread_id=run_input.thread_id,
         messages=messages,
-        state=None if state is None or state == {} else state,
+        state=state,
+        saw_thread=any(isinstance(m, AssistantMessage) for m in run_input.messages),
         tool_outputs=outputs,
         decisions=_decisions(run_input, agent),
         client_tools=tuple(
@@ -266,10 +269,10 @@ def open_request(agent: Agent, thread_id: str) -> ApprovalRequest | None:
     if not starts or not starts[-1]:
         return None
     try:
-        run = RunState.from_dict(store.load_run(str(starts[-1])))
+        latest: RunState = store.load_run(str(starts[-1]))
     except LookupError:
         return None
-    return run.pending
+    return latest.pending
 
 
 # -- a minimal JSON schema check ---------------------------------------------------------------

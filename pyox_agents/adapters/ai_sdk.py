@@ -122,8 +122,10 @@ async def stream(
     """Run `agent` for one `DefaultChatTransport` request body and yield the stream's chunks.
 
     For your own web framework: answer with `encode(stream(agent, body))` and `HEADERS`. The
-    agent saves to `store` when it has none of its own. Leaving the loop early stops the run;
-    what it committed stays.
+    agent saves to `store` when it has none of its own. The run starts from the client's state
+    (its `state`, else its last `data-state` part, else `{}`): nothing keeps the shared state
+    between runs here (the server does, `create_app(keep_state=True)`). Leaving the loop early
+    stops the run; what it committed stays.
 
     Raises:
         RequestError: the body is refused (`status` 400 or 422, before anything runs).

@@ -15,7 +15,9 @@ chunk type, or an unknown `finishReason`, fails the whole request on the client)
 - a run stopped (server `stop`): `abort` (`reason` from ai 6), then finish `interrupted` on
   ai 7, `other` on 5 and 6.
 - a run paused (approval, client tools to run): finish `tool-calls`; answered: `stop`; stopped
-  by a limit or a permission: `other`; failed: `error{errorText}` then finish `error`.
+  by a limit or a permission: `other`; failed: a transient `data-run-error{code, message}`,
+  `error{errorText: message}`, then finish `error` (the message and code AG-UI's RUN_ERROR has;
+  an internal error's exception text stays in the server's log and the run's record).
 
 `finishReason: "unknown"` (5 only) and the 7-only types (`reset-step`, `custom`,
 `reasoning-file`, `steering-message`, `tool-approval-response`) are never written.
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 from pyox_agents.adapters.ai_sdk_request import Chat
+from pyox_agents.adapters.run_errors import public_message
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,
@@ -118,6 +121,8 @@ class ChunkWriter:
         self._inputs: dict[str, tuple[str, list[str]]] = {}  # call id -> (tool, argument text)
         self._awaiting: dict[str, bool] = {}  # call id -> nested; input given, no output yet
         self._invalid: set[str] = set()  # calls answered with tool-input-error
+        self._call_runs: dict[str, str] = {}  # a subagent's call id -> its subagent's run id
+        self._subagent_calls: dict[str, str] = {}  # a subagent's run id -> the call it runs in
         self._state: Any = None
         self._has_state = False  # False until RunStarted: no snapshot of a state never seen
 
@@ -161,6 +166,8 @@ class ChunkWriter:
                 self._reasonings.discard(mid)
                 out.append({"type": "reasoning-end", "id": mid})
             case ToolCallStarted(call_id=call_id, name=name, run_id=run_id):
+                if run_id is not None:
+                    self._call_runs[call_id] = run_id
                 self._inputs[call_id] = (name, [])
                 out.append({"type": "tool-input-start", "toolCallId": call_id, "toolName": name,
                             **_nested(run_id)})
@@ -177,15 +184,16 @@ class ChunkWriter:
                 out.append({"type": "data-state-delta", "data": [dict(op) for op in delta],
                             "transient": True})
                 out.append(self._snapshot())
-            case ApprovalRequested(request=request, run_id=None):
-                self._awaiting.pop(request.call_id, None)
-                out.append(self._approval(event))
+            case ApprovalRequested(run_id=None):
+                out += self._approval(event)
             case RunFinished():
                 out += self._finish(event)
             case RunFailed():
                 out += self._fail(event)
-            case SubagentStarted() | SubagentFinished():
-                pass  # the subagent is its parent's tool call; its own calls are nested parts
+            case SubagentStarted(run_id=run_id, call_id=call_id):
+                self._subagent_calls[run_id] = call_id  # its own calls are nested parts
+            case SubagentFinished():
+                pass  # the subagent is its parent's tool call: its output ends it
             case _:
                 pass  # a subagent's text, reasoning and steps: its answer is the tool's output
         return out
@@ -230,17 +238,26 @@ class ChunkWriter:
         return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": event.error,
                  **extra}]
 
-    def _approval(self, event: ApprovalRequested) -> Chunk:
+    def _waiting_on(self, call_id: str) -> list[str]:
+        """`call_id`, then the calls of the subagents it runs in, innermost first: a subagent's
+        request is theirs too, so the client sees each of them answered and continues."""
+        chain = [call_id]
+        while (run_id := self._call_runs.get(chain[-1])) in self._subagent_calls:
+            chain.append(self._subagent_calls[run_id])
+        return chain
+
+    def _approval(self, event: ApprovalRequested) -> list[Chunk]:
         request = event.request
+        waiting = self._waiting_on(request.call_id)
+        for call_id in waiting:
+            self._awaiting.pop(call_id, None)
         if self.version >= 6:
-            chunk: Chunk = {"type": "tool-approval-request", "approvalId": request.id,
-                            "toolCallId": request.call_id}
-            if self.version >= 7 and request.prompt:
-                chunk["reason"] = request.prompt
-            return chunk
-        return {"type": "data-approval-request", "id": request.id, "data": {
+            extra = {"reason": request.prompt} if self.version >= 7 and request.prompt else {}
+            return [{"type": "tool-approval-request", "approvalId": request.id,
+                     "toolCallId": call_id, **extra} for call_id in waiting]
+        return [{"type": "data-approval-request", "id": request.id, "data": {
             "approvalId": request.id, "toolCallId": request.call_id, "toolName": request.tool,
-            "input": dict(request.arguments), "prompt": request.prompt}}
+            "input": dict(request.arguments), "prompt": request.prompt}}]
 
     # -- the end ---------------------------------------------------------------------------------
 
@@ -277,10 +294,13 @@ class ChunkWriter:
 
     def _fail(self, event: RunFailed) -> list[Chunk]:
         self.ended = True
-        out = self._close(f"the run failed: {event.error.message}", calls=True)
+        message = public_message(event.error)
+        out = self._close(f"the run failed: {message}", calls=True)
         if self._has_state:
             out.append(self._snapshot())
-        out.append({"type": "error", "errorText": event.error.message})
+        out.append({"type": "data-run-error", "transient": True,
+                    "data": {"code": event.error.code, "message": message}})
+        out.append({"type": "error", "errorText": message})
         out.append({"type": "finish", "finishReason": "error"})
         return out
 

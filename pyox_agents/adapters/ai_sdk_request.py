@@ -9,8 +9,10 @@ What the request carries, in the runtime's terms:
 
 - the conversation: user, system and assistant messages; an assistant message's tool parts
   become its tool calls and the tool messages that answer them (one assistant message per step);
-- the shared state: the `state` body field, else the last `data-state` part in `messages`
-  (what the client last saw); none (or `{}`) means the thread's kept state;
+- the shared state: the `state` body field, else the last `data-state` part in `messages`;
+  that part is also the version the client last saw, on which its `state` is the person's
+  edits. None at all means the thread's kept state (on a server that keeps it), and so does `{}`
+  from a client that never received a `data-state` part;
 - approval answers: tool parts in state `approval-responded` with `approval: {id, approved,
   reason?}` (ai 6+), or the `approvals: [{id, approved, reason?}]` body field (how an ai 5
   client, which has no approval parts, answers a `data-approval-request`);
@@ -114,10 +116,14 @@ def parse_request(
             message_id = data["messageId"]
     decisions, denied = _decisions(ui_messages, data.get("approvals"), continuing)
     chat = Chat(chat_id, trigger, message_id, frozenset(denied), sdk_version)
+    seen = _last_state_part(ui_messages)
+    state = data.get("state")
     request = RunRequest(
         thread_id=chat_id,
         messages=tuple(ui_messages_to_messages(ui_messages)),
-        state=_client_state(data, ui_messages),
+        state=seen if state is None else state,
+        state_seen=seen,
+        saw_thread=seen is not None,
         tool_outputs=tuple(_client_outputs(ui_messages, agent)),
         decisions=tuple(decisions),
         client_tools=tuple(_client_tools(data.get("clientTools"), agent)),
@@ -234,16 +240,14 @@ def _tool_result(call: ToolCall, part: Mapping[str, Any]) -> Message | None:
     return None
 
 
-def _client_state(data: Mapping[str, Any], ui_messages: Sequence[Mapping[str, Any]]) -> Any:
-    """The `state` body field, else the last `data-state` part's data; None for none or {}."""
-    state = data.get("state")
-    if state is None:
-        for ui in reversed(ui_messages):
-            found = [p for p in _parts(ui) if p["type"] == "data-state" and "data" in p]
-            if found:
-                state = found[-1]["data"]
-                break
-    return None if state is None or state == {} else state
+def _last_state_part(ui_messages: Sequence[Mapping[str, Any]]) -> Any:
+    """The data of the last `data-state` part in `messages` (the state the client last
+    received), or None."""
+    for ui in reversed(ui_messages):
+        found = [p for p in _parts(ui) if p["type"] == "data-state" and "data" in p]
+        if found:
+            return found[-1]["data"]
+    return None
 
 
 def _decisions(

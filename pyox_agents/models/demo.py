@@ -17,6 +17,8 @@ ignored; several items are split on commas and "and", one tool call each, in par
 - show: "show my list", "what's on my list?", "list", "what do I have?" (a read tool, such as
   `list_todos`/`get_cart`; with none, the lists of a JSON state shown in the instructions, the
   ones the user names first; with neither, it says it cannot see the list).
+- plan: "plan a trip to Rome", "plan my week", "pack for a beach holiday", "plan a party"
+  add the several items of a built-in plan in one reply (one add call each, in parallel).
 - anything else: a short reply saying what it can do with the tools it has.
 
 A number ("complete 2", "remove #3") goes to an integer argument (`index`, `id`, `number`...)
@@ -110,10 +112,50 @@ _LIST_ALIASES = {
 _DONE_KEYS = ("done", "completed", "complete", "checked", "finished")
 
 
+_PACKING: dict[str, tuple[str, ...]] = {
+    "beach": ("swimsuit", "sunscreen", "sunglasses", "beach towel", "sun hat"),
+    "ski": ("ski jacket", "gloves", "goggles", "thermal layers", "lip balm"),
+    "camping": ("tent", "sleeping bag", "flashlight", "water bottle", "first aid kit"),
+}
+_PACKING_DEFAULT = ("clothes", "toiletries", "phone charger", "travel documents", "medicine")
+
+
+def _trip(destination: str) -> tuple[str, ...]:
+    place = destination.title() if destination else ""
+    to, in_ = (f" to {place}", f" in {place}") if place else ("", "")
+    return (f"book flights{to}", f"book a hotel{in_}", f"plan what to see{in_}",
+            "check passport and documents", "pack a bag")
+
+
+def _packing(kind: str) -> tuple[str, ...]:
+    return _PACKING.get(kind, _PACKING_DEFAULT)
+
+
+_PLANS: tuple[tuple[re.Pattern[str], Any], ...] = (
+    (re.compile(r"^plan (?:a |my |our |the )?(?:trip|vacation|holiday|journey)"
+                r"(?:\s+(?:to|in)\s+(?P<place>[\w\s'-]+?))?$"), lambda m: _trip(m["place"] or "")),
+    (re.compile(r"^plan (?:my|our|the|this|next) week$"),
+     lambda m: ("plan the week's priorities", "grocery shopping", "exercise three times",
+                "call a friend", "review how the week went")),
+    (re.compile(r"^(?:pack|packing list)(?: for)? (?:a |my |our |the )?(?P<kind>\w+)?\s*"
+                r"(?:holiday|vacation|trip|weekend)$"), lambda m: _packing(m["kind"] or "")),
+    (re.compile(r"^plan (?:a |my |our |the )?(?:birthday |dinner )?party$"),
+     lambda m: ("send the invitations", "order a cake", "buy drinks and snacks",
+                "decorate the room", "make a playlist")),
+)
+"""Requests for several items at once: a pattern, and the items of its plan (one add each)."""
+
+
+_PLAN_LISTS = ("todo", "todos", "task", "tasks", "list", "plan", "plans")
+"""A plan's items go to a tool of one of these lists when there is one (not to a cart)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Intent:
     kind: str
     items: tuple[str, ...]
+    lists: tuple[str, ...] = ()
+    """Words of the list the items belong to: a tool whose name has one is preferred."""
 
 
 class DemoModel:
@@ -144,7 +186,7 @@ def decide(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
     intent = _intent(text)
     if intent is None:
         return Reply(text=_help(tools, greeting=_is_greeting(text)))
-    spec = _tool_for(intent.kind, tools)
+    spec = _tool_for(intent.kind, tools, intent.lists)
     if spec is None and intent.kind == "read":
         seen = _state_summary(messages, text)
         if seen is not None:
@@ -190,6 +232,10 @@ def _is_greeting(text: str) -> bool:
 def _intent(text: str) -> _Intent | None:
     clean = " ".join(text.lower().replace("\u2019", "'").split())
     clean = _TRAILING.sub("", _POLITE.sub("", clean, count=1))
+    for plan, items_of in _PLANS:
+        planned = plan.match(clean)
+        if planned is not None:
+            return _Intent("add", tuple(items_of(planned)), _PLAN_LISTS)
     for kind, pattern in _INTENTS:
         match = pattern.match(clean)
         if match is None:
@@ -230,11 +276,14 @@ def _kind_of(spec: ToolSpec) -> str | None:
     return best if scores[best] > 0 else None
 
 
-def _tool_for(kind: str, tools: Sequence[ToolSpec]) -> ToolSpec | None:
+def _tool_for(kind: str, tools: Sequence[ToolSpec], lists: Sequence[str] = ()
+              ) -> ToolSpec | None:
+    """The best tool for `kind`; of those, one whose name names one of `lists` if any does."""
     candidates = [spec for spec in tools if _kind_of(spec) == kind]
+    preferred = [spec for spec in candidates if set(_words(spec)[0]) & set(lists)]
     if not candidates:
         return None
-    return max(candidates, key=lambda spec: _score(kind, spec))
+    return max(preferred or candidates, key=lambda spec: _score(kind, spec))
 
 
 def _properties(spec: ToolSpec) -> Mapping[str, Any]:

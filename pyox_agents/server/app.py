@@ -37,7 +37,6 @@ from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
 from pyox_agents.server.sse import EventStreamResponse
 from pyox_agents.serving import LiveRun, RequestError, RunService, ServerLimits
-from pyox_agents.state.history import shared_state_from
 
 __all__ = ["Auth", "bearer_tokens", "create_app"]
 
@@ -78,6 +77,7 @@ class _Server:
         limits: ServerLimits | None,
         send_timeout: float | None,
         lease_ttl: float,
+        keep_state: bool,
     ) -> None:
         self.agents = {
             name: agent.with_store(store) if agent.store is None and store is not None else agent
@@ -89,7 +89,7 @@ class _Server:
         self.on_disconnect = on_disconnect
         self.auth = auth
         self.send_timeout = send_timeout
-        self.runs = RunService(store, limits=limits, lease_ttl=lease_ttl)
+        self.runs = RunService(store, limits=limits, lease_ttl=lease_ttl, keep_state=keep_state)
 
     async def principal(self, request: Request) -> str | None:
         """Who asks (None without auth: everyone is the same principal). 401 if refused."""
@@ -166,6 +166,7 @@ def create_app(
     send_timeout: float | None = 30.0,
     lease_ttl: float = 30.0,
     tune_gc: bool = True,
+    keep_state: bool = True,
 ) -> Starlette:
     """A Starlette app serving `agents` (by name) over AG-UI and the AI SDK stream protocol.
 
@@ -184,6 +185,13 @@ def create_app(
     otherwise pause every stream for hundreds of milliseconds (bench/concurrency.py). It changes
     the process's `gc` settings; pass False to keep your own.
 
+    `keep_state` (the default; needs a `store`): the server keeps each thread's latest shared
+    state, so a page that sends none, or a reloaded page's `{}`, gets it back in the run's
+    opening snapshot (and `GET /threads/{id}` shows it). A client's state is the person's edits
+    on top of the version it last saw: they are merged onto the latest version, so a client that
+    was away never erases what a run committed meanwhile (README, "Shared state"). With False,
+    the server keeps none: a run starts from the client's state, or `{}`.
+
     Raises:
         ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
     """
@@ -197,7 +205,7 @@ def create_app(
         raise ValueError(f'on_disconnect is "detach" or "cancel", got {on_disconnect!r}')
     server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
                      on_disconnect=on_disconnect, auth=auth, limits=limits,
-                     send_timeout=send_timeout, lease_ttl=lease_ttl)
+                     send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -362,11 +370,14 @@ async def _get_thread(server: _Server, request: Request) -> Response:
          "call_id": m.call_id}
         for m in conversation.messages
     ]
-    state = shared_state_from(conversation.history, {})
-    running = server.runs.active(thread_id) is not None or (
+    kept = await server.runs.kept_state(thread_id)
+    live = server.runs.active(thread_id)
+    state = live.last_state() if live is not None and live.events else kept.state
+    running = live is not None or (
         server.runs.shared and await server.store.aget_active(thread_id) is not None)
-    return JSONResponse({"id": thread_id, "messages": messages, "state": json.loads(
-        json.dumps(state)), "running": running})
+    return JSONResponse({"id": thread_id, "messages": messages,
+                         "state": {} if state is None else json.loads(json.dumps(state)),
+                         "version": kept.version or None, "running": running})
 
 
 async def _get_run(server: _Server, request: Request) -> Response:
@@ -375,7 +386,7 @@ async def _get_run(server: _Server, request: Request) -> Response:
         raise RequestError(404, "this server keeps no runs (it was created without a store)")
     principal = await server.principal(request)
     try:
-        record = await server.store.aload_run(run_id)
+        record = await server.store.aload_run_record(run_id)
         thread_id = await server.store.arun_thread(run_id)
     except LookupError:
         raise RequestError(404, f"no run {run_id!r}") from None

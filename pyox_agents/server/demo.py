@@ -8,7 +8,8 @@ person's approval before it turns the cart into an order.
 
 `demo_agents(model)` gives the agents by name, ready for `create_app`. The offline `"demo"`
 model understands a few phrases ("add milk and eggs to my cart", "clear completed", "check
-out"); a real model ("openai:gpt-5-mini", "ollama:llama3.2") follows the instructions below.
+out", "plan a trip to Rome", "plan my week", "pack for a beach holiday"); a real model
+("openai:gpt-5-mini", "ollama:llama3.2") follows the instructions below.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ def verify_chain(
 
 
 class _AuditSource(Protocol):
-    def load_run(self, run_id: str) -> Mapping[str, Any]: ...
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]: ...
 
     def load_audit(self, run_id: str) -> list[Mapping[str, Any]]: ...
 
@@ -110,5 +110,5 @@ def verify_audit(store: _AuditSource, run_id: str) -> None:
         AuditError: the first record that is edited, missing, out of order, or a log cut short.
         LookupError: the store has no run `run_id`.
     """
-    run = store.load_run(run_id)
+    run = store.load_run_record(run_id)
     verify_chain(run_id, store.load_audit(run_id), run.get("audit_head"))

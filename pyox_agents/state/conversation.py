@@ -30,7 +30,7 @@ from pyox_agents.state.history import (
     utc_now,
 )
 from pyox_agents.state.jsonvalue import frozen_message, json_equal, to_json_value
-from pyox_agents.state.messages import NOTICE_PREFIX, Message, ToolCall, Usage
+from pyox_agents.state.messages import NOTICE_PREFIX, Image, Message, ToolCall, Usage
 from pyox_agents.state.recorder import Recorder
 from pyox_agents.state.snapshot import Fold, StateSnapshot, cleared, replay
 from pyox_agents.state.stopped import (
@@ -147,11 +147,11 @@ class State(Recorder):
         if extra_data is not None:
             if not isinstance(extra_data, Mapping):
                 raise TypeError(f"extra_data must be a dict, got {type(extra_data).__name__}")
-            data = ExtraDataEntry(at=utc_now(), content=_frozen_dict(extra_data))
+            data = _frozen_dict(extra_data)  # checked before anything is recorded
         if start:
             self._record(ImportEntry(at=utc_now(), content=start), "import")
-        if data is not None and data.content:
-            self._record(data, "set extra_data")
+        if data:  # stamped after the import: history is oldest first
+            self._record(ExtraDataEntry(at=utc_now(), content=data), "set extra_data")
 
     def __repr__(self) -> str:
         with self._lock:
@@ -280,6 +280,17 @@ class State(Recorder):
             raise ValueError("add_message() takes a message of text and images only; this one "
                              "has tool calls or tool-result fields: use Message.user(text, "
                              "*images)")
+        if not isinstance(message.content, str):
+            raise ValueError(f"add_message() got a message whose text is a "
+                             f"{type(message.content).__name__}, not a str: write "
+                             f"Message.user('text'), with '' for an image-only message")
+        images = message.images if isinstance(message.images, tuple | list) else [message.images]
+        for index, image in enumerate(images):
+            if not isinstance(image, Image):
+                raise ValueError(f"add_message() got a message whose images[{index}] is a "
+                                 f"{type(image).__name__}, not an Image: a user message holds "
+                                 f"text and Image blocks only, e.g. Message.user(text, "
+                                 f"Image(url=...))")
         if not message.content.strip() and not message.images:
             raise ValueError("add_message() got a message with no text and no image: give it "
                              "some text, e.g. Message.user('Now fix it')")

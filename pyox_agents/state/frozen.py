@@ -21,16 +21,19 @@ import heapq
 import importlib.util
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeAlias
 
 __all__ = [
     "JSON",
+    "MAX_DEPTH",
     "FrozenDict",
     "FrozenList",
     "StateView",
     "freeze",
+    "lone_surrogate",
     "parse_pointer",
     "pointer",
     "python_path",
@@ -280,18 +283,31 @@ class StateView:
 _guard_heapq()
 
 
+MAX_DEPTH = 64
+"""How deeply JSON may nest, everywhere: a request's body, a run's state, a tool's write, a
+model's tool arguments (a scalar at the top is 1 level, `{"a": 1}` is 2). Deeper values would
+break a parser's or serializer's recursion somewhere between here and a browser."""
+
+
 def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) -> JSON:
     """Check that `value` is JSON and return it frozen; frozen containers are reused as they are.
 
     `path` (with the tokens `at` appended) names the value in error messages, in Python form
-    (`ctx.state["todos"][3]`). A draft view gives its current value.
+    (`ctx.state["todos"][3]`). A draft view gives its current value. `at` is also where the value
+    goes in its document, so the `MAX_DEPTH` limit counts from the document's root.
 
     Raises:
-        TypeError: a value or key that is not JSON, naming its path and what to use instead.
+        TypeError: a value or key that is not JSON (a str with a lone surrogate, nesting past
+            `MAX_DEPTH`), naming its path and what to use instead.
     """
-    if type(value) in _SCALARS:
-        if type(value) is float and not math.isfinite(value):
+    kind = type(value)
+    if kind in _SCALARS:
+        if kind is float and not math.isfinite(value):  # type: ignore[arg-type]
             raise TypeError(_not_json(value, python_path(path, at)))
+        if kind is str and not value.isascii():  # type: ignore[attr-defined]
+            _check_text(value, path, at)  # type: ignore[arg-type]
+        if len(at) >= MAX_DEPTH:
+            raise TypeError(_too_deep(path, at))
         return value  # type: ignore[return-value]
     if isinstance(value, FrozenDict | FrozenList):
         return value
@@ -299,13 +315,50 @@ def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) 
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate (U+D800 to U+DFFF) in `text`, or None.
+
+    Python strings hold them (`surrogateescape` decoding of a file name makes them), but they
+    are not text: UTF-8 cannot encode them, so no store, stream or browser can take them.
+    """
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return None if found is None else found.start()
+
+
+def _check_text(text: str, path: str, at: Sequence[str | int], key: bool = False) -> None:
+    index = lone_surrogate(text)
+    if index is not None:
+        what = f"has the key {text!r}, which" if key else "is a str that"
+        raise TypeError(
+            f"{python_path(path, at)} {what} holds a lone surrogate ({text[index]!r} at index "
+            f"{index}); JSON text must be valid Unicode: decode bytes with errors='replace' "
+            f"(for a file name: name.encode('utf-8', 'surrogateescape').decode('utf-8', "
+            f"'replace'))"
+        )
+
+
+def _too_deep(path: str, at: Sequence[str | int]) -> str:
+    return (
+        f"{python_path(path, at)} is nested {len(at) + 1} levels deep; JSON here may nest at most "
+        f"{MAX_DEPTH} levels (a scalar at the top is 1): flatten it, e.g. a list of items that "
+        f"name their parent"
+    )
 
 
 def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
+    if len(at) >= MAX_DEPTH:
+        raise TypeError(_too_deep(path, at))
     kind = type(value)
     if kind in _SCALARS:
         if kind is float and not math.isfinite(value):  # type: ignore[arg-type]
             raise TypeError(_not_json(value, python_path(path, at)))
+        if kind is str and not value.isascii():  # type: ignore[attr-defined]
+            _check_text(value, path, at)  # type: ignore[arg-type]
         return value  # type: ignore[return-value]
     if isinstance(value, FrozenDict | FrozenList):
         return value
@@ -319,6 +372,8 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
                     f"{python_path(path, at)} has a key {key!r} ({type(key).__name__}); keys of "
                     f"shared state must be str: use str(key)"
                 )
+            if not key.isascii():
+                _check_text(key, path, at, key=True)
             at.append(key)
             dict.__setitem__(frozen, str(key), _freeze(item, path, at))
             at.pop()
@@ -333,7 +388,9 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
     if isinstance(value, enum.Enum):
         raise TypeError(_not_json(value, python_path(path, at)))
     if isinstance(value, str):
-        return str.__str__(value)
+        text = str.__str__(value)
+        _check_text(text, path, at)
+        return text
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):

@@ -18,6 +18,7 @@ from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList
 from pyox_agents.state.jsonvalue import (
     call_to_json,
     frozen_call,
+    frozen_delta,
     frozen_message,
     frozen_reply,
     message_to_json,
@@ -306,7 +307,9 @@ class ToolResultEntry:
 class StateChangeEntry:
     """The shared-state change a tool committed: RFC 6902 ops (`delta`), and the new `version`.
 
-    It changes no field of the snapshot; `shared_state_from` rebuilds the shared state from these.
+    Histories saved by earlier versions of pyox-agents hold these; they still load, and
+    `shared_state_from` still reads them. Runs no longer record the shared state in the
+    conversation (seed 004: "Nothing is stored"). It changes no field of the snapshot.
     """
 
     kind: Literal["state_change"] = field(default="state_change", init=False)
@@ -317,13 +320,7 @@ class StateChangeEntry:
 
     def __post_init__(self) -> None:
         _check_at(self)
-        delta = to_json_value(self.content, "delta")
-        if not isinstance(delta, FrozenList) or not all(
-                isinstance(op, dict) and isinstance(op.get("op"), str)
-                and isinstance(op.get("path"), str) for op in delta):
-            raise TypeError("delta must be a list of RFC 6902 operations "
-                            "({'op': ..., 'path': ...})")
-        _set(self, "content", delta)
+        _set(self, "content", frozen_delta(self.content))
         if not isinstance(self.call_id, str):
             raise TypeError(f"call_id must be a str, got {self.call_id!r}")
         if type(self.version) is not int:
@@ -497,7 +494,9 @@ def entry_from_json(row: Mapping[str, Any]) -> HistoryEntry:
 def shared_state_from(history: Iterable[HistoryEntry], initial: Any) -> JSON:
     """The shared state after the `state_change` entries of `history`, applied in order.
 
-    `initial` is the state before the first of them; it is not changed. Returns a read-only value.
+    Only histories saved by earlier versions of pyox-agents have such entries (runs no longer
+    record the shared state). `initial` is the state before the first of them; it is not
+    changed. Returns a read-only value.
 
     Raises:
         ValueError: a recorded change that does not apply to the state built so far.

@@ -20,7 +20,15 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, freeze, parse_pointer, thaw
+from pyox_agents.state.frozen import (
+    JSON,
+    MAX_DEPTH,
+    FrozenDict,
+    FrozenList,
+    freeze,
+    parse_pointer,
+    thaw,
+)
 from pyox_agents.state.messages import Image, Message, Reply, ToolCall, Usage
 
 __all__ = [
@@ -28,6 +36,7 @@ __all__ = [
     "call_from_json",
     "call_to_json",
     "frozen_call",
+    "frozen_delta",
     "frozen_message",
     "frozen_reply",
     "json_equal",
@@ -51,13 +60,44 @@ def to_json_value(value: object, where: str) -> JSON:
     `where` names the value in error messages (`extra_data`, `finish(answer)`).
 
     Raises:
-        TypeError: a value or key that is not JSON, naming its path and what to use instead.
+        TypeError: a value or key that is not JSON (a str with a lone surrogate, nesting past
+            `MAX_DEPTH`), naming its path and what to use instead.
     """
     return freeze(_plain(value, where), path=where)
 
 
+def frozen_delta(delta: object, where: str = "delta") -> FrozenList:
+    """RFC 6902 ops in JSON form, read-only; each op's `value` is held to `MAX_DEPTH` on its own.
+
+    A delta wraps each value in a list and an op, so the depth counts from the value, as it does
+    in the shared state the op writes it into.
+
+    Raises:
+        TypeError: `delta` is not a list of ops (dicts with a str `op` and `path`), or a value
+            in it is not JSON (naming its path).
+    """
+    if isinstance(delta, Mapping) or not isinstance(delta, Sequence) or isinstance(delta, str):
+        raise TypeError(f"{where} must be a list of RFC 6902 operations ({{'op': ..., "
+                        f"'path': ...}}), got {type(delta).__name__}")
+    ops = FrozenList()
+    for index, op in enumerate(delta):
+        if not (isinstance(op, Mapping) and isinstance(op.get("op"), str)
+                and isinstance(op.get("path"), str)):
+            raise TypeError(f"{where} must be a list of RFC 6902 operations ({{'op': ..., "
+                            f"'path': ...}}); {where}[{index}] is {op!r}")
+        frozen = FrozenDict()
+        for key, item in op.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}[{index}] has the key {key!r}; use str keys")
+            dict.__setitem__(frozen, key, to_json_value(item, f"{where}[{index}][{key!r}]"))
+        list.append(ops, frozen)
+    return ops
+
+
 def _plain(value: object, where: str, at: tuple[str | int, ...] = ()) -> object:
     """`value` as plain JSON; `where` + `at` is its path, spelt out only in an error."""
+    if len(at) >= MAX_DEPTH:  # freeze() says it in full; stop before Python's recursion limit
+        return freeze(value, where, at=at)
     kind = type(value)
     if kind in _PLAIN:
         return value
@@ -149,9 +189,16 @@ def frozen_message(message: Message, where: str = "message") -> Message:
     """`message` with its tool calls' arguments frozen and its sequences as tuples."""
     if not isinstance(message, Message):
         raise TypeError(f"{where} must be a Message, got {type(message).__name__}")
+    if not isinstance(message.content, str):
+        raise TypeError(f"{where}.content must be a str, got {type(message.content).__name__}: "
+                        f"use '' for a message with no text")
     calls = tuple(frozen_call(c, f"{where}.tool_calls[{i}]")
                   for i, c in enumerate(message.tool_calls))
     images = tuple(message.images)
+    for index, image in enumerate(images):
+        if not isinstance(image, Image):
+            raise TypeError(f"{where}.images[{index}] must be an Image, got "
+                            f"{type(image).__name__}: write Image(url=...)")
     if (all(a is b for a, b in zip(calls, message.tool_calls, strict=True))
             and type(message.tool_calls) is tuple and type(message.images) is tuple):
         return message

@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pyox_agents.state.frozen import FrozenList
 from pyox_agents.state.history import (
     ErrorEntry,
     HistoryEntry,
@@ -27,7 +26,7 @@ from pyox_agents.state.history import (
     ToolResultEntry,
     utc_now,
 )
-from pyox_agents.state.jsonvalue import to_json_value
+from pyox_agents.state.jsonvalue import frozen_delta
 from pyox_agents.state.messages import Image, Reply, ToolCall, Usage
 from pyox_agents.state.snapshot import Fold, Inconsistent, StateSnapshot, replay
 from pyox_agents.state.stopped import Stopped
@@ -87,11 +86,16 @@ class Recorder:
                    run_id: str | None = None) -> None:
         """Internal: record a run's start; `stopped` becomes None.
 
-        The first run sets the parent link; later ones must carry the same. ValueError if the
-        State is finished or the link differs.
+        The first run sets the parent link; later ones carry the same. A run started without
+        one (`agent.run` of a subagent's State, a retry, a fork) repeats the State's own: a
+        State keeps its parent link. ValueError if the State is finished or the link given
+        differs.
         """
-        self._record(RunStartEntry(at=utc_now(), content=run_id, parent_id=parent_id,
-                                   parent_call_id=parent_call_id), "start a run")
+        with self._lock:
+            if parent_id is None and parent_call_id is None:
+                parent_id, parent_call_id = self._fold.parent_id, self._fold.parent_call_id
+            self._record(RunStartEntry(at=utc_now(), content=run_id, parent_id=parent_id,
+                                       parent_call_id=parent_call_id), "start a run")
 
     def _begin_request(self, purpose: Purpose, message_count: int,
                        tool_names: Sequence[str] = ()) -> None:
@@ -150,9 +154,12 @@ class Recorder:
 
     def _add_state_change(self, call_id: str, delta: Sequence[Mapping[str, Any]],
                           version: int) -> None:
-        """Internal: the shared-state change (RFC 6902 ops) a tool committed as `version`."""
-        ops = to_json_value(list(delta), "delta")
-        assert isinstance(ops, FrozenList)
+        """Internal: a `StateChangeEntry` (RFC 6902 ops committed as `version`).
+
+        Runs no longer record the shared state (it is the app's, not the conversation's); this
+        stays for histories in the earlier form, which must still be written and read.
+        """
+        ops = frozen_delta(list(delta))
         entry = StateChangeEntry(at=utc_now(), content=ops, call_id=call_id,
                                  version=version)
         self._record(entry, "record a state change")

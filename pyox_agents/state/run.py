@@ -32,7 +32,8 @@ __all__ = [
 SCHEMA_VERSION = 1
 """The version of `RunState.to_dict`'s form; `from_dict` refuses any other."""
 
-_RUN_ID = re.compile(r"[0-9a-f]{64}")
+RUN_ID_PATTERN = re.compile(r"[0-9a-fA-F]{64}")
+"""A run id: 64 hexadecimal digits, in either case."""
 
 
 class StateError(ValueError):
@@ -130,7 +131,8 @@ class Step:
 
     `decision` numbers the decision that asked for it; several tool calls of one model reply are
     several steps of one decision. `outcome` is "ok", "error", "denied" or "cancelled" for a tool
-    call, "answer" for the answer.
+    call, "client" for a call handed to the client's own tools (its result comes with the next
+    run), "answer" for the answer.
     """
 
     index: int
@@ -197,8 +199,8 @@ class RunState:
                 end with its accepted answer; or `spent.steps` is not the number of decisions
                 the steps account for.
         """
-        if not isinstance(self.run_id, str) or not _RUN_ID.fullmatch(self.run_id):
-            raise StateError(f"run_id must be 64 lowercase hexadecimal digits, got {self.run_id!r}")
+        if not isinstance(self.run_id, str) or not RUN_ID_PATTERN.fullmatch(self.run_id):
+            raise StateError(f"run_id must be 64 hexadecimal digits, got {self.run_id!r}")
         if self.status is RunStatus.RUNNING and self.stop_reason is not None:
             raise StateError(
                 f"a running run has no stop reason, but stop_reason is {self.stop_reason.value!r}"

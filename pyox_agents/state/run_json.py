@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from pyox_agents.state.run import (
+    RUN_ID_PATTERN,
     SCHEMA_VERSION,
     AgentError,
     ApprovalRequest,
@@ -50,7 +51,7 @@ _IN_FLIGHT_KEYS = frozenset({"step", "key", "idempotent", "attempt", "decision",
 _ERROR_KEYS = frozenset({"code", "message"})
 _HEAD_KEYS = frozenset({"seq", "digest"})
 _STEP_KINDS = frozenset({"tool", "answer"})
-_OUTCOMES = frozenset({"ok", "error", "denied", "cancelled", "answer"})
+_OUTCOMES = frozenset({"ok", "error", "denied", "cancelled", "client", "answer"})
 
 
 def _fail(where: str, problem: str) -> NoReturn:
@@ -200,18 +201,22 @@ def _audit_head(value: Any) -> dict[str, Any] | None:
 def run_state_from_dict(data: Mapping[str, Any]) -> RunState:
     """The `RunState` that `to_dict` wrote as `data`; `StateError` for anything else."""
     data = _keys(data, _RUN_KEYS, "run state")
-    if data["schema_version"] != SCHEMA_VERSION:
+    version = data["schema_version"]
+    if type(version) is not int or version != SCHEMA_VERSION:  # true == 1, but is no version
         _fail(
             "schema_version",
-            f"this record has version {data['schema_version']!r}; this pyox-agents reads "
+            f"this record has version {version!r}; this pyox-agents reads "
             f"version {SCHEMA_VERSION}",
         )
     steps = data["steps"]
     if not isinstance(steps, list):
         _fail("steps", f"expected a list, got {type(steps).__name__}")
     stop_reason = data["stop_reason"]
+    run_id = _str(data["run_id"], "run_id")
+    if not RUN_ID_PATTERN.fullmatch(run_id):
+        _fail("run_id", f"expected 64 hexadecimal digits, got {run_id!r}")
     return RunState(
-        run_id=_str(data["run_id"], "run_id"),
+        run_id=run_id,
         goal=_str(data["goal"], "goal"),
         status=_enum(RunStatus, data["status"], "status"),
         stop_reason=None if stop_reason is None else _enum(StopReason, stop_reason, "stop_reason"),

@@ -4,20 +4,40 @@ Each tool call gets a `Draft` of the current version. `commit` rebases the draft
 versions committed since it was taken and applies them, giving the next version and its delta
 (RFC 6902 dicts, ready to send to a frontend). When nothing was committed meanwhile, the draft's
 working copies become the new version in place: committing costs nothing more than the writes.
+
+A commit also holds the new version to the rules a request's state is held to (`MAX_DEPTH`, the
+server's byte limit, the agent's `state_type`), so whatever a run streams, a client may send
+back. A commit that breaks one raises `Refused` and changes nothing.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import weakref
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
+
+import pydantic
 
 from pyox_agents.state.draft import Draft
-from pyox_agents.state.frozen import JSON, freeze
+from pyox_agents.state.frozen import JSON, MAX_DEPTH, freeze, pointer
 from pyox_agents.state.patch import Op, apply, rebase
 
-__all__ = ["Commit", "SharedState"]
+__all__ = ["Commit", "Refused", "SharedState", "json_size"]
+
+
+def json_size(value: object) -> int:
+    """The size of `value` as compact JSON text: how a server measures a request's state."""
+    return len(json.dumps(value, separators=(",", ":")))
+
+
+class Refused(ValueError):
+    """A commit would make a state the run could not take back: nothing of it was applied.
+
+    The message names the limit and, where there is one, the path or the field.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,12 +57,24 @@ class SharedState:
     The caller's object is never changed. Commits are made on one thread (the event loop);
     drafts may be written in worker threads.
 
+    `state_type` (a pydantic model) validates every new version: it costs one validation per
+    commit. `max_bytes` bounds the new version's size as compact JSON; it is kept from the ops as
+    an upper bound, so a commit serializes the whole document only when that bound passes it.
+
     Raises:
         TypeError: `value` is not JSON (the message names the path, e.g. `state["tags"]`).
     """
 
-    def __init__(self, value: object = None) -> None:
+    def __init__(self, value: object = None, *,
+                 state_type: type[pydantic.BaseModel] | None = None,
+                 max_bytes: int | None = None) -> None:
         self._value: JSON = freeze(value, "state")
+        self.state_type = state_type
+        """The pydantic model every committed version must validate against, or None."""
+        self.max_bytes = max_bytes
+        """The most bytes of compact JSON a committed version may take, or None for no limit."""
+        # an upper bound of json_size(self._value): measured now with a limit, else when one is set
+        self._size: int | None = json_size(self._value) if max_bytes is not None else None
         self._version = 0
         # (version, ops that made it from the one before), kept as far back as open drafts need
         self._log: deque[tuple[int, tuple[Op, ...]]] = deque()
@@ -79,6 +111,8 @@ class SharedState:
         Raises:
             Conflict: another commit since the draft was taken wrote the same place or one
                 containing it; nothing of this draft is applied.
+            Refused: the new version would nest past `MAX_DEPTH`, pass `max_bytes` or fail
+                `state_type`; nothing of this draft is applied.
             ValueError: the draft belongs to another SharedState.
             RuntimeError: the draft's base version is no longer kept (closed, then other
                 commits were made), or it was already committed.
@@ -97,17 +131,60 @@ class SharedState:
             ops = rebase(ops, self._since(draft.base_version))
             new = apply(self._value, ops)
         applied = tuple(ops)
+        size = self._check(applied, new)
+        delta = [op.to_json() for op in applied]  # everything that may fail, before any change
         draft._committed = True
+        self._size = size
         self._version += 1
         self._value = new
         self._log.append((self._version, applied))
         self._prune()
-        return Commit(
-            delta=[op.to_json() for op in applied],
-            state=new,
-            version=self._version,
-            ops=applied,
-        )
+        return Commit(delta=delta, state=new, version=self._version, ops=applied)
+
+    def _check(self, ops: tuple[Op, ...], new: JSON) -> int | None:
+        """Refuse `new` if it breaks a rule; its size bound (None when there is no byte limit)."""
+        for op in ops:
+            room = MAX_DEPTH - len(op.path)
+            if op.kind != "remove" and _deeper_than(op.value, room):
+                raise Refused(
+                    f"the change at {pointer(op.path) or 'the root'} would make the shared state "
+                    f"nest deeper than {MAX_DEPTH} levels, the limit; keep it flatter"
+                )
+        size = self._bound(ops, new)
+        if size is not None and self.max_bytes is not None and size > self.max_bytes:
+            size = json_size(new)  # the bound passed the limit: measure exactly
+            if size > self.max_bytes and size > json_size(self._value):
+                raise Refused(
+                    f"the change would make the shared state {size:,} bytes of JSON; the "
+                    f"server's limit (max_state_bytes) is {self.max_bytes:,}: keep less in it"
+                )
+        if self.state_type is not None:
+            try:
+                self.state_type.model_validate(new)
+            except pydantic.ValidationError as exc:
+                fields = "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or 'state'}: {e['msg']}" for e in exc.errors()
+                )
+                raise Refused(
+                    f"the change would make a shared state that does not match the agent's "
+                    f"state_type {self.state_type.__name__} ({fields}); keep to its fields"
+                ) from None
+        return size
+
+    def _bound(self, ops: tuple[Op, ...], new: JSON) -> int | None:
+        """An upper bound of `json_size(new)`, from the current bound and the ops' values."""
+        if self.max_bytes is None:
+            return None
+        size = self._size
+        for op in ops:
+            if not op.path:
+                size = json_size(op.value)
+            elif size is not None and op.kind != "remove":
+                key = op.path[-1]
+                size += json_size(op.value) + 1  # a comma
+                if isinstance(key, str):
+                    size += json_size(key) + 1  # "key":
+        return json_size(new) if size is None else size
 
     def _since(self, version: int) -> list[Op]:
         """The ops committed after `version`, in order."""
@@ -128,3 +205,15 @@ class SharedState:
             oldest = min((draft.base_version for draft in self._open), default=self._version)
         while self._log and self._log[0][0] <= oldest:
             self._log.popleft()
+
+
+def _deeper_than(value: Any, levels: int) -> bool:
+    """Whether `value` nests more than `levels` levels (a scalar is 1), looking no further."""
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        if depth > levels:
+            return True
+        level = [child for item in level if isinstance(item, dict | list)
+                 for child in (item.values() if isinstance(item, dict) else item)]
+    return False

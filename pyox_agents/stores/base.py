@@ -1,16 +1,17 @@
 """The store interface: where threads (conversations), runs and audit records are kept.
 
 Every write is one `StepRecord`: the new history entries of one thread, and (for runs) the run's
-record, its new audit records and the thread's latest shared state, applied all together or not
-at all. Entries and audit records are appended, never rewritten, so saving a step costs the same
-at entry 10 and at entry 10,000. A backend implements the sync methods; the async ones run them
-off the event loop.
+record, its new audit records and its shared state (kept while it can resume), applied all
+together or not at all. Entries and audit records are appended, never rewritten, so saving a
+step costs the same at entry 10 and at entry 10,000. A backend implements the sync methods; the
+async ones run them off the event loop.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -20,6 +21,7 @@ import anyio.to_thread
 
 if TYPE_CHECKING:
     from pyox_agents.state.conversation import State
+    from pyox_agents.state.run import RunState
 
 __all__ = ["LoadedThread", "StepRecord", "Store", "StoreConflict", "ThreadInfo"]
 
@@ -37,7 +39,8 @@ class StepRecord:
     first of which is entry number `first_seq` of the thread: the store refuses the record if it
     holds a different count. `run` is the run's record (`RunState.to_dict()`, with its `run_id`)
     and `audit` its new audit records, whose `seq` must continue the run's saved ones.
-    `shared_state` is kept as the thread's latest shared state when `shared_version` is given.
+    `shared_state` is the shared state of the thread's run that is not over (what resuming it
+    needs), kept when `shared_version` is given; a run that ended writes None there.
     """
 
     thread_id: str
@@ -66,7 +69,8 @@ class ThreadInfo:
 
 @dataclass(frozen=True, slots=True)
 class LoadedThread:
-    """A thread's saved entries (JSON rows, oldest first) and its latest shared state."""
+    """A thread's saved entries (JSON rows, oldest first), and the shared state its run that
+    has not ended keeps (None once it ended; `shared_version` None if none was ever written)."""
 
     id: str
     entries: tuple[Mapping[str, Any], ...]
@@ -138,10 +142,21 @@ def encode(record: StepRecord) -> EncodedRecord:
     )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value: Any, what: str) -> str:
-    """`value` as compact JSON text; TypeError/ValueError naming `what` if it is not JSON."""
+    """`value` as compact JSON text; TypeError/ValueError naming `what` if it is not JSON.
+
+    The text is UTF-8 (a lone surrogate in a string is written as its `\\udxxx` escape), so
+    every backend stores what `MemoryStore` keeps, and loads it back the same.
+    """
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if not text.isascii() and _SURROGATE.search(text) is not None:
+            # not UTF-8: written escaped, it loads back the same
+            text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+        return text
     except TypeError as exc:
         raise TypeError(f"{what} is not JSON ({exc}): store only dicts, lists, str, int, "
                         "float, bool and None") from exc
@@ -229,7 +244,8 @@ class Store:
         raise NotImplementedError(f"{type(self).__name__} has no leases; use write()")
 
     def load_thread(self, thread_id: str) -> LoadedThread:
-        """The saved entries of `thread_id` and its latest shared state and version.
+        """The saved entries of `thread_id`, and the shared state (and version) of its run that
+        has not ended.
 
         Raises:
             LookupError: no thread has this id.
@@ -260,16 +276,39 @@ class Store:
         """
         raise NotImplementedError
 
-    def load_run(self, run_id: str) -> Mapping[str, Any]:
-        """The saved record of run `run_id`, as `RunState.to_dict()` wrote it.
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of run `run_id`, as `RunState.to_dict()` wrote it (its JSON form).
 
         Raises:
             LookupError: no run has this id.
         """
         raise NotImplementedError
 
+    def load_run(self, run_id: str) -> RunState:
+        """The saved `RunState` of run `run_id` (`check()`, `status`, `pending` work on it).
+
+        Raises:
+            LookupError: no run has this id.
+        """
+        from pyox_agents.state.run import RunState
+
+        return RunState.from_dict(self.load_run_record(run_id))
+
     def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
         """The audit records of run `run_id`, in order of `seq` (empty for an unknown run)."""
+        raise NotImplementedError
+
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        """Keep `kept` for `thread_id`, replacing what was kept: a server's record of the thread's
+        latest shared state (JSON, see `pyox_agents.thread_state`). The library never writes it.
+
+        Raises:
+            TypeError, ValueError: `kept` is not JSON.
+        """
+        raise NotImplementedError
+
+    def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """What `write_kept_state` kept for `thread_id` last, or None."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -364,9 +403,15 @@ class Store:
         """Same as `run_thread`, off the event loop."""
         return await anyio.to_thread.run_sync(self.run_thread, run_id)
 
-    async def aload_run(self, run_id: str) -> Mapping[str, Any]:
-        """Same as `load_run`, off the event loop."""
-        return await anyio.to_thread.run_sync(self.load_run, run_id)
+    async def aload_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """Same as `load_run_record`, off the event loop."""
+        return await anyio.to_thread.run_sync(self.load_run_record, run_id)
+
+    async def aload_run(self, run_id: str) -> RunState:
+        """Same as `load_run`, without blocking the event loop."""
+        from pyox_agents.state.run import RunState
+
+        return RunState.from_dict(await self.aload_run_record(run_id))
 
     async def aload_audit(self, run_id: str) -> list[Mapping[str, Any]]:
         """Same as `load_audit`, off the event loop."""
@@ -379,6 +424,14 @@ class Store:
     async def aentry_count(self, thread_id: str) -> int:
         """Same as `entry_count`, off the event loop."""
         return await anyio.to_thread.run_sync(self.entry_count, thread_id)
+
+    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        """Same as `write_kept_state`, off the event loop."""
+        await anyio.to_thread.run_sync(self.write_kept_state, thread_id, kept)
+
+    async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """Same as `load_kept_state`, off the event loop."""
+        return await anyio.to_thread.run_sync(self.load_kept_state, thread_id)
 
     async def aclose(self) -> None:
         """Same as `close`, off the event loop."""

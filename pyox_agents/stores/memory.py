@@ -20,6 +20,7 @@ from pyox_agents.stores.base import (
     ThreadInfo,
     check_append,
     check_audit,
+    dumps,
     encode,
     missing_run,
     missing_thread,
@@ -49,6 +50,7 @@ class MemoryStore(Store):
         self._runs: dict[str, str] = {}
         self._run_threads: dict[str, str] = {}
         self._audit: dict[str, list[str]] = {}
+        self._kept: dict[str, str] = {}
 
     def write(self, record: StepRecord) -> None:
         """Apply `record` all together, or raise and change nothing."""
@@ -109,6 +111,19 @@ class MemoryStore(Store):
         """Forget the thread; its runs and audit records stay."""
         with self._lock:
             self._threads.pop(thread_id, None)
+            self._kept.pop(thread_id, None)
+
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        """Keep a server's record of the thread's shared state (JSON), replacing the last."""
+        text = dumps(kept, f"the kept state of thread {thread_id!r}")
+        with self._lock:
+            self._kept[thread_id] = text
+
+    def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """What `write_kept_state` kept last for `thread_id`, or None."""
+        with self._lock:
+            text = self._kept.get(thread_id)
+        return json.loads(text) if text is not None else None
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
@@ -128,8 +143,8 @@ class MemoryStore(Store):
             raise missing_run(run_id, "this MemoryStore")
         return thread_id
 
-    def load_run(self, run_id: str) -> Mapping[str, Any]:
-        """The saved record of `run_id`; LookupError if there is none."""
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id` (JSON); LookupError if there is none."""
         with self._lock:
             text = self._runs.get(run_id)
         if text is None:

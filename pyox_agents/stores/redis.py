@@ -17,6 +17,7 @@ Key layout, under `prefix` (default `"pyox:"`):
 - `lease:{thread_id}` (hash, expires): owner, token; tokens come from `lease-tokens` (a counter)
 - `events:{run_key}` (stream, expires): `event` fields, then one `done` field when the run ended
 - `active:{thread_id}` (string, expires): the run key of the run active on the thread
+- `kept:{thread_id}` (string): a server's kept shared state of the thread (`write_kept_state`)
 
 Needs redis-py (`pip install 'pyox-agents[redis]'`) and Redis 7 or later. The scripts touch
 several keys, so on Redis Cluster give a prefix with a hash tag (`"{pyox}:"`).
@@ -38,6 +39,7 @@ from pyox_agents.stores.base import (
     ThreadInfo,
     check_append,
     check_audit,
+    dumps,
     encode,
     missing_run,
     missing_thread,
@@ -55,7 +57,7 @@ class RedisStore(RunEventLog, Store):
     """A store in Redis at `url` (`redis://host:port/db`), keys under `prefix`.
 
     Sync methods use one `redis.Redis` client (thread-safe, pooled); `awrite`, `aload_thread`,
-    `aload_run` and the lease, event and active-run methods have real asyncio twins on a
+    `aload_run_record` and the lease, event and active-run methods have real asyncio twins on a
     `redis.asyncio` client of the running event loop (the other async twins run the sync
     method in a worker thread). An event stream expires `events_ttl` seconds after its latest
     append, and `done_ttl` seconds after `mark_done`.
@@ -192,9 +194,20 @@ class RedisStore(RunEventLog, Store):
     def delete(self, thread_id: str) -> None:
         """Forget the thread; its runs, audit records, lease and event logs stay."""
         with self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(self.key("thread", thread_id), self.key("entries", thread_id))
+            pipe.delete(self.key("thread", thread_id), self.key("entries", thread_id),
+                        self.key("kept", thread_id))
             pipe.zrem(self.key("threads"), thread_id)
             pipe.execute()
+
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        """Keep a server's record of the thread's shared state (JSON), replacing the last."""
+        self.client.set(self.key("kept", thread_id),
+                        dumps(kept, f"the kept state of thread {thread_id!r}"))
+
+    def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """What `write_kept_state` kept last for `thread_id`, or None."""
+        text = self.client.get(self.key("kept", thread_id))
+        return json.loads(text) if text is not None else None
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
@@ -220,13 +233,13 @@ class RedisStore(RunEventLog, Store):
             raise self._missing_run(run_id)
         return str(thread_id)
 
-    def load_run(self, run_id: str) -> Mapping[str, Any]:
-        """The saved record of `run_id`; LookupError if there is none."""
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id` (JSON); LookupError if there is none."""
         body = self.client.hget(self.key("run", run_id), "body")
         return self._run_body(run_id, body)
 
-    async def aload_run(self, run_id: str) -> Mapping[str, Any]:
-        """Same as `load_run`, on the asyncio client."""
+    async def aload_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """Same as `load_run_record`, on the asyncio client."""
         client = await self.async_client()
         body = await client.hget(self.key("run", run_id), "body")
         return self._run_body(run_id, body)

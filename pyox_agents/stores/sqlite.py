@@ -24,6 +24,7 @@ from pyox_agents.stores.base import (
     ThreadInfo,
     check_append,
     check_audit,
+    dumps,
     encode,
     missing_run,
     missing_thread,
@@ -54,6 +55,10 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
     thread_id TEXT,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kept_states (
+    thread_id TEXT PRIMARY KEY,
     body TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS audit (
@@ -197,6 +202,19 @@ class SQLiteStore(Store):
         with self._transaction() as db:
             db.execute("DELETE FROM entries WHERE thread_id = ?", (thread_id,))
             db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
+            db.execute("DELETE FROM kept_states WHERE thread_id = ?", (thread_id,))
+
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        """Keep a server's record of the thread's shared state (JSON), replacing the last."""
+        text = dumps(kept, f"the kept state of thread {thread_id!r}")
+        with self._transaction() as db:
+            db.execute("INSERT INTO kept_states (thread_id, body) VALUES (?, ?) ON CONFLICT"
+                       " (thread_id) DO UPDATE SET body = excluded.body", (thread_id, text))
+
+    def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """What `write_kept_state` kept last for `thread_id`, or None."""
+        rows = self._query("SELECT body FROM kept_states WHERE thread_id = ?", thread_id)
+        return json.loads(rows[0][0]) if rows else None
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
@@ -216,8 +234,8 @@ class SQLiteStore(Store):
             raise missing_run(run_id, self.path)
         return str(rows[0][0])
 
-    def load_run(self, run_id: str) -> Mapping[str, Any]:
-        """The saved record of `run_id`; LookupError if there is none."""
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id` (JSON); LookupError if there is none."""
         rows = self._query("SELECT body FROM runs WHERE run_id = ?", run_id)
         if not rows:
             raise missing_run(run_id, self.path)

@@ -16,13 +16,16 @@ RUN = "client-run-1"
 
 
 def run_input(**fields: Any) -> RunAgentInput:
-    """A RunAgentInput with one user message, overridable field by field (wire names)."""
+    """A RunAgentInput with one user message, overridable field by field (wire names); it
+    declares protocolVersion 1.0, as `@ag-ui/client` 1.0 does (`protocolVersion=None`: none)."""
     body: dict[str, Any] = {
         "threadId": THREAD,
         "runId": RUN,
+        "protocolVersion": "1.0",
         "messages": [{"id": "u1", "role": "user", "content": "hello"}],
     }
     body.update(fields)
+    body = {key: value for key, value in body.items() if value is not None}
     return RunAgentInput.model_validate(body)
 
 

@@ -60,9 +60,16 @@ def test_unknown_extra_fields_are_ignored() -> None:
 
 
 @pytest.mark.parametrize("state", [None, {}])
-def test_an_absent_or_empty_state_means_the_threads_kept_state(state: Any) -> None:
+def test_an_absent_or_empty_state_from_a_new_page_means_the_threads_kept_state(state: Any) -> None:
     raw = body() if state is None else body(state=state)
-    assert parse_request(raw, AGENT)[1].state is None
+    request = parse_request(raw, AGENT)[1]
+    assert request.state == state and not request.saw_thread  # the service keeps it so
+
+
+def test_a_client_with_an_assistant_message_has_seen_the_threads_state() -> None:
+    reply = {"id": "a1", "role": "assistant", "content": "hi"}
+    request = parse_request(body(messages=[USER, reply, USER], state={}), AGENT)[1]
+    assert request.state == {} and request.saw_thread  # its {} is a cleared state
 
 
 def test_a_given_state_is_passed_on() -> None:

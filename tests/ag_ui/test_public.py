@@ -6,6 +6,7 @@ import pytest
 
 from pyox_agents import Agent, ag_ui
 from pyox_agents.models import ScriptedModel
+from pyox_agents.serving import RunService
 from pyox_agents.stores import MemoryStore
 from tests.ag_ui.servers import frames
 from tests.ag_ui.verify import check_stream
@@ -20,7 +21,8 @@ def test_the_public_names_are_exactly_these() -> None:
 
 def body(run_id: str, *texts: str, **fields: object) -> dict[str, object]:
     messages = [{"id": f"u{i}", "role": "user", "content": t} for i, t in enumerate(texts)]
-    return {"threadId": "t1", "runId": run_id, "messages": messages, **fields}
+    return {"threadId": "t1", "runId": run_id, "protocolVersion": "1.0", "messages": messages,
+            **fields}
 
 
 async def test_stream_and_encode_give_sse_frames_of_a_valid_stream() -> None:
@@ -38,10 +40,24 @@ async def test_stream_refuses_an_invalid_input_before_the_first_event() -> None:
     assert (caught.value.status, caught.value.field) == (422, "runId")
 
 
-async def test_stream_with_a_store_continues_the_thread_from_its_kept_state() -> None:
+async def test_stream_with_a_store_continues_the_conversation_but_keeps_no_state() -> None:
+    """Seed 004: "Nothing is stored: your app keeps the state between runs and gives it again."
+    `ag_ui.stream` is the library: it starts a run with the client's state, or `{}`."""
     store = MemoryStore()
     agent = Agent(ScriptedModel(["one", "two"]))
     first = [e async for e in ag_ui.stream(agent, body("r1", "a", state={"n": 1}), store=store)]
     assert first[-1].type == "RUN_FINISHED"
     second = [e async for e in ag_ui.stream(agent, body("r2", "a", "b"), store=store)]
+    assert second[1].type == "STATE_SNAPSHOT" and second[1].snapshot == {}
+    assert len(store.load("t1").messages) == 4  # the conversation is kept
+
+
+async def test_stream_with_a_service_that_keeps_state_continues_the_threads_state() -> None:
+    store = MemoryStore()
+    service = RunService(store, keep_state=True)
+    agent = Agent(ScriptedModel(["one", "two"]), store=store)
+    first = [e async for e in ag_ui.stream(agent, body("r1", "a", state={"n": 1}),
+                                           service=service)]
+    assert first[-1].type == "RUN_FINISHED"
+    second = [e async for e in ag_ui.stream(agent, body("r2", "a", "b"), service=service)]
     assert second[1].type == "STATE_SNAPSHOT" and second[1].snapshot == {"n": 1}

@@ -28,7 +28,9 @@ USER = {"id": "u1", "role": "user", "content": "hello"}
 
 
 def run_body(thread: str = "t1", **fields: Any) -> dict[str, Any]:
-    return {"threadId": thread, "runId": "r1", "messages": [USER], **fields}
+    """A body as `@ag-ui/client` 1.0 sends it (it declares protocolVersion 1.0)."""
+    return {"threadId": thread, "runId": "r1", "protocolVersion": "1.0", "messages": [USER],
+            **fields}
 
 
 @tool

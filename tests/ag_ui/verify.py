@@ -2,6 +2,9 @@
 lacks: protocolVersion "1.0", outcome shapes, a timestamp on every event, no null optional field,
 every event parsing with `ag_ui.core`'s `Event` union. `check_stream` raises AssertionError naming
 the first broken rule and the event's index; it returns the client's state after the stream.
+
+`client="0.0"` checks a stream for a client that declared no `protocolVersion` (the 0.0.59 one
+CopilotKit bundles): no 1.0-only field, and only the outcomes its strict schemas accept.
 """
 
 from __future__ import annotations
@@ -43,8 +46,11 @@ def _nulls(value: Any, path: str) -> list[str]:
 
 
 def check_stream(events: Sequence[dict[str, Any]], *, state: Any = None,
-                 thread_id: str | None = None, run_id: str | None = None) -> Replayed:
-    """Check one run's stream as the client would; `state` is the client's input state."""
+                 thread_id: str | None = None, run_id: str | None = None,
+                 client: str = "1.0") -> Replayed:
+    """Check one run's stream as the client would; `state` is the client's input state;
+    `client` the protocol version it declared ("1.0") or "0.0" for none."""
+    assert client in ("1.0", "0.0"), f"client is '1.0' or '0.0', not {client!r}"
     assert events, "the stream is empty: it must start with RUN_STARTED"
     current = {} if state is None else state
     texts: dict[str, str | None] = {}
@@ -69,7 +75,10 @@ def check_stream(events: Sequence[dict[str, Any]], *, state: Any = None,
         owner = event.get("subagentRunId")
         if index == 0:
             assert kind == "RUN_STARTED", f"the first event is {kind}, not RUN_STARTED"
-            assert event.get("protocolVersion") == "1.0", f"{at}: protocolVersion is not 1.0"
+            if client == "1.0":
+                assert event.get("protocolVersion") == "1.0", f"{at}: protocolVersion is not 1.0"
+            else:
+                assert "protocolVersion" not in event, f"{at}: protocolVersion to a 0.0.x client"
             if thread_id is not None:
                 assert event["threadId"] == thread_id, f"{at}: threadId {event['threadId']}"
             if run_id is not None:
@@ -163,7 +172,11 @@ def check_stream(events: Sequence[dict[str, Any]], *, state: Any = None,
                 assert event["threadId"] == started["threadId"], f"{at}: threadId differs"
                 assert event["runId"] == started["runId"], f"{at}: runId differs"
                 outcome = event.get("outcome", {"type": "success"})
-                assert outcome["type"] in ("success", "interrupt", "cancelled"), f"{at}: {outcome}"
+                known = ("success", "interrupt", "cancelled") if client == "1.0" else (
+                    "success", "interrupt")
+                assert outcome["type"] in known, f"{at}: {outcome}"
+                if client == "0.0" and outcome["type"] == "success":
+                    assert outcome == {"type": "success"}, f"{at}: 0.0.x refuses {outcome}"
                 if outcome["type"] == "interrupt":
                     assert outcome.get("interrupts"), f"{at}: an interrupt outcome with none"
                     assert "result" not in event, f"{at}: an interrupted run has no result"

@@ -176,9 +176,16 @@ def test_body_state_wins_over_data_state_parts() -> None:
 
 
 @pytest.mark.parametrize("extra", [{}, {"state": None}, {"state": {}}])
-def test_no_state_or_empty_state_means_the_threads_kept_state(extra: dict) -> None:
+def test_no_state_or_empty_state_from_a_new_chat_means_the_threads_kept_state(extra: dict
+                                                                              ) -> None:
     _, request = parse(body(user("x"), **extra))
-    assert request.state is None
+    assert request.state == extra.get("state") and not request.saw_thread
+
+
+def test_the_last_data_state_part_is_the_version_the_client_last_saw() -> None:
+    old = assistant({"type": "data-state", "id": "state", "data": {"n": 1}})
+    _, request = parse(body(user("x"), old, user("y", "u2"), state={}))
+    assert request.state == {} and request.state_seen == {"n": 1} and request.saw_thread
 
 
 def test_approval_responded_part_gives_a_decision() -> None:

@@ -31,6 +31,7 @@ from pyox_agents import (
 )
 from pyox_agents.adapters import ai_sdk
 from pyox_agents.adapters.ai_sdk import Chat
+from pyox_agents.adapters.run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.state.stopped import StoppedByLimit
 
 from .helpers import check_stream_rules, events_of, snapshots, translate, types
@@ -242,7 +243,9 @@ async def test_abort_reason_is_sent_from_6_on(v: int, abort: dict) -> None:
 async def test_failed_run_sends_error_then_finish_error() -> None:
     failed = RunFailed(AgentError("model_error", "the provider answered 500"))
     chunks = await translate([RunStarted(RUN, "chat-1", {}), StepStarted(0), failed])
-    assert chunks[-2:] == [{"type": "error", "errorText": "the provider answered 500"},
+    assert chunks[-3:] == [{"type": "data-run-error", "transient": True, "data": {
+                               "code": "model_error", "message": "the provider answered 500"}},
+                           {"type": "error", "errorText": "the provider answered 500"},
                            {"type": "finish", "finishReason": "error"}]
     check_stream_rules(chunks)
 
@@ -254,13 +257,15 @@ async def test_failure_closes_open_text_and_tools_before_the_error() -> None:
     chunks = await translate(events)
     check_stream_rules(chunks)
     assert {"type": "tool-output-error", "toolCallId": "c1",
-            "errorText": "the run failed: RuntimeError: boom"} in chunks
+            "errorText": f"the run failed: {INTERNAL_ERROR_MESSAGE}"} in chunks
+    assert "boom" not in json.dumps(chunks)  # the exception text stays on the server
 
 
 async def test_run_failed_before_it_started_still_opens_a_message() -> None:
     chunks = await translate([RunFailed(AgentError("internal_error", "boom"))],
                              Chat("chat-1", message_id="m9"))
-    assert types(chunks) == ["start", "error", "finish"]  # no snapshot of a state never seen
+    # no snapshot of a state never seen
+    assert types(chunks) == ["start", "data-run-error", "error", "finish"]
     assert chunks[0] == {"type": "start", "messageId": "m9"}
 
 

@@ -55,7 +55,16 @@ def test_a_later_run_start_must_carry_the_same_parent_link() -> None:
     state = State()
     state._start_run(parent_id="parent-1", parent_call_id="call_9")
     with pytest.raises(ValueError, match="parent link"):
-        state._start_run()
+        state._start_run(parent_id="parent-2", parent_call_id="call_9")
+
+
+def test_a_run_started_without_a_link_keeps_the_states_parent_link() -> None:
+    """A State keeps its parent link: agent.run of a subagent's State repeats it."""
+    state = State()
+    state._start_run(parent_id="parent-1", parent_call_id="call_9")
+    state._start_run()
+    assert (state.parent_id, state.parent_call_id) == ("parent-1", "call_9")
+    assert [e.parent_id for e in state.history if e.kind == "run_start"] == ["parent-1"] * 2
 
 
 def test_parent_call_id_is_none_together_with_parent_id() -> None:

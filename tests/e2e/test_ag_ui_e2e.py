@@ -1,8 +1,11 @@
-"""AG-UI end to end: our endpoint driven by the real `@ag-ui/client` 1.0 (HttpAgent) and checked
+"""AG-UI end to end: our endpoint driven by the real `@ag-ui/client` (HttpAgent) and checked
 by `ag-ui-validate`.
 
 Every scenario runs against two servers: `pyox_agents.server.create_app` ("server") and a plain
-Starlette app built on the public `pyox_agents.ag_ui.stream`/`encode` ("standalone"). Each one
+Starlette app built on the public `pyox_agents.ag_ui.stream`/`encode` ("standalone"), and with two
+clients: `@ag-ui/client` 1.0 and 0.0.59 (`agui0059`, the one `@copilotkit/react-core` 1.74 and
+`@copilotkit/runtime` 1.75 bundle: it declares no protocolVersion and its strict schemas refuse
+the 1.0-only fields, so one of them fails its run). Each one
 requires that `runAgent()` resolves, the client warns about nothing (no failed state patch, no
 verify or enforce complaint) and the client's final `agent.state` equals the thread's state as the
 server keeps it (`GET /threads/{id}`).
@@ -11,14 +14,17 @@ server keeps it (`GET /threads/{id}`).
 from __future__ import annotations
 
 import json
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from starlette.applications import Starlette
@@ -30,7 +36,6 @@ from pyox_agents import Agent, RunContext, ag_ui, tool
 from pyox_agents.models import FunctionModel, ScriptedModel
 from pyox_agents.server import create_app
 from pyox_agents.serving import RunService
-from pyox_agents.state.history import shared_state_from
 from pyox_agents.state.messages import Message, ToolCall
 from pyox_agents.stores import MemoryStore
 from tests.ag_ui.verify import check_stream, sse_events
@@ -39,12 +44,20 @@ Serve = Callable[[Any], str]
 RunNode = Callable[..., dict[str, Any]]
 
 VARIANTS = ["server", "standalone"]
+CLIENTS = ["@ag-ui/client", "agui0059"]
+"""The 1.0 client, and 0.0.59 under its npm alias (tests/e2e/package.json)."""
+
+
+@pytest.fixture(params=CLIENTS)
+def client(request: pytest.FixtureRequest) -> str:
+    """The npm package of the AG-UI client that drives the run."""
+    return str(request.param)
 
 
 def standalone_app(agents: dict[str, Agent], store: Any) -> Starlette:
     """An app a user could write around `ag_ui.stream` and `ag_ui.encode`, without our server."""
     agents = {name: agent.with_store(store) for name, agent in agents.items()}
-    service = RunService(store)
+    service = RunService(store, keep_state=True)  # the app keeps the thread's state
 
     async def run(request: Request) -> Response:
         agent = agents[request.path_params["name"]]
@@ -63,12 +76,15 @@ def standalone_app(agents: dict[str, Agent], store: Any) -> Starlette:
         return StreamingResponse(ag_ui.encode(all_events()), media_type=ag_ui.MEDIA_TYPE)
 
     async def thread(request: Request) -> Response:
-        conversation = await store.aload(request.path_params["thread_id"])
-        return JSONResponse({"state": json.loads(json.dumps(
-            shared_state_from(conversation.history, {})))})
+        kept = await service.kept_state(request.path_params["thread_id"])
+        return JSONResponse({"state": json.loads(json.dumps(kept.state or {}))})
+
+    async def stop(request: Request) -> Response:
+        return JSONResponse({"stopped": await service.stop(request.path_params["thread_id"])})
 
     return Starlette(routes=[Route("/agents/{name}/ag-ui", run, methods=["POST"]),
-                             Route("/threads/{thread_id}", thread, methods=["GET"])])
+                             Route("/threads/{thread_id}", thread, methods=["GET"]),
+                             Route("/threads/{thread_id}/stop", stop, methods=["POST"])])
 
 
 def start(serve: Serve, variant: str, agent: Agent) -> str:
@@ -78,14 +94,19 @@ def start(serve: Serve, variant: str, agent: Agent) -> str:
     return serve(app)
 
 
-def drive(run_node: RunNode, base: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Run the client on a fresh thread; check what every scenario requires; the last run."""
-    thread = f"t-{uuid.uuid4().hex[:12]}"
-    result = run_node("agui_run.mjs", f"{base}/agents/a/ag-ui", {"threadId": thread, **options})
+def drive(run_node: RunNode, base: str, options: dict[str, Any], client: str,
+          thread: str | None = None) -> dict[str, Any]:
+    """Run `client` on a fresh thread; check what every scenario requires; the last run."""
+    thread = thread or f"t-{uuid.uuid4().hex[:12]}"
+    result = run_node("agui_run.mjs", f"{base}/agents/a/ag-ui",
+                      {"threadId": thread, "client": client, **options})
     for index, run in enumerate(result["runs"]):
         assert run["resolved"], f"run {index}: runAgent() rejected: {run['error']}"
         assert run["warnings"] == [], f"run {index}: the client warned: {run['warnings']}"
         assert run["response"]["status"] == 200
+        declared = run["request"].get("protocolVersion")
+        assert declared == ("1.0" if client == "@ag-ui/client" else None)
+        assert run["events"][0].get("protocolVersion") == declared
         ids = [m["id"] for m in run["messages"]]
         assert len(ids) == len(set(ids)), f"run {index}: duplicated messages {ids}"
     kept = httpx.get(f"{base}/threads/{thread}", timeout=10).json()["state"]
@@ -119,30 +140,32 @@ def texts(messages: list[dict[str, Any]], role: str = "assistant") -> list[str]:
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_a_chat_reply(serve: Serve, run_node: RunNode, variant: str) -> None:
+def test_a_chat_reply(serve: Serve, run_node: RunNode, variant: str, client: str) -> None:
     base = start(serve, variant, Agent(ScriptedModel(["Hello there, friend."])))
-    result = drive(run_node, base, {"message": "hi"})
+    result = drive(run_node, base, {"message": "hi"}, client)
     assert texts(result["messages"]) == ["Hello there, friend."]
     assert result["outcome"]["type"] == "success"
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_backend_tool_that_changes_the_state(serve: Serve, run_node: RunNode,
-                                               variant: str) -> None:
+                                               variant: str, client: str) -> None:
     agent = Agent(ScriptedModel([ToolCall("add_todo", {"text": "milk"}), "Added milk."]),
                   tools=[add_todo])
     base = start(serve, variant, agent)
-    result = drive(run_node, base, {"initialState": {"todos": ["eggs"]}, "message": "add milk"})
+    result = drive(run_node, base, {"initialState": {"todos": ["eggs"]}, "message": "add milk"},
+                   client)
     assert result["state"] == {"todos": ["eggs", "milk"]}
     assert [m["role"] for m in result["messages"]] == ["user", "assistant", "tool", "assistant"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_three_parallel_tools_append_to_one_list(serve: Serve, run_node: RunNode,
-                                                 variant: str) -> None:
+                                                 variant: str, client: str) -> None:
     calls = [ToolCall("add_todo", {"text": t}) for t in ("a", "b", "c")]
     base = start(serve, variant, Agent(ScriptedModel([calls, "Added three."]), tools=[add_todo]))
-    result = drive(run_node, base, {"initialState": {"todos": []}, "message": "add a, b, c"})
+    result = drive(run_node, base, {"initialState": {"todos": []}, "message": "add a, b, c"},
+                   client)
     assert sorted(result["state"]["todos"]) == ["a", "b", "c"]
     starts = [e for e in result["events"] if e["type"] == "TOOL_CALL_START"]
     assert len({e["toolCallId"] for e in starts}) == 3
@@ -150,11 +173,12 @@ def test_three_parallel_tools_append_to_one_list(serve: Serve, run_node: RunNode
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_failing_tool_changes_nothing_and_the_run_goes_on(serve: Serve, run_node: RunNode,
-                                                            variant: str) -> None:
+                                                            variant: str, client: str) -> None:
     agent = Agent(ScriptedModel([ToolCall("add_then_fail", {"text": "x"}), "It failed, sorry."]),
                   tools=[add_then_fail])
     base = start(serve, variant, agent)
-    result = drive(run_node, base, {"initialState": {"todos": ["keep"]}, "message": "add x"})
+    result = drive(run_node, base, {"initialState": {"todos": ["keep"]}, "message": "add x"},
+                   client)
     assert result["state"] == {"todos": ["keep"]}
     assert "the todo service is down" in texts(result["messages"], "tool")[0]
     assert texts(result["messages"])[-1] == "It failed, sorry."
@@ -168,11 +192,11 @@ def approval_options(payload: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_an_approval_answered_yes_runs_the_tool(serve: Serve, run_node: RunNode,
-                                                variant: str) -> None:
+                                                variant: str, client: str) -> None:
     agent = Agent(ScriptedModel([ToolCall("clear_todos", {"reason": "done"}), "Cleared."]),
                   tools=[clear_todos])
     base = start(serve, variant, agent)
-    result = drive(run_node, base, approval_options({"approved": True}))
+    result = drive(run_node, base, approval_options({"approved": True}), client)
     first = result["runs"][0]
     assert first["outcome"]["type"] == "interrupt" and first["state"] == {"todos": ["a", "b"]}
     [interrupt] = first["pendingInterrupts"]
@@ -186,11 +210,11 @@ def test_an_approval_answered_yes_runs_the_tool(serve: Serve, run_node: RunNode,
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_an_approval_answered_no_does_not_run_the_tool(serve: Serve, run_node: RunNode,
-                                                       variant: str) -> None:
+                                                       variant: str, client: str) -> None:
     agent = Agent(ScriptedModel([ToolCall("clear_todos", {"reason": "done"}), "Kept them."]),
                   tools=[clear_todos])
     base = start(serve, variant, agent)
-    result = drive(run_node, base, approval_options({"approved": False}))
+    result = drive(run_node, base, approval_options({"approved": False}), client)
     assert result["state"] == {"todos": ["a", "b"]}
     assert "denied" in texts(result["messages"], "tool")[0]
 
@@ -209,22 +233,67 @@ PICK_COLOR = {"name": "pick_color", "description": "Ask the user to pick a color
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_frontend_tools_result_comes_back_as_a_tool_message(serve: Serve, run_node: RunNode,
-                                                              variant: str) -> None:
+                                                              variant: str, client: str) -> None:
     base = start(serve, variant, Agent(FunctionModel(color_reply)))
     result = drive(run_node, base, {"runs": [
         {"message": "pick a color", "tools": [PICK_COLOR]},
-        {"toolResults": [{"content": "blue"}], "tools": [PICK_COLOR]}]})
+        {"toolResults": [{"content": "blue"}], "tools": [PICK_COLOR]}]}, client)
     first = result["runs"][0]
     assert first["outcome"]["type"] == "success"
-    assert len(first["outcome"]["pendingToolCallIds"]) == 1
+    [call] = [e["toolCallId"] for e in first["events"] if e["type"] == "TOOL_CALL_START"]
+    finished = first["events"][-1]
+    if client == "@ag-ui/client":
+        assert finished["outcome"] == {"type": "success", "pendingToolCallIds": [call]}
+    else:  # 0.0.59's strict schema refuses pendingToolCallIds: it finds the call itself
+        assert finished["outcome"] == {"type": "success"}
     assert texts(result["messages"])[-1] == "You picked blue."
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+def test_a_stopped_run_ends_the_clients_run_without_an_error(serve: Serve, run_node: RunNode,
+                                                             variant: str, client: str) -> None:
+    """A 1.0 client reads `{type: "cancelled"}`; a 0.0.x one a bare RUN_FINISHED."""
+    waiting: queue.Queue[str] = queue.Queue()
+
+    @tool
+    async def wait_for_stop(ctx: RunContext) -> str:
+        """Wait until the run is stopped."""
+        waiting.put(ctx.thread_id)
+        await anyio.sleep_forever()
+        return "never"
+
+    agent = Agent(ScriptedModel([ToolCall("wait_for_stop", {}), "unreached"]),
+                  tools=[wait_for_stop])
+    base = start(serve, variant, agent)
+    thread = f"t-{uuid.uuid4().hex[:12]}"
+    stop = f"{base}/agents/a/ai-sdk/{thread}/stop" if variant == "server" else \
+        f"{base}/threads/{thread}/stop"
+    stopped: list[Any] = []
+
+    def stop_when_waiting() -> None:
+        assert waiting.get(timeout=60) == thread
+        stopped.append(httpx.post(stop, timeout=30).json())
+
+    stopper = threading.Thread(target=stop_when_waiting, daemon=True)
+    stopper.start()
+    result = drive(run_node, base, {"initialState": {"todos": ["keep"]}, "message": "wait"},
+                   client, thread=thread)
+    stopper.join(timeout=60)
+    assert stopped == [{"stopped": True}]
+    finished = result["events"][-1]
+    assert finished["type"] == "RUN_FINISHED"
+    if client == "@ag-ui/client":
+        assert finished["outcome"] == {"type": "cancelled"}
+    else:
+        assert "outcome" not in finished
+    assert result["state"] == {"todos": ["keep"]}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_a_model_error_ends_the_run_with_run_error(serve: Serve, run_node: RunNode,
-                                                   variant: str) -> None:
+                                                   variant: str, client: str) -> None:
     base = start(serve, variant, Agent(ScriptedModel([])))
-    result = drive(run_node, base, {"initialState": {"todos": []}, "message": "hi"})
+    result = drive(run_node, base, {"initialState": {"todos": []}, "message": "hi"}, client)
     assert result["events"][-1]["type"] == "RUN_ERROR"
     assert result["events"][-1]["code"] == "script_exhausted"
     assert result["outcome"] is None
@@ -269,13 +338,17 @@ def test_ag_ui_validate_finds_nothing_in_a_state_changing_run(serve: Serve, vari
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_the_stream_meets_the_1_0_rules_ag_ui_validate_does_not_check(serve: Serve,
-                                                                      variant: str) -> None:
+@pytest.mark.parametrize("declared", ["1.0", None])
+def test_the_stream_meets_the_1_0_rules_ag_ui_validate_does_not_check(
+        serve: Serve, variant: str, declared: str | None) -> None:
+    """With `protocolVersion` 1.0 as @ag-ui/client 1.0 sends it, and without, as 0.0.59 does."""
     base = start(serve, variant, Agent(FunctionModel(count_then_answer), tools=[count_message]))
     body = {"threadId": "t-rules", "runId": "r-rules", "state": {},
-            "messages": [{"id": "u1", "role": "user", "content": "Hello!"}]}
+            "messages": [{"id": "u1", "role": "user", "content": "Hello!"}],
+            **({"protocolVersion": declared} if declared else {})}
     response = httpx.post(f"{base}/agents/a/ag-ui", json=body, timeout=30)
     events = sse_events(response.text)  # split exactly as @ag-ui/client does
-    replayed = check_stream(events, state={}, thread_id="t-rules", run_id="r-rules")
+    replayed = check_stream(events, state={}, thread_id="t-rules", run_id="r-rules",
+                            client=declared or "0.0")
     assert replayed.state == {"count": 1, "last": "Hello!"}
     assert replayed.terminal["outcome"] == {"type": "success"}

@@ -47,9 +47,10 @@ def note(ctx: RunContext, text: str) -> str:
     return f"noted {text} on {NAME}"
 
 
-@tool
+@tool(idempotent=True)
 async def wait_gate(ctx: RunContext, gate: str) -> str:
-    """Wait until the test opens `gate` (creates `<gate>.open`)."""
+    """Wait until the test opens `gate` (creates `<gate>.open`); waiting again changes nothing,
+    so a call a crash cut runs again when its thread goes on."""
     (GATES / f"{gate}.started").write_text(f"{NAME} {os.getpid()}")
     deadline = time.monotonic() + GATE_LIMIT
     while not (GATES / f"{gate}.open").exists():

@@ -49,7 +49,8 @@ def events_of(text: str) -> list[dict[str, Any]]:
 
 
 def body(thread: str, text: str = "go") -> dict[str, Any]:
-    return {"threadId": thread, "runId": "r1", "state": {"items": []},
+    """A RunAgentInput as @ag-ui/client 1.0 sends it (it declares protocolVersion 1.0)."""
+    return {"threadId": thread, "runId": "r1", "protocolVersion": "1.0", "state": {"items": []},
             "messages": [{"id": "u1", "role": "user", "content": text}]}
 
 

@@ -62,7 +62,7 @@ async def test_another_principals_thread_and_run_are_not_found() -> None:
         assert (await ann.get("/threads/ann-thread")).status_code == 200
         assert (await bob.get("/threads/ann-thread")).status_code == 404
         assert (await bob.post("/agents/todo/ag-ui", json=body("ann-thread"))).status_code == 404
-        run_id = next(r["run_id"] for r in [store.load_run(rid) for rid in _runs(store)])
+        run_id = next(r.run_id for r in [store.load_run(rid) for rid in _runs(store)])
         assert (await ann.get(f"/runs/{run_id}")).status_code == 200
         assert (await bob.get(f"/runs/{run_id}")).status_code == 404
         assert (await bob.get("/agents/todo/ai-sdk/ann-thread/stream")).status_code == 404

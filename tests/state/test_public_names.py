@@ -12,12 +12,12 @@ from pyox_agents.state import draft, frozen, patch, shared
     [
         (
             frozen,
-            ["JSON", "FrozenDict", "FrozenList", "StateView", "freeze", "parse_pointer",
-             "pointer", "python_path", "thaw"],
+            ["JSON", "MAX_DEPTH", "FrozenDict", "FrozenList", "StateView", "freeze",
+             "lone_surrogate", "parse_pointer", "pointer", "python_path", "thaw"],
         ),
         (patch, ["Conflict", "Op", "apply", "diff", "rebase"]),
         (draft, ["Draft", "DraftDict", "DraftList"]),
-        (shared, ["Commit", "SharedState"]),
+        (shared, ["Commit", "Refused", "SharedState", "json_size"]),
     ],
 )
 def test_public_names_are_pinned(module: object, names: list[str]) -> None:

@@ -128,7 +128,7 @@ def saved(store: Store, thread_id: str) -> tuple[Any, ...]:
     except LookupError:
         held = None
     try:
-        run: Any = store.load_run(RUN_ID)
+        run: Any = store.load_run_record(RUN_ID)
     except LookupError:
         run = None
     return store.entry_count(thread_id), held, run, store.load_audit(RUN_ID)
@@ -175,7 +175,7 @@ def test_a_step_with_no_new_entries_still_writes_its_run(store: Store) -> None:
     run = run_state(0, head={"seq": 0, "digest": record["digest"]})
     store.write(dataclasses.replace(base, run=run.to_dict(), audit=(record,)))
     assert store.entry_count("t") == 1
-    assert store.load_run(RUN_ID) == run.to_dict() and store.load_audit(RUN_ID) == [record]
+    assert store.load_run_record(RUN_ID) == run.to_dict() and store.load_audit(RUN_ID) == [record]
 
 
 def test_a_loaded_state_can_be_continued_and_saved(store: Store) -> None:
@@ -300,7 +300,7 @@ def test_delete_removes_a_thread_but_keeps_its_runs(store: Store) -> None:
         store.load("t")
     assert store.entry_count("t") == 0
     assert [info.id for info in store.list_threads()] == ["other"]
-    assert store.load_run(RUN_ID) == run.to_dict()
+    assert store.load_run_record(RUN_ID) == run.to_dict()
     assert store.load_audit(RUN_ID) == audit
     store.save(State(id="t", messages=[Message.user("a fresh start")]))  # the id is free again
     assert store.load("t").messages[0].content == "a fresh start"
@@ -333,8 +333,8 @@ def test_load_run_and_load_audit_give_back_what_each_step_wrote(store: Store) ->
     for n in range(3):
         think(state, text=f"step {n}")
         run = commit_step(store, state, audit)
-        assert store.load_run(RUN_ID) == run.to_dict()
-    assert RunState.from_dict(store.load_run(RUN_ID)).to_dict() == run.to_dict()
+        assert store.load_run_record(RUN_ID) == run.to_dict()
+    assert store.load_run(RUN_ID).to_dict() == run.to_dict()
     assert store.load_audit(RUN_ID) == audit
     assert [record["seq"] for record in store.load_audit(RUN_ID)] == [0, 1, 2]
     verify_audit(store, RUN_ID)
@@ -358,11 +358,11 @@ def test_what_a_store_gives_back_is_a_copy(store: Store) -> None:
     state = State(id="t", messages=[Message.user("hi")])
     audit: list[dict[str, Any]] = []
     commit_step(store, state, audit, shared={"todos": ["a"]}, version=1)
-    run = store.load_run(RUN_ID)
+    run = store.load_run_record(RUN_ID)
     run["goal"] = "changed"  # type: ignore[index]
     store.load_audit(RUN_ID)[0]["kind"] = "changed"  # type: ignore[index]
     store.load_thread("t").shared_state["todos"].append("b")
-    assert store.load_run(RUN_ID)["goal"] == "find the bug"
+    assert store.load_run_record(RUN_ID)["goal"] == "find the bug"
     assert store.load_audit(RUN_ID) == audit
     assert store.load_thread("t").shared_state == {"todos": ["a"]}
 
@@ -426,7 +426,7 @@ async def test_the_async_twins_do_what_the_sync_methods_do(store: Store) -> None
     run = run_state(1, head={"seq": 0, "digest": record["digest"]})
     await store.awrite(StepRecord("t", len(state.history), run=run.to_dict(), audit=(record,),
                                   shared_state={"x": 1}, shared_version=3))
-    assert await store.aload_run(RUN_ID) == run.to_dict()
+    assert await store.aload_run_record(RUN_ID) == run.to_dict()
     assert await store.aload_audit(RUN_ID) == [record]
     assert (await store.aload_thread("t")).shared_state == {"x": 1}
     await store.adelete("t")
@@ -502,7 +502,7 @@ def test_a_sqlite_file_keeps_everything_after_reopening(tmp_path: Path) -> None:
         run = commit_step(first, state, audit, shared={"n": 1}, version=1)
     with SQLiteStore(tmp_path / "s.db") as second:
         assert second.load("t").snapshot() == state.snapshot()
-        assert second.load_run(RUN_ID) == run.to_dict()
+        assert second.load_run_record(RUN_ID) == run.to_dict()
         assert second.load_audit(RUN_ID) == audit
         assert second.load_thread("t").shared_state == {"n": 1}
         assert [info.id for info in second.list_threads()] == ["t"]

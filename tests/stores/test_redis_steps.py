@@ -134,7 +134,7 @@ async def test_awrite_aload_thread_and_aload_run_run_on_the_event_loop(
     loaded = await redis_store.aload_thread("t")
     assert loaded.entries == tuple(e.to_json() for e in state.history)
     assert (loaded.shared_state, loaded.shared_version) == ({"todos": ["a"]}, 4)
-    assert await redis_store.aload_run(RUN_ID) == run.to_dict()
+    assert await redis_store.aload_run_record(RUN_ID) == run.to_dict()
     with pytest.raises(StoreConflict, match="has 1 saved history entries"):
         await redis_store.awrite(StepRecord("t", 0))
     with pytest.raises(LookupError, match="'nobody'"):
@@ -167,7 +167,7 @@ def test_the_async_methods_work_on_each_event_loop(redis_store: RedisStore) -> N
 
 
 def test_the_async_methods_need_a_running_asyncio_loop(redis_store: RedisStore) -> None:
-    pending = redis_store.aload_run(RUN_ID)  # a coroutine, driven by hand outside any loop
+    pending = redis_store.aload_run_record(RUN_ID)  # a coroutine, driven by hand outside any loop
     with pytest.raises(RuntimeError, match="running asyncio event loop"):
         pending.send(None)
     pending.close()

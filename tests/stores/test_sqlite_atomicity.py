@@ -131,7 +131,7 @@ def view(path: Path) -> tuple[Any, ...]:
         except LookupError:
             held = None
         try:
-            run: Any = store.load_run(RUN_ID)
+            run: Any = store.load_run_record(RUN_ID)
         except LookupError:
             run = None
         return (store.list_threads(), store.entry_count("sub-1"), held, run,

@@ -2,13 +2,16 @@
 //
 // Usage: node agui_run.mjs <url> '<json-options>'
 //   options (all optional):
+//     client: the npm package of the client, '@ag-ui/client' (1.0, the default) or 'agui0059'
+//       (0.0.59, the one CopilotKit 1.74 bundles: it sends no protocolVersion)
 //     threadId, initialState, initialMessages, headers   -> new HttpAgent({...})
 //     message, tools, context, forwardedProps, resume     -> a single run (shorthand)
 //     runs: [{message?, tools?, context?, forwardedProps?, resume?, toolResults?}, ...]
 //       runs one after another on the SAME agent (same thread, state and messages carried over):
 //       - message: a string (added as a user message) or a full AG-UI message object;
 //       - toolResults: [{toolCallId?, content, error?, id?}] added as ToolMessages before the run;
-//         a missing toolCallId takes the previous run's pendingToolCallIds in order;
+//         a missing toolCallId takes the previous run's pendingToolCallIds in order (a 0.0.x
+//         client has none: then the calls without a result in agent.messages, as CopilotKit does);
 //       - resume: a ResumeEntry[] sent as is, or ONE template {status, payload?, metadata?}
 //         applied to every agent.pendingInterrupts (answers the previous run's interrupt).
 // Prints ONE JSON line: the last run's fields at top level plus `runs` (one record per run):
@@ -16,11 +19,11 @@
 // A run that rejects is a result (resolved:false), not a script failure; exit code 1 = harness bug.
 import { format } from 'node:util';
 import { randomUUID } from 'node:crypto';
-import { HttpAgent } from '@ag-ui/client';
 
 const [url, rawOptions = '{}'] = process.argv.slice(2);
 if (!url) throw new Error('usage: agui_run.mjs <url> [json-options]');
 const options = JSON.parse(rawOptions);
+const { HttpAgent } = await import(options.client ?? '@ag-ui/client');
 const runs = options.runs ?? [options];
 const copy = (v) => (v === undefined ? null : JSON.parse(JSON.stringify(v)));
 
@@ -50,6 +53,12 @@ const agent = new HttpAgent({
   fetch: recordingFetch,
 });
 
+// The tool calls of the messages that have no tool message yet, in order.
+const unanswered = (messages) => {
+  const answered = new Set(messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
+  return messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id)).filter((id) => !answered.has(id));
+};
+
 const records = [];
 let previousOutcome = null;
 for (const run of runs) {
@@ -59,7 +68,7 @@ for (const run of runs) {
   let outcome = null;
 
   // A frontend tool's result goes back as a ToolMessage before the next run.
-  const pendingIds = [...(previousOutcome?.pendingToolCallIds ?? [])];
+  const pendingIds = [...(previousOutcome?.pendingToolCallIds ?? unanswered(agent.messages))];
   for (const r of run.toolResults ?? []) {
     agent.addMessage({
       id: r.id ?? randomUUID(),

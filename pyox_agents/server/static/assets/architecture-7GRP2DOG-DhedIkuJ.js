@@ -1,1 +1,0 @@
-export{M as createArchitectureServices}from"./mermaid-parser.core-bot3Ot7x.js";import"./chunk-FOHPRMQF-DhwWuAwv.js";

@@ -1,1 +1,0 @@
-import{at as e,ot as t}from"./chunk-DU6HZSFF-CAqOtxNw.js";var n=(n,r)=>t.lang.round(e.parse(n)[r]);export{n as t};

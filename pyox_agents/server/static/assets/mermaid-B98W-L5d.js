@@ -1,0 +1,2 @@
+function e(e){return e.replace(/[&<>]/g,e=>({"&":`&amp;`,"<":`&lt;`,">":`&gt;`})[e])}var t={initialize(e){},async render(t,n){let r=n.split(`
+`).map((t,n)=>`<text x="0" y="${16*(n+1)}" font-family="monospace" font-size="12">${e(t)}</text>`);return{svg:`<svg xmlns="http://www.w3.org/2000/svg" width="600" height="${16*r.length+8}">${r.join(``)}</svg>`}}};export{t as default};

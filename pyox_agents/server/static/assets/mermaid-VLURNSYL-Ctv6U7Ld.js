@@ -1,1 +1,0 @@
-export{g as Mermaid}from"./index-1yj7XJDC.js";

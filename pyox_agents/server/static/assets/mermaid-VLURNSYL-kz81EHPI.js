@@ -1,0 +1,1 @@
+export{t as Mermaid}from"./CopilotKitView-gGInpsNi.js";

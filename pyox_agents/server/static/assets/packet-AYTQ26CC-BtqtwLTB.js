@@ -1,1 +1,0 @@
-export{S as createPacketServices}from"./mermaid-parser.core-bot3Ot7x.js";import"./chunk-FOHPRMQF-DhwWuAwv.js";

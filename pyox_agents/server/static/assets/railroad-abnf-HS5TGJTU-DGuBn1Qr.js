@@ -1,1 +1,0 @@
-export{m as createRailroadAbnfServices}from"./mermaid-parser.core-bot3Ot7x.js";import"./chunk-FOHPRMQF-DhwWuAwv.js";

@@ -1,1 +1,0 @@
-export{o as createTreemapServices}from"./mermaid-parser.core-bot3Ot7x.js";import"./chunk-FOHPRMQF-DhwWuAwv.js";
