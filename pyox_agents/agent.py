@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar
 import anyio
 import pydantic
 
+from pyox_agents import toolsets
 from pyox_agents.events import (
     ApprovalRequested,
     RunFailed,
@@ -52,6 +53,7 @@ from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.state.shared import SharedState
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
+from pyox_agents.toolsets import Toolset
 from pyox_agents.wakeup import Wakeup
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
@@ -104,7 +106,8 @@ class Agent:
     Args:
         model: a `Model` (e.g. `ScriptedModel([...])`) or a model name.
         tools: the tools the model may call (functions decorated with `@tool`, or
-            `other_agent.as_tool(...)`).
+            `other_agent.as_tool(...)`), and toolsets (`MCPToolset(...)`), whose tools are
+            listed when a run starts (see `pyox_agents.toolsets`).
         instructions: the system prompt, or a callable `(ctx) -> str` called before every model
             request, sync or async; it reads the shared state through a read-only `ctx.state`.
         state_type: a pydantic model the shared state must validate against.
@@ -130,7 +133,7 @@ class Agent:
         self,
         model: Model | str | None = None,
         *,
-        tools: Iterable[Tool] = (),
+        tools: Iterable[Tool | Toolset] = (),
         instructions: Instructions = None,
         state_type: type[pydantic.BaseModel] | None = None,
         name: str | None = None,
@@ -147,14 +150,24 @@ class Agent:
             raise TypeError(f"Agent(limits=...) takes Limits(...), got {limits!r}")
         self.model = model
         self.tools: dict[str, Tool] = {}
+        self.toolsets: tuple[Toolset, ...] = ()
+        toolset_names: set[str] = set()
         for item in tools:
-            if not isinstance(item, Tool):
+            if isinstance(item, Tool):
+                if item.name in self.tools:
+                    raise ValueError(
+                        f"two tools are named {item.name!r}; give one @tool(name=...)"
+                    )
+                self.tools[item.name] = item
+            elif isinstance(item, Toolset):
+                if item.name in toolset_names:
+                    raise ValueError(f"two toolsets are named {item.name!r}; give one a name=")
+                toolset_names.add(item.name)
+                self.toolsets += (item,)
+            else:
                 raise TypeError(
                     f"Agent(tools=...) takes tools made with @tool; got {item!r}: decorate it"
                 )
-            if item.name in self.tools:
-                raise ValueError(f"two tools are named {item.name!r}; give one @tool(name=...)")
-            self.tools[item.name] = item
         if instructions is not None and not (
             isinstance(instructions, str) or callable(instructions)
         ):
@@ -174,6 +187,17 @@ class Agent:
         self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
         self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
         self._resolved: Model | None = None
+        self._listed: dict[str, Tool] = {}  # the tools of the last run, toolsets' included
+
+    async def __aenter__(self) -> Agent:
+        """Enter the agent's toolsets, so they stay connected for every run until the exit."""
+        for toolset in self.toolsets:
+            await toolset.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        for toolset in reversed(self.toolsets):
+            await toolset.__aexit__(*exc_info)
 
     def with_store(self, store: Any) -> Agent:
         """A copy of this agent that saves to `store` (the server gives agents its store so)."""
@@ -409,7 +433,7 @@ class Agent:
                     f"run {run_id[:12]}: the approval was for other arguments"
                 )
             if edited is not None:
-                tool = self.tools.get(request.tool)
+                tool = self.tools.get(request.tool) or self._listed.get(request.tool)
                 if tool is None:
                     raise ValueError(f"run {run_id[:12]} waits on tool {request.tool!r}, which "
                                      "this Agent does not have")
@@ -439,7 +463,8 @@ class Agent:
             ValueError: the State is finished, or tool calls are pending (use_tools first).
         """
         runner = self._turn_runner(conversation)
-        reply = await runner.think()
+        async with _toolsets_opened(self, runner):
+            reply = await runner.think()
         await runner.save_conversation()
         return reply
 
@@ -455,7 +480,8 @@ class Agent:
         """
         conversation._check_can_run()
         runner = self._turn_runner(conversation)
-        await runner.use_tools()
+        async with _toolsets_opened(self, runner):
+            await runner.use_tools()
         await runner.save_conversation()
 
     def use_tools(self, conversation: State) -> None:
@@ -703,7 +729,8 @@ async def _batches(
 
     async def execute() -> None:
         try:
-            await runner.execute(resumed=resumed)
+            async with _toolsets_opened(agent, runner):
+                await runner.execute(resumed=resumed)
         finally:
             outbox.close()
         journal = runner.journal
@@ -720,6 +747,20 @@ async def _batches(
         await asyncio.wait([task])
     if not task.cancelled() and task.exception() is not None:
         raise task.exception()  # type: ignore[misc]
+
+
+@contextlib.asynccontextmanager
+async def _toolsets_opened(agent: Agent, runner: Runner) -> AsyncIterator[None]:
+    """Give `runner` the agent's toolsets' tools for its run (connecting them), and release the
+    toolsets after it; a toolset that cannot list its tools is left out, the model told why."""
+    if not agent.toolsets:
+        yield
+        return
+    async with toolsets.opened(agent.tools, agent.toolsets) as (tools, notes):
+        agent._listed = tools
+        runner.setup = dataclasses.replace(runner.setup, tools=tools)
+        runner.context = (*runner.context, *notes)
+        yield
 
 
 async def _take_over_crashed(runner: Runner) -> bool:
@@ -879,8 +920,9 @@ async def _run_subagent(
     runner = Runner(setup, child, child_access, journal=journal, emit=forward)
     runner.recovering = cut
     try:
-        await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id,
-                             resumed=link is not None)
+        async with _toolsets_opened(agent, runner):
+            await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id,
+                                 resumed=link is not None)
     finally:
         ctx.child_usage = ctx.child_usage + child.usage
         ctx.child_spent = journal.run.spent
