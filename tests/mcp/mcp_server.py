@@ -45,6 +45,17 @@ async def slow(seconds: float) -> str:
 
 
 @server.tool()
+async def hang(marker: str) -> str:
+    """Create the file `marker`, then wait until this server is stopped."""
+    import anyio
+
+    with open(marker, "w") as file:
+        file.write("running")
+    await anyio.sleep_forever()
+    return "never"
+
+
+@server.tool()
 def die() -> str:
     """Kill this server's process while the call runs."""
     os._exit(3)

@@ -1,0 +1,52 @@
+"""MCP tools through AG-UI: a real server streams a real MCP server's tool result."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from pyox_agents import Agent
+from pyox_agents.mcp import MCPToolset
+from pyox_agents.models.scripted import ScriptedModel
+from pyox_agents.server import create_app
+from tests.ag_ui.servers import post_run, serving
+
+from .servers import call, http_server, stdio
+
+pytestmark = pytest.mark.anyio
+
+BODY = {"threadId": "t1", "runId": "r1", "protocolVersion": "1.0",
+        "messages": [{"id": "m1", "role": "user", "content": "add 2 and 3"}]}
+
+
+@contextlib.contextmanager
+def toolset_over(transport: str) -> Iterator[MCPToolset]:
+    if transport == "stdio":
+        yield stdio(name="calc")
+        return
+    with http_server() as mcp_server:
+        yield MCPToolset(url=mcp_server.url, name="calc")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_an_mcp_tools_result_is_a_tool_call_result_in_the_ag_ui_stream(
+    transport: str,
+) -> None:
+    """"through AG-UI (`TOOL_CALL_RESULT` of an MCP tool in the stream)"."""
+    with toolset_over(transport) as toolset:
+        agent = Agent(ScriptedModel([call("add", a=2, b=3), "It is 5."]), tools=[toolset])
+        async with serving(create_app({"calc": agent})) as url, httpx.AsyncClient() as client:
+            response, events = await post_run(client, f"{url}/agents/calc/ag-ui", BODY)
+    assert response.status_code == 200
+    kinds = [event["type"] for event in events]
+    assert kinds[0] == "RUN_STARTED" and kinds[-1] == "RUN_FINISHED"
+    start = next(e for e in events if e["type"] == "TOOL_CALL_START")
+    assert start["toolCallName"] == "add"
+    result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+    assert result["toolCallId"] == start["toolCallId"]
+    assert json.loads(result["content"]) == {"result": 5}
+    assert kinds.index("TOOL_CALL_END") < kinds.index("TOOL_CALL_RESULT")
