@@ -49,8 +49,7 @@ async def hang(marker: str) -> str:
     """Create the file `marker`, then wait until this server is stopped."""
     import anyio
 
-    with open(marker, "w") as file:
-        file.write("running")
+    await anyio.Path(marker).write_text("running")
     await anyio.sleep_forever()
     return "never"
 

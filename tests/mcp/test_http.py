@@ -86,16 +86,16 @@ async def test_an_http_server_killed_during_a_call_gives_that_call_an_error_resu
     marker = tmp_path / "running"
     with http_server() as server:
 
-        async def kill_once_the_call_runs() -> None:
+        def kill_once_the_call_runs() -> None:  # the server creates the marker in the call
             deadline = time.monotonic() + 60
             while not marker.exists() and time.monotonic() < deadline:
-                await anyio.sleep(0.02)
+                time.sleep(0.02)
             server.kill()
 
         model = ScriptedModel([call("hang", marker=str(marker)), "the server died"])
         agent = Agent(model, tools=[MCPToolset(url=server.url, name="web")])
         async with anyio.create_task_group() as group:
-            group.start_soon(kill_once_the_call_runs)
+            group.start_soon(anyio.to_thread.run_sync, kill_once_the_call_runs)
             result = await agent.arun("go")
     (hang,) = results(result.events)
     assert hang.error is not None and "the MCP server 'web' is unreachable" in hang.error
