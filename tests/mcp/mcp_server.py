@@ -55,6 +55,18 @@ async def hang(marker: str) -> str:
 
 
 @server.tool()
+async def once(marker: str) -> str:
+    """Hang on the first call (after creating `marker`); answer on the calls after it."""
+    import anyio
+
+    if await anyio.Path(marker).exists():
+        return "ran again"
+    await anyio.Path(marker).write_text("running")
+    await anyio.sleep_forever()
+    return "never"
+
+
+@server.tool()
 def die() -> str:
     """Kill this server's process while the call runs."""
     os._exit(3)
