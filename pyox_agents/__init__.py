@@ -70,6 +70,7 @@ from pyox_agents.state.stopped import (
     StoppedByUntil,
 )
 from pyox_agents.tools import RunContext, Tool, tool
+from pyox_agents.toolsets import Toolset
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -142,6 +143,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolResult",
     "ToolResultEntry",
+    "Toolset",
     "Usage",
     "UserMessageEntry",
     "loop",

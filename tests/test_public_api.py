@@ -73,6 +73,7 @@ def test_the_top_level_names_are_exactly_these() -> None:
         "TextStarted",
         "Tool",
         "ToolCall",
+        "Toolset",
         "ToolCallArgsDelta",
         "ToolCallEnded",
         "ToolCallStarted",

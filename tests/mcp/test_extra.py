@@ -42,3 +42,11 @@ def test_without_the_extra_the_import_error_says_what_to_install() -> None:
     assert done.returncode == 0, done.stderr
     assert "pyox_agents.mcp needs the MCP SDK, which is not installed" in done.stdout
     assert 'install it with: pip install "pyox-agents[mcp]"' in done.stdout
+
+
+def test_the_mcp_modules_public_names_are_exactly_these_and_documented() -> None:
+    import pyox_agents.mcp
+
+    assert set(pyox_agents.mcp.__all__) == {"MCPServerUnavailable", "MCPToolError", "MCPToolset"}
+    for name in pyox_agents.mcp.__all__:
+        assert getattr(pyox_agents.mcp, name).__doc__, f"pyox_agents.mcp.{name} has no docstring"
