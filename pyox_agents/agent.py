@@ -187,7 +187,6 @@ class Agent:
         self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
         self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
         self._resolved: Model | None = None
-        self._listed: dict[str, Tool] = {}  # the tools of the last run, toolsets' included
 
     async def __aenter__(self) -> Agent:
         """Enter the agent's toolsets, so they stay connected for every run until the exit."""
@@ -198,6 +197,13 @@ class Agent:
     async def __aexit__(self, *exc_info: Any) -> None:
         for toolset in reversed(self.toolsets):
             await toolset.__aexit__(*exc_info)
+
+    async def _toolset_tool(self, name: str) -> Tool | None:
+        """The tool `name` as a run would list it from the toolsets, or None."""
+        if not self.toolsets:
+            return None
+        async with toolsets.opened(self.tools, self.toolsets) as (tools, _):
+            return tools.get(name)
 
     def with_store(self, store: Any) -> Agent:
         """A copy of this agent that saves to `store` (the server gives agents its store so)."""
@@ -433,7 +439,7 @@ class Agent:
                     f"run {run_id[:12]}: the approval was for other arguments"
                 )
             if edited is not None:
-                tool = self.tools.get(request.tool) or self._listed.get(request.tool)
+                tool = self.tools.get(request.tool) or await self._toolset_tool(request.tool)
                 if tool is None:
                     raise ValueError(f"run {run_id[:12]} waits on tool {request.tool!r}, which "
                                      "this Agent does not have")
@@ -757,7 +763,6 @@ async def _toolsets_opened(agent: Agent, runner: Runner) -> AsyncIterator[None]:
         yield
         return
     async with toolsets.opened(agent.tools, agent.toolsets) as (tools, notes):
-        agent._listed = tools
         runner.setup = dataclasses.replace(runner.setup, tools=tools)
         runner.context = (*runner.context, *notes)
         yield

@@ -113,6 +113,11 @@ class MCPToolset:
         if url is not None and not re.match(r"https?://[^/]", url):
             raise ValueError(f"MCPToolset(url=...) takes the http:// or https:// URL of a "
                              f"streamable HTTP endpoint (often ending in /mcp), got {url!r}")
+        for option, value in (("timeout", timeout), ("connect_timeout", connect_timeout)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                      or value <= 0):
+                raise ValueError(f"MCPToolset({option}=...) is a number of seconds > 0, got "
+                                 f"{value!r}")
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ValueError(f"MCPToolset(name=...) must be 1 to 32 letters, digits, '_' or "
                              f"'-' (it prefixes tool names), got {name!r}")
@@ -126,7 +131,7 @@ class MCPToolset:
         self._connect_timeout = connect_timeout
         self._users = 0
         self._connection: _Connection | None = None
-        self._lock: anyio.Lock | None = None
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     def __repr__(self) -> str:
         where = shlex.join(self.command) if self.command else self.url
@@ -206,9 +211,10 @@ class MCPToolset:
 
     async def _client(self) -> Client:
         """The open connection's client, connecting (again) if there is none."""
-        if self._lock is None:
-            self._lock = anyio.Lock()
-        async with self._lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:  # `agent.run` runs a loop per call
+            self._lock = (loop, asyncio.Lock())
+        async with self._lock[1]:
             connection = self._connection
             if connection is not None and not connection.usable():
                 self._connection = connection = None

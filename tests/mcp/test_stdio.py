@@ -10,7 +10,17 @@ from typing import Any
 
 import pytest
 
-from pyox_agents import Agent, Deny, Limits, RunStatus, StopReason, ToolCall, tool
+from pyox_agents import (
+    Agent,
+    Deny,
+    Limits,
+    Message,
+    RunStatus,
+    State,
+    StopReason,
+    ToolCall,
+    tool,
+)
 from pyox_agents.mcp import MCPServerUnavailable, MCPToolset
 from pyox_agents.models.scripted import FunctionModel, ScriptedModel
 from pyox_agents.stores import MemoryStore
@@ -124,6 +134,18 @@ async def test_approval_pauses_the_named_tool_until_a_person_answers() -> None:
     (add,) = results(resumed.events)
     assert add.result == {"result": 9}
     assert resumed.answer == "done"
+
+
+async def test_a_person_may_edit_the_arguments_of_an_mcp_call_checked_by_its_schema() -> None:
+    agent = Agent(ScriptedModel([call("add", a=4, b=5), "done"]),
+                  tools=[stdio(approval=True)])
+    paused = await agent.arun("go")
+    with pytest.raises(ValueError, match=r"edited_arguments: invalid arguments for tool 'add': "
+                       r"a: 'x' is not of type 'integer'"):
+        await agent.aresume(paused.run_id, approve=True, edited_arguments={"a": "x", "b": 1})
+    resumed = await agent.aresume(paused.run_id, approve=True,
+                                  edited_arguments={"a": 10, "b": 1})
+    assert [r.result for r in results(resumed.events)] == [{"result": 11}]
 
 
 async def test_approval_may_be_a_callable_of_the_tool_name() -> None:
@@ -264,6 +286,37 @@ async def test_an_entered_agent_keeps_one_server_for_many_runs() -> None:
     assert first == second != third
 
 
+async def test_single_turns_see_and_run_mcp_tools() -> None:
+    """`think` and `use_tools`, for loops of one's own, list the toolsets' tools too."""
+    model = ScriptedModel([call("add", a=20, b=22), "done"])
+    agent = Agent(model, tools=[stdio()])
+    conversation = State(messages=[Message.user("go")])
+    await agent.athink(conversation)
+    await agent.ause_tools(conversation)
+    assert "add" in {spec.name for spec in model.requests[0].tools}
+    assert conversation.messages[-1].role == "tool"
+    assert conversation.messages[-1].content == '{"result":42}'
+
+
+def test_a_synchronous_run_starts_and_stops_the_server_in_its_own_loop() -> None:
+    agent = Agent(ScriptedModel([call("add", a=1, b=1), "one", call("add", a=2, b=2), "two"]),
+                  tools=[stdio()])
+    first, second = agent.run("a"), agent.run("b")
+    assert [r.result for r in results(first.events)] == [{"result": 2}]
+    assert [r.result for r in results(second.events)] == [{"result": 4}]
+
+
+async def test_a_subagents_mcp_tools_run_inside_the_parents_run() -> None:
+    helper = Agent(ScriptedModel([call("add", a=3, b=4), "seven"]), tools=[stdio()],
+                   name="helper")
+    parent = Agent(ScriptedModel([call("helper", task="add 3 and 4"), "it is seven"]),
+                   tools=[helper.as_tool("helper", "Adds numbers.")])
+    result = await parent.arun("go")
+    assert {(r.name, str(r.result)) for r in results(result.events)} >= {
+        ("add", "{'result': 7}"), ("helper", "seven")}
+    assert result.answer == "it is seven"
+
+
 @pytest.mark.parametrize(
     ("arguments", "error", "message"),
     [
@@ -272,6 +325,8 @@ async def test_an_entered_agent_keeps_one_server_for_many_runs() -> None:
         ({"url": "localhost:8000/mcp"}, ValueError, r"http:// or https:// URL .* got 'localh"),
         ({"command": ["x"], "name": "my files"}, ValueError, "name=.... must be 1 to 32"),
         ({"command": []}, TypeError, "takes a list of str"),
+        ({"command": ["x"], "timeout": 0}, ValueError, r"timeout=...\) is a number of seconds"),
+        ({"command": ["x"], "connect_timeout": -1}, ValueError, r"connect_timeout=...\) is a"),
     ],
 )
 def test_a_toolset_is_checked_when_it_is_made(arguments: Any, error: type[Exception],
