@@ -1,60 +1,22 @@
-"""MCP tools: `MCPToolset` lists the tools of an MCP server as the agent's tools.
-
-    from pyox_agents.mcp import MCPToolset
-
-    files = MCPToolset(command=["uvx", "mcp-server-filesystem", "."], name="files",
-                       approval={"write_file"}, idempotent={"read_file"})
-    agent = Agent(model, tools=[my_tool, files])
-
-A server is a command run over stdio, or a streamable HTTP URL. The connection opens when a run
-starts and closes when it ends; enter the toolset (`async with files:`) or the agent
-(`async with agent:`) to keep one connection for many runs. Needs the `mcp` extra:
-`pip install "pyox-agents[mcp]"`.
-
-Results: a call's structured content is its result (JSON) when the server sends one, else its
-text blocks joined by newlines. Images, audio and binary resources are not shown to the model:
-each becomes a line such as `[image/png image, 70 bytes, not shown]`; a resource link becomes
-`[resource <uri>]`. A result with `isError` is an error result the model reads. A server that
-cannot start, does not answer or dies mid-call gives the call an error result ("the MCP server
-'files' is unreachable: ...") and the run goes on; the next call connects again.
-"""
+"""`MCPToolset`: the tools of one MCP server, for `Agent(tools=[...])`."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import shlex
-from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-try:
-    import httpx2
-    import jsonschema
-    import mcp_types
-    from mcp import Client, MCPError, StdioServerParameters
-    from mcp.client.streamable_http import streamable_http_client
-except ImportError as exc:  # pragma: no cover - tested in a subprocess that hides `mcp`
-    raise ImportError(
-        f"pyox_agents.mcp needs the MCP SDK, which is not installed ({exc}); install it with: "
-        'pip install "pyox-agents[mcp]"'
-    ) from exc
-
-import anyio
+import mcp_types
 import pydantic
+from mcp import Client, MCPError, StdioServerParameters
 
-from pyox_agents.tools import Tool, ToolArgumentsError
-
-__all__ = ["MCPServerUnavailable", "MCPToolError", "MCPToolset"]
+from pyox_agents.mcp._connection import Connection, http_transport, leaf
+from pyox_agents.mcp._results import MCPTool, MCPToolError, to_result
+from pyox_agents.tools import Tool
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
-_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # a server may hold a response stream open
-
-
-class MCPToolError(Exception):
-    """An MCP tool's error result (`isError`), or the server refusing a call: the model reads
-    the message."""
 
 
 class MCPServerUnavailable(Exception):
@@ -130,7 +92,7 @@ class MCPToolset:
         self._env, self._cwd, self._headers = env, cwd, headers
         self._connect_timeout = connect_timeout
         self._users = 0
-        self._connection: _Connection | None = None
+        self._connection: Connection | None = None
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     def __repr__(self) -> str:
@@ -183,7 +145,7 @@ class MCPToolset:
             return await self._call(remote, arguments)
 
         exposed = re.sub(r"[^A-Za-z0-9_-]", "_", remote)[:64] or "tool"
-        return _MCPTool(
+        return MCPTool(
             name=exposed,
             description=spec.description or "",
             parameters=spec.input_schema,
@@ -207,7 +169,7 @@ class MCPToolset:
                                f"malformed result: {exc.error_count()} problems") from None
         except Exception as exc:
             raise await self._unreachable(exc) from None
-        return _result(result)
+        return to_result(result)
 
     async def _client(self) -> Client:
         """The open connection's client, connecting (again) if there is none."""
@@ -219,7 +181,7 @@ class MCPToolset:
             if connection is not None and not connection.usable():
                 self._connection = connection = None
             if connection is None:
-                connection = _Connection(self._server())
+                connection = Connection(self._server())
                 try:
                     await connection.open(self._connect_timeout)
                 except Exception as exc:
@@ -233,7 +195,7 @@ class MCPToolset:
         return MCPServerUnavailable(self._explain(exc))
 
     def _explain(self, exc: BaseException) -> str:
-        cause = _leaf(exc)
+        cause = leaf(exc)
         what = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         if isinstance(cause, TimeoutError):
             what = f"no answer within {self._connect_timeout:g} s"
@@ -248,87 +210,7 @@ class MCPToolset:
             return StdioServerParameters(command=self.command[0], args=list(self.command[1:]),
                                          env=dict(self._env) if self._env else None, cwd=self._cwd)
         assert self.url is not None
-        return _http_transport(self.url, dict(self._headers or {}))
-
-
-@dataclass(frozen=True, slots=True)
-class _MCPTool(Tool):
-    """A tool of an MCP server: its arguments are checked against the server's JSON schema."""
-
-    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Check the model's arguments against the tool's input schema.
-
-        Raises:
-            ToolArgumentsError: naming each problem, for the model to read.
-        """
-        try:
-            validator = jsonschema.validators.validator_for(self.parameters)(self.parameters)
-            errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
-        except jsonschema.SchemaError:
-            return dict(arguments)  # the server's schema is not valid: the server checks
-        if errors:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in errors
-            )
-            raise ToolArgumentsError(f"invalid arguments for tool {self.name!r}: {problems}; "
-                                     "call it again with arguments that match its schema")
-        return dict(arguments)
-
-
-class _Connection:
-    """One open MCP client, held by a task of its own, so that whichever task closes it, the
-    task that opened the client's streams and processes is the one that closes them."""
-
-    def __init__(self, server: Any) -> None:
-        self._server = server
-        self._stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._loop = asyncio.get_running_loop()
-        self.client: Client
-
-    async def open(self, seconds: float) -> None:
-        ready: asyncio.Future[Client] = self._loop.create_future()
-        self._task = asyncio.create_task(self._hold(ready), name="pyox-agents MCP connection")
-        try:
-            with anyio.fail_after(seconds):
-                self.client = await asyncio.shield(ready)
-        except BaseException:
-            await self.close()
-            raise
-
-    async def _hold(self, ready: asyncio.Future[Client]) -> None:
-        try:
-            async with Client(self._server) as client:
-                ready.set_result(client)
-                await self._stop.wait()
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else
-                                    MCPServerUnavailable("the connection was cancelled"))
-            if not isinstance(exc, Exception):
-                raise
-
-    def usable(self) -> bool:
-        return (self._task is not None and not self._task.done()
-                and self._loop is asyncio.get_running_loop())
-
-    async def close(self) -> None:
-        task = self._task
-        if task is None or task.done() or self._loop is not asyncio.get_running_loop():
-            return
-        self._stop.set()
-        with anyio.CancelScope(shield=True):
-            done, _ = await asyncio.wait([task], timeout=10)
-            if not done:
-                task.cancel()
-                await asyncio.wait([task])
-
-
-@contextlib.asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
-    async with (httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT) as http,
-                streamable_http_client(url, http_client=http) as streams):
-        yield streams
+        return http_transport(self.url, dict(self._headers or {}))
 
 
 def _chosen(choice: Approval, name: str) -> bool:
@@ -337,37 +219,3 @@ def _chosen(choice: Approval, name: str) -> bool:
     if callable(choice):
         return bool(choice(name))
     return name in choice
-
-
-def _result(result: mcp_types.CallToolResult) -> Any:
-    """A call's result as the model reads it: the structured content, else the text."""
-    text = "\n".join(_block_text(block) for block in result.content)
-    if result.is_error:
-        raise MCPToolError(text or "the tool failed without saying why")
-    if result.structured_content is not None:
-        return result.structured_content
-    return text
-
-
-def _block_text(block: Any) -> str:
-    match block:
-        case mcp_types.TextContent(text=text):
-            return text
-        case mcp_types.ImageContent() | mcp_types.AudioContent():
-            size = len(block.data) * 3 // 4 - block.data[-2:].count("=")  # base64's length
-            return f"[{block.mime_type} {block.type}, {size} bytes, not shown]"
-        case mcp_types.EmbeddedResource(resource=mcp_types.TextResourceContents(text=text)):
-            return text
-        case mcp_types.EmbeddedResource(resource=resource):
-            kind = resource.mime_type or "binary"
-            return f"[{kind} resource {resource.uri}, not shown]"
-        case mcp_types.ResourceLink(uri=uri):
-            return f"[resource {uri}]"
-    return f"[{getattr(block, 'type', 'unknown')} content, not shown]"
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first exception inside task groups' exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc

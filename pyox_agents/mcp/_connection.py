@@ -1,0 +1,78 @@
+"""One open connection to an MCP server, over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # a server may hold a response stream open
+
+
+class Connection:
+    """One open MCP client, held by a task of its own, so that whichever task closes it, the
+    task that opened the client's streams and processes is the one that closes them."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._loop = asyncio.get_running_loop()
+        self.client: Client
+
+    async def open(self, seconds: float) -> None:
+        ready: asyncio.Future[Client] = self._loop.create_future()
+        self._task = asyncio.create_task(self._hold(ready), name="pyox-agents MCP connection")
+        try:
+            with anyio.fail_after(seconds):
+                self.client = await asyncio.shield(ready)
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _hold(self, ready: asyncio.Future[Client]) -> None:
+        try:
+            async with Client(self._server) as client:
+                ready.set_result(client)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else
+                                    ConnectionError("the connection was cancelled"))
+            if not isinstance(exc, Exception):
+                raise
+
+    def usable(self) -> bool:
+        return (self._task is not None and not self._task.done()
+                and self._loop is asyncio.get_running_loop())
+
+    async def close(self) -> None:
+        task = self._task
+        if task is None or task.done() or self._loop is not asyncio.get_running_loop():
+            return
+        self._stop.set()
+        with anyio.CancelScope(shield=True):
+            done, _ = await asyncio.wait([task], timeout=10)
+            if not done:
+                task.cancel()
+                await asyncio.wait([task])
+
+
+@contextlib.asynccontextmanager
+async def http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    async with (httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT) as http,
+                streamable_http_client(url, http_client=http) as streams):
+        yield streams
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first exception inside task groups' exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
