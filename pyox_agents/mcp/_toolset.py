@@ -121,11 +121,11 @@ class MCPToolset:
         Raises:
             MCPServerUnavailable: the server cannot be reached.
         """
-        client = await self._client()
+        connection = await self._connected()
         try:
-            listing = [tool for page in await self._pages(client) for tool in page]
+            listing = [tool for page in await self._pages(connection.client) for tool in page]
         except Exception as exc:
-            raise await self._unreachable(exc) from None
+            raise await self._unreachable(exc, connection) from None
         return [self._tool(spec) for spec in listing]
 
     async def _pages(self, client: Client) -> list[list[mcp_types.Tool]]:
@@ -156,23 +156,24 @@ class MCPToolset:
         )
 
     async def _call(self, remote: str, arguments: Mapping[str, Any]) -> Any:
-        client = await self._client()
+        connection = await self._connected()
         try:
-            result = await client.call_tool(remote, dict(arguments))
+            result = await connection.client.call_tool(remote, dict(arguments))
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
-                raise await self._unreachable(exc) from None
+                raise await self._unreachable(exc, connection) from None
             raise MCPToolError(f"the MCP server {self.name!r} refused the call of {remote!r}: "
                                f"{exc.message}") from None
         except pydantic.ValidationError as exc:
+            first = exc.errors()[0]["msg"] if exc.errors() else "?"
             raise MCPToolError(f"the MCP server {self.name!r} answered {remote!r} with a "
-                               f"malformed result: {exc.error_count()} problems") from None
+                               f"malformed result ({first})") from None
         except Exception as exc:
-            raise await self._unreachable(exc) from None
+            raise await self._unreachable(exc, connection) from None
         return to_result(result)
 
-    async def _client(self) -> Client:
-        """The open connection's client, connecting (again) if there is none."""
+    async def _connected(self) -> Connection:
+        """The open connection, connecting (again) if there is none."""
         loop = asyncio.get_running_loop()
         if self._lock is None or self._lock[0] is not loop:  # `agent.run` runs a loop per call
             self._lock = (loop, asyncio.Lock())
@@ -187,11 +188,15 @@ class MCPToolset:
                 except Exception as exc:
                     raise MCPServerUnavailable(self._explain(exc)) from None
                 self._connection = connection
-            return connection.client
+            return connection
 
-    async def _unreachable(self, exc: BaseException) -> MCPServerUnavailable:
-        """Close a connection that failed, so that the next call connects again."""
-        await self.aclose()
+    async def _unreachable(self, exc: BaseException, connection: Connection
+                           ) -> MCPServerUnavailable:
+        """Close a connection that failed, so that the next call connects again (unless a
+        call running meanwhile has done so already)."""
+        if self._connection is connection:
+            self._connection = None
+        await connection.close()
         return MCPServerUnavailable(self._explain(exc))
 
     def _explain(self, exc: BaseException) -> str:
