@@ -24,14 +24,16 @@ class Connection:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
+        self._ready: asyncio.Future[Client] = self._loop.create_future()
         self.client: Client
 
     async def open(self, seconds: float) -> None:
-        ready: asyncio.Future[Client] = self._loop.create_future()
-        self._task = asyncio.create_task(self._hold(ready), name="pyox-agents MCP connection")
+        """Connect, within `seconds`."""
+        self._task = asyncio.create_task(self._hold(self._ready),
+                                         name="pyox-agents MCP connection")
         try:
             with anyio.fail_after(seconds):
-                self.client = await asyncio.shield(ready)
+                self.client = await asyncio.shield(self._ready)
         except BaseException:
             await self.close()
             raise
@@ -43,20 +45,26 @@ class Connection:
                 await self._stop.wait()
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else
-                                    ConnectionError("the connection was cancelled"))
+                if isinstance(exc, Exception):
+                    ready.set_exception(exc)
+                else:
+                    ready.cancel()
             if not isinstance(exc, Exception):
                 raise
 
     def usable(self) -> bool:
+        """Whether the connection is open, in the running event loop."""
         return (self._task is not None and not self._task.done()
                 and self._loop is asyncio.get_running_loop())
 
     async def close(self) -> None:
+        """Close the client (a stdio server's process ends); at once if still connecting."""
         task = self._task
         if task is None or task.done() or self._loop is not asyncio.get_running_loop():
             return
         self._stop.set()
+        if not self._ready.done():
+            task.cancel()
         with anyio.CancelScope(shield=True):
             done, _ = await asyncio.wait([task], timeout=10)
             if not done:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import os
 import sys
-import time
 
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -97,5 +96,4 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
-        time.sleep(float(os.environ.get("MCP_TEST_START_DELAY", "0")))
         server.run("stdio")

@@ -247,6 +247,14 @@ async def test_listing_an_unreachable_server_raises_an_error_that_says_what_to_c
         await toolset.list_tools()
 
 
+async def test_a_command_that_never_answers_is_given_up_after_the_connect_timeout() -> None:
+    silent = MCPToolset(command=[sys.executable, "-c", "import time; time.sleep(600)"],
+                        name="silent", connect_timeout=1)
+    with pytest.raises(MCPServerUnavailable, match=r"the MCP server 'silent' is unreachable: no "
+                       r"answer within 1 s; check the command"):
+        await silent.list_tools()
+
+
 async def test_a_name_clash_with_a_local_tool_prefixes_the_toolsets_name() -> None:
     """"name clash with another tool or another toolset: prefix with the toolset's name"."""
     model = ScriptedModel([[call("lookup", key="k"), call("remote_lookup", key="k")], "done"])
