@@ -737,12 +737,13 @@ async def _batches(
         try:
             async with _toolsets_opened(agent, runner):
                 await runner.execute(resumed=resumed)
+                journal = runner.journal
+                if agent.store is None and journal is not None and journal.run.pending is not None:
+                    agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
+                    agent._paused_state[journal.run.run_id] = runner.access.shared.value
+                outbox.close()  # the run is over: its stream ends before the toolsets close
         finally:
             outbox.close()
-        journal = runner.journal
-        if agent.store is None and journal is not None and journal.run.pending is not None:
-            agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
-            agent._paused_state[journal.run.run_id] = runner.access.shared.value
 
     task = asyncio.create_task(execute(), name=f"pyox-agents run {runner.run_id[:12]}")
     try:

@@ -50,3 +50,24 @@ async def test_an_mcp_tools_result_is_a_tool_call_result_in_the_ag_ui_stream(
     assert result["toolCallId"] == start["toolCallId"]
     assert json.loads(result["content"]) == {"result": 5}
     assert kinds.index("TOOL_CALL_END") < kinds.index("TOOL_CALL_RESULT")
+
+
+async def test_an_mcp_tool_that_needs_approval_is_an_ag_ui_interrupt_then_runs() -> None:
+    """The approval of an MCP tool is the run's interrupt; `RunAgentInput.resume` answers it,
+    and the call's result streams in the resumed run."""
+    agent = Agent(ScriptedModel([call("add", a=2, b=3), "It is 5."]),
+                  tools=[stdio(name="calc", approval={"add"})])
+    async with serving(create_app({"calc": agent})) as url, httpx.AsyncClient() as client:
+        _, first = await post_run(client, f"{url}/agents/calc/ag-ui", BODY)
+        outcome = first[-1]["outcome"]
+        assert (first[-1]["type"], outcome["type"]) == ("RUN_FINISHED", "interrupt")
+        (interrupt,) = outcome["interrupts"]
+        assert interrupt["metadata"] == {"tool": "add", "arguments": {"a": 2, "b": 3}}
+        assert not [e for e in first if e["type"] == "TOOL_CALL_RESULT"]
+        resume = [{"interruptId": interrupt["id"], "status": "resolved",
+                   "payload": {"approved": True}}]
+        _, second = await post_run(client, f"{url}/agents/calc/ag-ui",
+                                   {**BODY, "runId": "r2", "resume": resume})
+    (result,) = [e for e in second if e["type"] == "TOOL_CALL_RESULT"]
+    assert json.loads(result["content"]) == {"result": 5}
+    assert (second[-1]["type"], second[-1]["outcome"]["type"]) == ("RUN_FINISHED", "success")

@@ -6,8 +6,11 @@ import logging
 import os
 import signal
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from pyox_agents import (
@@ -21,6 +24,7 @@ from pyox_agents import (
     ToolCall,
     tool,
 )
+from pyox_agents.events import ToolCallEnded, ToolResult
 from pyox_agents.mcp import MCPServerUnavailable, MCPToolset
 from pyox_agents.models.scripted import FunctionModel, ScriptedModel
 from pyox_agents.stores import MemoryStore
@@ -346,3 +350,40 @@ def test_a_toolset_is_checked_when_it_is_made(arguments: Any, error: type[Except
 def test_two_toolsets_of_one_agent_need_different_names() -> None:
     with pytest.raises(ValueError, match="two toolsets are named 'mcp'; give one a name="):
         Agent(ScriptedModel([]), tools=[MCPToolset(["a"]), MCPToolset(["b"])])
+
+
+async def test_breaking_out_of_a_stream_during_an_mcp_call_stops_the_server(
+    tmp_path: Path,
+) -> None:
+    """A consumer that stops reading cancels the run; the toolset it opened is closed, so the
+    server's process ends."""
+    marker = tmp_path / "running"
+    model = ScriptedModel([call("pid"), call("hang", marker=str(marker)), "never"])
+    agent = Agent(model, tools=[stdio()])
+    server_pid = None
+    async for event in agent.stream("go"):
+        if isinstance(event, ToolResult):
+            server_pid = event.result["result"]
+        if isinstance(event, ToolCallEnded) and event.arguments.get("marker"):
+            await anyio.to_thread.run_sync(wait_for, marker)
+            break
+    assert server_pid is not None
+    await anyio.to_thread.run_sync(wait_for_exit, server_pid)
+
+
+def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + 60  # a bound for a broken server, not a pace
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} was not created"
+        time.sleep(0.02)
+
+
+def wait_for_exit(pid: int) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        assert time.monotonic() < deadline, f"the MCP server {pid} is still running"
+        time.sleep(0.02)
