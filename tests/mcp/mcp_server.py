@@ -12,6 +12,7 @@ import sys
 
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import BlobResourceContents, EmbeddedResource, ResourceLink, TextResourceContents
 
 server = MCPServer("test-tools")
 
@@ -84,6 +85,17 @@ def picture():  # type: ignore[no-untyped-def]  # no annotation: content blocks,
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     )
     return ["a red dot", Image(data=png, format="png")]
+
+
+@server.tool()
+def resources():  # type: ignore[no-untyped-def]  # no annotation: content blocks
+    """An embedded text resource, a binary one, and a link."""
+    return [
+        EmbeddedResource(resource=TextResourceContents(uri="file:///a.txt", text="alpha")),
+        EmbeddedResource(resource=BlobResourceContents(uri="file:///b.bin", blob="AAEC",
+                                                       mime_type="application/octet-stream")),
+        ResourceLink(name="c", uri="file:///c.txt"),
+    ]
 
 
 @server.tool()

@@ -73,6 +73,13 @@ async def test_text_is_joined_and_an_image_becomes_a_line_saying_it_is_not_shown
     assert picture.result == "a red dot\n[image/png image, 70 bytes, not shown]"
 
 
+async def test_embedded_text_is_shown_and_binary_resources_and_links_are_named() -> None:
+    agent = Agent(ScriptedModel([call("resources"), "done"]), tools=[stdio()])
+    (shown,) = results((await agent.arun("go")).events)
+    assert shown.result == ("alpha\n[application/octet-stream resource file:///b.bin, not shown]"
+                            "\n[resource file:///c.txt]")
+
+
 async def test_an_is_error_result_is_a_tool_error_the_model_reads() -> None:
     """"`isError` results become tool errors the model reads"; the run goes on."""
     model = ScriptedModel([call("fail", reason="no disk"), "sorry"])
