@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC_FILES = sorted([*(ROOT / "docs").rglob("*.md"), ROOT / "README.md"])
 
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<lang>[\w+-]*)[^\n]*$")
-_DIRECTIVE = re.compile(r"^\s*<!--\s*(?P<kind>replies|continue|not-run)\s*:?\s*(?P<arg>.*?)\s*-->\s*$")
+_DIRECTIVE = re.compile(
+    r"^\s*<!--\s*(?P<kind>replies|continue|not-run)\s*:?\s*(?P<arg>.*?)\s*-->\s*$"
+)
 
 
 @dataclass(frozen=True)

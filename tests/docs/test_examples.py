@@ -22,7 +22,12 @@ from pyox_agents.models import FunctionModel, Message, Model, ScriptedModel, Too
 
 from .markdown_examples import ROOT, Block, blocks, chain, python_blocks
 
-PROVIDER_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+PROVIDER_VARIABLES = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+)
 
 
 def _answers_done(messages: list[Message], tools: list[ToolSpec]) -> str:
@@ -82,9 +87,7 @@ def _write_files_before(block: Block) -> None:
 
 
 @pytest.mark.parametrize("block", python_blocks(), ids=lambda b: b.id)
-def test_python_example_runs(
-    block: Block, named_models: _NamedModels, fresh_modules: None
-) -> None:
+def test_python_example_runs(block: Block, named_models: _NamedModels, fresh_modules: None) -> None:
     """A Python example in the docs or the README runs as written.
 
     A block starting with `# NAME.py` is also saved as that file, so later blocks of the page
@@ -106,7 +109,9 @@ def test_python_example_runs(
 def test_every_skipped_example_says_why() -> None:
     """An example marked not runnable carries its reason."""
     for block in python_blocks():
-        assert block.not_run is None or block.not_run.strip(), f"{block.id}: not-run without a reason"
+        assert block.not_run is None or block.not_run.strip(), (
+            f"{block.id}: not-run without a reason"
+        )
 
 
 def test_every_example_block_is_labelled() -> None:
@@ -131,14 +136,26 @@ def test_the_api_reference_covers_every_public_name() -> None:
     for module_name, page in pages.items():
         text = (ROOT / "docs" / "reference" / page).read_text(encoding="utf-8")
         entries = {line[4:].strip() for line in text.splitlines() if line.startswith("::: ")}
-        expected = {f"{module_name}.{name}" for name in importlib.import_module(module_name).__all__}
-        assert entries == expected, f"docs/reference/{page}: missing {expected - entries}, extra {entries - expected}"
+        expected = {
+            f"{module_name}.{name}" for name in importlib.import_module(module_name).__all__
+        }
+        assert entries == expected, (
+            f"docs/reference/{page}: missing {expected - entries}, extra {entries - expected}"
+        )
 
 
 def test_the_readme_quickstart_is_two_commands() -> None:
     """The README's Quickstart block stays exactly two commands."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Quickstart", 1)[1]
-    first = next(b for b in blocks(ROOT / "README.md") if b.lang in ("sh", "bash") and b.code.strip() in section)
-    commands = [line for line in first.code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    first = next(
+        b
+        for b in blocks(ROOT / "README.md")
+        if b.lang in ("sh", "bash") and b.code.strip() in section
+    )
+    commands = [
+        line
+        for line in first.code.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     assert [c.split("#")[0].split() for c in commands] == [["make", "demo"], ["make", "test"]]
