@@ -35,7 +35,10 @@ def _answers_done(messages: list[Message], tools: list[ToolSpec]) -> str:
 
 
 class _NamedModels:
-    """Resolves provider model names to the current block's scripted replies."""
+    """Resolves provider model names to the current block's scripted replies.
+
+    Each agent resolves its model once, at its first run: a script covers all of its runs.
+    """
 
     def __init__(self) -> None:
         self.replies: str | None = None
@@ -46,7 +49,10 @@ class _NamedModels:
             return self._real(name)
         if self.replies is None:
             return FunctionModel(_answers_done)
-        return ScriptedModel(eval(self.replies, {"ToolCall": ToolCall}))
+        script = eval(self.replies, {"ToolCall": ToolCall})
+        if isinstance(script, dict):  # one script per model name: {"gpt-5-mini": [...], ...}
+            script = script[name]
+        return ScriptedModel(script)
 
 
 @pytest.fixture
