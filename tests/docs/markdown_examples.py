@@ -8,6 +8,8 @@ site and on GitHub):
   (the default: a model that answers "Done.").
 - ``<!-- continue -->``: the block runs after the page's previous Python block, in its namespace
   (a guide that builds one example in steps).
+- ``<!-- needs: redis -->``: the block runs with ``REDIS_URL`` set to a real ``redis-server``
+  started for the tests.
 - ``<!-- not-run: REASON -->``: the block is not executed; the reason says why (a real API key,
   a fragment of a larger file). Such blocks are few and listed by the test report.
 """
@@ -23,7 +25,7 @@ DOC_FILES = sorted([*(ROOT / "docs").rglob("*.md"), ROOT / "README.md"])
 
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<lang>[\w+-]*)[^\n]*$")
 _DIRECTIVE = re.compile(
-    r"^\s*<!--\s*(?P<kind>replies|continue|not-run)\s*:?\s*(?P<arg>.*?)\s*-->\s*$"
+    r"^\s*<!--\s*(?P<kind>replies|continue|not-run|needs)\s*:?\s*(?P<arg>.*?)\s*-->\s*$"
 )
 
 
@@ -38,6 +40,7 @@ class Block:
     replies: str | None = None
     continues: bool = False
     not_run: str | None = None
+    needs: str | None = None
 
     @property
     def id(self) -> str:
@@ -70,6 +73,7 @@ def blocks(path: Path) -> list[Block]:
                 replies=directives.get("replies"),
                 continues="continue" in directives,
                 not_run=directives.get("not-run"),
+                needs=directives.get("needs"),
             )
         )
         i = j + 1

@@ -20,6 +20,7 @@ import pytest
 import pyox_agents.models.base as model_names
 from pyox_agents.models import FunctionModel, Message, Model, ScriptedModel, ToolCall, ToolSpec
 
+from ..redis_server import redis_server  # noqa: F401  (a fixture a block may need)
 from .markdown_examples import ROOT, Block, blocks, chain, python_blocks
 
 PROVIDER_VARIABLES = (
@@ -93,7 +94,13 @@ def _write_files_before(block: Block) -> None:
 
 
 @pytest.mark.parametrize("block", python_blocks(), ids=lambda b: b.id)
-def test_python_example_runs(block: Block, named_models: _NamedModels, fresh_modules: None) -> None:
+def test_python_example_runs(
+    block: Block,
+    named_models: _NamedModels,
+    fresh_modules: None,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A Python example in the docs or the README runs as written.
 
     A block starting with `# NAME.py` is also saved as that file, so later blocks of the page
@@ -102,6 +109,11 @@ def test_python_example_runs(block: Block, named_models: _NamedModels, fresh_mod
     if block.not_run is not None:
         pytest.skip(f"not run: {block.not_run}")
     _write_files_before(block)
+    for step in chain(block):
+        if step.needs == "redis":
+            monkeypatch.setenv("REDIS_URL", request.getfixturevalue("redis_server"))
+        elif step.needs is not None:
+            pytest.fail(f"{step.id}: <!-- needs: {step.needs} --> is not known; use redis")
     namespace: dict[str, Any] = {"__name__": "__main__"}
     for step in chain(block):
         if step.not_run is not None:
