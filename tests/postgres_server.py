@@ -20,10 +20,18 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-__all__ = ["fresh_schema", "postgres_server", "running_postgres_server"]
+__all__ = [
+    "drop_schema",
+    "expires_in_ms",
+    "fresh_schema",
+    "postgres_server",
+    "postgres_snapshot",
+    "running_postgres_server",
+]
 
 _INSTALL = "apt-get update && apt-get install -y postgresql"
 
@@ -160,3 +168,29 @@ def drop_schema(url: str, schema: str) -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'.encode())
+
+
+def postgres_snapshot(url: str, schema: str) -> dict[str, Any]:
+    """Every row of every table of `schema` (sorted), to compare what a refused write left:
+    nothing may differ."""
+    import psycopg
+
+    held: dict[str, Any] = {}
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = conn.execute("SELECT table_name FROM information_schema.tables WHERE "
+                              "table_schema = %s ORDER BY table_name", (schema,)).fetchall()
+        for (table,) in tables:
+            rows = conn.execute(f'SELECT * FROM "{schema}"."{table}"'.encode()).fetchall()
+            held[table] = sorted(rows, key=repr)
+    return held
+
+
+def expires_in_ms(url: str, schema: str, table: str, column: str, key: str) -> float | None:
+    """Milliseconds until the row of `table` whose `column` is `key` expires (None: no row)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            f'SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000 FROM "{schema}".'
+            f'"{table}" WHERE "{column}" = %s'.encode(), (key,)).fetchone()
+    return float(row[0]) if row else None

@@ -135,9 +135,9 @@ class PostgresConnection:
     def unreachable(self, exc: BaseException) -> ConnectionError:
         """The error of a database that cannot be reached, saying what to check."""
         return ConnectionError(
-            f"cannot connect to PostgreSQL at {redact(self.url)}: {str(exc).strip()}. Check that "
-            "the server runs and accepts connections there (host, port, user, password and "
-            "database in the URL), e.g. with `psql URL`"
+            f"cannot connect to PostgreSQL at {redact(self.url)} ({' '.join(str(exc).split())}): "
+            "check that the server runs and accepts connections there (host, port, user, "
+            "password and database in the URL), e.g. with `psql URL`"
         )
 
     def _create_schema(self) -> None:
