@@ -136,7 +136,8 @@ async def test_two_followers_see_the_same_events(postgres_store: PostgresStore,
 
 
 @pytest.mark.anyio
-async def test_following_from_an_id_gives_only_what_came_after(postgres_store: PostgresStore) -> None:
+async def test_following_from_an_id_gives_only_what_came_after(
+        postgres_store: PostgresStore) -> None:
     ids = await postgres_store.aappend_events("run-1", events("a", "b", "c"))
     await postgres_store.amark_done("run-1")
     assert await postgres_store.ais_done("run-1")

@@ -145,7 +145,8 @@ def test_a_fenced_write_still_checks_the_entry_count(postgres_store: PostgresSto
 
 
 @pytest.mark.anyio
-async def test_the_async_lease_methods_do_what_the_sync_ones_do(postgres_store: PostgresStore) -> None:
+async def test_the_async_lease_methods_do_what_the_sync_ones_do(
+        postgres_store: PostgresStore) -> None:
     token = await postgres_store.aacquire_lease("t", "a", ttl=30)
     assert token is not None
     assert await postgres_store.aacquire_lease("t", "b", ttl=30) is None

@@ -72,7 +72,8 @@ def test_a_refused_first_write_leaves_no_thread_behind(postgres_store: PostgresS
 
 
 def test_racing_writers_of_one_thread_never_both_land(postgres_store: PostgresStore) -> None:
-    stores = [PostgresStore(postgres_store.url, schema=postgres_store.schema, pool_size=2) for _ in range(6)]
+    stores = [PostgresStore(postgres_store.url, schema=postgres_store.schema, pool_size=2)
+              for _ in range(6)]
     postgres_store.save(State(id="t", messages=[Message.user("go")]))
     start = threading.Barrier(len(stores))
     landed: list[int] = []
@@ -191,7 +192,8 @@ def test_an_unreachable_database_says_what_to_check() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with pytest.raises(ConnectionError, match=(
-            rf"cannot connect to PostgreSQL at postgresql://me:\*\*\*@127.0.0.1:{port}/app \(.*Connection refused.*\): "
+            rf"cannot connect to PostgreSQL at postgresql://me:\*\*\*@127.0.0.1:{port}/app "
+            r"\(.*Connection refused.*\): "
             r"check that the server runs and accepts connections there")) as caught:
         PostgresStore(f"postgresql://me:secret@127.0.0.1:{port}/app")
     assert "secret" not in str(caught.value)
