@@ -69,7 +69,7 @@ def open_store(spec: str) -> Any:
                            f"imported ({exc}); install it with `pip install 'pyox-agents[redis]'`"
                            " or use sqlite:PATH") from None
         return RedisStore(spec)
-    if spec.startswith(("postgresql://", "postgres://")):
+    if spec.startswith("postgresql://"):
         return _postgres_store(spec)
     raise CliError(f"--store {spec!r} is not a store; use {STORE_FORMS}")
 
@@ -85,7 +85,9 @@ def _postgres_store(spec: str) -> Any:
     try:
         return PostgresStore(spec)
     except (ValueError, ConnectionError, RuntimeError) as exc:
-        raise CliError(f"--store: {exc}") from None
+        from pyox_agents.stores.postgres_connection import redact
+
+        raise CliError(f"--store {redact(spec)!r}: {exc}") from None
 
 
 def load_target(target: str) -> Any:
