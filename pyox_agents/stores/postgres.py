@@ -132,7 +132,10 @@ class PostgresStore(RunEventLog, Store):
     def write(self, record: StepRecord) -> None:
         """Apply `record` in one transaction, or raise and change nothing."""
         encoded = encode(record)  # fails before the database is touched if it is not JSON
-        self._refusals(encoded, None, lambda: self.run(self._step(encoded, None)))
+        try:
+            self.run(self._step(encoded, None))
+        except Refused as refused:
+            raise self._conflict(encoded, None, refused) from None
 
     async def awrite(self, record: StepRecord) -> None:
         """Same as `write`, on the asyncio pool."""
@@ -154,7 +157,10 @@ class PostgresStore(RunEventLog, Store):
         """
         encoded = encode(record)
         fence = (thread_id, token)
-        self._refusals(encoded, fence, lambda: self.run(self._step(encoded, fence)))
+        try:
+            self.run(self._step(encoded, fence))
+        except Refused as refused:
+            raise self._conflict(encoded, fence, refused) from None
 
     async def awrite_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
         """Same as `write_fenced`, on the asyncio pool."""
@@ -162,13 +168,6 @@ class PostgresStore(RunEventLog, Store):
         fence = (thread_id, token)
         try:
             await self.arun(self._step(encoded, fence))
-        except Refused as refused:
-            raise self._conflict(encoded, fence, refused) from None
-
-    def _refusals(self, encoded: EncodedRecord, fence: tuple[str, int] | None,
-                  call: Any) -> None:
-        try:
-            call()
         except Refused as refused:
             raise self._conflict(encoded, fence, refused) from None
 
