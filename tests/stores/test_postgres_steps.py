@@ -8,16 +8,19 @@ import os
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pyox_agents.state.audit import audit_record, verify_audit
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message
-from pyox_agents.stores import StepRecord, StoreConflict
+from pyox_agents.stores import MemoryStore, StepRecord, StoreConflict
 from pyox_agents.stores.postgres import PostgresStore
 from pyox_agents.stores.postgres_schema import SCHEMA_VERSION
 from tests.postgres_server import drop_schema, fresh_schema, postgres_snapshot
@@ -222,3 +225,33 @@ def test_without_psycopg_the_store_names_the_extra_and_nothing_else_needs_it() -
                           check=False)
     assert done.returncode == 0, done.stderr
     assert 'pip install "pyox-agents[postgres]"' in done.stdout
+
+
+# --- what the text columns keep -----------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),  # any code point: NUL, lone surrogates, astral characters
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entries=st.lists(st.dictionaries(st.text(), JSON, max_size=4), min_size=1, max_size=4),
+       shared=JSON, kept=st.dictionaries(st.text(), JSON, max_size=4))
+def test_any_json_round_trips_as_memory_store_keeps_it(
+        postgres_store: PostgresStore, entries: list[dict[str, Any]], shared: Any,
+        kept: dict[str, Any]) -> None:
+    """What a MemoryStore gives back, PostgresStore gives back too, for any JSON value."""
+    thread = f"t-{uuid.uuid4().hex}"
+    record = StepRecord(thread, 0, entries=tuple(entries), shared_state=shared,
+                        shared_version=1)
+    memory = MemoryStore()
+    memory.write(record)
+    memory.write_kept_state(thread, kept)
+    postgres_store.write(record)
+    postgres_store.write_kept_state(thread, kept)
+    assert postgres_store.load_thread(thread) == memory.load_thread(thread)
+    assert postgres_store.load_kept_state(thread) == memory.load_kept_state(thread)
