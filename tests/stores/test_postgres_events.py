@@ -4,8 +4,11 @@ follow a run that another process executes (the same rules as RedisStore's)."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,6 +16,8 @@ import pytest
 
 from pyox_agents.stores.postgres import PostgresStore
 from tests.postgres_server import expires_in_ms
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def events(*names: str) -> list[str]:
@@ -186,11 +191,20 @@ def follower_backends(store: PostgresStore) -> list[tuple[Any, ...]]:
             " WHERE application_name = 'pyox_agents follower'").fetchall()
 
 
+_APPEND_FROM_ANOTHER_PROCESS = """
+import sys
+from pyox_agents.stores.postgres import PostgresStore
+with PostgresStore(sys.argv[1], schema=sys.argv[2]) as store:
+    store.append_events("run-1", ['{"type": "text"}'])
+    store.mark_done("run-1")
+"""
+
+
 @pytest.mark.anyio
 async def test_a_follower_is_woken_by_the_append_not_by_polling(
         postgres_store: PostgresStore, other: PostgresStore) -> None:
     """The follower waits on LISTEN: while nothing is appended it sends no query, and an event
-    appended through another store reaches it at once although its only timer (`block_ms`) is a
+    appended by another process reaches it at once although its only timer (`block_ms`) is a
     minute away."""
     await postgres_store.aappend_events("run-1", events("start"))
     seen: list[str] = []
@@ -209,7 +223,10 @@ async def test_a_follower_is_woken_by_the_append_not_by_polling(
             assert waiting[1] == "idle" and "LISTEN" not in waiting[3]  # read, then waits
             await anyio.sleep(0.5)  # a polling follower would query again meanwhile
             assert follower_backends(postgres_store) == [waiting]
-            await postgres_store.aappend_events("run-1", events("text"))
-            await postgres_store.amark_done("run-1")
+            done = await anyio.run_process(
+                [sys.executable, "-c", _APPEND_FROM_ANOTHER_PROCESS, postgres_store.url,
+                 postgres_store.schema], cwd=ROOT, check=False,
+                env={**os.environ, "PYTHONPATH": str(ROOT)})
+            assert done.returncode == 0, done.stderr.decode()
     assert seen == events("start", "text")
     wait_for(lambda: follower_backends(postgres_store) == [])  # it closed its connection
