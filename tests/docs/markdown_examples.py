@@ -8,8 +8,8 @@ site and on GitHub):
   (the default: a model that answers "Done.").
 - ``<!-- continue -->``: the block runs after the page's previous Python block, in its namespace
   (a guide that builds one example in steps).
-- ``<!-- needs: redis -->``: the block runs with ``REDIS_URL`` set to a real ``redis-server``
-  started for the tests.
+- ``<!-- needs: redis -->`` / ``<!-- needs: postgres -->``: the block runs with ``REDIS_URL`` /
+  ``DATABASE_URL`` set to a real ``redis-server`` / PostgreSQL started for the tests.
 - ``<!-- not-run: REASON -->``: the block is not executed; the reason says why (a real API key,
   a fragment of a larger file). Such blocks are few and listed by the test report.
 """

@@ -21,8 +21,12 @@ import pytest
 import pyox_agents.models.base as model_names
 from pyox_agents.models import FunctionModel, Message, Model, ScriptedModel, ToolCall, ToolSpec
 
-from ..redis_server import redis_server  # noqa: F401  (a fixture a block may need)
+from ..postgres_server import postgres_server  # noqa: F401  (fixtures a block may need)
+from ..redis_server import redis_server  # noqa: F401
 from .markdown_examples import ROOT, Block, blocks, chain, python_blocks
+
+SERVICES = {"redis": ("REDIS_URL", "redis_server"), "postgres": ("DATABASE_URL", "postgres_server")}
+"""What `<!-- needs: NAME -->` gives a block: the variable set to the fixture's URL."""
 
 PROVIDER_VARIABLES = (
     "OPENAI_API_KEY",
@@ -111,10 +115,12 @@ def test_python_example_runs(
         pytest.skip(f"not run: {block.not_run}")
     _write_files_before(block)
     for step in chain(block):
-        if step.needs == "redis":
-            monkeypatch.setenv("REDIS_URL", request.getfixturevalue("redis_server"))
-        elif step.needs is not None:
-            pytest.fail(f"{step.id}: <!-- needs: {step.needs} --> is not known; use redis")
+        if step.needs is None:
+            continue
+        if step.needs not in SERVICES:
+            pytest.fail(f"{step.id}: <!-- needs: {step.needs} --> is not one of {sorted(SERVICES)}")
+        variable, fixture = SERVICES[step.needs]
+        monkeypatch.setenv(variable, request.getfixturevalue(fixture))
     namespace: dict[str, Any] = {"__name__": "__main__"}
     for step in chain(block):
         if step.not_run is not None:
