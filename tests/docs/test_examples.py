@@ -18,12 +18,22 @@ from typing import Any
 
 import pytest
 
-import pyox_agents.models.base as model_names
-from pyox_agents.models import FunctionModel, Message, Model, ScriptedModel, ToolCall, ToolSpec
+from pyox_agents.models import (
+    FunctionModel,
+    Message,
+    Model,
+    ScriptedModel,
+    ToolCall,
+    ToolSpec,
+    resolve_model,
+)
 
 from ..postgres_server import postgres_server  # noqa: F401  (fixtures a block may need)
 from ..redis_server import redis_server  # noqa: F401
 from .markdown_examples import ROOT, Block, blocks, chain, python_blocks
+
+# The module whose `_model_named` turns a name into a model: where `resolve_model` lives.
+model_names = sys.modules[resolve_model.__module__]
 
 SERVICES = {"redis": ("REDIS_URL", "redis_server"), "postgres": ("DATABASE_URL", "postgres_server")}
 """What `<!-- needs: NAME -->` gives a block: the variable set to the fixture's URL."""
