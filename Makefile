@@ -1,10 +1,11 @@
 # `make demo` runs the main job (the demo server and page), `make test` the whole test suite.
-# Both build .venv on first use; `make demo` rebuilds the page only when frontend-demo/ changed.
+# `make docs` serves the documentation site at http://127.0.0.1:8001, `make docs-build` builds it
+# into site/ with --strict (a broken link or reference fails). All build .venv on first use; `make demo` rebuilds the page only when frontend-demo/ changed.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-page test lint bench clean
+.PHONY: demo demo-page test lint docs docs-build bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,8 +26,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy --strict pyox_agents
 
-test: lint
+test: lint docs-build
 	$(VENV)/bin/pytest -q
+
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve -a 127.0.0.1:8001
+
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
@@ -34,5 +41,5 @@ bench: $(STAMP)
 
 # Build outputs and tool caches; .venv and node_modules stay (`rm -rf .venv` to start afresh).
 clean:
-	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf dist build site .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -not -path './.venv/*' -not -path '*/node_modules/*' -prune -exec rm -rf {} +

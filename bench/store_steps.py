@@ -1,15 +1,16 @@
 """Saving one step costs the same at entry 10 and at entry 10,000: writes are appends.
 
 For threads of 10, 100, 1,000 and 10,000 history entries, in `MemoryStore`, `SQLiteStore` (a
-file in a temporary folder) and `RedisStore` (a throwaway `redis-server` on 127.0.0.1, without
-persistence; or `--redis-url`), times `store.save(state)` after one step: one think (a
-model_request and a model_reply asking for a tool call) and that call's tool result, i.e. three
-new entries. Building the thread, saving it once, and recording each step on the State happen
-outside the timer; the figure is the median over repeated steps. The last lines give, per store,
-the ratio of the step time at 10,000 entries to the one at 10 (the baseline, measured in the
-same run): the target is under 1.5.
+file in a temporary folder), `RedisStore` (a throwaway `redis-server` on 127.0.0.1, without
+persistence; or `--redis-url`) and `PostgresStore` (a throwaway cluster on 127.0.0.1, as the
+tests start it, with fsync off; or `--postgres-url`), times `store.save(state)` after one step:
+one think (a model_request and a model_reply asking for a tool call) and that call's tool
+result, i.e. three new entries. Building the thread, saving it once, and recording each step on
+the State happen outside the timer; the figure is the median over repeated steps. The last lines
+give, per store, the ratio of the step time at 10,000 entries to the one at 10 (the baseline,
+measured in the same run): the target is under 1.5.
 
-Run: .venv/bin/python bench/store_steps.py [--steps N] [--redis-url URL]
+Run: .venv/bin/python bench/store_steps.py [--steps N] [--redis-url URL] [--postgres-url URL]
 """
 
 from __future__ import annotations
@@ -116,13 +117,32 @@ def redis_url(given: str | None) -> Iterator[str]:
             server.wait(timeout=10)
 
 
+@contextlib.contextmanager
+def postgres_url(given: str | None) -> Iterator[str]:
+    """`given`, or the URL of a throwaway PostgreSQL cluster run for this bench."""
+    if given:
+        yield given
+        return
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.postgres_server import running_postgres_server
+
+    with running_postgres_server() as url:
+        yield url
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200, help="timed steps per size")
     parser.add_argument("--redis-url", help="an existing Redis to use (its keys go under a "
                         "fresh prefix); default: start a throwaway redis-server")
+    parser.add_argument("--postgres-url", help="an existing PostgreSQL database to use (its "
+                        "tables go in a fresh schema); default: start a throwaway cluster")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder, redis_url(args.redis_url) as url:
+    with (tempfile.TemporaryDirectory() as folder, redis_url(args.redis_url) as url,
+          postgres_url(args.postgres_url) as pg_url):
+        from pyox_agents.stores.postgres import PostgresStore
         from pyox_agents.stores.redis import RedisStore
 
         prefix = f"pyox-bench-{time.time_ns()}:"
@@ -130,6 +150,7 @@ def main() -> None:
             "MemoryStore": MemoryStore,
             "SQLiteStore": lambda: SQLiteStore(Path(folder) / "bench.db"),
             "RedisStore": lambda: RedisStore(url, prefix=prefix),
+            "PostgresStore": lambda: PostgresStore(pg_url, schema=f"pyox_bench_{time.time_ns()}"),
         }
         ratios = {}
         rows = []

@@ -26,6 +26,7 @@ MEASURED = {
     "pydantic": "2.11.2",  # what ag-ui-protocol 1.0.0 requires
     "uvicorn": "0.30",
     "redis": "5.0.1",  # 5.0.0's asyncio Redis has no aclose()
+    "psycopg": "3.2.1",  # 3.1 has no notifies(timeout=); 3.2.0's [binary] pins a dev release
     "openai": "1.66",
     "anthropic": "0.51",  # 0.50's MessageDeltaUsage has no input_tokens
 }
@@ -34,7 +35,7 @@ MEASURED = {
 def _floors() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = list(project["dependencies"])
-    for extra in ("redis", "openai", "anthropic"):
+    for extra in ("redis", "postgres", "openai", "anthropic"):
         declared += project["optional-dependencies"][extra]
     declared += [r for r in project["optional-dependencies"]["dev"] if r.startswith("jsonpatch")]
     floors = {}

@@ -41,7 +41,8 @@ class MCPToolset:
             they are re-run; the others are put to a person, as for `@tool`s.
         timeout: seconds after which a call is stopped (its result is a timeout error); else
             the agent's `tool_timeout`.
-        env, cwd: the command's extra environment variables and working directory.
+        env: the command's extra environment variables.
+        cwd: the command's working directory.
         headers: HTTP headers sent to the URL (e.g. authorization).
         connect_timeout: seconds to wait for the server to start and answer.
 

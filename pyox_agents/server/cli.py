@@ -23,7 +23,8 @@ __all__ = ["STATIC_DIR", "default_store_path", "load_target", "main", "open_stor
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """The built demo page (`frontend-demo`, `npm run build`), shipped inside the package."""
 
-STORE_FORMS = "sqlite:PATH, memory or redis://HOST:PORT[/DB]"
+STORE_FORMS = ("sqlite:PATH, memory, redis://HOST:PORT[/DB] or "
+               "postgresql://USER@HOST[:PORT]/DATABASE")
 
 
 class CliError(Exception):
@@ -40,10 +41,12 @@ def default_store_path() -> Path:
 
 
 def open_store(spec: str) -> Any:
-    """The store a `--store` value names: `sqlite:PATH`, `memory` or `redis://...`.
+    """The store a `--store` value names: `sqlite:PATH`, `memory`, `redis://...` or
+    `postgresql://...`.
 
     Raises:
-        CliError: the value is none of these, or the Redis store is not installed.
+        CliError: the value is none of these, the Redis or PostgreSQL store is not installed,
+            or the database cannot be used.
     """
     if spec == "memory":
         from pyox_agents.stores import MemoryStore
@@ -66,7 +69,25 @@ def open_store(spec: str) -> Any:
                            f"imported ({exc}); install it with `pip install 'pyox-agents[redis]'`"
                            " or use sqlite:PATH") from None
         return RedisStore(spec)
+    if spec.startswith("postgresql://"):
+        return _postgres_store(spec)
     raise CliError(f"--store {spec!r} is not a store; use {STORE_FORMS}")
+
+
+def _postgres_store(spec: str) -> Any:
+    """The PostgresStore of a `--store postgresql://...` value (its schema made on first use)."""
+    try:
+        from pyox_agents.stores.postgres import PostgresStore
+    except ImportError as exc:
+        raise CliError(f"--store postgresql://... needs the PostgreSQL store, which could not be "
+                       f"imported ({exc}); install it with "
+                       '`pip install "pyox-agents[postgres]"` or use sqlite:PATH') from None
+    try:
+        return PostgresStore(spec)
+    except (ValueError, ConnectionError, RuntimeError) as exc:
+        from pyox_agents.stores.postgres_connection import redact
+
+        raise CliError(f"--store {redact(spec)!r}: {exc}") from None
 
 
 def load_target(target: str) -> Any:

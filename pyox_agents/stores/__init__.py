@@ -1,7 +1,8 @@
 """Stores: where conversations, runs and audit records are kept.
 
-`RedisStore` is imported on first use, so `redis` stays an optional extra: without it,
-`from pyox_agents.stores import RedisStore` raises an ImportError naming the extra to install.
+`RedisStore` and `PostgresStore` are imported on first use, so `redis` and `psycopg` stay
+optional extras: without them, `from pyox_agents.stores import RedisStore` (or `PostgresStore`)
+raises an ImportError naming the extra to install.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -11,11 +12,13 @@ from pyox_agents.stores.memory import MemoryStore
 from pyox_agents.stores.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
+    from pyox_agents.stores.postgres import PostgresStore
     from pyox_agents.stores.redis import RedisStore
 
 __all__ = [
     "LoadedThread",
     "MemoryStore",
+    "PostgresStore",
     "RedisStore",
     "SQLiteStore",
     "StepRecord",
@@ -26,9 +29,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """`RedisStore`, imported when first asked for (it needs the `redis` extra)."""
+    """`RedisStore` or `PostgresStore`, imported when first asked for (each needs its extra)."""
     if name == "RedisStore":
         from pyox_agents.stores.redis import RedisStore
 
         return RedisStore
+    if name == "PostgresStore":
+        from pyox_agents.stores.postgres import PostgresStore
+
+        return PostgresStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,9 +1,11 @@
-"""An ASGI app that one uvicorn process of the multiprocess tests serves; several share one Redis.
+"""An ASGI app that one uvicorn process of the multiprocess tests serves; several share one Redis
+or one PostgreSQL database.
 
 Configured from the environment (the test sets it per process):
 
-- `PYOX_MP_REDIS_URL`: the Redis every process shares; `PYOX_MP_PREFIX`: the key prefix (one
-  per test, so that tests never meet).
+- `PYOX_MP_STORE_URL`: the Redis (`redis://...`) or PostgreSQL (`postgresql://...`) every process
+  shares; `PYOX_MP_PREFIX`: the key prefix, or the PostgreSQL schema (one per test, so that tests
+  never meet).
 - `PYOX_MP_LEASE_TTL`: seconds a thread's lease lasts without renewal (short, so that a killed
   process's lease expires within the test).
 - `PYOX_MP_GATES`: a folder through which the test and the tools talk (the processes share no
@@ -31,7 +33,7 @@ from pyox_agents import Agent, RunContext, tool
 from pyox_agents.models.scripted import FunctionModel
 from pyox_agents.server import create_app
 from pyox_agents.state.messages import Message, ToolCall
-from pyox_agents.stores.redis import RedisStore
+from tests.multiprocess.shared_store import shared_store
 
 NAME = os.environ.get("PYOX_MP_NAME", "?")
 GATES = Path(os.environ.get("PYOX_MP_GATES", "."))
@@ -84,7 +86,8 @@ def plan_model(messages: list[Message], tools: Any) -> Any:
     return f"finished {done} steps on {NAME}"
 
 
-store = RedisStore(os.environ["PYOX_MP_REDIS_URL"], prefix=os.environ["PYOX_MP_PREFIX"])
+
+store = shared_store(os.environ["PYOX_MP_STORE_URL"], os.environ["PYOX_MP_PREFIX"])
 agent = Agent(FunctionModel(plan_model), tools=[note, wait_gate, risky], name="worker")
 lease_ttl = float(os.environ.get("PYOX_MP_LEASE_TTL", "30"))
 

@@ -1,4 +1,5 @@
-"""Fixtures of the store tests: a real redis-server, and a fresh RedisStore on it per test."""
+"""Fixtures of the store tests: a real redis-server and a real PostgreSQL, and a fresh RedisStore
+or PostgresStore on them per test."""
 
 from __future__ import annotations
 
@@ -8,9 +9,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.postgres_server import (
+    drop_schema,
+    fresh_schema,
+    postgres_server,  # noqa: F401 - a fixture, used by name
+)
 from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
 
 if TYPE_CHECKING:
+    from pyox_agents.stores.postgres import PostgresStore
     from pyox_agents.stores.redis import RedisStore
 
 
@@ -43,3 +50,19 @@ async def redis_store(
     finally:
         drop_keys(store)
         await store.aclose()
+
+
+@pytest.fixture
+async def postgres_store(
+    postgres_server: str, anyio_backend: str  # noqa: F811 - postgres_server is the fixture above
+) -> AsyncIterator[PostgresStore]:
+    """An empty PostgresStore on the session's PostgreSQL, in a schema of its own that is dropped
+    afterwards (an async fixture, so its asyncio pool is closed on the test's loop)."""
+    from pyox_agents.stores.postgres import PostgresStore
+
+    store = PostgresStore(postgres_server, schema=fresh_schema())
+    try:
+        yield store
+    finally:
+        await store.aclose()
+        drop_schema(postgres_server, store.schema)

@@ -1,7 +1,7 @@
 """The rules every store keeps, checked against each backend through the `Store` interface only.
 
-The `store` fixture gives each backend in turn; a new backend (Redis) joins by adding a case to
-it. The tests at the end are SQLite's own: a file that outlives its connection, WAL, and
+The `store` fixture gives each backend in turn; a new backend (Redis, PostgreSQL) joins by adding
+a case to it. The tests at the end are SQLite's own: a file that outlives its connection, WAL, and
 writers on several connections.
 """
 
@@ -26,7 +26,7 @@ from pyox_agents.stores import MemoryStore, SQLiteStore, StepRecord, Store, Stor
 RUN_ID = "ab" * 32
 OTHER_RUN_ID = "cd" * 32
 
-BACKENDS = ["memory", "sqlite", "redis"]
+BACKENDS = ["memory", "sqlite", "redis", "postgres"]
 
 
 def open_store(kind: str, path: Path) -> Store:
@@ -42,6 +42,9 @@ def open_store(kind: str, path: Path) -> Store:
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "redis":  # a real redis-server (tests/redis_server.py), fresh key prefix
         yield request.getfixturevalue("redis_store")
+        return
+    if request.param == "postgres":  # a throwaway cluster (tests/postgres_server.py), own schema
+        yield request.getfixturevalue("postgres_store")
         return
     with open_store(request.param, tmp_path) as opened:
         yield opened

@@ -1,0 +1,345 @@
+"""`PostgresStore`: threads, runs and audit records in PostgreSQL, shared by several server
+processes.
+
+Each `write` is one call of the schema's `write_step` function, so one transaction: it checks
+the thread's lease token (for `write_fenced`), the thread's entry count and the run's audit
+count, then appends the entries and audit records as rows keyed by (thread, seq) and (run, seq)
+and upserts the run's record: all of the step or none of it, at the same cost at entry 10 and
+at entry 10,000. Beyond what every store keeps, it holds what several processes serving one set
+of threads need, as `RedisStore` does: a per-thread lease with a fencing token, and each run's
+event log, which followers on any process are woken for by NOTIFY (see `postgres_events.py`).
+
+The tables live in one schema (`pyox_agents` by default), created on first use with its
+version; see `postgres_schema.py`. Needs psycopg 3 (`pip install "pyox-agents[postgres]"`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from pyox_agents.stores.base import (
+    EncodedRecord,
+    LoadedThread,
+    StepRecord,
+    Store,
+    StoreConflict,
+    ThreadInfo,
+    check_append,
+    check_audit,
+    dumps,
+    encode,
+    missing_run,
+    missing_thread,
+    parse_time,
+)
+from pyox_agents.stores.postgres_connection import (
+    Query,
+    Refused,
+    SchemaVersionError,
+    milliseconds,
+    redact,
+)
+from pyox_agents.stores.postgres_events import RunEventLog
+
+__all__ = ["PostgresStore", "SchemaVersionError"]
+
+_WRITE_STEP = (
+    "SELECT {s}.write_step(%s, %s, %s::text[], %s, %s, %s, %s, %s, %s::bigint, %s, %s,"
+    " %s::bigint, %s::text[], %s, %s::bigint)"
+)
+_LOAD_THREAD = (
+    "SELECT t.shared_state, t.shared_version, t.owner, ARRAY(SELECT e.body FROM {s}.entries e"
+    " WHERE e.thread_id = t.id ORDER BY e.seq) FROM {s}.threads t WHERE t.id = %s"
+)
+_ENTRY_COUNT = "SELECT entries FROM {s}.threads WHERE id = %s"
+_LAST_ENTRY = "SELECT body FROM {s}.entries WHERE thread_id = %s ORDER BY seq DESC LIMIT 1"
+_DELETE = (
+    "WITH e AS (DELETE FROM {s}.entries WHERE thread_id = %s),"
+    " k AS (DELETE FROM {s}.kept_states WHERE thread_id = %s)"
+    " DELETE FROM {s}.threads WHERE id = %s"
+)
+_KEEP = (
+    "INSERT INTO {s}.kept_states (thread_id, body) VALUES (%s, %s)"
+    " ON CONFLICT (thread_id) DO UPDATE SET body = excluded.body"
+)
+_LOAD_KEPT = "SELECT body FROM {s}.kept_states WHERE thread_id = %s"
+_LIST = (
+    "SELECT id, parent_id, entries, created_at, updated_at, owner FROM {s}.threads"
+    " ORDER BY first_saved"
+)
+_RUN_THREAD = "SELECT thread_id FROM {s}.runs WHERE run_id = %s"
+_RUN_BODY = "SELECT body FROM {s}.runs WHERE run_id = %s"
+_AUDIT = "SELECT body FROM {s}.audit WHERE run_id = %s ORDER BY seq"
+_ACQUIRE = (
+    "INSERT INTO {s}.leases AS l (thread_id, owner, token, expires_at)"
+    " VALUES (%s, %s, nextval('{s}.lease_tokens'),"
+    " clock_timestamp() + %s * interval '1 millisecond')"
+    " ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,"
+    " expires_at = excluded.expires_at"
+    " WHERE l.owner = excluded.owner OR l.expires_at <= clock_timestamp()"
+    " RETURNING l.token"
+)
+_RENEW = (
+    "UPDATE {s}.leases SET expires_at = clock_timestamp() + %s * interval '1 millisecond'"
+    " WHERE thread_id = %s AND owner = %s AND token = %s AND expires_at > clock_timestamp()"
+    " RETURNING 1"
+)
+_RELEASE = (
+    "DELETE FROM {s}.leases WHERE thread_id = %s AND owner = %s AND token = %s"
+    " AND expires_at > clock_timestamp() RETURNING 1"
+)
+_HOLDER = (
+    "SELECT owner, token FROM {s}.leases WHERE thread_id = %s"
+    " AND expires_at > clock_timestamp()"
+)
+
+
+class PostgresStore(RunEventLog, Store):
+    """A store in the PostgreSQL database at `url` (`postgresql://USER@HOST:PORT/DATABASE`),
+    its tables in schema `schema` (created on first use).
+
+    Sync methods use a psycopg_pool `ConnectionPool` of up to `pool_size` connections;
+    `awrite`, `aload_thread`, `aload_run_record`, the kept-state methods and the lease, event
+    and active-run methods have real asyncio twins on an `AsyncConnectionPool` of the running
+    event loop (the other async twins run the sync method in a worker thread). An event log
+    expires `events_ttl` seconds after its latest append, and `done_ttl` seconds after
+    `mark_done`.
+
+    Raises:
+        ValueError: `url` is not a PostgreSQL URL (the message gives the form).
+        ConnectionError: the database cannot be reached (the message says what to check).
+        SchemaVersionError: the database holds a newer version of the schema.
+    """
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    async def __aenter__(self) -> PostgresStore:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> None:
+        await self.aclose()
+
+    def _where(self) -> str:
+        return f"the PostgresStore at {redact(self.url)} (schema {self.schema!r})"
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def write(self, record: StepRecord) -> None:
+        """Apply `record` in one transaction, or raise and change nothing."""
+        encoded = encode(record)  # fails before the database is touched if it is not JSON
+        try:
+            self.run(self._step(encoded, None))
+        except Refused as refused:
+            raise self._conflict(encoded, None, refused) from None
+
+    async def awrite(self, record: StepRecord) -> None:
+        """Same as `write`, on the asyncio pool."""
+        encoded = encode(record)
+        try:
+            await self.arun(self._step(encoded, None))
+        except Refused as refused:
+            raise self._conflict(encoded, None, refused) from None
+
+    def write_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
+        """Same as `write`, if `token` is the current lease token of `thread_id`.
+
+        `thread_id` is the thread whose lease the writer holds: `record.thread_id`, or the
+        thread of the run a subagent's thread belongs to.
+
+        Raises:
+            StoreConflict: the lease expired or another owner took it since (and everything
+                `write` refuses); nothing was written.
+        """
+        encoded = encode(record)
+        fence = (thread_id, token)
+        try:
+            self.run(self._step(encoded, fence))
+        except Refused as refused:
+            raise self._conflict(encoded, fence, refused) from None
+
+    async def awrite_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
+        """Same as `write_fenced`, on the asyncio pool."""
+        encoded = encode(record)
+        fence = (thread_id, token)
+        try:
+            await self.arun(self._step(encoded, fence))
+        except Refused as refused:
+            raise self._conflict(encoded, fence, refused) from None
+
+    @staticmethod
+    def _step(encoded: EncodedRecord, fence: tuple[str, int] | None) -> Query:
+        record = encoded.record
+        return Query(_WRITE_STEP, (
+            record.thread_id, record.first_seq, list(encoded.entries), record.parent_id,
+            record.owner, encoded.created_at, encoded.updated_at, encoded.shared_state,
+            record.shared_version, encoded.run_id, encoded.run,
+            encoded.audit[0][0] if encoded.audit else None,
+            [text for _, text in encoded.audit],
+            fence[0] if fence else None, fence[1] if fence else None,
+        ))
+
+    @staticmethod
+    def _conflict(encoded: EncodedRecord, fence: tuple[str, int] | None,
+                  refused: Refused) -> StoreConflict:
+        """The StoreConflict a refusal of `write_step` stands for (it changed nothing)."""
+        try:
+            if refused.outcome == "entries":
+                check_append(int(refused.held), encoded.record)
+            elif refused.outcome == "audit":
+                check_audit(int(refused.held), encoded)
+        except StoreConflict as conflict:
+            return conflict
+        if refused.outcome == "fence" and fence is not None:
+            holder = f"token {refused.held}" if refused.held else "nobody (it expired)"
+            return StoreConflict(
+                f"the lease of thread {fence[0]!r} is held by {holder}, not by token {fence[1]}: "
+                "another process may be running this thread, so this write was refused; stop "
+                "this run, or acquire the lease again and reload the thread"
+            )
+        return StoreConflict(f"the database refused the step of thread "
+                             f"{encoded.record.thread_id!r} ({refused.outcome}: {refused.held})")
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def _loaded(self, thread_id: str, rows: list[Any]) -> LoadedThread:
+        if not rows:
+            raise missing_thread(thread_id, self._where())
+        shared, version, owner, bodies = rows[0]
+        return LoadedThread(
+            id=thread_id,
+            entries=tuple(json.loads(body) for body in bodies),
+            shared_state=json.loads(shared) if shared is not None else None,
+            shared_version=int(version) if version is not None else None,
+            owner=owner,
+        )
+
+    def load_thread(self, thread_id: str) -> LoadedThread:
+        """The saved entries of `thread_id` and its shared state; LookupError if there is none."""
+        return self._loaded(thread_id, self.run(Query(_LOAD_THREAD, (thread_id,))))
+
+    async def aload_thread(self, thread_id: str) -> LoadedThread:
+        """Same as `load_thread`, on the asyncio pool."""
+        return self._loaded(thread_id, await self.arun(Query(_LOAD_THREAD, (thread_id,))))
+
+    def entry_count(self, thread_id: str) -> int:
+        """How many entries `thread_id` has saved."""
+        rows = self.run(Query(_ENTRY_COUNT, (thread_id,)))
+        return int(rows[0][0]) if rows else 0
+
+    async def aentry_count(self, thread_id: str) -> int:
+        """Same as `entry_count`, on the asyncio pool."""
+        rows = await self.arun(Query(_ENTRY_COUNT, (thread_id,)))
+        return int(rows[0][0]) if rows else 0
+
+    def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
+        """The last saved entry of `thread_id`, or None."""
+        rows = self.run(Query(_LAST_ENTRY, (thread_id,)))
+        return json.loads(rows[0][0]) if rows else None
+
+    def delete(self, thread_id: str) -> None:
+        """Forget the thread; its runs, audit records, lease and event logs stay."""
+        self.run(Query(_DELETE, (thread_id, thread_id, thread_id)))
+
+    def _keep(self, thread_id: str, kept: Mapping[str, Any]) -> Query:
+        return Query(_KEEP, (thread_id, dumps(kept, f"the kept state of thread {thread_id!r}")))
+
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        """Keep a server's record of the thread's shared state (JSON), replacing the last."""
+        self.run(self._keep(thread_id, kept))
+
+    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        """Same as `write_kept_state`, on the asyncio pool."""
+        await self.arun(self._keep(thread_id, kept))
+
+    def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """What `write_kept_state` kept last for `thread_id`, or None."""
+        rows = self.run(Query(_LOAD_KEPT, (thread_id,)))
+        return json.loads(rows[0][0]) if rows else None
+
+    async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """Same as `load_kept_state`, on the asyncio pool."""
+        rows = await self.arun(Query(_LOAD_KEPT, (thread_id,)))
+        return json.loads(rows[0][0]) if rows else None
+
+    def list_threads(self) -> list[ThreadInfo]:
+        """Every thread, in the order they were first saved."""
+        return [
+            ThreadInfo(id, parent, int(count), parse_time(created), parse_time(updated), owner)
+            for id, parent, count, created, updated, owner in self.run(Query(_LIST))
+        ]
+
+    def run_thread(self, run_id: str) -> str:
+        """The thread run `run_id` belongs to; LookupError if there is no such run."""
+        rows = self.run(Query(_RUN_THREAD, (run_id,)))
+        if not rows:
+            raise missing_run(run_id, self._where())
+        return str(rows[0][0])
+
+    def _run_body(self, run_id: str, rows: list[Any]) -> Mapping[str, Any]:
+        if not rows:
+            raise missing_run(run_id, self._where())
+        loaded: Mapping[str, Any] = json.loads(rows[0][0])
+        return loaded
+
+    def load_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """The saved record of `run_id` (JSON); LookupError if there is none."""
+        return self._run_body(run_id, self.run(Query(_RUN_BODY, (run_id,))))
+
+    async def aload_run_record(self, run_id: str) -> Mapping[str, Any]:
+        """Same as `load_run_record`, on the asyncio pool."""
+        return self._run_body(run_id, await self.arun(Query(_RUN_BODY, (run_id,))))
+
+    def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
+        """The audit records of `run_id`, in order of seq."""
+        return [json.loads(body) for (body,) in self.run(Query(_AUDIT, (run_id,)))]
+
+    # -- leases ---------------------------------------------------------------------------------
+
+    def _acquire(self, thread_id: str, owner: str, ttl: float) -> Query:
+        return Query(_ACQUIRE, (thread_id, owner, milliseconds(ttl, "ttl")))
+
+    def _renew(self, thread_id: str, owner: str, token: int, ttl: float) -> Query:
+        return Query(_RENEW, (milliseconds(ttl, "ttl"), thread_id, owner, token))
+
+    def acquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
+        """Take the lease of `thread_id` for `ttl` seconds; its fencing token, or None if
+        another owner holds it.
+
+        Every acquisition gets a token greater than any given before, also when `owner`
+        already held the lease (its older token is then stale). A holder that dies loses the
+        lease `ttl` seconds after it last took or renewed it (by the database's clock).
+        """
+        rows = self.run(self._acquire(thread_id, owner, ttl))
+        return int(rows[0][0]) if rows else None
+
+    async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
+        """Same as `acquire_lease`, on the asyncio pool."""
+        rows = await self.arun(self._acquire(thread_id, owner, ttl))
+        return int(rows[0][0]) if rows else None
+
+    def renew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
+        """Keep the lease `ttl` more seconds; False if `owner` with `token` no longer holds it."""
+        return bool(self.run(self._renew(thread_id, owner, token, ttl)))
+
+    async def arenew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
+        """Same as `renew_lease`, on the asyncio pool."""
+        return bool(await self.arun(self._renew(thread_id, owner, token, ttl)))
+
+    def release_lease(self, thread_id: str, owner: str, token: int) -> bool:
+        """Give the lease up; False (and nothing changes) if `owner` with `token` does not hold
+        it any more."""
+        return bool(self.run(Query(_RELEASE, (thread_id, owner, token))))
+
+    async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
+        """Same as `release_lease`, on the asyncio pool."""
+        return bool(await self.arun(Query(_RELEASE, (thread_id, owner, token))))
+
+    def lease_holder(self, thread_id: str) -> tuple[str, int] | None:
+        """The owner and token of the lease of `thread_id`, or None if nobody holds it."""
+        rows = self.run(Query(_HOLDER, (thread_id,)))
+        return (str(rows[0][0]), int(rows[0][1])) if rows else None

@@ -1,0 +1,260 @@
+"""The connections of `PostgresStore`: a sync pool, an asyncio pool per event loop, the schema
+created on first use, and the errors that say what to do; what `postgres.py` and
+`postgres_events.py` build on.
+
+Every operation is one statement (`Query`), run the same way by `run` (sync pool) and `arun`
+(the running loop's asyncio pool), on autocommit connections: a statement is its transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import Any
+
+try:
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+except ImportError as exc:  # pragma: no cover - depends on what is installed
+    raise ImportError(
+        "pyox_agents.stores.postgres needs psycopg 3 with its pool, which is not installed: "
+        'pip install "pyox-agents[postgres]"'
+    ) from exc
+
+from pyox_agents.stores.postgres_schema import REFUSED, SCHEMA_VERSION, TABLES
+
+__all__ = ["PostgresConnection", "Query", "Refused", "SchemaVersionError", "milliseconds"]
+
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
+_PASSWORD = re.compile(r"(://[^:/@]*):[^@/]*@")
+
+
+class SchemaVersionError(RuntimeError):
+    """The database holds a newer version of the store's tables than this package writes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One statement and its parameters."""
+
+    sql: str
+    params: tuple[Any, ...] = ()
+
+
+class Refused(Exception):
+    """A function of the schema refused a change (and made none): `outcome` names the check,
+    `held` is what the database holds."""
+
+    def __init__(self, outcome: str, held: str) -> None:
+        super().__init__(outcome, held)
+        self.outcome = outcome
+        self.held = held
+
+
+def redact(url: str) -> str:
+    """`url` without its password."""
+    return _PASSWORD.sub(r"\1:***@", url)
+
+
+def check_url(url: str) -> None:
+    """Raise ValueError, saying what to write, unless `url` is a PostgreSQL URL psycopg reads."""
+    form = "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+    if not isinstance(url, str) or not url.startswith(("postgresql://", "postgres://")):
+        raise ValueError(f"PostgresStore takes a URL of the form {form}, got {url!r}")
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        raise ValueError(f"the PostgreSQL URL {redact(url)!r} is not valid ({exc}); write it "
+                         f"as {form}") from None
+
+
+def milliseconds(seconds: float, name: str) -> int:
+    """`seconds` in whole milliseconds (at least 1)."""
+    if not seconds > 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {seconds!r}")
+    return max(1, round(seconds * 1000))
+
+
+def channel(schema: str, run_key: str) -> str:
+    """The NOTIFY channel of the event log `run_key` (as the schema's functions name it)."""
+    return "pyox_" + hashlib.md5(f"{schema}:{run_key}".encode(), usedforsecurity=False).hexdigest()
+
+
+async def _close_at_shutdown(pool: AsyncConnectionPool) -> AsyncGenerator[None, None]:
+    """Parked in its loop: when the loop shuts down it finalizes this, which closes `pool`."""
+    try:
+        yield
+    finally:
+        await pool.close()
+
+
+@dataclass
+class LoopPool:
+    """The asyncio pool of one event loop, and the generator that closes it with the loop."""
+
+    pool: AsyncConnectionPool
+    closer: AsyncGenerator[None, None]
+
+
+class PostgresConnection:
+    """The pools of one PostgresStore at `url`, its tables in schema `schema`.
+
+    Connects at once (so a wrong URL or an unreachable database fails here, with what to do) and
+    creates the schema if missing.
+
+    Raises:
+        ValueError: `url` is not a PostgreSQL URL, or `schema` not a plain lower-case name.
+        ConnectionError: the database cannot be reached or refuses the connection.
+        SchemaVersionError: the database holds a newer schema version than this package's.
+    """
+
+    def __init__(self, url: str, *, schema: str = "pyox_agents", pool_size: int = 10,
+                 events_ttl: float = 86400.0, done_ttl: float = 3600.0) -> None:
+        check_url(url)
+        if not _SCHEMA_NAME.fullmatch(schema):
+            raise ValueError(f"schema {schema!r} must be 1 to 48 lower-case letters, digits or "
+                             "'_', not starting with a digit")
+        self.url = url
+        self.schema = schema
+        self.events_ttl = events_ttl
+        self.done_ttl = done_ttl
+        self._pool_size = pool_size
+        self._create_schema()
+        self.pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=True,
+                                   kwargs={"autocommit": True}, name="pyox_agents")
+        """The sync pool (psycopg_pool's `ConnectionPool`, autocommit connections)."""
+        self._async: dict[asyncio.AbstractEventLoop, LoopPool] = {}
+
+    def sql(self, text: str) -> str:
+        """`text` with `{s}` replaced by the schema's name."""
+        return text.replace("{s}", self.schema)
+
+    def unreachable(self, exc: BaseException) -> ConnectionError:
+        """The error of a database that cannot be reached, saying what to check."""
+        return ConnectionError(
+            f"cannot connect to PostgreSQL at {redact(self.url)} ({' '.join(str(exc).split())}): "
+            "check that the server runs and accepts connections there (host, port, user, "
+            "password and database in the URL), e.g. with `psql URL`"
+        )
+
+    def _create_schema(self) -> None:
+        """Create the schema's tables and functions unless this version is there; refuse a
+        newer one. Under an advisory lock, so processes starting together do it once."""
+        try:
+            with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
+                self._migrate(conn)
+        except psycopg.OperationalError as exc:
+            raise self.unreachable(exc) from None
+
+    def _migrate(self, conn: psycopg.Connection[Any]) -> None:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                         (f"pyox_agents schema {self.schema}",))
+            held = self._held_version(conn)
+            if held == SCHEMA_VERSION:
+                return
+            if held is not None and held > SCHEMA_VERSION:
+                raise SchemaVersionError(
+                    f"the PostgreSQL database at {redact(self.url)} holds schema "
+                    f"{self.schema!r} at version {held}, newer than version {SCHEMA_VERSION} "
+                    'that this pyox-agents writes: upgrade pyox-agents (pip install -U '
+                    '"pyox-agents[postgres]") on every process using this database, or give '
+                    "this one another schema (PostgresStore(url, schema=...))"
+                )
+            conn.execute(self.sql(TABLES).encode())
+            conn.execute(self.sql("DELETE FROM {s}.schema_version"))
+            conn.execute(self.sql("INSERT INTO {s}.schema_version VALUES (%s)"),
+                         (SCHEMA_VERSION,))
+
+    def _held_version(self, conn: psycopg.Connection[Any]) -> int | None:
+        row = conn.execute("SELECT to_regclass(%s)", (f"{self.schema}.schema_version",)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        found = conn.execute(self.sql("SELECT max(version) FROM {s}.schema_version")).fetchone()
+        return int(found[0]) if found and found[0] is not None else None
+
+    # -- running statements ---------------------------------------------------------------------
+
+    def run(self, query: Query) -> list[tuple[Any, ...]]:
+        """Run `query` on the sync pool; its rows.
+
+        Raises:
+            Refused: a schema function refused the change.
+            ConnectionError: the database cannot be reached.
+        """
+        try:
+            with self.pool.connection() as conn:
+                cursor = conn.execute(self.sql(query.sql).encode(), query.params)
+                return cursor.fetchall() if cursor.description else []
+        except psycopg.Error as exc:
+            raise self._translate(exc) from None
+
+    async def arun(self, query: Query) -> list[tuple[Any, ...]]:
+        """Same as `run`, on the running loop's asyncio pool."""
+        pool = await self._loop_pool()
+        try:
+            async with pool.connection() as conn:
+                cursor = await conn.execute(self.sql(query.sql).encode(), query.params)
+                return await cursor.fetchall() if cursor.description else []
+        except psycopg.Error as exc:
+            raise self._translate(exc) from None
+
+    def _translate(self, exc: psycopg.Error) -> BaseException:
+        if exc.sqlstate == REFUSED:
+            return Refused(exc.diag.message_primary or "", exc.diag.message_detail or "")
+        if isinstance(exc, psycopg.OperationalError) and exc.sqlstate in (None, "08000", "08001",
+                                                                           "08003", "08006"):
+            return self.unreachable(exc)
+        return exc
+
+    async def _loop_pool(self) -> AsyncConnectionPool:
+        """The asyncio pool of the running loop (a pool's connections belong to one loop)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError("PostgresStore's async methods need a running asyncio event "
+                               "loop; call the sync method instead") from None
+        held = self._async.get(loop)
+        if held is None:
+            for old in [old for old in self._async if old.is_closed()]:
+                del self._async[old]
+            pool = AsyncConnectionPool(self.url, min_size=1, max_size=self._pool_size,
+                                       open=False, kwargs={"autocommit": True},
+                                       name="pyox_agents-async")
+            await pool.open()
+            closer = _close_at_shutdown(pool)
+            await closer.asend(None)
+            held = LoopPool(pool, closer)
+            self._async[loop] = held
+        return held.pool
+
+    async def listener(self, run_key: str) -> psycopg.AsyncConnection[Any]:
+        """A new connection that listens to the NOTIFY channel of event log `run_key` (the
+        caller closes it)."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                self.url, autocommit=True, application_name="pyox_agents follower")
+            await conn.execute(f'LISTEN "{channel(self.schema, run_key)}"'.encode())
+        except psycopg.OperationalError as exc:
+            raise self.unreachable(exc) from None
+        return conn
+
+    def close(self) -> None:
+        """Close the sync pool and forget the asyncio ones.
+
+        An asyncio pool can be closed only on its own loop: each closes when its loop shuts
+        down, or earlier with `aclose` (or `async with`) on that loop.
+        """
+        self.pool.close()
+        self._async.clear()
+
+    async def aclose(self) -> None:
+        """Close the running loop's asyncio pool and the sync pool."""
+        held = self._async.pop(asyncio.get_running_loop(), None)
+        if held is not None:
+            await held.closer.aclose()
+        self.close()
+

@@ -1,0 +1,181 @@
+"""Each run's event log, and each thread's active run, in PostgreSQL: what lets any server process
+replay, then follow, a run that another process executes.
+
+The log of run `run_key` is a row of `event_logs` (its last event id, whether it is done, when
+it expires) and its events' rows in `events`, with ids 1, 2, ... It expires `events_ttl` seconds
+after its latest append, and `done_ttl` seconds after `mark_done`. Every append and `mark_done`
+sends a NOTIFY on the log's own channel when it commits: `follow_events` waits on that (LISTEN),
+not on a timer. `active_runs` holds each thread's active run key, with an expiry its process
+keeps extending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from pyox_agents.stores.postgres_connection import (
+    PostgresConnection,
+    Query,
+    Refused,
+    milliseconds,
+)
+
+__all__ = ["RunEventLog"]
+
+_LIVE = "l.expires_at > clock_timestamp()"
+_READ = ("SELECT e.id, e.body FROM {s}.events e JOIN {s}.event_logs l ON l.run_key = e.run_key"
+         f" WHERE e.run_key = %s AND e.id > %s AND {_LIVE} ORDER BY e.id")
+_FOLLOW = ("SELECT e.id, e.body, l.done FROM {s}.event_logs l LEFT JOIN {s}.events e"
+           f" ON e.run_key = l.run_key AND e.id > %s WHERE l.run_key = %s AND {_LIVE}"
+           " ORDER BY e.id")
+_IS_DONE = f"SELECT l.done FROM {{s}}.event_logs l WHERE l.run_key = %s AND {_LIVE}"
+_SET_ACTIVE = (
+    "INSERT INTO {s}.active_runs (thread_id, run_key, expires_at)"
+    " VALUES (%s, %s, clock_timestamp() + %s * interval '1 millisecond')"
+    " ON CONFLICT (thread_id) DO UPDATE SET run_key = excluded.run_key,"
+    " expires_at = excluded.expires_at"
+)
+_GET_ACTIVE = ("SELECT run_key FROM {s}.active_runs WHERE thread_id = %s"
+               " AND expires_at > clock_timestamp()")
+_CLEAR_ACTIVE = ("DELETE FROM {s}.active_runs WHERE thread_id = %s AND run_key = %s"
+                 " AND expires_at > clock_timestamp() RETURNING 1")
+
+
+def _after(after_id: str) -> int:
+    """The event id `after_id` names ("0", "0-0" or "-": before the first)."""
+    if after_id in ("0", "0-0", "-"):
+        return 0
+    try:
+        return int(after_id)
+    except ValueError:
+        raise ValueError(f"event id {after_id!r} is not one PostgresStore gave: pass an id from "
+                         "read_events/follow_events, or '0' for the first event") from None
+
+
+class RunEventLog(PostgresConnection):
+    """The run event logs and active-run records of a PostgresStore (which is one of these)."""
+
+    def _append(self, run_key: str, events: Sequence[str]) -> Query:
+        if isinstance(events, str):
+            raise TypeError("append_events() takes a list of JSON texts, got one str; "
+                            "wrap it: [event_json]")
+        return Query("SELECT {s}.append_events(%s, %s, %s::text[])",
+                     (run_key, milliseconds(self.events_ttl, "events_ttl"), list(events)))
+
+    @staticmethod
+    def _done_error(run_key: str) -> ValueError:
+        return ValueError(f"run {run_key!r} was marked done, so its event log takes no more "
+                          "events; start a new run key for a new run")
+
+    def append_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
+        """Add events (JSON texts, in order) to the log of run `run_key`; their ids.
+
+        Raises:
+            ValueError: the run was marked done.
+        """
+        try:
+            return [str(id) for (id,) in self.run(self._append(run_key, events_json))]
+        except Refused:
+            raise self._done_error(run_key) from None
+
+    async def aappend_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
+        """Same as `append_events`, on the asyncio pool."""
+        try:
+            return [str(id) for (id,) in await self.arun(self._append(run_key, events_json))]
+        except Refused:
+            raise self._done_error(run_key) from None
+
+    def read_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
+        """The events of run `run_key` after id `after_id` ("0": all), as (id, JSON)."""
+        rows = self.run(Query(_READ, (run_key, _after(after_id))))
+        return [(str(id), str(body)) for id, body in rows]
+
+    async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
+        """Same as `read_events`, on the asyncio pool."""
+        rows = await self.arun(Query(_READ, (run_key, _after(after_id))))
+        return [(str(id), str(body)) for id, body in rows]
+
+    async def follow_events(self, run_key: str, after_id: str = "0",
+                            block_ms: int = 5000) -> AsyncIterator[tuple[str, str]]:
+        """The events of run `run_key` after `after_id`, those logged then those to come, until
+        the run is marked done (or its log, once seen, expires).
+
+        Listens on the log's NOTIFY channel on a connection of its own, before the first read,
+        so no append is missed: it reads again when an append or `mark_done` commits, and
+        otherwise only every `block_ms` (to notice that the log expired).
+        """
+        conn = await self.listener(run_key)
+        try:
+            last = _after(after_id)
+            seen = False
+            while True:
+                cursor = await conn.execute(self.sql(_FOLLOW).encode(), (last, run_key))
+                rows: list[Any] = await cursor.fetchall()
+                if seen and not rows:
+                    return  # the log expired
+                seen = seen or bool(rows)
+                for id, body, _ in rows:
+                    if id is not None:
+                        last = int(id)
+                        yield str(id), str(body)
+                if rows and rows[0][2]:
+                    return
+                async for _ in conn.notifies(timeout=block_ms / 1000, stop_after=1):
+                    pass
+        finally:
+            await conn.close()
+
+    def _mark(self, run_key: str, ttl: float | None) -> Query:
+        return Query("SELECT {s}.mark_done(%s, %s)",
+                     (run_key, milliseconds(self.done_ttl if ttl is None else ttl, "ttl")))
+
+    def mark_done(self, run_key: str, ttl: float | None = None) -> None:
+        """End the event log of run `run_key`: followers stop, and it expires `ttl` seconds
+        later (`done_ttl` by default). Marking it again only sets its expiry again."""
+        self.run(self._mark(run_key, ttl))
+
+    async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
+        """Same as `mark_done`, on the asyncio pool."""
+        await self.arun(self._mark(run_key, ttl))
+
+    def is_done(self, run_key: str) -> bool:
+        """Whether run `run_key` was marked done (False once its log expired)."""
+        return any(done for (done,) in self.run(Query(_IS_DONE, (run_key,))))
+
+    async def ais_done(self, run_key: str) -> bool:
+        """Same as `is_done`, on the asyncio pool."""
+        return any(done for (done,) in await self.arun(Query(_IS_DONE, (run_key,))))
+
+    # -- the active run of a thread -------------------------------------------------------------
+
+    def _set_active(self, thread_id: str, run_key: str, ttl: float) -> Query:
+        return Query(_SET_ACTIVE, (thread_id, run_key, milliseconds(ttl, "ttl")))
+
+    def set_active(self, thread_id: str, run_key: str, ttl: float) -> None:
+        """Record `run_key` as the run active on `thread_id`, for `ttl` seconds (set it again
+        to extend it)."""
+        self.run(self._set_active(thread_id, run_key, ttl))
+
+    async def aset_active(self, thread_id: str, run_key: str, ttl: float) -> None:
+        """Same as `set_active`, on the asyncio pool."""
+        await self.arun(self._set_active(thread_id, run_key, ttl))
+
+    def get_active(self, thread_id: str) -> str | None:
+        """The run key of the run active on `thread_id`, or None."""
+        rows = self.run(Query(_GET_ACTIVE, (thread_id,)))
+        return str(rows[0][0]) if rows else None
+
+    async def aget_active(self, thread_id: str) -> str | None:
+        """Same as `get_active`, on the asyncio pool."""
+        rows = await self.arun(Query(_GET_ACTIVE, (thread_id,)))
+        return str(rows[0][0]) if rows else None
+
+    def clear_active(self, thread_id: str, run_key: str) -> bool:
+        """Forget the active run of `thread_id` if it is still `run_key` (a later run's record
+        stays); whether it was."""
+        return bool(self.run(Query(_CLEAR_ACTIVE, (thread_id, run_key))))
+
+    async def aclear_active(self, thread_id: str, run_key: str) -> bool:
+        """Same as `clear_active`, on the asyncio pool."""
+        return bool(await self.arun(Query(_CLEAR_ACTIVE, (thread_id, run_key))))

@@ -1,0 +1,257 @@
+"""PostgresStore's one-transaction-per-step guarantee, beyond the contract: a refused write leaves
+every key as it was, racing writers never both land, and big steps land whole; plus the real
+asyncio methods."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pyox_agents.state.audit import audit_record, verify_audit
+from pyox_agents.state.conversation import State
+from pyox_agents.state.messages import Message
+from pyox_agents.stores import MemoryStore, StepRecord, StoreConflict
+from pyox_agents.stores.postgres import PostgresStore
+from pyox_agents.stores.postgres_schema import SCHEMA_VERSION
+from tests.postgres_server import drop_schema, fresh_schema, postgres_snapshot
+from tests.stores.test_contract import RUN_ID, commit_step, run_state, think
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def snapshot(store: PostgresStore) -> dict[str, Any]:
+    """Every row the store holds, but the schema version."""
+    rows = postgres_snapshot(store.url, store.schema)
+    return {table: held for table, held in rows.items() if held and table != "schema_version"}
+
+
+def test_a_stale_first_seq_changes_no_row(postgres_store: PostgresStore) -> None:
+    state = State(id="t", messages=[Message.user("hi")])
+    audit: list[dict[str, Any]] = []
+    commit_step(postgres_store, state, audit, shared={"n": 1}, version=1)
+    before = snapshot(postgres_store)
+    think(state, text="more")
+    record = audit_record({"seq": 0, "digest": audit[0]["digest"]}, "step", {"n": 1})
+    for first_seq in (0, 2):
+        with pytest.raises(StoreConflict, match="has 1 saved history entries"):
+            postgres_store.write(StepRecord(
+                "t", first_seq, entries=(state.history[-1].to_json(),),
+                run=run_state(2).to_dict(), audit=(record,), shared_state={"n": 2},
+                shared_version=2))
+        assert snapshot(postgres_store) == before
+
+
+def test_an_audit_seq_that_does_not_continue_changes_no_row(postgres_store: PostgresStore) -> None:
+    state = State(id="t", messages=[Message.user("hi")])
+    audit: list[dict[str, Any]] = []
+    commit_step(postgres_store, state, audit)
+    commit_step(postgres_store, state, audit)
+    before = snapshot(postgres_store)
+    think(state, text="more")
+    for seq in (1, 3):
+        record = {**audit_record(None, "step", {}), "seq": seq}
+        with pytest.raises(StoreConflict, match=f"has 2 saved audit records.*seq {seq}"):
+            postgres_store.write(StepRecord("t", 1, entries=(state.history[-1].to_json(),),
+                                         run=run_state(3).to_dict(), audit=(record,),
+                                         shared_state=[1], shared_version=9))
+        assert snapshot(postgres_store) == before
+
+
+def test_a_refused_first_write_leaves_no_thread_behind(postgres_store: PostgresStore) -> None:
+    with pytest.raises(StoreConflict):
+        postgres_store.write(StepRecord("new", 3, entries=({"kind": "import"},)))
+    assert snapshot(postgres_store) == {}
+    assert postgres_store.list_threads() == []
+
+
+def test_racing_writers_of_one_thread_never_both_land(postgres_store: PostgresStore) -> None:
+    stores = [PostgresStore(postgres_store.url, schema=postgres_store.schema, pool_size=2)
+              for _ in range(6)]
+    postgres_store.save(State(id="t", messages=[Message.user("go")]))
+    start = threading.Barrier(len(stores))
+    landed: list[int] = []
+    refused: list[int] = []
+
+    def work(n: int, store: PostgresStore) -> None:
+        start.wait()
+        for step in range(10):
+            held = store.entry_count("t")
+            try:
+                store.write(StepRecord("t", held, entries=({"kind": "note", "by": n,
+                                                             "step": step},)))
+                landed.append(held)
+            except StoreConflict:
+                refused.append(held)
+
+    workers = [threading.Thread(target=work, args=pair) for pair in enumerate(stores)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    for store in stores:
+        store.close()
+    assert sorted(landed) == list(range(1, 1 + len(landed)))  # one writer per seq, no gaps
+    assert postgres_store.entry_count("t") == 1 + len(landed)
+    assert len(landed) + len(refused) == 60
+
+
+def test_a_big_step_lands_whole(postgres_store: PostgresStore) -> None:
+    entries = tuple({"kind": "note", "n": n, "text": "é" * (n % 7)} for n in range(5000))
+    records = [audit_record(None, "step", {"n": 0})]
+    for n in range(1, 2500):
+        records.append(audit_record({"seq": n - 1, "digest": records[-1]["digest"]}, "step",
+                                    {"n": n}))
+    run = run_state(1, head={"seq": 2499, "digest": records[-1]["digest"]})
+    postgres_store.write(StepRecord("t", 0, entries=entries, run=run.to_dict(),
+                                 audit=tuple(records)))
+    assert postgres_store.load_thread("t").entries == entries
+    assert postgres_store.load_audit(RUN_ID) == records
+    verify_audit(postgres_store, RUN_ID)
+
+
+def test_stores_in_other_schemas_do_not_see_each_other(postgres_store: PostgresStore) -> None:
+    with PostgresStore(postgres_store.url, schema=fresh_schema()) as other:
+        try:
+            other.save(State(id="t", messages=[Message.user("elsewhere")]))
+            assert postgres_store.list_threads() == []
+            assert postgres_store.entry_count("t") == 0
+        finally:
+            drop_schema(other.url, other.schema)
+
+
+# --- the schema ---------------------------------------------------------------------------------
+
+
+def test_the_schema_is_made_on_first_use_once_by_processes_starting_together(
+        postgres_server: str) -> None:
+    """Several stores opening one new schema at once: one makes it, none fails."""
+    schema = fresh_schema()
+    start = threading.Barrier(4)
+    opened: list[PostgresStore] = []
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        start.wait()
+        try:
+            opened.append(PostgresStore(postgres_server, schema=schema, pool_size=1))
+        except BaseException as exc:
+            errors.append(exc)
+
+    workers = [threading.Thread(target=open_one) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    try:
+        assert errors == []
+        opened[0].save(State(id="t", messages=[Message.user("hi")]))
+        assert [t.id for t in opened[3].list_threads()] == ["t"]
+        with psycopg.connect(postgres_server) as conn:
+            rows = conn.execute(f"SELECT version FROM {schema}.schema_version".encode()).fetchall()
+        assert rows == [(SCHEMA_VERSION,)]
+    finally:
+        for store in opened:
+            store.close()
+        drop_schema(postgres_server, schema)
+
+
+def test_a_database_with_a_newer_schema_version_is_refused_naming_both(
+        postgres_store: PostgresStore) -> None:
+    postgres_store.save(State(id="t", messages=[Message.user("hi")]))
+    with psycopg.connect(postgres_store.url, autocommit=True) as conn:
+        conn.execute(f"UPDATE {postgres_store.schema}.schema_version SET version = "
+                     f"{SCHEMA_VERSION + 4}".encode())
+    with pytest.raises(RuntimeError, match=(
+            rf"holds schema '{postgres_store.schema}' at version {SCHEMA_VERSION + 4}, newer "
+            rf"than version {SCHEMA_VERSION} that this pyox-agents writes: upgrade pyox-agents")):
+        PostgresStore(postgres_store.url, schema=postgres_store.schema)
+    assert postgres_store.entry_count("t") == 1  # nothing was touched
+
+
+# --- errors that say what to do -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["mysql://root@localhost/db", "127.0.0.1:5432",
+                                 "postgresql://u@h/db?sslmode=sometimes&nonsense=1"])
+def test_a_wrong_url_says_the_form_to_write(url: str) -> None:
+    with pytest.raises(ValueError, match=r"postgresql://USER\[:PASSWORD\]@HOST\[:PORT\]/DATABASE"):
+        PostgresStore(url)
+
+
+def test_an_unreachable_database_says_what_to_check() -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ConnectionError, match=(
+            rf"cannot connect to PostgreSQL at postgresql://me:\*\*\*@127.0.0.1:{port}/app "
+            r"\(.*Connection refused.*\): "
+            r"check that the server runs and accepts connections there")) as caught:
+        PostgresStore(f"postgresql://me:secret@127.0.0.1:{port}/app")
+    assert "secret" not in str(caught.value)
+
+
+_WITHOUT_PSYCOPG = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "psycopg" or name.startswith(("psycopg.", "psycopg_")):
+            raise ImportError(f"No module named {name!r}")
+sys.meta_path.insert(0, Block())
+import pyox_agents.stores
+from pyox_agents.stores import SQLiteStore
+assert not any(m.startswith("psycopg") for m in sys.modules), "psycopg imported unasked"
+try:
+    from pyox_agents.stores import PostgresStore
+except ImportError as exc:
+    print(exc)
+"""
+
+
+def test_without_psycopg_the_store_names_the_extra_and_nothing_else_needs_it() -> None:
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_PSYCOPG], capture_output=True,
+                          text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert 'pip install "pyox-agents[postgres]"' in done.stdout
+
+
+# --- what the text columns keep -----------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),  # any code point: NUL, lone surrogates, astral characters
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entries=st.lists(st.dictionaries(st.text(), JSON, max_size=4), min_size=1, max_size=4),
+       shared=JSON, kept=st.dictionaries(st.text(), JSON, max_size=4))
+def test_any_json_round_trips_as_memory_store_keeps_it(
+        postgres_store: PostgresStore, entries: list[dict[str, Any]], shared: Any,
+        kept: dict[str, Any]) -> None:
+    """What a MemoryStore gives back, PostgresStore gives back too, for any JSON value."""
+    thread = f"t-{uuid.uuid4().hex}"
+    record = StepRecord(thread, 0, entries=tuple(entries), shared_state=shared,
+                        shared_version=1)
+    memory = MemoryStore()
+    memory.write(record)
+    memory.write_kept_state(thread, kept)
+    postgres_store.write(record)
+    postgres_store.write_kept_state(thread, kept)
+    assert postgres_store.load_thread(thread) == memory.load_thread(thread)
+    assert postgres_store.load_kept_state(thread) == memory.load_kept_state(thread)
