@@ -450,7 +450,10 @@ def python_path(path: str, tokens: Iterable[str | int]) -> str:
         if isinstance(token, int):
             parts.append(f"[{token}]")
         else:
-            parts.append(f"[{json.dumps(token, ensure_ascii=False)}]")
+            # a key with a lone surrogate is written escaped (\udcff): a message naming it
+            # must itself be text that encodes, in a log line or an HTTP error body
+            ascii_only = lone_surrogate(token) is not None
+            parts.append(f"[{json.dumps(token, ensure_ascii=ascii_only)}]")
     return "".join(parts)
 
 

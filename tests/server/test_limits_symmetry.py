@@ -302,3 +302,16 @@ def test_hostile_value_written_by_a_tool_is_kept_or_refused_and_comes_back(
         assert thread_view.status_code == 200, thread_view.text
         _, events = ag_ui_state(ag_ui(client, "echo", thread, state, 1))
         assert events[-1]["type"] == "RUN_FINISHED"
+
+
+@pytest.mark.parametrize("send", [ag_ui, ai_sdk], ids=["ag-ui", "ai-sdk"])
+def test_a_refused_path_through_a_lone_surrogate_key_is_named_escaped(
+        base_url: str, send: Any) -> None:
+    """A state nested too deep through a key holding a lone surrogate is refused with a 4xx naming
+    the path, the key written escaped: the error body is JSON text that encodes (never a 500)."""
+    doc = {"doc": nested(MAX_DEPTH, {"k\udcff": nested(10, 1)})}
+    with httpx.Client(base_url=base_url) as client:
+        response = send(client, "echo", _thread(), doc)
+    assert response.status_code in (400, 422), response.text
+    is_json = response.headers["content-type"].startswith("application/json")
+    assert _names_a_path(str(response.json()) if is_json else response.text), response.text
