@@ -170,9 +170,12 @@ class LoopClient(Generic[C]):
         except RuntimeError:  # another async library (trio): one client
             loop = None
         if self._client is None or self._loop is not loop:
+            old_loop = self._loop
+            if isinstance(old_loop, asyncio.AbstractEventLoop) and old_loop.is_closed():
+                self._quiet_closer()  # its loop can no longer run the close
             self._client = self._make()
             self._loop = loop
-            self._closer = None  # the previous one closes its client on its own loop
+            self._closer = None  # a previous one closes its client on its own loop
             if self._closes and loop is not None:
                 self._closer = _close_with_loop(self._client)
                 with contextlib.suppress(StopIteration):  # runs to its `yield`: registered
@@ -182,11 +185,15 @@ class LoopClient(Generic[C]):
     def drop(self) -> C | None:
         """Forget the client (the caller closes it); the next `get` makes a new one."""
         client, self._client, self._loop = self._client, None, None
-        closer, self._closer = self._closer, None
-        if closer is not None:
-            with contextlib.suppress(StopAsyncIteration):  # its client is the caller's now
-                closer.athrow(_Handed()).send(None)
+        self._quiet_closer()  # its client is the caller's to close now
         return client
+
+    def _quiet_closer(self) -> None:
+        """Stop the current closer without closing its client."""
+        closer, self._closer = self._closer, None
+        if closer is not None and getattr(closer, "ag_frame", None) is not None:  # still open
+            with contextlib.suppress(StopAsyncIteration):
+                closer.athrow(_Handed()).send(None)
 
 
 class _Handed(Exception):
