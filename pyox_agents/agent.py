@@ -34,7 +34,8 @@ from pyox_agents.events import (
 )
 from pyox_agents.journal import Journal
 from pyox_agents.limits import Limits
-from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
+from pyox_agents.models.base import Model, ModelRequest, ToolSpec
+from pyox_agents.models.names import resolve_model
 from pyox_agents.permissions import Permission
 from pyox_agents.planning import Planner
 from pyox_agents.runner import (

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from pyox_agents.models._streaming import stream_reply
 from pyox_agents.models.base import ModelChunk, ModelRequest
-from pyox_agents.models.scripted import stream_reply
 from pyox_agents.state.messages import Reply, ToolCall
 from pyox_agents.state.run import RunState
 

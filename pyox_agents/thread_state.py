@@ -16,12 +16,12 @@ runs one run per thread, and a client's request waits until it ends).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyox_agents.state.frozen import JSON, freeze, parse_pointer
-from pyox_agents.state.patch import Conflict, Op, apply, diff, rebase
+from pyox_agents.state.frozen import JSON, freeze
+from pyox_agents.state.patch import Conflict, Op, apply, apply_json, diff, rebase
 
 __all__ = ["RECENT", "ThreadState", "aligned", "edit_running", "json_equal", "merge"]
 
@@ -83,7 +83,7 @@ class ThreadState:
         value = self.frozen()
         yield self.version, value
         for number, ops in enumerate(self.back, start=1):
-            value = _apply_json(value, ops)
+            value = apply_json(value, ops)
             yield self.version - number, value
 
     def base_for(self, seen: Any) -> JSON:
@@ -209,27 +209,3 @@ def _conflicts(op: Op, ops: list[Op]) -> bool:
     except Conflict:
         return True
     return False
-
-
-def _apply_json(root: JSON, ops: Sequence[Mapping[str, Any]]) -> JSON:
-    """RFC 6902 dicts (add, remove, replace) applied in order to the frozen `root`."""
-    for raw in ops:
-        root = apply(root, [_op(root, raw)])
-    return root
-
-
-def _op(root: JSON, raw: Mapping[str, Any]) -> Op:
-    """An RFC 6902 dict as an `Op` on `root` (a list's tokens become ints)."""
-    path: list[str | int] = []
-    node: Any = root
-    for token in parse_pointer(str(raw["path"])):
-        if isinstance(node, list):
-            index = int(token)
-            path.append(index)
-            node = node[index] if index < len(node) else None
-        else:
-            path.append(token)
-            node = node.get(token) if isinstance(node, dict) else None
-    kind = raw["op"]
-    value = freeze(raw.get("value"), "state") if kind != "remove" else None
-    return Op(kind, tuple(path), value)

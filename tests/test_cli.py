@@ -70,6 +70,8 @@ def _serve(args: list[str], cwd: Path, env: dict[str, str] | None = None
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def _get(url: str) -> object:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from pyox_agents.models._provider import ProviderError
 from pyox_agents.models.base import (
-    MODEL_FORMS,
     Model,
     ModelChunk,
     ModelError,
@@ -21,9 +20,9 @@ from pyox_agents.models.base import (
     ToolCallChunk,
     ToolSpec,
     UsageChunk,
-    resolve_model,
 )
 from pyox_agents.models.demo import DemoModel
+from pyox_agents.models.names import MODEL_FORMS, resolve_model
 from pyox_agents.models.prices import PRICES, register_price
 from pyox_agents.models.scripted import FunctionModel, ScriptedModel, ScriptExhausted
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage

@@ -7,13 +7,12 @@ with `RunFailed` carrying a message that says what went wrong and what to do.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pyox_agents.models.base import ModelError
-
-C = TypeVar("C")
 
 
 class ProviderError(ModelError):
@@ -140,17 +139,29 @@ def missing_extra(extra: str, package: str) -> ImportError:
     )
 
 
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
+
+
 class LoopClient(Generic[C]):
-    """An SDK client made on first use and remade for each event loop.
+    """An SDK client made on first use and remade for each event loop, closed with its loop.
 
     An SDK client keeps a connection pool tied to the event loop that opened it; `agent.run`
-    starts a new loop each time, so a model used by several runs needs one client per loop.
+    starts a new loop each time, so a model used by several runs needs one client per loop. A
+    client this made (`closes=True`) is closed on the loop that opened it: when that loop shuts
+    down (`asyncio.run` closes async generators), or soon after this forgets it on a loop that
+    still runs. A client given by the caller stays the caller's to close.
     """
 
-    def __init__(self, make: Callable[[], C]) -> None:
+    def __init__(self, make: Callable[[], C], *, closes: bool = True) -> None:
         self._make = make
+        self._closes = closes
         self._client: C | None = None
         self._loop: object = None
+        self._closer: AsyncGenerator[None, None] | None = None
 
     def get(self) -> C:
         """The client for the running event loop, made now if needed."""
@@ -159,14 +170,51 @@ class LoopClient(Generic[C]):
         except RuntimeError:  # another async library (trio): one client
             loop = None
         if self._client is None or self._loop is not loop:
+            old_loop = self._loop
+            if isinstance(old_loop, asyncio.AbstractEventLoop) and old_loop.is_closed():
+                self._quiet_closer()  # its loop can no longer run the close
             self._client = self._make()
             self._loop = loop
+            self._closer = None  # a previous one closes its client on its own loop
+            if self._closes and loop is not None:
+                self._closer = _close_with_loop(self._client)
+                with contextlib.suppress(StopIteration):  # runs to its `yield`: registered
+                    self._closer.asend(None).send(None)
         return self._client
 
     def drop(self) -> C | None:
-        """Forget the client (to close it); the next `get` makes a new one."""
+        """Forget the client (the caller closes it); the next `get` makes a new one."""
         client, self._client, self._loop = self._client, None, None
+        self._quiet_closer()  # its client is the caller's to close now
         return client
+
+    def _quiet_closer(self) -> None:
+        """Stop the current closer without closing its client."""
+        closer, self._closer = self._closer, None
+        if closer is not None and getattr(closer, "ag_frame", None) is not None:  # still open
+            with contextlib.suppress(StopAsyncIteration):
+                closer.athrow(_Handed()).send(None)
+
+
+class _Handed(Exception):
+    """Thrown into a closer whose client was handed to the caller to close."""
+
+
+async def _close_with_loop(client: _Closable) -> AsyncGenerator[None, None]:
+    """Waits at `yield` until the loop shuts down (or it is dropped), then closes `client`.
+
+    The running loop's async-generator hooks register it at its first step, so `asyncio.run`
+    closes it (and so `client`) before the loop closes; a closer dropped while its loop runs is
+    closed by the loop's finalizer hook.
+    """
+    handed = False
+    try:
+        yield
+    except _Handed:
+        handed = True
+    finally:
+        if not handed:
+            await client.close()
 
 
 def plain(value: Any) -> Any:

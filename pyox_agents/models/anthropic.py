@@ -113,7 +113,9 @@ class AnthropicModel:
         self.timeout = timeout
         self.max_retries = max_retries
         self._given_client = client
-        self._clients: LoopClient[anthropic.AsyncAnthropic] = LoopClient(self._make_client)
+        self._clients: LoopClient[anthropic.AsyncAnthropic] = LoopClient(
+            self._make_client, closes=client is None
+        )
         self._thinking: dict[str, list[dict[str, Any]]] = {}  # first tool call id -> blocks
 
     @property

@@ -7,7 +7,6 @@ chunks: text deltas, reasoning deltas, tool-call deltas and usage. The loop asse
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
@@ -92,82 +91,3 @@ class Model(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream the reply to `request` as chunks."""
         ...
-
-
-MODEL_FORMS = (
-    '"openai:<model>" (OpenAI, or the server at OPENAI_BASE_URL), '
-    '"ollama:<model>" (Ollama at http://127.0.0.1:11434/v1), '
-    '"anthropic:<model>", a bare OpenAI name ("gpt-5-mini", "o4-mini"), '
-    'a bare Claude name ("claude-sonnet-4-5") or "demo" (the offline demo model)'
-)
-"""The model names `resolve_model` accepts, as error messages list them."""
-
-_BARE_OPENAI = re.compile(r"^(gpt-|chatgpt-|o\d)")
-
-
-def resolve_model(model: Model | str) -> Model:
-    """The `Model` an `Agent(model=...)` argument names.
-
-    Names: "openai:<model>" and bare OpenAI names ("gpt-5-mini", "o4-mini") use the OpenAI
-    Chat Completions API (`OPENAI_API_KEY`, `OPENAI_BASE_URL`); "ollama:<model>" the same API
-    at Ollama's default address, with no key; "anthropic:<model>" and bare "claude-..." names
-    the Anthropic Messages API (`ANTHROPIC_API_KEY`); "demo" the offline `DemoModel`. The
-    provider modules are imported only when named, so their SDKs stay optional.
-
-    Raises:
-        ValueError: `model` is a name none of these forms matches.
-        ImportError: the provider's SDK is not installed (the message names the pip command).
-        TypeError: `model` is neither a `Model` nor a str.
-    """
-    if isinstance(model, str):
-        return _model_named(model)
-    if not isinstance(model, Model):
-        raise TypeError(
-            f"Agent(model=...) must be a Model or a model name, got {type(model).__name__}"
-        )
-    return model
-
-
-def _model_named(name: str) -> Model:
-    text = name.strip()
-    provider, sep, rest = text.partition(":")
-    provider = provider.lower()
-    if sep and provider in ("openai", "ollama", "anthropic"):
-        if not rest.strip():
-            raise ValueError(
-                f"model {name!r} names the {provider} provider but no model: write "
-                f'"{provider}:<model>", such as {_EXAMPLES[provider]!r}'
-            )
-        rest = rest.strip()
-        if provider == "anthropic":
-            from pyox_agents.models.anthropic import AnthropicModel
-
-            return AnthropicModel(rest)
-        from pyox_agents.models.openai import OLLAMA_BASE_URL, OpenAIModel
-
-        if provider == "ollama":
-            return OpenAIModel(rest, base_url=OLLAMA_BASE_URL, provider="ollama")
-        return OpenAIModel(rest)
-    if text == "demo":
-        from pyox_agents.models.demo import DemoModel
-
-        return DemoModel()
-    if not sep and _BARE_OPENAI.match(text):
-        from pyox_agents.models.openai import OpenAIModel
-
-        return OpenAIModel(text)
-    if not sep and text.startswith("claude-"):
-        from pyox_agents.models.anthropic import AnthropicModel
-
-        return AnthropicModel(text)
-    raise ValueError(
-        f"no provider configured for model {name!r}: use {MODEL_FORMS}; or pass a Model "
-        "object, such as OpenAIModel(name, base_url=...) for another OpenAI-compatible server"
-    )
-
-
-_EXAMPLES = {
-    "openai": "openai:gpt-5-mini",
-    "ollama": "ollama:llama3.2",
-    "anthropic": "anthropic:claude-sonnet-4-5",
-}

@@ -35,8 +35,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyox_agents.models._streaming import stream_reply
 from pyox_agents.models.base import ModelChunk, ModelRequest, ToolSpec
-from pyox_agents.models.scripted import stream_reply
 from pyox_agents.state.messages import NOTICE_PREFIX, Message, Reply, ToolCall
 
 __all__ = ["DemoModel", "decide"]

@@ -101,7 +101,9 @@ class OpenAIModel:
         self.max_retries = max_retries
         self.provider = provider
         self._given_client = client
-        self._clients: LoopClient[openai.AsyncOpenAI] = LoopClient(self._make_client)
+        self._clients: LoopClient[openai.AsyncOpenAI] = LoopClient(
+            self._make_client, closes=client is None
+        )
 
     @property
     def name(self) -> str:

@@ -7,27 +7,15 @@ call's JSON arguments in a few pieces, then usage. Use them in tests and offline
 from __future__ import annotations
 
 import inspect
-import json
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TypeAlias
 
-from pyox_agents.models.base import (
-    ModelChunk,
-    ModelError,
-    ModelRequest,
-    TextChunk,
-    ToolCallChunk,
-    ToolSpec,
-    UsageChunk,
-)
-from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
+from pyox_agents.models._streaming import stream_reply
+from pyox_agents.models.base import ModelChunk, ModelError, ModelRequest, ToolSpec
+from pyox_agents.state.messages import Message, Reply, ToolCall
 
 ReplySpec: TypeAlias = str | ToolCall | Reply | Sequence[str | ToolCall]
 """One scripted reply: text, a tool call, several of those (parallel calls), or a whole Reply."""
-
-_WORD = re.compile(r"\s*\S+\s*|\s+")
-
 
 class ScriptExhausted(ModelError):
     """A `ScriptedModel` was asked for more replies than its script has."""
@@ -57,29 +45,6 @@ def to_reply(spec: ReplySpec) -> Reply:
     raise TypeError(
         f"a scripted reply is a str, a ToolCall, a list of those or a Reply, got {spec!r}"
     )
-
-
-def _estimate_tokens(messages: Sequence[Message]) -> int:
-    return sum(len(m.content) // 4 + 1 for m in messages)
-
-
-async def stream_reply(reply: Reply, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-    """Stream `reply` as a provider would: word deltas, argument pieces, usage last."""
-    pieces = 0
-    for word in _WORD.findall(reply.text):
-        pieces += 1
-        yield TextChunk(word)
-    for index, call in enumerate(reply.tool_calls):
-        text = call.raw_arguments
-        if text is None:
-            text = json.dumps(dict(call.arguments), separators=(",", ":"))
-        yield ToolCallChunk(index=index, name=call.name, id=call.id)
-        third = max(1, len(text) // 3)
-        for start in range(0, len(text), third):
-            pieces += 1
-            yield ToolCallChunk(index=index, arguments=text[start : start + third])
-    usage = Usage(input_tokens=_estimate_tokens(request.messages), output_tokens=pieces, requests=1)
-    yield UsageChunk(usage + reply.usage)
 
 
 class ScriptedModel:

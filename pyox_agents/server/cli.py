@@ -180,7 +180,7 @@ def _demo(args: argparse.Namespace) -> None:
     if not (STATIC_DIR / "index.html").is_file():
         raise CliError(f"the demo page is not built: {STATIC_DIR} has no index.html; run "
                        "`npm ci && npm run build` in frontend-demo/")
-    from pyox_agents.models.base import resolve_model
+    from pyox_agents.models.names import resolve_model
 
     try:
         resolve_model(args.model)

@@ -8,13 +8,13 @@ Its methods are the only way to change it, and every one is thread-safe.
 from __future__ import annotations
 
 import inspect
-import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Never
 
+from pyox_agents.state._ids import ID_RULE, is_id
 from pyox_agents.state.frozen import FrozenDict, thaw
 from pyox_agents.state.history import (
     ClearedToolResults,
@@ -51,7 +51,6 @@ __all__ = [
     "StoppedByUntil",
 ]
 
-_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _NO_MESSAGES: tuple[Message, ...] = ()
 _REMOVED = {
     "task": "State(task=...) is a 0.4 keyword: pass the task as the first message, "
@@ -71,9 +70,9 @@ def _check_id(id: object) -> str:
         return _new_id()
     if not isinstance(id, str):
         raise TypeError(f"id must be a str, got {type(id).__name__}")
-    if not _ID.fullmatch(id):
-        raise ValueError(f"id {id[:140]!r} is not a State id: use letters, digits, '_' and '-', "
-                         f"1 to 128 characters (or leave it out for a random one)")
+    if not is_id(id):
+        raise ValueError(f"id {id[:140]!r} is not a State id: use {ID_RULE} (or leave it out "
+                         f"for a random one)")
     return id
 
 

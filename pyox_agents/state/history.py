@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
@@ -38,8 +39,8 @@ from pyox_agents.state.stopped import (
 
 __all__ = [
     "ClearedToolResults", "Compacted", "ContextChangeEntry", "ErrorEntry", "ExtraDataEntry",
-    "FinishEntry", "HistoryEntry", "ImportEntry", "ModelReplyEntry", "ModelRequest",
-    "ModelRequestEntry", "NoticeEntry", "Restored", "RunStartEntry", "StateChangeEntry",
+    "FinishEntry", "HistoryEntry", "ImportEntry", "ModelReplyEntry", "ModelRequestEntry",
+    "NoticeEntry", "RequestSummary", "Restored", "RunStartEntry", "StateChangeEntry",
     "StopEntry", "Stopped", "StoppedByFinish", "StoppedByLimit", "StoppedByPermission",
     "StoppedByUntil", "ToolResultEntry", "UserMessageEntry", "entry_from_json",
     "shared_state_from", "utc_now",
@@ -189,8 +190,12 @@ class NoticeEntry:
 
 
 @dataclass(frozen=True)
-class ModelRequest:
-    """What a model request was sent: how many messages, and the names of the tools offered."""
+class RequestSummary:
+    """What a model request was sent: how many messages, and the names of the tools offered.
+
+    The history keeps this summary, not the request: the messages are in the history already.
+    (The request itself is `pyox_agents.models.ModelRequest`.)
+    """
 
     message_count: int
     tool_names: tuple[str, ...] = ()
@@ -210,13 +215,13 @@ class ModelRequestEntry:
 
     kind: Literal["model_request"] = field(default="model_request", init=False)
     at: datetime.datetime
-    content: ModelRequest
+    content: RequestSummary
     purpose: Purpose = "think"
 
     def __post_init__(self) -> None:
         _check_at(self)
-        if not isinstance(self.content, ModelRequest):
-            raise TypeError("ModelRequestEntry.content must be a ModelRequest")
+        if not isinstance(self.content, RequestSummary):
+            raise TypeError("ModelRequestEntry.content must be a RequestSummary")
         if self.purpose not in _PURPOSES:
             raise ValueError(f"purpose must be think, ask or compact, got {self.purpose!r}")
 
@@ -504,3 +509,15 @@ def shared_state_from(history: Iterable[HistoryEntry], initial: Any) -> JSON:
     from pyox_agents.state import history_json
 
     return history_json.shared_state_from(history, initial)
+
+
+def __getattr__(name: str) -> Any:
+    """`ModelRequest`, the old name of `RequestSummary`, with a `DeprecationWarning`."""
+    if name == "ModelRequest":
+        warnings.warn(
+            "pyox_agents.state.history.ModelRequest is now RequestSummary (ModelRequest is the "
+            "request a model is sent, in pyox_agents.models): import RequestSummary",
+            DeprecationWarning, stacklevel=2,
+        )
+        return RequestSummary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,7 @@ import datetime
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from pyox_agents.state.frozen import JSON, freeze
+from pyox_agents.state.frozen import JSON
 from pyox_agents.state.history import (
     ClearedToolResults,
     Compacted,
@@ -22,9 +22,9 @@ from pyox_agents.state.history import (
     HistoryEntry,
     ImportEntry,
     ModelReplyEntry,
-    ModelRequest,
     ModelRequestEntry,
     NoticeEntry,
+    RequestSummary,
     Restored,
     RunStartEntry,
     StateChangeEntry,
@@ -33,7 +33,6 @@ from pyox_agents.state.history import (
     UserMessageEntry,
 )
 from pyox_agents.state.jsonvalue import (
-    apply_patch,
     call_from_json,
     message_from_json,
     reply_from_json,
@@ -41,6 +40,7 @@ from pyox_agents.state.jsonvalue import (
     usage_from_json,
 )
 from pyox_agents.state.messages import Image
+from pyox_agents.state.patch import apply_json
 from pyox_agents.state.stopped import stopped_from_json
 
 __all__ = ["entry_from_json", "shared_state_from"]
@@ -77,7 +77,7 @@ _PARSERS: dict[str, Any] = {
     "notice": lambda r, at: NoticeEntry(at=at, content=message_from_json(r["content"])),
     "model_request": lambda r, at: ModelRequestEntry(
         at=at, purpose=r["purpose"],
-        content=ModelRequest(r["content"]["message_count"], tuple(r["content"]["tool_names"]))),
+        content=RequestSummary(r["content"]["message_count"], tuple(r["content"]["tool_names"]))),
     "model_reply": lambda r, at: ModelReplyEntry(at=at, purpose=r["purpose"],
                                                  content=reply_from_json(r["content"])),
     "tool_result": _tool_result,
@@ -127,4 +127,4 @@ def shared_state_from(history: Iterable[HistoryEntry], initial: Any) -> JSON:
     """
     ops = [op for entry in history if isinstance(entry, StateChangeEntry) for op in entry.delta]
     start = to_json_value(initial, "initial")
-    return freeze(apply_patch(start, cast(list[Mapping[str, Any]], ops)))
+    return apply_json(start, cast(list[Mapping[str, Any]], ops))

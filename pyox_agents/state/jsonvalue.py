@@ -26,13 +26,10 @@ from pyox_agents.state.frozen import (
     FrozenDict,
     FrozenList,
     freeze,
-    parse_pointer,
-    thaw,
 )
 from pyox_agents.state.messages import Image, Message, Reply, ToolCall, Usage
 
 __all__ = [
-    "apply_patch",
     "call_from_json",
     "call_to_json",
     "frozen_call",
@@ -314,90 +311,3 @@ def _number(data: Mapping[str, Any], key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{key!r} must be a number, got {value!r}")
     return value
-
-
-# --- RFC 6902 ----------------------------------------------------------------------------------
-
-
-def apply_patch(document: JSON, ops: Sequence[Mapping[str, Any]]) -> JSON:
-    """`document` (plain or frozen) after the RFC 6902 operations `ops`, as a plain new value.
-
-    Supports add, remove, replace, move, copy and test; the input is not changed.
-
-    Raises:
-        ValueError: an operation that does not apply (a missing path, a failed test).
-    """
-    doc = thaw(document)
-    for op in ops:
-        doc = _apply_op(doc, op)
-    return doc
-
-
-def _apply_op(doc: JSON, op: Mapping[str, Any]) -> JSON:
-    name, path = op.get("op"), op.get("path")
-    if not isinstance(path, str):
-        raise ValueError(f"patch operation {dict(op)!r} has no string 'path'")
-    if name == "test":
-        if not json_equal(_get(doc, parse_pointer(path)), op.get("value")):
-            raise ValueError(f"patch test failed at {path!r}")
-        return doc
-    if name in ("move", "copy"):
-        source = op.get("from")
-        if not isinstance(source, str):
-            raise ValueError(f"patch operation {dict(op)!r} has no string 'from'")
-        value = thaw(_get(doc, parse_pointer(source)))
-        if name == "move":
-            doc = _remove(doc, parse_pointer(source))
-        return _add(doc, parse_pointer(path), value)
-    if name == "remove":
-        return _remove(doc, parse_pointer(path))
-    if "value" not in op:
-        raise ValueError(f"patch operation {dict(op)!r} has no 'value'")
-    if name == "add":
-        return _add(doc, parse_pointer(path), thaw(op["value"]))
-    if name == "replace":
-        doc = _remove(doc, parse_pointer(path))
-        return _add(doc, parse_pointer(path), thaw(op["value"]))
-    raise ValueError(f"unknown patch operation {name!r}: use add, remove, replace, move, copy "
-                     f"or test")
-
-
-def _get(doc: JSON, tokens: tuple[str, ...]) -> JSON:
-    for token in tokens:
-        if isinstance(doc, dict) and token in doc:
-            doc = doc[token]
-        elif isinstance(doc, list) and token.isdigit() and int(token) < len(doc):
-            doc = doc[int(token)]
-        else:
-            raise ValueError(f"patch path token {token!r} does not exist")
-    return doc
-
-
-def _add(doc: JSON, tokens: tuple[str, ...], value: JSON) -> JSON:
-    if not tokens:
-        return value
-    parent = _get(doc, tokens[:-1])
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        parent[last] = value
-    elif isinstance(parent, list):
-        index = len(parent) if last == "-" else int(last) if last.isdigit() else -1
-        if not 0 <= index <= len(parent):
-            raise ValueError(f"patch index {last!r} is out of range")
-        parent.insert(index, value)
-    else:
-        raise ValueError(f"patch path {tokens!r} goes through a value that is not a container")
-    return doc
-
-
-def _remove(doc: JSON, tokens: tuple[str, ...]) -> JSON:
-    if not tokens:
-        return None
-    parent = _get(doc, tokens[:-1])
-    last = tokens[-1]
-    _get(parent, (last,))  # raises when missing
-    if isinstance(parent, dict):
-        del parent[last]
-    elif isinstance(parent, list):
-        del parent[int(last)]
-    return doc

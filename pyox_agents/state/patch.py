@@ -1,7 +1,9 @@
 """RFC 6902 operations on frozen JSON: apply with path copying, rebase past commits, diff.
 
 An `Op` is recorded by a draft at the moment of a write. `apply` copies only the containers on
-each op's path, so untouched subtrees stay shared between versions. `rebase` moves a tool's ops
+each op's path, so untouched subtrees stay shared between versions; `apply_json` does the same
+for ops in their JSON form (a recorded history, a kept thread's way back), the one applier both
+use. `rebase` moves a tool's ops
 past the versions committed while it ran (list indices shift; the same place written twice is a
 `Conflict`). `diff` is only for a tool that replaces the whole document.
 """
@@ -10,12 +12,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, pointer, thaw
+from pyox_agents.state.frozen import (
+    JSON,
+    FrozenDict,
+    FrozenList,
+    freeze,
+    parse_pointer,
+    pointer,
+    thaw,
+)
+from pyox_agents.state.jsonvalue import json_equal
 
-__all__ = ["Conflict", "Op", "apply", "diff", "rebase"]
+__all__ = ["Conflict", "Op", "apply", "apply_json", "diff", "rebase"]
 
 Path = tuple[str | int, ...]
 
@@ -68,48 +80,139 @@ def apply(root: JSON, ops: list[Op] | tuple[Op, ...]) -> JSON:
     Raises:
         ValueError: an op's path does not exist in the document (never for the library's ops).
     """
-    fresh: dict[int, JSON] = {}  # id -> container copied by this call (kept alive: ids stay unique)
+    writer = _Writer(root)
+    for op in ops:
+        writer.write(op)
+    return writer.root
 
-    def writable(container: JSON) -> JSON:
-        if id(container) in fresh:
+
+def apply_json(root: JSON, ops: Iterable[Mapping[str, Any]]) -> JSON:
+    """`root` (frozen) after RFC 6902 operations in their JSON form, as a new frozen version.
+
+    All six operations: add (`-` appends to a list), remove, replace, move, copy and test. Like
+    `apply`, it copies only the containers on each op's path and leaves `root` unchanged.
+
+    Raises:
+        ValueError: an op that is malformed (no string `path`, no `value`, an unknown `op`),
+            whose path does not exist, or whose test fails; the message names the op's path.
+        TypeError: an op's value that is not JSON.
+    """
+    writer = _Writer(root)
+    for raw in ops:
+        _apply_raw(writer, raw)
+    return writer.root
+
+
+class _Writer:
+    """One `apply` call: its current root and the containers it copied (and may now change)."""
+
+    __slots__ = ("_fresh", "root")
+
+    def __init__(self, root: JSON) -> None:
+        self.root = root
+        self._fresh: dict[int, JSON] = {}  # id -> copy made here (kept alive: ids stay unique)
+
+    def _writable(self, container: JSON) -> JSON:
+        if id(container) in self._fresh:
             return container
         copy: JSON = FrozenDict(container) if isinstance(container, dict) else FrozenList(container)
-        fresh[id(copy)] = copy
+        self._fresh[id(copy)] = copy
         return copy
 
-    for op in ops:
+    def write(self, op: Op) -> None:
         if not op.path:
             if op.kind == "remove":
                 raise ValueError("cannot remove the whole document; replace it instead")
-            root = op.value
-            continue
-        root = writable(_container(root, op, 0))
-        parent = root
-        for depth, token in enumerate(op.path[:-1]):
-            child = _container(_child(parent, token, op, depth + 1), op, depth + 1)
-            copy = writable(child)
+            self.root = op.value
+            return
+        kind, path = op.kind, op.path
+        parent = self.root = self._writable(_container(self.root, kind, path, 0))
+        for depth, token in enumerate(path[:-1]):
+            child = _container(_child(parent, token, kind, path, depth + 1), kind, path, depth + 1)
+            copy = self._writable(child)
             if copy is not child:
                 _set(parent, token, copy)
             parent = copy
         _write(parent, op)
-    return root
 
 
-def _child(parent: JSON, token: str | int, op: Op, depth: int) -> JSON:
+def _apply_raw(writer: _Writer, raw: Mapping[str, Any]) -> None:
+    """One RFC 6902 op in JSON form, as the `Op`s it stands for, written in turn."""
+    name, text = raw.get("op"), raw.get("path")
+    if not isinstance(text, str):
+        raise ValueError(f"patch operation {dict(raw)!r} has no string 'path'")
+    if name in ("move", "copy", "test"):
+        source = raw.get("from") if name != "test" else text
+        if not isinstance(source, str):
+            raise ValueError(f"patch operation {dict(raw)!r} has no string 'from'")
+        path = _tokens(writer.root, source, append=False)
+        value = _get(writer.root, path, name)
+        if name == "test":
+            if "value" not in raw:
+                raise ValueError(f"patch operation {dict(raw)!r} has no 'value'")
+            if not json_equal(value, raw["value"]):
+                raise ValueError(f"patch test failed at {text!r}: the value there is {value!r}")
+            return
+        if name == "move":
+            writer.write(Op("remove", path))
+        writer.write(Op("add", _tokens(writer.root, text, append=True), value))
+        return
+    if name == "remove":
+        writer.write(Op("remove", _tokens(writer.root, text, append=False)))
+        return
+    if name not in ("add", "replace"):
+        raise ValueError(f"unknown patch operation {name!r}: use add, remove, replace, move, "
+                         "copy or test")
+    if "value" not in raw:
+        raise ValueError(f"patch operation {dict(raw)!r} has no 'value'")
+    path = _tokens(writer.root, text, append=name == "add")
+    writer.write(Op(name, path, freeze(raw["value"], "value")))
+
+
+def _tokens(root: JSON, text: str, *, append: bool) -> Path:
+    """The path a JSON Pointer names in `root`: a list's tokens become ints (`-`: its end).
+
+    A token that names nothing stays a str, so the write reports where the path breaks.
+    """
+    tokens = parse_pointer(text)
+    path: list[str | int] = []
+    node: JSON = root
+    for depth, token in enumerate(tokens, start=1):
+        if isinstance(node, list):
+            last = depth == len(tokens)
+            if token == "-" and append and last:
+                path.append(len(node))
+                break
+            if token.isdigit() and (token == "0" or not token.startswith("0")):
+                index = int(token)
+                path.append(index)
+                node = node[index] if index < len(node) else None
+                continue
+        path.append(token)
+        node = node.get(token) if isinstance(node, dict) else None
+    return tuple(path)
+
+
+def _get(root: JSON, path: Path, verb: str) -> JSON:
+    node = root
+    for depth, token in enumerate(path, start=1):
+        node = _child(_container(node, verb, path, depth - 1), token, verb, path, depth)
+    return node
+
+
+def _child(parent: JSON, token: str | int, verb: str, path: Path, depth: int) -> JSON:
     if isinstance(parent, dict) and isinstance(token, str) and token in parent:
         return parent[token]
     if isinstance(parent, list) and isinstance(token, int) and 0 <= token < len(parent):
         return parent[token]
-    raise ValueError(
-        f"cannot {op.kind} {pointer(op.path)}: {pointer(op.path[:depth])} does not exist"
-    )
+    raise ValueError(f"cannot {verb} {pointer(path)}: {pointer(path[:depth])} does not exist")
 
 
-def _container(value: JSON, op: Op, depth: int) -> JSON:
+def _container(value: JSON, verb: str, path: Path, depth: int) -> JSON:
     if isinstance(value, dict | list):
         return value
     raise ValueError(
-        f"cannot {op.kind} {pointer(op.path)}: {pointer(op.path[:depth])} is not an object or array"
+        f"cannot {verb} {pointer(path)}: {pointer(path[:depth])} is not an object or array"
     )
 
 

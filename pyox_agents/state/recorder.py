@@ -16,10 +16,10 @@ from pyox_agents.state.history import (
     ErrorEntry,
     HistoryEntry,
     ModelReplyEntry,
-    ModelRequest,
     ModelRequestEntry,
     Outcome,
     Purpose,
+    RequestSummary,
     RunStartEntry,
     StateChangeEntry,
     StopEntry,
@@ -105,7 +105,7 @@ class Recorder:
         pending (think, compact).
         """
         self._record(ModelRequestEntry(at=utc_now(), purpose=purpose,
-                                       content=ModelRequest(message_count, tuple(tool_names))),
+                                       content=RequestSummary(message_count, tuple(tool_names))),
                      purpose)
 
     def _end_request(self, purpose: Purpose, reply: Reply) -> None:

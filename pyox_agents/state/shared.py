@@ -21,6 +21,7 @@ from typing import Any
 
 import pydantic
 
+from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import JSON, MAX_DEPTH, freeze, pointer
 from pyox_agents.state.patch import Op, apply, rebase
@@ -162,9 +163,7 @@ class SharedState:
             try:
                 self.state_type.model_validate(new)
             except pydantic.ValidationError as exc:
-                fields = "; ".join(
-                    f"{'.'.join(map(str, e['loc'])) or 'state'}: {e['msg']}" for e in exc.errors()
-                )
+                fields = describe_problems(exc, root="state")
                 raise Refused(
                     f"the change would make a shared state that does not match the agent's "
                     f"state_type {self.state_type.__name__} ({fields}); keep to its fields"

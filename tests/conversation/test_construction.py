@@ -12,8 +12,8 @@ from pyox_agents.state.history import (
     ExtraDataEntry,
     ImportEntry,
     ModelReplyEntry,
-    ModelRequest,
     ModelRequestEntry,
+    RequestSummary,
     RunStartEntry,
     ToolResultEntry,
     utc_now,
@@ -151,7 +151,7 @@ def test_a_second_run_start_with_another_parent_is_inconsistent() -> None:
 
 
 def test_a_second_model_request_while_one_waits_is_inconsistent() -> None:
-    request = ModelRequestEntry(at=_at(), content=ModelRequest(0))
+    request = ModelRequestEntry(at=_at(), content=RequestSummary(0))
     with pytest.raises(ValueError, match=r"history\[1\].*already waiting on the model"):
         State(history=[request, request])
 

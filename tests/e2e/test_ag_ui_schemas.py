@@ -129,7 +129,8 @@ async def corpus_streams(tmp_path: Path, declared: str | None) -> list[list[dict
     """The streams of the seed runs and of the accepted requests of `corpus_ag_ui`."""
     accepted = [case for case in corpus_ag_ui.CASES if case.status == 200]
     assert accepted, "the corpus has requests the server accepts"
-    app = create_app(agents(Gate()), store=SQLiteStore(tmp_path / "store.db"),
+    gate = Gate()
+    app = create_app(agents(gate), store=SQLiteStore(tmp_path / "store.db"),
                      auth=bearer_tokens(TOKENS), max_body=MAX_BODY,
                      limits=ServerLimits(state_bytes=STATE_BYTES, messages=MESSAGES,
                                          runs_per_principal=RUNS_PER_PRINCIPAL))
@@ -151,6 +152,7 @@ async def corpus_streams(tmp_path: Path, declared: str | None) -> list[list[dict
         interrupt = streams[-1][-1]["outcome"]["interrupts"][0]["id"]
         for case in accepted:
             streams.append(await post(case.body.replace(INTERRUPT.encode(), interrupt.encode())))
+    gate.close()
     return streams
 
 

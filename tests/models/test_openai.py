@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+import sys
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
+import anyio
+import openai
 import pytest
 
 from pyox_agents import (
@@ -371,3 +378,56 @@ def test_messages_are_converted_to_the_chat_completions_format() -> None:
             "content": "Error: the arguments are not a JSON object",
         },
     ]
+
+
+@contextlib.contextmanager
+def resources_left_open() -> Iterator[list[str]]:
+    """Collects the ResourceWarnings (open sockets, transports) raised inside, and at the end."""
+    seen: list[str] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda args: seen.append(f"{args.exc_value!r} in {args.object!r}")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)
+            yield seen
+            gc.collect()
+            gc.collect()
+        seen += [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    finally:
+        sys.unraisablehook = hook
+
+
+def test_a_run_closes_the_connections_its_model_opened(openai_server: FakeProvider) -> None:
+    """Each `agent.run` has its own event loop; the client opened on it closes with it."""
+    openai_server.script(oa_text("one"), oa_text("two"))
+    with resources_left_open() as left_open:
+        agent = Agent(model=model_at(openai_server))
+        assert agent.run("first").answer == "one"
+        assert agent.run("second").answer == "two"
+        del agent
+    assert left_open == []
+
+
+async def test_a_model_dropped_while_its_loop_runs_closes_its_connections(
+    openai_server: FakeProvider,
+) -> None:
+    openai_server.script(oa_text("one"))
+    with resources_left_open() as left_open:
+        model = model_at(openai_server)
+        assert [c for c in await chunks_of(model) if isinstance(c, TextChunk)] == [TextChunk("one")]
+        del model
+        gc.collect()
+        await anyio.sleep(0.05)  # the loop runs the close its finalizer hook scheduled
+    assert left_open == []
+
+
+async def test_a_client_the_caller_gave_stays_open(openai_server: FakeProvider) -> None:
+    openai_server.script(oa_text("one"), oa_text("two"))
+    client = openai.AsyncOpenAI(base_url=openai_server.url, api_key="sk-test",
+                                http_client=openai.DefaultAsyncHttpxClient())
+    model = OpenAIModel("gpt-5-mini", client=client)
+    await chunks_of(model)
+    await model.aclose()
+    assert not client.is_closed()
+    assert [c for c in await chunks_of(model) if isinstance(c, TextChunk)] == [TextChunk("two")]
+    await client.close()

@@ -59,6 +59,11 @@ class Gate:
         self.arrive, self.arrived = anyio.create_memory_object_stream[str](100)
         self.release = anyio.Event()
 
+    def close(self) -> None:
+        """Close both ends of the arrival stream (an unclosed stream warns when collected)."""
+        self.arrive.close()
+        self.arrived.close()
+
 
 def agents(gate: Gate) -> dict[str, Agent]:
     @tool
@@ -163,6 +168,7 @@ async def check(case: Case, endpoint: str, tmp_path: Path,
         after = dump(path)
         gate.release.set()
         assert (await client.get("/healthz")).status_code == 200, "the server serves on"
+    gate.close()
     store.close()
     assert response.status_code == case.status, (case.checks, response.text[:500])
     error_body(response, case)

@@ -26,7 +26,7 @@ import pytest
 
 from pyox_agents import Agent, RunContext, tool
 from pyox_agents.models import FunctionModel, ModelError, ModelRequest, TextChunk, ToolCall
-from pyox_agents.models.scripted import stream_reply
+from pyox_agents.models._streaming import stream_reply
 from pyox_agents.server import create_app
 from pyox_agents.state.messages import Message, Reply
 from pyox_agents.stores import SQLiteStore

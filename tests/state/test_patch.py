@@ -6,9 +6,11 @@ from typing import Any
 
 import jsonpatch
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pyox_agents.state.frozen import FrozenDict, FrozenList, freeze, thaw
-from pyox_agents.state.patch import Conflict, Op, apply, diff, rebase
+from pyox_agents.state.patch import Conflict, Op, apply, apply_json, diff, rebase
 
 
 def doc() -> Any:
@@ -238,3 +240,68 @@ def test_diff_replaces_when_types_differ() -> None:
 )
 def test_diff_replays_with_jsonpatch(old: Any, new: Any) -> None:
     assert replayed(freeze(old), freeze(new)) == new
+
+
+# -- apply_json: the same applier for ops in their JSON form ---------------------------------------
+
+KEYS = st.sampled_from(["a", "b", "x/y", "~", ""])
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(alphabet="xy", max_size=2),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(old=VALUES, new=VALUES)
+def test_json_ops_apply_as_jsonpatch_applies_them(old: Any, new: Any) -> None:
+    """jsonpatch's own patches (move, copy and test among them) give what jsonpatch gives."""
+    patch = jsonpatch.make_patch(old, new).patch
+    patch.append({"op": "test", "path": "", "value": new})
+    frozen = freeze(old)
+    assert thaw(apply_json(frozen, patch)) == jsonpatch.apply_patch(old, patch) == new
+    assert thaw(frozen) == old
+
+
+def test_json_ops_of_every_kind_apply_in_order() -> None:
+    ops = [
+        {"op": "add", "path": "/todos/-", "value": {"id": 3}},
+        {"op": "move", "from": "/todos/0", "path": "/todos/-"},
+        {"op": "copy", "from": "/other/deep", "path": "/copied"},
+        {"op": "replace", "path": "/n", "value": 2},
+        {"op": "remove", "path": "/other"},
+        {"op": "test", "path": "/todos/3/id", "value": 0},
+    ]
+    assert apply_json(doc(), ops) == {"todos": [{"id": 1}, {"id": 2}, {"id": 3}, {"id": 0}],
+                                      "copied": [1, 2], "n": 2}
+
+
+def test_json_ops_share_what_they_do_not_touch() -> None:
+    old = doc()
+    new = apply_json(old, [{"op": "replace", "path": "/todos/1/id", "value": 9}])
+    assert new["other"] is old["other"] and new["todos"][0] is old["todos"][0]  # type: ignore[index]
+    assert isinstance(new, FrozenDict) and isinstance(new["todos"], FrozenList)  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        ({"op": "replace", "path": "/todos/7/id", "value": 1},
+         r"cannot replace /todos/7/id: /todos/7 does not exist"),
+        ({"op": "add", "path": "/n/x", "value": 1},
+         r"cannot add /n/x: /n is not an object or array"),
+        ({"op": "remove", "path": "/missing"}, r"cannot remove /missing: there is no such place"),
+        ({"op": "move", "from": "/gone", "path": "/n"}, r"cannot move /gone: /gone does not exist"),
+        ({"op": "test", "path": "/n", "value": 2},
+         r"patch test failed at '/n': the value there is 1"),
+        ({"op": "add", "path": "/n"}, r"has no 'value'"),
+        ({"op": "copy", "path": "/n"}, r"has no string 'from'"),
+        ({"op": "add", "value": 1}, r"has no string 'path'"),
+        ({"op": "increment", "path": "/n", "value": 1},
+         r"unknown patch operation 'increment': use add, remove, replace, move, copy or test"),
+        ({"op": "add", "path": "n", "value": 1}, r"'n' is not a JSON Pointer"),
+    ],
+)
+def test_a_json_op_that_does_not_apply_says_what_and_where(op: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        apply_json(doc(), [op])
