@@ -165,7 +165,7 @@ def ours_app() -> Any:
 
     options: dict[str, Any] = {}
     if "limits" in inspect.signature(create_app).parameters:  # a burst of 1,000 runs, one user
-        from pyox_agents.serving import ServerLimits
+        from pyox_agents.service._runs import ServerLimits
 
         options["limits"] = ServerLimits(runs_total=None, runs_per_principal=None)
     return instrument(create_app({AGENT: _ours_agent()}, **options))

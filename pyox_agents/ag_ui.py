@@ -21,7 +21,7 @@ from pyox_agents.adapters.ag_ui import (
     stream,
     translate,
 )
-from pyox_agents.serving import RequestError
+from pyox_agents.service._runs import RequestError
 
 __all__ = [
     "APPROVAL_SCHEMA",

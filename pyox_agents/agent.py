@@ -31,12 +31,12 @@ from pyox_agents.events import (
     SubagentFinished,
     SubagentStarted,
 )
-from pyox_agents.journal import Journal
-from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
-from pyox_agents.permissions import Permission
-from pyox_agents.planning import Planner
-from pyox_agents.runner import (
+from pyox_agents.runtime._journal import Journal
+from pyox_agents.runtime._limits import Limits
+from pyox_agents.runtime._permissions import Permission
+from pyox_agents.runtime._planning import Planner
+from pyox_agents.runtime._runner import (
     NO_ACCESS,
     Access,
     Instructions,
@@ -45,6 +45,7 @@ from pyox_agents.runner import (
     SubagentPaused,
     running_here,
 )
+from pyox_agents.runtime._wakeup import Wakeup
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.history import RunStartEntry
@@ -52,7 +53,6 @@ from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.state.shared import SharedState
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
-from pyox_agents.wakeup import Wakeup
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
 
@@ -114,14 +114,14 @@ class Agent:
             result)`; they read a read-only copy of the state (`ctx.conversation` is the
             conversation, e.g. to `fork()` it between turns).
         permissions: callables `(call, ctx) -> Allow() | Deny(reason, stop=...) | Ask(...)`
-            asked before every tool call (see `pyox_agents.permissions`).
+            asked before every tool call (see `pyox_agents.runtime._permissions`).
         store: where conversations and runs are saved after every step (`MemoryStore`,
             `SQLiteStore`). Without one, nothing is saved, and only runs paused for a person
             are kept (in memory) so that `resume` can continue them.
         limits: a budget (`Limits(steps=, tool_calls=, input_tokens=, output_tokens=, cost=,
             seconds=)`): a run that reaches it stops.
         planner: `fn(run_state) -> CallTool(...) | [CallTool(...)] | Answer(value)`, instead
-            of a model, for deterministic agents (see `pyox_agents.planning`).
+            of a model, for deterministic agents (see `pyox_agents.runtime._planning`).
         tool_timeout: seconds after which a tool call is stopped (its result becomes a timeout
             error, the run goes on); a tool's own `@tool(timeout=...)` comes first.
     """

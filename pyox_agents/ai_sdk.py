@@ -29,7 +29,7 @@ from pyox_agents.adapters.ai_sdk import (
     translate,
     ui_messages_to_messages,
 )
-from pyox_agents.serving import RequestError
+from pyox_agents.service._runs import RequestError
 
 __all__ = [
     "CHUNK_TYPES",

@@ -1,6 +1,6 @@
 """The HTTP server: `create_app(agents, store=...)` serves agents to AG-UI and AI SDK frontends."""
 
 from pyox_agents.server.app import bearer_tokens, create_app
-from pyox_agents.serving import ServerLimits
+from pyox_agents.service._runs import ServerLimits
 
 __all__ = ["ServerLimits", "bearer_tokens", "create_app"]

@@ -36,7 +36,7 @@ from starlette.staticfiles import StaticFiles
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
 from pyox_agents.server.sse import EventStreamResponse
-from pyox_agents.serving import LiveRun, RequestError, RunService, ServerLimits
+from pyox_agents.service._runs import LiveRun, RequestError, RunService, ServerLimits
 
 __all__ = ["Auth", "bearer_tokens", "create_app"]
 

@@ -152,8 +152,8 @@ def _serve(app: Any, host: str, port: int) -> None:
 
 
 def _demo(args: argparse.Namespace) -> None:
+    from pyox_agents.demo import AGENT_NAME, demo_agents
     from pyox_agents.server import create_app
-    from pyox_agents.server.demo import AGENT_NAME, demo_agents
 
     store = open_store(args.store or f"sqlite:{default_store_path()}")
     if not (STATIC_DIR / "index.html").is_file():

@@ -300,7 +300,7 @@ class Store:
 
     def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
         """Keep `kept` for `thread_id`, replacing what was kept: a server's record of the thread's
-        latest shared state (JSON, see `pyox_agents.thread_state`). The library never writes it.
+        latest shared state (JSON, see `pyox_agents.service`). The library never writes it.
 
         Raises:
             TypeError, ValueError: `kept` is not JSON.

@@ -10,7 +10,7 @@ import pytest
 from pyox_agents import Agent, Image, Message, ToolCall, tool
 from pyox_agents.adapters.ai_sdk import parse_request
 from pyox_agents.models import ScriptedModel
-from pyox_agents.serving import Decision, RequestError, ToolOutput
+from pyox_agents.service._runs import Decision, RequestError, ToolOutput
 
 from .helpers import body, user
 

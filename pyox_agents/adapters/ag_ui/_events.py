@@ -54,8 +54,14 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from pyox_agents.adapters.ag_ui_messages import Draft, as_json, reasoning_id, result_id, result_text
-from pyox_agents.adapters.run_errors import INTERNAL_ERROR_MESSAGE, public_message
+from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE, public_message
+from pyox_agents.adapters.ag_ui._messages import (
+    Draft,
+    as_json,
+    reasoning_id,
+    result_id,
+    result_text,
+)
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,

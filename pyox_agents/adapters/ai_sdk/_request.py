@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pyox_agents.models.base import ToolSpec
-from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput, read_json
+from pyox_agents.service._runs import Decision, RequestError, RunRequest, ToolOutput, read_json
 from pyox_agents.state.messages import Image, Message, ToolCall
 
 if TYPE_CHECKING:

@@ -33,12 +33,12 @@ from pyox_agents.events import (
     StepStarted,
     ToolResult,
 )
-from pyox_agents.journal import Journal, StoreError, new_request
-from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
-from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
-from pyox_agents.planning import PlannerModel
-from pyox_agents.replies import ReplyStream, arguments_problem, valid_text
+from pyox_agents.runtime._journal import Journal, StoreError, new_request
+from pyox_agents.runtime._limits import Limits
+from pyox_agents.runtime._permissions import Ask, Deny, Permission, decide, permission_name
+from pyox_agents.runtime._planning import PlannerModel
+from pyox_agents.runtime._replies import ReplyStream, arguments_problem, valid_text
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage

@@ -25,9 +25,11 @@ import anyio
 import pydantic
 
 from pyox_agents.agent import Agent
-from pyox_agents.event_json import event_from_json, event_to_json
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.models.base import ToolSpec
+from pyox_agents.runtime._wakeup import Wakeup
+from pyox_agents.service._event_json import event_from_json, event_to_json
+from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate, python_path
 from pyox_agents.state.history import RunStartEntry
@@ -35,8 +37,6 @@ from pyox_agents.state.messages import Message
 from pyox_agents.state.patch import Conflict
 from pyox_agents.state.run import AgentError
 from pyox_agents.stores.base import StepRecord
-from pyox_agents.thread_state import ThreadState, edit_running, json_equal, merge
-from pyox_agents.wakeup import Wakeup
 
 __all__ = [
     "Busy",
@@ -305,7 +305,7 @@ class RunService:
     lease's token, and its events go to the store, so any process can replay and follow it.
 
     With `keep_state` (and a store), it keeps each thread's latest shared state between runs
-    (`pyox_agents.thread_state`): a client that sends none (or a fresh page's `{}`) gets it, and
+    (`pyox_agents.service`): a client that sends none (or a fresh page's `{}`) gets it, and
     a client's state is merged in as the person's edits on top of the version it last saw.
     Without it, a run starts from the client's state, or `{}`.
     """

@@ -35,7 +35,7 @@ from typing import Any
 import pydantic
 from ag_ui.core import BaseEvent, RunAgentInput, TextMessageContentEvent, ToolCallArgsEvent
 
-from pyox_agents.adapters.ag_ui_events import (
+from pyox_agents.adapters.ag_ui._events import (
     APPROVAL_SCHEMA,
     declares_1_0,
     interrupt_reason,
@@ -43,9 +43,9 @@ from pyox_agents.adapters.ag_ui_events import (
     translate,
     translate_batches,
 )
-from pyox_agents.adapters.ag_ui_request import parse_request, request_from_input
+from pyox_agents.adapters.ag_ui._request import parse_request, request_from_input
 from pyox_agents.agent import Agent
-from pyox_agents.serving import RequestError, RunService
+from pyox_agents.service._runs import RequestError, RunService
 
 __all__ = [
     "APPROVAL_SCHEMA",

@@ -20,7 +20,7 @@ import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pyox_agents.adapters.ai_sdk_chunks import (
+from pyox_agents.adapters.ai_sdk._chunks import (
     CHUNK_TYPES,
     FINISH_REASONS,
     STATE_ID,
@@ -28,7 +28,7 @@ from pyox_agents.adapters.ai_sdk_chunks import (
     ChunkWriter,
     finish_reason,
 )
-from pyox_agents.adapters.ai_sdk_request import (
+from pyox_agents.adapters.ai_sdk._request import (
     SDK_VERSIONS,
     Chat,
     check_sdk_version,
@@ -36,7 +36,7 @@ from pyox_agents.adapters.ai_sdk_request import (
     ui_messages_to_messages,
 )
 from pyox_agents.events import RuntimeEvent
-from pyox_agents.serving import RunService
+from pyox_agents.service._runs import RunService
 
 if TYPE_CHECKING:
     from pyox_agents.agent import Agent

@@ -29,10 +29,10 @@ from ag_ui.core import (
 )
 from ag_ui.core import ToolCall as AgUiToolCall
 
-from pyox_agents.adapters.ag_ui_events import interrupt_reason
+from pyox_agents.adapters.ag_ui._events import interrupt_reason
 from pyox_agents.agent import Agent
 from pyox_agents.models.base import ToolSpec
-from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput, read_json
+from pyox_agents.service._runs import Decision, RequestError, RunRequest, ToolOutput, read_json
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Image, Message, ToolCall
 from pyox_agents.state.run import ApprovalRequest, RunState
