@@ -10,7 +10,6 @@ turns for loops you write yourself; `as_tool` makes the agent a subagent of anot
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import dataclasses
 import json
@@ -32,6 +31,7 @@ from pyox_agents.events import (
     SubagentStarted,
 )
 from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
+from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._permissions import Permission
@@ -52,6 +52,7 @@ from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.state.shared import SharedState
+from pyox_agents.stores.base import SharedRuns, StepRecord
 from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
@@ -223,10 +224,10 @@ class Agent:
                 iterated, the conversation's last run is still running (in this process, or
                 another holds the thread's store lease).
         """
-        return _flatten(self._stream_batches(conversation, state=state, client_tools=client_tools,
-                                             context=context, fence=fence, owner=owner))
+        return self.start(conversation, state=state, client_tools=client_tools, context=context,
+                          fence=fence, owner=owner).events()
 
-    def _stream_batches(
+    def start(
         self,
         conversation: State | str,
         *,
@@ -236,14 +237,19 @@ class Agent:
         fence: tuple[str, int] | None = None,
         owner: str | None = None,
         state_bytes: int | None = None,
-    ) -> AsyncIterator[list[RuntimeEvent]]:
-        """`stream`, as lists of the events there are at a time (a server writes each at once);
-        `state_bytes`: the server's limit on a state, which tools' commits then keep to."""
+    ) -> RunHandle:
+        """Check and set up a run as `stream` does, and return its `RunHandle` (servers: bad
+        input is answered before anything runs). `state_bytes` is a server's limit on a state,
+        which tools' commits then keep to.
+
+        Raises:
+            TypeError, pydantic.ValidationError, ValueError: as `stream`.
+        """
         runner = self._prepare(conversation, state, client_tools, context)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
         runner.access.shared.max_bytes = state_bytes
-        return _batches(self, runner, state_given=state is not _NOT_GIVEN)
+        return RunHandle(runner.run_id, _batches(self, runner, state_given=state is not _NOT_GIVEN))
 
     async def arun(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end and return the result.
@@ -296,7 +302,7 @@ class Agent:
         async for event in _events(self, runner, resumed=True):
             yield event
 
-    async def _resume_batches(
+    async def start_resume(
         self,
         run_id: str,
         *,
@@ -306,15 +312,73 @@ class Agent:
         request_id: str | None = None,
         fence: tuple[str, int] | None = None,
         state_bytes: int | None = None,
-    ) -> AsyncIterator[list[RuntimeEvent]]:
-        """Check a resume, then return its event batches (servers answer bad input first)."""
+    ) -> RunHandle:
+        """Check a resume as `stream_resume` does, and return its `RunHandle` (servers answer
+        bad input first); `fence` and `state_bytes` as in `start`.
+
+        Raises:
+            LookupError, ValueError: as `stream_resume`.
+        """
         runner = await self._prepare_resume(
             run_id, approve, answer, edited_arguments, request_id, None
         )
         assert runner.journal is not None
         runner.journal.fence = fence
         runner.access.shared.max_bytes = state_bytes
-        return _batches(self, runner, resumed=True)
+        return RunHandle(runner.run_id, _batches(self, runner, resumed=True))
+
+    def paused_run(self, thread_id: str) -> RunState | None:
+        """The run of thread `thread_id` that waits for a person (its `pending` request), or None.
+
+        With a store: the thread's latest run, if it waits; without one: a run paused in this
+        Agent. Reads the store: from async code, use `apaused_run`.
+        """
+        if self.store is None:
+            kept = (run for run, conversation in self._paused.values()
+                    if conversation.id == thread_id and run.pending is not None)
+            return next(kept, None)
+        try:
+            run_id = _last_run_id(self.store.load(thread_id))
+            latest: RunState | None = self.store.load_run(run_id) if run_id else None
+        except LookupError:
+            return None
+        return latest if latest is not None and latest.pending is not None else None
+
+    async def apaused_run(self, thread_id: str) -> RunState | None:
+        """`paused_run`, off the event loop."""
+        if self.store is None:
+            return self.paused_run(thread_id)
+        return await anyio.to_thread.run_sync(self.paused_run, thread_id)
+
+    async def apaused_state(self, run_id: str, thread_id: str) -> Any:
+        """The shared state that run `run_id` of `thread_id`, paused, keeps until it resumes.
+
+        Raises:
+            LookupError: it keeps none (it is not paused, or it ended).
+        """
+        if self.store is None:
+            if run_id not in self._paused_state:
+                raise LookupError(f"no paused run {run_id!r} in this Agent")
+            return self._paused_state[run_id]
+        loaded = await self.store.aload_thread(thread_id)
+        if loaded.shared_version is None or loaded.shared_state is None:
+            raise LookupError(f"thread {thread_id!r} keeps no state of a paused run")
+        return loaded.shared_state
+
+    async def areplace_paused_state(self, run_id: str, thread_id: str, state: Any, *,
+                                    fence: tuple[str, int] | None = None) -> None:
+        """Replace the shared state paused run `run_id` keeps (a person's edits, committed
+        before it resumes); `fence` as in `start`."""
+        if self.store is None:
+            self._paused_state[run_id] = state
+            return
+        store = self.store
+        record = StepRecord(thread_id=thread_id, first_seq=await store.aentry_count(thread_id),
+                            shared_state=state, shared_version=0)
+        if fence is not None:
+            await anyio.to_thread.run_sync(store.write_fenced, record, *fence)
+        else:
+            await store.awrite(record)
 
     async def aresume(
         self,
@@ -590,6 +654,14 @@ class Agent:
 
     # -- preparing runs ------------------------------------------------------------------------
 
+    def resolve_model(self) -> Model | None:
+        """The model this agent runs (None with a planner), resolved from its name once.
+
+        Raises:
+            ValueError: the name has no provider (the message lists the forms that have one).
+        """
+        return self._model()
+
     def _model(self) -> Model | None:
         """The model, resolved from its name once (one provider client per agent)."""
         if self.model is None:
@@ -699,7 +771,7 @@ async def _batches(
         if resumed and not state_given:
             await _continue_with_kept_state(agent, runner)
     outbox = _Outbox()
-    runner._emit = outbox.put
+    runner.emit = outbox.put
 
     async def execute() -> None:
         try:
@@ -751,7 +823,7 @@ async def _take_over_crashed(runner: Runner) -> bool:
     if running_here(run_id):
         raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still running "
                          "in this process; wait for it to end, or stop it, then run again")
-    if journal.fence is None and hasattr(store, "lease_holder"):  # a server holds the lease
+    if journal.fence is None and isinstance(store, SharedRuns):  # a server holds the lease
         holder = await anyio.to_thread.run_sync(store.lease_holder, thread_id)
         if holder is not None:
             raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still "
@@ -789,18 +861,11 @@ def _holds_the_cut_calls(conversation: State, run: RunState) -> bool:
     return bool(pending) and pending <= cut
 
 
-async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[RuntimeEvent]:
-    """The events of `batches`, one at a time; closing this closes `batches` (stops the run)."""
-    async with contextlib.aclosing(batches):  # type: ignore[type-var]
-        async for batch in batches:
-            for event in batch:
-                yield event
-
-
 def _events(agent: Agent, runner: Runner, *, resumed: bool = False,
             state_given: bool = True) -> AsyncIterator[RuntimeEvent]:
     """The run's events one at a time (see `_batches`)."""
-    return _flatten(_batches(agent, runner, resumed=resumed, state_given=state_given))
+    batches = _batches(agent, runner, resumed=resumed, state_given=state_given)
+    return RunHandle(runner.run_id, batches).events()
 
 
 async def _continue_with_kept_state(agent: Agent, runner: Runner) -> None:
@@ -874,7 +939,7 @@ async def _run_subagent(
                 out.append(dataclasses.replace(event, run_id=run_id))
             else:
                 out.append(event)
-        parent._emit(out)
+        parent.emit(out)
 
     runner = Runner(setup, child, child_access, journal=journal, emit=forward)
     runner.recovering = cut

@@ -327,7 +327,7 @@ class Journal:
             if ticket < self._written:
                 return  # a later save got the lock first, and wrote all this and more
             audit = tuple(self._audit)
-            base = self.store._record_for(self.conversation)
+            base = self.store.record_for(self.conversation)
             record = replace(base, run=run, audit=audit, shared_state=shared,
                              shared_version=version, owner=self.owner)
             if self.fence is not None:

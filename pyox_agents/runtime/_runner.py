@@ -157,7 +157,8 @@ class Runner:
         self.access = access
         self.journal = journal
         self.run_id = journal.run.run_id if journal else (run_id or secrets.token_hex(32))
-        self._emit = emit
+        self.emit = emit
+        """Where the run's events go, a list at a time (its consumer sets it before it runs)."""
         self._stream: ReplyStream | None = None
         self._step: int | None = None
         self.usage = Usage()
@@ -460,7 +461,7 @@ class Runner:
         closed[call.id] = (done.outcome, result.result, error)
         if done.spent is not None:
             spent.append(done.spent)
-        self._emit(done.events)
+        self.emit(done.events)
         if self.setup.reporters:
             await self._report("on_tool_end", self._context(), call, result)
 
@@ -631,7 +632,7 @@ class Runner:
             await store.asave(self.conversation)
 
     def _send(self, event: RuntimeEvent) -> None:
-        self._emit((event,))
+        self.emit((event,))
 
     async def _fail(self, error: AgentError) -> None:
         """Close whatever is open, record the failure, then end the run with `RunFailed`."""

@@ -17,10 +17,7 @@ what it committed stays committed.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import gc
 import inspect
-import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -35,8 +32,9 @@ from starlette.staticfiles import StaticFiles
 
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
+from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server.sse import EventStreamResponse
-from pyox_agents.service._runs import LiveRun, RequestError, RunService, ServerLimits
+from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits, thread_view
 
 __all__ = ["Auth", "bearer_tokens", "create_app"]
 
@@ -165,7 +163,7 @@ def create_app(
     limits: ServerLimits | None = None,
     send_timeout: float | None = 30.0,
     lease_ttl: float = 30.0,
-    tune_gc: bool = True,
+    tune_gc: bool = False,
     keep_state: bool = True,
 ) -> Starlette:
     """A Starlette app serving `agents` (by name) over AG-UI and the AI SDK stream protocol.
@@ -179,11 +177,9 @@ def create_app(
     (`ServerLimits`). A client that takes more than `send_timeout` seconds to accept the next
     event is dropped; its run goes on, detached, and can be followed again. With a store that
     has leases (`RedisStore`), several processes share the work; `lease_ttl` is how long a
-    process that died keeps a thread before another may take it. `tune_gc` (the default) freezes
-    what start-up allocated out of the garbage collector's reach, makes full collections rarer
-    and the middle ones smaller, once, when the app starts: with many open streams, collections
-    otherwise pause every stream for hundreds of milliseconds (bench/concurrency.py). It changes
-    the process's `gc` settings; pass False to keep your own.
+    process that died keeps a thread before another may take it. `tune_gc=True` calls
+    `tune_gc()` when the app starts (it changes the whole process's `gc` settings, so it is
+    the caller's choice: `pyox-agents serve` and `demo` make it).
 
     `keep_state` (the default; needs a `store`): the server keeps each thread's latest shared
     state, so a page that sends none, or a reloaded page's `{}`, gets it back in the run's
@@ -210,12 +206,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if tune_gc:
-            gc.collect()
-            gc.freeze()  # start-up objects live for the process: never scan them again
-            # young collections every 10,000 allocations; the middle one every 5 of those, so
-            # that each stays short (~30 ms with 1,000 open streams, ~70 ms every 20); full ones
-            # as rarely as before (every 20,000,000 allocations, at most)
-            gc.set_threshold(10_000, 5, 400)
+            _tune_gc()
         yield
         await server.runs.close()
 
@@ -226,11 +217,12 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/agents/{name}/ag-ui", _handled(server, _ag_ui_run), methods=["POST"]),
-            Route("/agents/{name}/ai-sdk", _handled(server, _ai_sdk_run), methods=["POST"]),
-            Route("/agents/{name}/ai-sdk/{chat_id}/stream", _handled(server, _ai_sdk_resume),
-                  methods=["GET"]),
-            Route("/agents/{name}/ai-sdk/{chat_id}/stop", _handled(server, _ai_sdk_stop),
+            Route("/agents/{name}/ai-sdk", _handled(server, _ai_sdk_run, _text_error),
                   methods=["POST"]),
+            Route("/agents/{name}/ai-sdk/{chat_id}/stream",
+                  _handled(server, _ai_sdk_resume, _text_error), methods=["GET"]),
+            Route("/agents/{name}/ai-sdk/{chat_id}/stop",
+                  _handled(server, _ai_sdk_stop, _text_error), methods=["POST"]),
             Route("/agents", _handled(server, _list_agents), methods=["GET"]),
             Route("/threads/{thread_id}", _handled(server, _get_thread), methods=["GET"]),
             Route("/runs/{run_id}", _handled(server, _get_run), methods=["GET"]),
@@ -244,20 +236,29 @@ def create_app(
     return app
 
 
-def _handled(server: _Server, endpoint: Any) -> Any:
-    """Answer a `RequestError` as its status with a JSON body (plain text for the AI SDK)."""
+def _json_error(exc: RequestError) -> Response:
+    """A refusal as JSON `{error, field?}`: AG-UI and the server's own routes."""
+    body: dict[str, Any] = {"error": str(exc)}
+    if exc.field is not None:
+        body["field"] = exc.field
+    return JSONResponse(body, status_code=exc.status, headers=exc.headers)
+
+
+def _text_error(exc: RequestError) -> Response:
+    """A refusal as plain text: the AI SDK's transport shows the body as the error's message."""
+    return PlainTextResponse(str(exc), status_code=exc.status, headers=exc.headers)
+
+
+def _handled(server: _Server, endpoint: Any,
+             refusal: Callable[[RequestError], Response] = _json_error) -> Any:
+    """Answer a `RequestError` as its status, with the body the route's protocol reads."""
 
     async def handle(request: Request) -> Response:
         try:
             response: Response = await endpoint(server, request)
             return response
         except RequestError as exc:
-            if "/ai-sdk" in request.url.path:
-                return PlainTextResponse(str(exc), status_code=exc.status, headers=exc.headers)
-            body: dict[str, Any] = {"error": str(exc)}
-            if exc.field is not None:
-                body["field"] = exc.field
-            return JSONResponse(body, status_code=exc.status, headers=exc.headers)
+            return refusal(exc)
 
     return handle
 
@@ -265,8 +266,11 @@ def _handled(server: _Server, endpoint: Any) -> Any:
 async def _ag_ui_run(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     name, agent = server.agent(request)
-    run_input, run_request = ag_ui.parse_request(await server.body(request), agent)
-    live = await server.runs.start(agent, run_request, name=name, principal=principal)
+    run_input = ag_ui.read_input(await server.body(request))
+    paused = await server.runs.paused(agent, run_input.thread_id) if run_input.resume else None
+    run_request = ag_ui.request_from_input(run_input, paused.pending if paused else None)
+    live = await server.runs.start(agent, run_request, name=name, principal=principal,
+                                   paused=paused)
     batches = ag_ui.translate_batches(run_input, live.follow_batches())
     frames = (_frame([ag_ui.encode_event(e) for e in batch]) async for batch in batches)
     return server.sse(frames, live)
@@ -276,13 +280,12 @@ async def _ai_sdk_run(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     name, agent = server.agent(request)
     version = _sdk_version(request)
-    chat, run_request = ai_sdk.parse_request(await server.body(request), agent,
+    chat, run_request = ai_sdk.parse_request(await server.body(request), agent.tools,
                                              sdk_version=version)
     live = await server.runs.start(agent, run_request, name=name, principal=principal)
     live.meta["ai_sdk"] = chat
     if server.runs.shared:  # other processes replay it: they need the chat as JSON
-        await server.runs.publish_meta(live, {"ai_sdk": {**dataclasses.asdict(chat),
-                                                        "denied_calls": sorted(chat.denied_calls)}})
+        await server.runs.publish_meta(live, {"ai_sdk": chat.to_json()})
     return _ai_sdk_response(server, live, chat, version)
 
 
@@ -297,7 +300,7 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     events, meta = found
     chat = meta["ai_sdk"]
     if isinstance(chat, Mapping):  # published by another process as JSON
-        chat = ai_sdk.Chat(**{**chat, "denied_calls": frozenset(chat["denied_calls"])})
+        chat = ai_sdk.Chat.from_json(chat)
     # the run speaks the major it was started with
     return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None)
 
@@ -313,7 +316,7 @@ def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any
     async def frames() -> AsyncIterator[bytes]:
         async for batch in chunks:
             yield _frame([ai_sdk.encode_chunk(chunk) for chunk in batch])
-        yield _frame(["[DONE]"])
+        yield _frame([ai_sdk.DONE])
 
     return server.sse(frames(), live, {"x-vercel-ai-ui-message-stream": "v1"})
 
@@ -360,24 +363,9 @@ async def _get_thread(server: _Server, request: Request) -> Response:
     if server.store is None:
         raise RequestError(404, "this server keeps no threads (it was created without a store)")
     try:
-        conversation = await server.store.aload(thread_id)
+        return JSONResponse(await thread_view(server.runs, thread_id))
     except LookupError:
         raise RequestError(404, f"no thread {thread_id!r}") from None
-    messages = [
-        {"role": m.role, "content": m.content,
-         "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
-                        for c in m.tool_calls],
-         "call_id": m.call_id}
-        for m in conversation.messages
-    ]
-    kept = await server.runs.kept_state(thread_id)
-    live = server.runs.active(thread_id)
-    state = live.last_state() if live is not None and live.events else kept.state
-    running = live is not None or (
-        server.runs.shared and await server.store.aget_active(thread_id) is not None)
-    return JSONResponse({"id": thread_id, "messages": messages,
-                         "state": {} if state is None else json.loads(json.dumps(state)),
-                         "version": kept.version or None, "running": running})
 
 
 async def _get_run(server: _Server, request: Request) -> Response:

@@ -97,16 +97,16 @@ def load_target(target: str) -> Any:
 
 
 def _app_for(target: Any, store: Any, name: str) -> Any:
-    from pyox_agents import Agent
+    from pyox_agents.agent import Agent
     from pyox_agents.server import create_app
 
     if isinstance(target, Agent):
-        return create_app({target.name or "agent": target}, store=store)
+        return create_app({target.name or "agent": target}, store=store, tune_gc=True)
     if isinstance(target, Mapping):
         bad = [key for key, value in target.items() if not isinstance(value, Agent)]
         if bad or not target:
             raise CliError(f"{name} is a dict, but not of name -> Agent (check {bad or 'empty'})")
-        return create_app(dict(target), store=store)
+        return create_app(dict(target), store=store, tune_gc=True)
     if callable(target):
         return target  # a ready ASGI app (Starlette, FastAPI, ...)
     raise CliError(f"{name} is a {type(target).__name__}; serve an Agent, a dict of name -> "
@@ -165,7 +165,7 @@ def _demo(args: argparse.Namespace) -> None:
         resolve_model(args.model)
     except (ValueError, ImportError) as exc:
         raise CliError(f"--model {args.model!r}: {exc}") from None
-    app = create_app(demo_agents(args.model), store=store, page=STATIC_DIR)
+    app = create_app(demo_agents(args.model), store=store, page=STATIC_DIR, tune_gc=True)
     url = f"http://{args.host}:{args.port}/"
     print(f"pyox-agents demo: open {url}", flush=True)
     print("  type first: add milk and eggs to my cart", flush=True)
@@ -189,7 +189,7 @@ def _serve_target(args: argparse.Namespace) -> None:
     target = load_target(args.target)
     app = _app_for(target, store, args.target)
     print(f"pyox-agents: serving {args.target} at http://{args.host}:{args.port}/", flush=True)
-    from pyox_agents import Agent
+    from pyox_agents.agent import Agent
 
     if isinstance(target, Agent | dict):
         _say_who_can_reach(args.host)  # our app around the user's agents has no auth

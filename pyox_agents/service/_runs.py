@@ -18,282 +18,32 @@ import re
 import secrets
 import socket
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import pydantic
 
+from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
-from pyox_agents.models.base import ToolSpec
-from pyox_agents.runtime._wakeup import Wakeup
-from pyox_agents.service._event_json import event_from_json, event_to_json
-from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
-from pyox_agents.state.conversation import State
-from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate, python_path
-from pyox_agents.state.history import RunStartEntry
-from pyox_agents.state.messages import Message
-from pyox_agents.state.patch import Conflict
-from pyox_agents.state.run import AgentError
-from pyox_agents.stores.base import StepRecord
+from pyox_agents.service._event_json import event_to_json
+from pyox_agents.service._follow import follow_remote
+from pyox_agents.service._limits import ServerLimits
+from pyox_agents.service._live import LiveRun
+from pyox_agents.service._open import (
+    chosen_decision,
+    edit_paused,
+    open_conversation,
+    refused_as_request_errors,
+    start_state,
+)
+from pyox_agents.service._thread_state import ThreadState
+from pyox_agents.state.run import AgentError, RunState
+from pyox_agents.stores.base import SharedRuns
 
-__all__ = [
-    "Busy",
-    "Decision",
-    "LiveRun",
-    "RequestError",
-    "RunRequest",
-    "RunService",
-    "ServerLimits",
-    "ToolOutput",
-    "read_json",
-]
+__all__ = ["RunService"]
 
-
-class RequestError(ValueError):
-    """A request the server refuses before any stream: `status` and a message naming the field."""
-
-    def __init__(self, status: int, message: str, field: str | None = None,
-                 headers: Mapping[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.field = field
-        self.headers = dict(headers or {})
-
-
-class Busy(RequestError):
-    """A run is already active on the thread (HTTP 409)."""
-
-    def __init__(self, thread_id: str) -> None:
-        super().__init__(
-            409,
-            f"a run is already active on thread {thread_id!r}; wait for it to finish, or stop it",
-        )
-
-
-ENVELOPE_DEPTH = 8
-"""How many levels a protocol's own fields may add around a value (the AI SDK's `data-state` and
-tool parts sit at `messages[i].parts[j].data`): a body may nest `MAX_DEPTH` + this, so every state
-and tool input the server sent, nested up to `MAX_DEPTH` itself, fits when a client sends it back.
-The values inside are then held to `MAX_DEPTH` where they enter a run, with their path."""
-
-
-def read_json(body: bytes | str, what: str) -> Any:
-    """The JSON of a request body, or `RequestError(400)` saying what is wrong with it.
-
-    Refuses what would fail later, after a stream opened: text that is not JSON, nesting past
-    `MAX_DEPTH` + `ENVELOPE_DEPTH` (a parser's recursion, a serializer's depth limit), and
-    strings with lone surrogates (not UTF-8, so no store or client can take them).
-    """
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RequestError(400, f"the body is not JSON ({exc}); send {what}") from None
-    except RecursionError:
-        raise RequestError(400, f"the body nests too deeply (the limit is {MAX_DEPTH} levels "
-                                f"in a value, {_BODY_DEPTH} in the whole body); send {what}"
-                           ) from None
-    if _depth(data, _BODY_DEPTH) > _BODY_DEPTH:
-        raise RequestError(400, f"the body nests deeper than {_BODY_DEPTH} levels at "
-                                f"{python_path('body', _deep_path(data, _BODY_DEPTH))} (the limit "
-                                f"is {MAX_DEPTH} levels in a value, {_BODY_DEPTH} in the whole "
-                                f"body); send {what}")
-    if _may_hold_surrogates(body):  # the check encodes the whole body: only when it may fail
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            where = python_path("body", _surrogate_path(data))
-            raise RequestError(400, f"the body has a string with a lone surrogate (\\ud800-"
-                                    f"\\udfff) at {where}, which is not text; send UTF-8 text"
-                               ) from None
-    return data
-
-
-_BODY_DEPTH = MAX_DEPTH + ENVELOPE_DEPTH
-
-
-def _may_hold_surrogates(body: bytes | str) -> bool:
-    """Whether `json.loads(body)` may hold a lone surrogate: only a \\uD800-\\uDFFF escape,
-    non-ASCII text (json.loads lets encoded surrogates through) or another encoding than UTF-8
-    (NUL bytes) can put one in."""
-    if isinstance(body, str):
-        return not body.isascii() or _SURROGATE_ESCAPE.search(body) is not None
-    return (not body.isascii() or b"\x00" in body
-            or _SURROGATE_ESCAPE_BYTES.search(body) is not None)
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-def _surrogate_path(value: Any) -> list[str | int]:
-    """The path to a string (or the key) holding a lone surrogate in `value`, for an error."""
-    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, str) and lone_surrogate(item) is not None:
-            return path
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if lone_surrogate(key) is not None:
-                    return path
-                stack.append((child, [*path, key]))
-        elif isinstance(item, list):
-            stack.extend((child, [*path, index]) for index, child in enumerate(item))
-    return []
-
-
-def _depth(value: Any, limit: int) -> int:
-    """The nesting depth of a JSON value (a scalar is 1), counting no further than `limit` + 1."""
-    depth, level = 0, [value]
-    while level and depth <= limit:
-        depth += 1
-        level = [child for item in level if isinstance(item, dict | list)
-                 for child in (item.values() if isinstance(item, dict) else item)]
-    return depth
-
-
-def _deep_path(value: Any, limit: int) -> list[str | int]:
-    """The path to a value at level `limit` + 1 of `value` (which has one), for an error."""
-    path: list[str | int] = []
-    while len(path) < limit:
-        children = value.items() if isinstance(value, dict) else enumerate(value)
-        need = limit - len(path) - 1
-        for key, child in children:
-            if _depth(child, need) > need:
-                path.append(key)
-                value = child
-                break
-        else:
-            raise AssertionError("no value that deep")  # pragma: no cover
-    return path
-
-
-@dataclass(frozen=True, slots=True)
-class ServerLimits:
-    """What one server lets a request or a run take; None means no limit.
-
-    `state_bytes` and `messages` bound what a request may carry (413 beyond); `state_bytes`
-    also bounds what a run's tools may make of the state (a commit past it is refused with an
-    error result), so a state the server sent is always accepted back; `run_seconds` is
-    a hard deadline (the run is stopped and fails with code "run_timeout"); `runs_total` and
-    `runs_per_principal` bound concurrent runs (429 with Retry-After beyond).
-    """
-
-    state_bytes: int | None = 1_000_000
-    messages: int | None = 1_000
-    run_seconds: float | None = 600.0
-    runs_total: int | None = 1_000
-    runs_per_principal: int | None = 50
-    retry_after: int = 2
-
-
-@dataclass(frozen=True, slots=True)
-class ToolOutput:
-    """The client's result for a call of one of its own tools."""
-
-    call_id: str
-    content: Any
-    is_error: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """A person's answer to an approval request the server issued (`request_id`)."""
-
-    request_id: str
-    approve: bool
-    answer: Any = None
-    arguments: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RunRequest:
-    """What a client asks for, in the runtime's terms.
-
-    `messages` is the client's whole conversation; it starts the thread when the server has no
-    record of it, and otherwise only its new user messages are added. `state` is the client's
-    shared state (None: it sent none); `state_seen` the state the client says it last received
-    from the server, when its protocol echoes it (the AI SDK's `data-state` part), else None;
-    `saw_thread` whether the client has received this thread's state before (a fresh page has
-    not: its `{}` means "nothing yet", not "cleared"). `regenerate` replaces the last reply of
-    the thread.
-    """
-
-    thread_id: str
-    messages: tuple[Message, ...] = ()
-    state: Any = None
-    state_seen: Any = None
-    saw_thread: bool = False
-    tool_outputs: tuple[ToolOutput, ...] = ()
-    decisions: tuple[Decision, ...] = ()
-    client_tools: tuple[ToolSpec, ...] = ()
-    context: tuple[str, ...] = ()
-    regenerate: bool = False
-
-
-@dataclass
-class LiveRun:
-    """One run as the server serves it: its events so far, and whether it has ended."""
-
-    thread_id: str
-    agent_name: str
-    principal: str | None = None
-    events: list[RuntimeEvent] = field(default_factory=list)
-    done: bool = False
-    task: asyncio.Task[None] | None = None
-    lease: int | None = None
-    run_key: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    """What the protocol adapter that started the run keeps to translate it again on replay."""
-    kept: ThreadState | None = None
-    """The thread's kept shared state when the run started (servers that keep it)."""
-    start: list[Any] = field(default_factory=list)
-    """The state the server chose for the run to start from (none for a resumed run)."""
-    _more: Wakeup = field(default_factory=Wakeup)
-
-    @property
-    def run_id(self) -> str | None:
-        """The runtime's id of this run, once it has started."""
-        first = self.events[0] if self.events else None
-        return first.run_id if isinstance(first, RunStarted) else None
-
-    def add(self, events: Sequence[RuntimeEvent]) -> None:
-        """Keep `events` and wake whoever follows."""
-        self.events.extend(events)
-        self._more.notify()
-
-    def end(self) -> None:
-        """No more events will come."""
-        self.done = True
-        self._more.notify()
-
-    async def follow(self, start: int = 0) -> AsyncIterator[RuntimeEvent]:
-        """Every event from number `start` on: those kept, then the live ones until the end."""
-        async for batch in self.follow_batches(start):
-            for event in batch:
-                yield event
-
-    async def follow_batches(self, start: int = 0) -> AsyncIterator[list[RuntimeEvent]]:
-        """Like `follow`, but all the events there are at once in one list (fewer writes)."""
-        index = start
-        while True:
-            if index < len(self.events):
-                batch = self.events[index:]
-                index += len(batch)
-                yield batch
-                continue
-            if self.done:
-                return
-            await self._more.wait()
-
-    def last_state(self) -> Any:
-        """The shared state as the latest event gave it."""
-        for event in reversed(self.events):
-            if isinstance(event, StateChanged | RunStarted | RunFinished):
-                return event.state
-        return None
+_LOOK_UP: Any = object()
+"""`start(paused=...)` not given: the service looks the paused run up itself, if it needs it."""
 
 
 class RunService:
@@ -324,7 +74,7 @@ class RunService:
         """Whether the thread's latest shared state is kept between runs (needs a store)."""
         self.limits = limits or ServerLimits()
         self._owners: dict[str, str | None] = {}  # threads seen without a store: their owner
-        self.shared = store is not None and hasattr(store, "aacquire_lease")
+        self.shared = isinstance(store, SharedRuns)
         """Whether runs are shared with other processes through the store."""
         self.lease_ttl = lease_ttl
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -354,38 +104,17 @@ class RunService:
             return None
         meta_rows = await self.store.aread_events(f"{run_key}:meta")
         meta = json.loads(meta_rows[0][1]) if meta_rows else {}
-        return self._remote(thread_id, run_key), meta
+        return follow_remote(self.store, thread_id, run_key, self.lease_ttl), meta
 
-    async def _remote(self, thread_id: str, run_key: str) -> AsyncIterator[RuntimeEvent]:
-        """The events of a run another process executes, read from the store until it ends.
-
-        If that process dies (the thread's active run is no longer this one and the log was
-        never closed), the stream ends with `RunFailed(code="run_lost")` instead of waiting on.
-        """
-        after = "0"
-        while True:
-            rows = await self.store.aread_events(run_key, after)
-            for row_id, text in rows:
-                after = row_id
-                event = event_from_json(json.loads(text))
-                yield event
-                if isinstance(event, RunFinished | RunFailed):
-                    return
-            if rows:
-                continue
-            if await self.store.ais_done(run_key):
-                if not await self.store.aread_events(run_key, after):
-                    return
-                continue
-            if await self.store.aget_active(thread_id) != run_key:
-                yield RunFailed(AgentError("run_lost", "the server process running this run "
-                                                       "stopped; send the message again"))
-                return
-            await anyio.sleep(0.1)
+    async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
+        """The run of `thread_id` that waits for a person, or None: the pending-approval lookup
+        a request that answers one needs (look it up once, give it to `start`)."""
+        return await agent.apaused_run(thread_id)
 
     async def start(self, agent: Agent, request: RunRequest, *, name: str = "",
-                    principal: str | None = None) -> LiveRun:
+                    principal: str | None = None, paused: Any = _LOOK_UP) -> LiveRun:
         """Check `request` and start its run for `principal`; the `LiveRun` fills as it goes.
+        `paused`: the thread's paused run as `paused()` found it, if the caller looked it up.
 
         Raises:
             Busy: a run is already active on the thread.
@@ -409,7 +138,7 @@ class RunService:
                 if token is None:
                     raise Busy(request.thread_id)
                 live.lease = token
-            batches = await self._open(agent, request, live, principal)
+            batches = await self._open(agent, request, live, principal, paused)
         except BaseException:
             self._remove_active(live)
             if live.lease is not None:
@@ -598,19 +327,22 @@ class RunService:
         await self.store.arelease_lease(live.thread_id, self.owner, live.lease)
 
     async def _open(
-        self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None
+        self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None,
+        paused: Any,
     ) -> AsyncIterator[list[RuntimeEvent]]:
         lease = live.lease
         fence = (request.thread_id, lease) if lease is not None else None
         if self.keep_state:
             live.kept = await self.kept_state(request.thread_id)
         if request.decisions:
-            return await self._resume(agent, request, fence)
-        conversation = await self._conversation(agent, request)
-        start = _start_state(request, live.kept)
+            if paused is _LOOK_UP:
+                paused = await self.paused(agent, request.thread_id)
+            return await self._resume(agent, request, paused, fence)
+        conversation = await open_conversation(agent, request)
+        start = start_state(request, live.kept)
         live.start.append(start)
-        try:
-            return agent._stream_batches(
+        with refused_as_request_errors(agent):
+            handle = agent.start(
                 conversation,
                 state=start,
                 client_tools=request.client_tools,
@@ -619,58 +351,20 @@ class RunService:
                 owner=principal,
                 state_bytes=self.limits.state_bytes,
             )
-        except pydantic.ValidationError as exc:
-            raise RequestError(422, _validation_message(exc), "state") from None
-        except TypeError as exc:
-            raise RequestError(422, str(exc), "state") from None
-        except ValueError as exc:
-            raise RequestError(409, str(exc)) from None
-
-    async def _conversation(self, agent: Agent, request: RunRequest) -> State:
-        thread_id = request.thread_id
-        store = agent.store
-        conversation: State | None = None
-        if store is not None:
-            with contextlib.suppress(LookupError):
-                conversation = await store.aload(thread_id)
-        if conversation is None:
-            try:
-                return State(id=thread_id, messages=list(request.messages))
-            except ValueError as exc:
-                raise RequestError(422, f"thread id: {exc}", "threadId") from None
-            except TypeError as exc:  # a value in a message that is not JSON (too deep)
-                raise RequestError(422, str(exc), "messages") from None
-        if request.regenerate:
-            _undo_last_reply(conversation)
-        _add_outputs(conversation, request.tool_outputs)
-        known = sum(1 for m in conversation.messages if m.role == "user")
-        sent = [m for m in request.messages if m.role == "user"]
-        for message in sent[known:]:
-            conversation.add_message(message)
-        return conversation
+        return handle.batches()
 
     async def _resume(
-        self, agent: Agent, request: RunRequest, fence: tuple[str, int] | None
+        self, agent: Agent, request: RunRequest, paused: RunState | None,
+        fence: tuple[str, int] | None,
     ) -> AsyncIterator[list[RuntimeEvent]]:
-        run_id = await self._paused_run(agent, request.thread_id)
-        run = await agent.load_run(run_id)
-        pending = run.pending
-        assert pending is not None
-        chosen = [d for d in request.decisions if d.request_id == pending.id]
-        unknown = [d.request_id for d in request.decisions if d.request_id != pending.id]
-        if unknown or not chosen:
-            missing = "" if chosen else f"; the open request is {pending.id!r}"
-            raise RequestError(
-                422,
-                f"resume answers request(s) {unknown or [d.request_id for d in request.decisions]}"
-                f" that thread {request.thread_id!r} does not have open{missing}",
-                "resume",
-            )
-        decision = chosen[0]
-        await self._edit_paused(agent, request, run_id, fence)
+        decision = chosen_decision(request, paused)
+        assert paused is not None
+        edits = request.state if request.saw_thread else None
+        if edits is not None:
+            await self._edit_paused(agent, request, paused.run_id, fence)
         try:
-            return await agent._resume_batches(
-                run_id,
+            handle = await agent.start_resume(
+                paused.run_id,
                 approve=decision.approve,
                 answer=decision.answer,
                 edited_arguments=decision.arguments,
@@ -680,122 +374,23 @@ class RunService:
             )
         except (ValueError, LookupError) as exc:
             raise RequestError(422, str(exc), "resume") from None
+        return handle.batches()
 
     async def _edit_paused(self, agent: Agent, request: RunRequest, run_id: str,
                            fence: tuple[str, int] | None) -> None:
         """Commit the person's edits of the state (the client's, against the version it saw)
         into the paused run's record before it resumes, as a tool's would be: onto what the
         run committed since that version, refused (409) where they write the same place."""
-        client = request.state
-        if client is None or not request.saw_thread:
-            return
-        store = agent.store
         thread = request.thread_id
-        if store is None:
-            if run_id not in agent._paused_state:
-                return
-            paused = agent._paused_state[run_id]
-        else:
-            loaded = await store.aload_thread(thread)
-            if loaded.shared_version is None or loaded.shared_state is None:
-                return
-            paused = loaded.shared_state
+        try:
+            paused = await agent.apaused_state(run_id, thread)
+        except LookupError:
+            return
         versions = await self.kept_state(thread)
         versions.add(paused)
-        seen = request.state_seen
-        try:
-            edited = edit_running(versions, client, client if seen is None else seen)
-        except Conflict as conflict:
-            raise RequestError(409, f"the shared state changed at {conflict.path or '/'} while "
-                                    "you edited it, in the paused run; reload the thread's state "
-                                    "(GET /threads/{id}) and edit it again", "state") from None
-        if edited is None:
-            return
-        if store is None:
-            agent._paused_state[run_id] = edited
-            return
-        record = StepRecord(thread_id=thread, first_seq=await store.aentry_count(thread),
-                            shared_state=edited, shared_version=0)
-        if fence is not None:
-            await anyio.to_thread.run_sync(store.write_fenced, record, *fence)
-        else:
-            await store.awrite(record)
-
-    async def _paused_run(self, agent: Agent, thread_id: str) -> str:
-        """The id of the run on `thread_id` that waits for a person."""
-        conversation = None
-        if agent.store is not None:
-            with contextlib.suppress(LookupError):
-                conversation = await agent.store.aload(thread_id)
-        run_ids = [
-            paused_id for paused_id, (_, state) in agent._paused.items() if state.id == thread_id
-        ]
-        if conversation is not None:
-            starts = [e.content for e in conversation.history if isinstance(e, RunStartEntry)]
-            run_ids = [str(starts[-1])] if starts and starts[-1] else []
-        for run_id in run_ids:
-            with contextlib.suppress(LookupError):
-                if (await agent.load_run(run_id)).pending is not None:
-                    return run_id
-        raise RequestError(422, f"thread {thread_id!r} has no run waiting for an answer", "resume")
-
-
-def _start_state(request: RunRequest, kept: ThreadState | None) -> Any:
-    """The state a new run starts from: the client's, merged with the thread's kept state.
-
-    No state from the client (or `{}` from one that never received this thread's state, e.g. a
-    reloaded page): the kept state. Otherwise the client's edits on top of the version it last
-    saw, rebased onto the kept state's latest version (`thread_state.merge`).
-    """
-    client = request.state
-    fresh = client is None or (not request.saw_thread and json_equal(client, {}))
-    if kept is None or not kept.version:
-        return {} if client is None else client
-    if fresh:
-        return kept.frozen()
-    seen = request.state_seen
-    if seen is None and isinstance(client, dict | list) and not client:
-        seen = kept.frozen()  # cleared: what it cleared is all it had, the latest at best
-    return merge(kept, client, client if seen is None else seen)
-
-
-def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
-    """Give the conversation's pending client-tool calls the client's results."""
-    pending = {call.id: call for call in conversation.pending_calls}
-    for output in outputs:
-        call = pending.get(output.call_id)
-        if call is None:
-            continue  # already answered, or not ours: the client restates its history
-        text = output.content if isinstance(output.content, str) else None
-        conversation._add_tool_result(
-            call,
-            "error" if output.is_error else "ok",
-            output.content,
-            is_error=output.is_error,
-            text=text,
-        )
-
-
-def _undo_last_reply(conversation: State) -> None:
-    """Go back to before the last reply (the client asked to regenerate it).
-
-    Not while calls of that reply have no result (its run was cut by a crash): they may have
-    run, so the run goes on first and settles them (in recovery), and the reply stays.
-    """
-    if conversation.pending_calls:
-        return
-    history = conversation.history
-    for index in range(len(history) - 1, -1, -1):
-        if history[index].kind in ("user_message", "import"):
-            snapshot = State(history=history[: index + 1]).snapshot()
-            if not snapshot.pending_calls:
-                conversation.restore(snapshot)
-            return
-
-
-def _validation_message(exc: pydantic.ValidationError) -> str:
-    parts = [f"{'.'.join(map(str, e['loc'])) or 'state'}: {e['msg']}" for e in exc.errors()]
-    return "state does not match the agent's state type: " + "; ".join(parts)
+        edited = edit_paused(versions, request)
+        if edited is not None:
+            await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
 
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")

@@ -6,7 +6,14 @@
 
 from typing import TYPE_CHECKING, Any
 
-from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
+from pyox_agents.stores.base import (
+    LoadedThread,
+    SharedRuns,
+    StepRecord,
+    Store,
+    StoreConflict,
+    ThreadInfo,
+)
 from pyox_agents.stores.memory import MemoryStore
 from pyox_agents.stores.sqlite import SQLiteStore
 
@@ -18,6 +25,7 @@ __all__ = [
     "MemoryStore",
     "RedisStore",
     "SQLiteStore",
+    "SharedRuns",
     "StepRecord",
     "Store",
     "StoreConflict",

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from pyox_agents import Agent, ag_ui
-from pyox_agents.adapters import ai_sdk
+from pyox_agents import Agent, ag_ui, ai_sdk
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.models import ScriptedModel
 from pyox_agents.state.history import RunStartEntry

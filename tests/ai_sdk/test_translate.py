@@ -28,8 +28,8 @@ from pyox_agents import (
     ToolCallEnded,
     ToolCallStarted,
     ToolResult,
+    ai_sdk,
 )
-from pyox_agents.adapters import ai_sdk
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.adapters.ai_sdk import Chat
 from pyox_agents.state.stopped import StoppedByLimit

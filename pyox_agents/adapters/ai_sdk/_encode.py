@@ -1,12 +1,11 @@
 """The AI SDK UI message stream (`ai` 5, 6 and 7; `useChat` with `DefaultChatTransport`).
 
-- `parse_request(body, agent, sdk_version=)`: the transport's body -> `(Chat, RunRequest)`
-  (see `ai_sdk_request`).
-- `translate(chat, events, sdk_version=)`: a run's events -> chunk dicts (see `ai_sdk_chunks`
-  for the mapping and what each `ai` major is sent).
+- `parse_request(body, tools, sdk_version=)`: the transport's body -> `(Chat, RunRequest)`
+  (_request.py).
+- `translate(chat, events, sdk_version=)`: a run's events -> chunk dicts (_chunks.py has the
+  mapping and what each `ai` major is sent).
 - `encode_chunk(chunk)`: one chunk as compact JSON (the text of an SSE `data:` line);
   `encode(chunks)`: whole SSE frames, ending `data: [DONE]`.
-- `stream(agent, body)`: all of it without a server: start the run, yield its chunks.
 
 The shared state travels as one `data-state` part (id "state") per assistant message, replaced
 in place: the state the run starts from, then after every tool that changed it (right after the
@@ -18,46 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pyox_agents.adapters.ai_sdk._chunks import (
-    CHUNK_TYPES,
-    FINISH_REASONS,
-    STATE_ID,
-    Chunk,
-    ChunkWriter,
-    finish_reason,
-)
-from pyox_agents.adapters.ai_sdk._request import (
-    SDK_VERSIONS,
-    Chat,
-    check_sdk_version,
-    parse_request,
-    ui_messages_to_messages,
-)
+from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
+from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
 from pyox_agents.events import RuntimeEvent
-from pyox_agents.service._runs import RunService
 
-if TYPE_CHECKING:
-    from pyox_agents.agent import Agent
-
-__all__ = [
-    "CHUNK_TYPES",
-    "FINISH_REASONS",
-    "HEADERS",
-    "SDK_VERSIONS",
-    "STATE_ID",
-    "Chat",
-    "Chunk",
-    "encode",
-    "encode_chunk",
-    "finish_reason",
-    "parse_request",
-    "stream",
-    "translate",
-    "translate_batches",
-    "ui_messages_to_messages",
-]
+__all__ = ["DONE", "HEADERS", "encode", "encode_chunk", "translate", "translate_batches"]
 
 HEADERS: Mapping[str, str] = {
     "content-type": "text/event-stream",
@@ -113,35 +79,3 @@ async def encode(chunks: AsyncIterable[Mapping[str, Any]]) -> AsyncIterator[byte
     async for chunk in chunks:
         yield f"data: {encode_chunk(chunk)}\n\n".encode()
     yield f"data: {DONE}\n\n".encode()
-
-
-async def stream(
-    agent: Agent, body: bytes | str | Mapping[str, Any], *, store: Any = None,
-    sdk_version: int = 7,
-) -> AsyncIterator[Chunk]:
-    """Run `agent` for one `DefaultChatTransport` request body and yield the stream's chunks.
-
-    For your own web framework: answer with `encode(stream(agent, body))` and `HEADERS`. The
-    agent saves to `store` when it has none of its own. The run starts from the client's state
-    (its `state`, else its last `data-state` part, else `{}`): nothing keeps the shared state
-    between runs here (the server does, `create_app(keep_state=True)`). Leaving the loop early
-    stops the run; what it committed stays.
-
-    Raises:
-        RequestError: the body is refused (`status` 400 or 422, before anything runs).
-        ValueError: `sdk_version` is not 5, 6 or 7.
-    """
-    if isinstance(body, Mapping):
-        body = json.dumps(body)
-    raw = body.encode() if isinstance(body, str) else body
-    chat, request = parse_request(raw, agent, sdk_version=sdk_version)
-    if store is not None and agent.store is None:
-        agent = agent.with_store(store)
-    service = RunService(agent.store)
-    live = await service.start(agent, request, name=agent.name or "")
-    try:
-        async for chunk in translate(chat, live.follow(), sdk_version=sdk_version):
-            yield chunk
-    finally:
-        if not live.done:
-            await service.stop(live.thread_id)
