@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import dataclasses
 import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -22,38 +21,33 @@ import anyio
 import pydantic
 
 from pyox_agents.events import (
-    ApprovalRequested,
     RunFailed,
     RunFinished,
-    RunStarted,
     RuntimeEvent,
-    SubagentFinished,
-    SubagentStarted,
 )
 from pyox_agents.models.base import Model, ModelRequest, ToolSpec, resolve_model
-from pyox_agents.runtime._handle import RunHandle
+from pyox_agents.runtime._answers import check_answer
+from pyox_agents.runtime._asking import strip_fences, without_open_calls
+from pyox_agents.runtime._handle import Outbox, RunHandle
 from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._permissions import Permission
 from pyox_agents.runtime._planning import Planner
+from pyox_agents.runtime._recovery import last_run_id, take_over_crashed
 from pyox_agents.runtime._runner import (
-    NO_ACCESS,
     Access,
     Instructions,
     Runner,
     Setup,
-    SubagentPaused,
-    running_here,
 )
-from pyox_agents.runtime._wakeup import Wakeup
+from pyox_agents.runtime._subagents import PausedRuns
+from pyox_agents.runtime._subagents import run_subagent as _run_child
 from pyox_agents.state.conversation import State
-from pyox_agents.state.frozen import freeze
-from pyox_agents.state.history import RunStartEntry
-from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
-from pyox_agents.state.run import AgentError, RunState, RunStatus
+from pyox_agents.state.messages import Message, Reply, Usage
+from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.state.shared import SharedState
-from pyox_agents.stores.base import SharedRuns, StepRecord
-from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
+from pyox_agents.stores.base import StepRecord
+from pyox_agents.tools import RunContext, Tool, make_tool
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
 
@@ -172,7 +166,7 @@ class Agent:
         self.limits = limits
         self.planner = planner
         self.tool_timeout = tool_timeout
-        self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
+        self._paused: PausedRuns = {}  # store-less agents' paused runs
         self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
         self._resolved: Model | None = None
 
@@ -338,7 +332,7 @@ class Agent:
                     if conversation.id == thread_id and run.pending is not None)
             return next(kept, None)
         try:
-            run_id = _last_run_id(self.store.load(thread_id))
+            run_id = last_run_id(self.store.load(thread_id))
             latest: RunState | None = self.store.load_run(run_id) if run_id else None
         except LookupError:
             return None
@@ -446,42 +440,8 @@ class Agent:
         hash_: str | None,
     ) -> Runner:
         run, conversation = await self._load(run_id)
-        if run.done:
-            raise ValueError(
-                f"run {run_id[:12]} has ended ({run.status.value}); start a new run on its "
-                "conversation instead"
-            )
+        check_answer(run, self.tools, approve, answer, edited, request_id, hash_)
         request = run.pending
-        if request is None:
-            if approve is not None:
-                raise ValueError(f"run {run_id[:12]} is not waiting for a person; resume it "
-                                 "without approve=")
-        else:
-            if approve is None:
-                raise ValueError(
-                    f"run {run_id[:12]} waits for a person ({request.prompt!r}): resume it with "
-                    "approve=True or approve=False (and answer=... if asked a question)"
-                )
-            if request_id is not None and request_id != request.id:
-                raise ValueError(
-                    f"approval {request_id!r} was not issued for run {run_id[:12]}: its pending "
-                    f"request is {request.id!r}"
-                )
-            if hash_ is not None and hash_ != request.arguments_hash:
-                raise ValueError(
-                    f"the arguments hash does not match the pending request {request.id!r} of "
-                    f"run {run_id[:12]}: the approval was for other arguments"
-                )
-            if edited is not None:
-                tool = self.tools.get(request.tool)
-                if tool is None:
-                    raise ValueError(f"run {run_id[:12]} waits on tool {request.tool!r}, which "
-                                     "this Agent does not have")
-                try:
-                    tool.validate(edited)
-                except ToolArgumentsError as exc:
-                    raise ValueError(f"edited_arguments: {exc}") from None
-            freeze(answer, "answer")
         self._paused.pop(run_id, None)
         shared = SharedState(await self._kept_state(run_id, conversation),
                              state_type=self.state_type)
@@ -551,7 +511,7 @@ class Agent:
                 f"schema, and no other text:\n{schema}"
             )
         system = await runner._system_messages(runner._context())
-        settled = _without_open_calls(conversation.messages, conversation.pending_calls)
+        settled = without_open_calls(conversation.messages, conversation.pending_calls)
         messages = [*system, *settled, Message.user(prompt)]
         problem = ""
         for _ in range(2):
@@ -559,7 +519,7 @@ class Agent:
             if returns is str:
                 return reply.text  # type: ignore[return-value]
             try:
-                return adapter.validate_json(_strip_fences(reply.text))
+                return adapter.validate_json(strip_fences(reply.text))
             except pydantic.ValidationError as exc:
                 problem = "; ".join(
                     f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()
@@ -643,7 +603,8 @@ class Agent:
             """Args:
             task: What the subagent should do, with everything it needs to know.
             """
-            return await _run_subagent(ctx, subagent, task, tool_name, state)
+            return await _run_child(ctx, subagent._setup, subagent._paused, task, tool_name,
+                                    state)
 
         return make_tool(
             run_subagent,
@@ -731,30 +692,6 @@ class Agent:
         return self.state_type.model_validate(state).model_dump(mode="json")
 
 
-class _Outbox:
-    """The events a run has emitted and its consumer has not taken yet."""
-
-    def __init__(self) -> None:
-        self.events: list[RuntimeEvent] = []
-        self.closed = False
-        self._more = Wakeup()
-
-    def put(self, events: Sequence[RuntimeEvent]) -> None:
-        self.events.extend(events)
-        self._more.notify()
-
-    def close(self) -> None:
-        self.closed = True
-        self._more.notify()
-
-    async def take(self) -> list[RuntimeEvent]:
-        """Every event not taken yet, waiting for one; [] once closed and empty."""
-        while not self.events and not self.closed:
-            await self._more.wait()
-        batch, self.events = self.events, []
-        return batch
-
-
 async def _batches(
     agent: Agent, runner: Runner, *, resumed: bool = False, state_given: bool = True
 ) -> AsyncIterator[list[RuntimeEvent]]:
@@ -767,10 +704,10 @@ async def _batches(
     puts its events in an outbox with no trip through the event loop per event.
     """
     if not resumed:
-        resumed = await _take_over_crashed(runner)
+        resumed = await take_over_crashed(runner)
         if resumed and not state_given:
             await _continue_with_kept_state(agent, runner)
-    outbox = _Outbox()
+    outbox = Outbox()
     runner.emit = outbox.put
 
     async def execute() -> None:
@@ -792,73 +729,6 @@ async def _batches(
         await asyncio.wait([task])
     if not task.cancelled() and task.exception() is not None:
         raise task.exception()  # type: ignore[misc]
-
-
-async def _take_over_crashed(runner: Runner) -> bool:
-    """Make `runner` continue the conversation's last run instead of a new run, if that run was
-    cut by a crash: not ended, with calls in flight (or asking a person about such calls), and
-    running nowhere. Whether it does.
-
-    Such a run goes on as `resume` continues it: a cut idempotent call runs again with the same
-    idempotency key, any other is put to a person ("outcome unknown after a crash: run
-    again?"), and messages added meanwhile wait until every call has its result.
-
-    Raises:
-        ValueError: the last run is still running, in this process or (its store lease is
-            held) in another.
-    """
-    store, journal = runner.setup.store, runner.journal
-    if store is None or journal is None:
-        return False
-    run_id = _last_run_id(runner.conversation)
-    if run_id is None:
-        return False
-    try:
-        run = await store.aload_run(run_id)
-    except LookupError:
-        return False
-    if not _cut_by_crash(run) or not _holds_the_cut_calls(runner.conversation, run):
-        return False
-    thread_id = runner.conversation.id
-    if running_here(run_id):
-        raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still running "
-                         "in this process; wait for it to end, or stop it, then run again")
-    if journal.fence is None and isinstance(store, SharedRuns):  # a server holds the lease
-        holder = await anyio.to_thread.run_sync(store.lease_holder, thread_id)
-        if holder is not None:
-            raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still "
-                             f"running in another process ({holder[0]} holds the thread's "
-                             "lease); wait for it to end, or for the lease to expire")
-    runner.continue_run(run)
-    return True
-
-
-def _last_run_id(conversation: State) -> str | None:
-    """The id of the conversation's latest run, from its history."""
-    for entry in reversed(conversation.history):
-        if isinstance(entry, RunStartEntry):
-            return entry.content
-    return None
-
-
-def _cut_by_crash(run: RunState) -> bool:
-    """Whether `run` stopped inside a decision's calls without ending: its process died during
-    them, or it asks a person about calls a crash cut (its decision was attempted again)."""
-    if run.in_flight is None:
-        return False
-    if run.status is RunStatus.RUNNING:
-        return True
-    return run.status is RunStatus.PAUSED and int(run.in_flight["attempt"]) > 1
-
-
-def _holds_the_cut_calls(conversation: State, run: RunState) -> bool:
-    """Whether the conversation still waits for results of calls the run had in flight (a
-    State that closed them itself, e.g. with `use_tools` in a loop of its own, has nothing to
-    recover)."""
-    assert run.in_flight is not None
-    cut = {item["call_id"] for item in run.in_flight["decision"]["calls"]}
-    pending = {call.id for call in conversation.pending_calls}
-    return bool(pending) and pending <= cut
 
 
 def _events(agent: Agent, runner: Runner, *, resumed: bool = False,
@@ -891,136 +761,6 @@ async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunRes
     return RunResult(
         last.answer, last.state, last.usage, tuple(collected), runner.run_id, runner.conversation
     )
-
-
-async def _run_subagent(
-    ctx: RunContext, agent: Agent, task: str, name: str, mode: Literal["read", "write"] | None
-) -> Any:
-    """Run `agent` on `task` as a child of the run behind `ctx`; return its answer.
-
-    A subagent run that pauses for a person raises `SubagentPaused`, which pauses the parent
-    with the same request; when the parent is resumed, this call runs again and resumes the
-    subagent's run in place with the person's answer.
-    """
-    parent: Runner = ctx._runner
-    call_id = ctx.call_id or ""
-    access = parent.access
-    denied = access.denied if access.denied is not None else (NO_ACCESS if mode is None else None)
-    child_access = Access(access.shared, access.owner, access.writable and mode == "write", denied)
-    setup = agent._setup(parent.setup.store)
-    link = parent.journal.subagent_link(call_id) if parent.journal is not None else None
-    cut = False  # whether the subagent's run was cut by a crash (its calls may have run)
-    if link is None:
-        child = State(messages=[Message.user(task)])
-        journal = Journal(RunState(secrets.token_hex(32), task), child, access.shared, setup.store)
-    else:
-        child, journal, cut = await _paused_subagent(agent, parent, link, setup.store)
-    run_id = journal.run.run_id
-    parent.conversation._register_child(child)
-    ctx.child_ids.append(child.id)
-    if journal.run.done:  # its run ended meanwhile (resumed on its own): its end is the result
-        ctx.child_usage, ctx.child_spent = ctx.child_usage + child.usage, journal.run.spent
-        return _subagent_outcome(journal.run, name)
-    failure: list[str] = []
-
-    def forward(events: Sequence[RuntimeEvent]) -> None:
-        out: list[RuntimeEvent] = []
-        for event in events:
-            if isinstance(event, RunStarted):
-                out.append(SubagentStarted(run_id, call_id, name, child.id))
-            elif isinstance(event, RunFinished):
-                out.append(SubagentFinished(run_id, call_id, answer=event.answer))
-            elif isinstance(event, RunFailed):
-                failure.append(event.error.message)
-                out.append(SubagentFinished(run_id, call_id, error=event.error.message))
-            elif isinstance(event, ApprovalRequested):
-                continue  # the parent pauses with this request, and says so itself
-            elif getattr(event, "run_id", "") is None:
-                out.append(dataclasses.replace(event, run_id=run_id))
-            else:
-                out.append(event)
-        parent.emit(out)
-
-    runner = Runner(setup, child, child_access, journal=journal, emit=forward)
-    runner.recovering = cut
-    try:
-        await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id,
-                             resumed=link is not None)
-    finally:
-        ctx.child_usage = ctx.child_usage + child.usage
-        ctx.child_spent = journal.run.spent
-    if failure:
-        raise RuntimeError(f"the subagent {name} failed: {failure[0]}")
-    pending = journal.run.pending
-    if pending is not None:
-        if setup.store is None:  # kept in memory, as a paused run of a store-less agent is
-            agent._paused[run_id] = (journal.run, child)
-        raise SubagentPaused(pending, {"thread_id": child.id, "run_id": run_id,
-                                       "call_id": pending.call_id})
-    return child.answer
-
-
-async def _paused_subagent(
-    agent: Agent, parent: Runner, link: Mapping[str, str], store: Any
-) -> tuple[State, Journal, bool]:
-    """The subagent run the parent's call waits on, answered with the parent's gate for it;
-    and whether that run was cut by a crash instead (running, with calls in flight)."""
-    state_id, run_id = link["thread_id"], link["run_id"]
-    child = parent.conversation._children.get(state_id)
-    if store is not None:
-        run = await store.aload_run(run_id)
-        if child is None:
-            child = await store.aload(state_id)
-    else:
-        try:
-            run, kept = agent._paused.pop(run_id)
-        except KeyError:
-            raise LookupError(f"the subagent run {run_id[:12]} this call waits on is not in "
-                              "memory: it ran without a store, in another process; give "
-                              "Agent(store=...) to resume subagents across processes") from None
-        child = child if child is not None else kept
-    assert parent.journal is not None
-    cut = run.status is RunStatus.RUNNING and run.in_flight is not None
-    journal = Journal(run, child, parent.access.shared, store)
-    gate = parent.journal.gate(link["call_id"])
-    if run.pending is not None and gate is not None:
-        journal.answered(run.pending, bool(gate["approved"]), gate["answer"], gate["arguments"])
-    return child, journal, cut
-
-
-def _subagent_outcome(run: RunState, name: str) -> Any:
-    """The answer of a subagent run that has ended, or the error it ended with."""
-    if run.status is RunStatus.COMPLETED:
-        return run.answer
-    reason = run.error.message if run.error is not None else run.status.value
-    raise RuntimeError(f"the subagent {name} ended without an answer: {reason}")
-
-
-def _without_open_calls(
-    messages: Sequence[Message], pending: Sequence[ToolCall]
-) -> list[Message]:
-    """`messages` without the tool calls of the open turn (a reply whose calls do not all have
-    results yet): its text stays, a reply with nothing else goes."""
-    if not pending:
-        return list(messages)
-    open_ids = {call.id for call in pending}
-    settled: list[Message] = []
-    for message in messages:
-        if any(call.id in open_ids for call in message.tool_calls):
-            if message.content:  # the turn's results go in together: none of them is here yet
-                settled.append(dataclasses.replace(message, tool_calls=()))
-            continue
-        settled.append(message)
-    return settled
-
-
-def _strip_fences(text: str) -> str:
-    """The JSON inside a ```json fenced block, or the text itself."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.rsplit("```", 1)[0]
-    return stripped.strip()
 
 
 def _sync(fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from pyox_agents.events import RuntimeEvent
+from pyox_agents.runtime._wakeup import Wakeup
 
-__all__ = ["RunHandle"]
+__all__ = ["Outbox", "RunHandle"]
 
 
 class RunHandle:
@@ -36,3 +37,27 @@ class RunHandle:
     async def cancel(self) -> None:
         """Stop the run: it ends `cancelled`, its running tools are cancelled."""
         await self._batches.aclose()  # type: ignore[attr-defined]
+
+
+class Outbox:
+    """The events a run has emitted and its consumer has not taken yet."""
+
+    def __init__(self) -> None:
+        self.events: list[RuntimeEvent] = []
+        self.closed = False
+        self._more = Wakeup()
+
+    def put(self, events: Sequence[RuntimeEvent]) -> None:
+        self.events.extend(events)
+        self._more.notify()
+
+    def close(self) -> None:
+        self.closed = True
+        self._more.notify()
+
+    async def take(self) -> list[RuntimeEvent]:
+        """Every event not taken yet, waiting for one; [] once closed and empty."""
+        while not self.events and not self.closed:
+            await self._more.wait()
+        batch, self.events = self.events, []
+        return batch

@@ -26,13 +26,14 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
 from pyox_agents.server._gc import tune_gc as _tune_gc
+from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server.sse import EventStreamResponse
 from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits, thread_view
 
@@ -191,17 +192,23 @@ def create_app(
     Raises:
         ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
     """
-    if not agents:
-        raise ValueError("create_app() got no agents; pass a mapping such as {'todo': agent}")
-    for name, agent in agents.items():
-        if not name or "/" in name or not isinstance(agent, Agent):
-            raise ValueError(f"create_app(): agent {name!r} needs a non-empty name without '/' "
-                             "and an Agent")
-    if on_disconnect not in ("detach", "cancel"):
-        raise ValueError(f'on_disconnect is "detach" or "cancel", got {on_disconnect!r}')
+    _check_config(agents, on_disconnect)
     server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
                      on_disconnect=on_disconnect, auth=auth, limits=limits,
                      send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state)
+
+    middleware = []
+    if cors_origins:
+        middleware.append(Middleware(CORSMiddleware, allow_origins=list(cors_origins),
+                                     allow_methods=["GET", "POST"], allow_headers=["*"]))
+    app = Starlette(routes=_routes(server, page), middleware=middleware,
+                    lifespan=_lifespan(server, tune_gc))
+    app.state.pyox = server
+    return app
+
+
+def _lifespan(server: _Server, tune_gc: bool) -> Any:
+    """Start-up (`tune_gc()` if asked) and shutdown (every active run is cancelled)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -210,57 +217,37 @@ def create_app(
         yield
         await server.runs.close()
 
-    middleware = []
-    if cors_origins:
-        middleware.append(Middleware(CORSMiddleware, allow_origins=list(cors_origins),
-                                     allow_methods=["GET", "POST"], allow_headers=["*"]))
-    app = Starlette(
-        routes=[
-            Route("/agents/{name}/ag-ui", _handled(server, _ag_ui_run), methods=["POST"]),
-            Route("/agents/{name}/ai-sdk", _handled(server, _ai_sdk_run, _text_error),
-                  methods=["POST"]),
-            Route("/agents/{name}/ai-sdk/{chat_id}/stream",
-                  _handled(server, _ai_sdk_resume, _text_error), methods=["GET"]),
-            Route("/agents/{name}/ai-sdk/{chat_id}/stop",
-                  _handled(server, _ai_sdk_stop, _text_error), methods=["POST"]),
-            Route("/agents", _handled(server, _list_agents), methods=["GET"]),
-            Route("/threads/{thread_id}", _handled(server, _get_thread), methods=["GET"]),
-            Route("/runs/{run_id}", _handled(server, _get_run), methods=["GET"]),
-            Route("/healthz", _healthz, methods=["GET"]),
-            *([Mount("/", StaticFiles(directory=str(page), html=True))] if page else []),
-        ],
-        middleware=middleware,
-        lifespan=lifespan,
-    )
-    app.state.pyox = server
-    return app
+    return lifespan
 
 
-def _json_error(exc: RequestError) -> Response:
-    """A refusal as JSON `{error, field?}`: AG-UI and the server's own routes."""
-    body: dict[str, Any] = {"error": str(exc)}
-    if exc.field is not None:
-        body["field"] = exc.field
-    return JSONResponse(body, status_code=exc.status, headers=exc.headers)
+def _check_config(agents: Mapping[str, Agent], on_disconnect: str) -> None:
+    """Refuse what `create_app` cannot serve, before anything runs."""
+    if not agents:
+        raise ValueError("create_app() got no agents; pass a mapping such as {'todo': agent}")
+    for name, agent in agents.items():
+        if not name or "/" in name or not isinstance(agent, Agent):
+            raise ValueError(f"create_app(): agent {name!r} needs a non-empty name without '/' "
+                             "and an Agent")
+    if on_disconnect not in ("detach", "cancel"):
+        raise ValueError(f'on_disconnect is "detach" or "cancel", got {on_disconnect!r}')
 
 
-def _text_error(exc: RequestError) -> Response:
-    """A refusal as plain text: the AI SDK's transport shows the body as the error's message."""
-    return PlainTextResponse(str(exc), status_code=exc.status, headers=exc.headers)
-
-
-def _handled(server: _Server, endpoint: Any,
-             refusal: Callable[[RequestError], Response] = _json_error) -> Any:
-    """Answer a `RequestError` as its status, with the body the route's protocol reads."""
-
-    async def handle(request: Request) -> Response:
-        try:
-            response: Response = await endpoint(server, request)
-            return response
-        except RequestError as exc:
-            return refusal(exc)
-
-    return handle
+def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
+    """The app's routes: each protocol's refusals in the body format its clients read."""
+    return [
+        Route("/agents/{name}/ag-ui", handled(server, _ag_ui_run), methods=["POST"]),
+        Route("/agents/{name}/ai-sdk", handled(server, _ai_sdk_run, text_error),
+              methods=["POST"]),
+        Route("/agents/{name}/ai-sdk/{chat_id}/stream",
+              handled(server, _ai_sdk_resume, text_error), methods=["GET"]),
+        Route("/agents/{name}/ai-sdk/{chat_id}/stop",
+              handled(server, _ai_sdk_stop, text_error), methods=["POST"]),
+        Route("/agents", handled(server, _list_agents), methods=["GET"]),
+        Route("/threads/{thread_id}", handled(server, _get_thread), methods=["GET"]),
+        Route("/runs/{run_id}", handled(server, _get_run), methods=["GET"]),
+        Route("/healthz", _healthz, methods=["GET"]),
+        *([Mount("/", StaticFiles(directory=str(page), html=True))] if page else []),
+    ]
 
 
 async def _ag_ui_run(server: _Server, request: Request) -> Response:

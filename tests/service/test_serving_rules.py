@@ -5,6 +5,7 @@ followers, and building an app leaves the process's settings alone."""
 from __future__ import annotations
 
 import gc
+import json
 import uuid
 from typing import Any
 
@@ -147,3 +148,23 @@ async def test_a_run_of_another_process_reaches_its_follower_by_push_not_polling
     await running.close()
     await runner_store.aclose()
     await follower_store.aclose()
+
+
+@pytest.mark.parametrize("protocol", ["ag-ui", "ai-sdk"])
+async def test_a_refusal_that_names_a_lone_surrogate_key_is_answered_not_a_500(
+    protocol: str,
+) -> None:
+    """"Bad input is answered before any stream (400, ...), never with a 500" (README): also
+    when the path the refusal names holds a key that is not text (written as its escape)."""
+    doc: Any = {"\udcff": [[None]]}
+    for _ in range(69):
+        doc = {"a": doc}
+    body = ag_ui_body("t-deep", "hi") if protocol == "ag-ui" else ai_sdk_body("t-deep", "hi")
+    body["state"] = {"doc": doc}
+    raw = json.dumps(body).encode()
+    app = create_app({"a": Agent(ScriptedModel(["hi"]))})
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as client:
+        refused = await client.post(f"/agents/a/{protocol}", content=raw,
+                                    headers={"content-type": "application/json"})
+    assert refused.status_code == 400, refused.text
+    assert "nests deeper than" in refused.text and "\\udcff" in refused.text

@@ -105,15 +105,7 @@ def parse_request(
     if not isinstance(chat_id, str) or not chat_id:
         raise RequestError(422, f"id is {chat_id!r}: send the chat id as a non-empty string",
                            "id")
-    raw_messages = data.get("messages", [])
-    if not isinstance(raw_messages, list):
-        raise RequestError(422, f"messages is a {type(raw_messages).__name__}: send a list of "
-                                "UIMessages", "messages")
-    for index, item in enumerate(raw_messages):
-        if not isinstance(item, dict):
-            raise RequestError(422, f"messages[{index}] is a {type(item).__name__}: each message "
-                                    "is an object {id, role, parts}", f"messages[{index}]")
-    ui_messages: list[dict[str, Any]] = raw_messages
+    ui_messages = _ui_messages(data.get("messages", []))
     trigger: Trigger = ("regenerate-message" if data.get("trigger") == "regenerate-message"
                         else "submit-message")
     last = ui_messages[-1] if ui_messages else None
@@ -140,6 +132,18 @@ def parse_request(
         regenerate=trigger == "regenerate-message",
     )
     return chat, request
+
+
+def _ui_messages(raw: Any) -> list[dict[str, Any]]:
+    """The body's `messages`, checked to be a list of objects."""
+    if not isinstance(raw, list):
+        raise RequestError(422, f"messages is a {type(raw).__name__}: send a list of "
+                                "UIMessages", "messages")
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise RequestError(422, f"messages[{index}] is a {type(item).__name__}: each message "
+                                    "is an object {id, role, parts}", f"messages[{index}]")
+    return raw
 
 
 def ui_messages_to_messages(ui_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
