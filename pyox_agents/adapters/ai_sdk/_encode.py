@@ -19,6 +19,7 @@ import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
 from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
 from pyox_agents.events import RuntimeEvent
@@ -48,16 +49,19 @@ async def translate(
     Raises:
         ValueError: `sdk_version` is not 5, 6 or 7.
     """
-    writer = ChunkWriter(chat, check_sdk_version(sdk_version))
-    async for event in events:  # to their end, past `finish`: a server's run is then over,
-        for chunk in writer.write(event):  # so the client's next request finds the chat free
-            yield chunk
+    batches = translate_batches(chat, one_each(events), sdk_version=sdk_version)
+    async for chunk in flattened(batches):
+        yield chunk
 
 
 async def translate_batches(
     chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7
 ) -> AsyncIterator[list[Chunk]]:
-    """`translate`, a batch at a time (a server writes each batch in one go)."""
+    """`translate`, a batch at a time (a server writes each batch in one go).
+
+    Reads `batches` to their end, past `finish`: a server's run is then over, so the client's
+    next request finds the chat free.
+    """
     writer = ChunkWriter(chat, check_sdk_version(sdk_version))
     async for batch in batches:
         out = [chunk for event in batch for chunk in writer.write(event)]
