@@ -20,6 +20,8 @@ async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
     store = runs.store
     if store is None:
         raise LookupError("this server keeps no threads (it was created without a store)")
+    # the run first: one that ends while the store is read has kept its state before it left
+    live = runs.active(thread_id)
     conversation = await store.aload(thread_id)
     messages = [
         {"role": m.role, "content": m.content,
@@ -29,7 +31,6 @@ async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
         for m in conversation.messages
     ]
     kept = await runs.kept_state(thread_id)
-    live = runs.active(thread_id)
     state = live.last_state() if live is not None and live.events else kept.state
     running = live is not None or (runs.shared and await store.aget_active(thread_id) is not None)
     return {"id": thread_id, "messages": messages,

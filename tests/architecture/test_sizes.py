@@ -1,5 +1,6 @@
 """Small modules and small functions, so each reads in one go: no module of pyox_agents over
-400 lines, no function over 50 besides its docstring (STYLE.md: "One purpose per module; split before ~500 lines").
+400 lines, no function over 50 besides its docstring (STYLE.md: "One purpose per module; split
+before ~500 lines").
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ OTHERS = "state/, models/ and stores/ are reworked on their own; split there"
 LARGE_MODULES: dict[str, str] = {
     "pyox_agents.agent": "the Agent facade: its resume and single-turn bodies go to runtime/",
     "pyox_agents.runtime._runner": "the loop and the tool-call path: the call path goes apart",
-    "pyox_agents.adapters.ag_ui._events": "AG-UI translation: the open-parts bookkeeping goes apart",
+    "pyox_agents.adapters.ag_ui._events": "AG-UI translation: its open-parts bookkeeping goes "
+                                          "apart",
     "pyox_agents.state.conversation": OTHERS,
     "pyox_agents.state.draft": OTHERS,
     "pyox_agents.state.frozen": OTHERS,
