@@ -21,6 +21,7 @@ from pyox_agents.adapters.ag_ui import (
 )
 from pyox_agents.agent import Agent
 from pyox_agents.service import RunService
+from pyox_agents.stores.base import Store
 
 __all__ = [
     "APPROVAL_SCHEMA",
@@ -54,7 +55,7 @@ async def stream(
     agent: Agent,
     run_input: RunAgentInput | Mapping[str, Any],
     *,
-    store: Any = None,
+    store: Store | None = None,
     service: RunService | None = None,
 ) -> AsyncIterator[BaseEvent]:
     """Run `agent` for an AG-UI request and yield its AG-UI events, without our server.

@@ -25,6 +25,7 @@ from pyox_agents.adapters.ai_sdk import (
 )
 from pyox_agents.agent import Agent
 from pyox_agents.service import RunService
+from pyox_agents.stores.base import Store
 
 __all__ = [
     "CHUNK_TYPES",
@@ -61,7 +62,7 @@ def parse_request(body: bytes, agent: Agent, *, sdk_version: int = 7) -> tuple[C
 
 
 async def stream(
-    agent: Agent, body: bytes | str | Mapping[str, Any], *, store: Any = None,
+    agent: Agent, body: bytes | str | Mapping[str, Any], *, store: Store | None = None,
     sdk_version: int = 7, service: RunService | None = None,
 ) -> AsyncIterator[Chunk]:
     """Run `agent` for one `DefaultChatTransport` request body and yield the stream's chunks.

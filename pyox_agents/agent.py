@@ -46,7 +46,7 @@ from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message, Reply, Usage
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.state.shared import SharedState
-from pyox_agents.stores.base import StepRecord
+from pyox_agents.stores.base import StepRecord, Store
 from pyox_agents.tools import RunContext, Tool, make_tool
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
@@ -131,7 +131,7 @@ class Agent:
         name: str | None = None,
         reporters: Sequence[Any] = (),
         permissions: Sequence[Permission] = (),
-        store: Any = None,
+        store: Store | None = None,
         limits: Limits | None = None,
         planner: Planner | None = None,
         tool_timeout: float | None = None,
@@ -170,7 +170,7 @@ class Agent:
         self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
         self._resolved: Model | None = None
 
-    def with_store(self, store: Any) -> Agent:
+    def with_store(self, store: Store | None) -> Agent:
         """A copy of this agent that saves to `store` (the server gives agents its store so)."""
         clone = copy.copy(self)
         clone.store = store
@@ -631,7 +631,7 @@ class Agent:
             self._resolved = resolve_model(self.model)
         return self._resolved
 
-    def _setup(self, store: Any = None) -> Setup:
+    def _setup(self, store: Store | None = None) -> Setup:
         return Setup(
             model=self._model(),
             tools=self.tools,

@@ -51,6 +51,7 @@ from pyox_agents.state.stopped import (
     StoppedByPermission,
     StoppedByUntil,
 )
+from pyox_agents.stores.base import Store
 from pyox_agents.tools import PersonDeclined, PersonNeeded, RunContext, Tool, ToolArgumentsError
 
 __all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
@@ -86,7 +87,7 @@ class Setup:
     instructions: Instructions = None
     reporters: Sequence[Any] = ()
     permissions: tuple[Permission, ...] = ()
-    store: Any = None
+    store: Store | None = None
     limits: Limits | None = None
     planner: Any = None
     tool_timeout: float | None = None

@@ -22,6 +22,7 @@ from pyox_agents.runtime._runner import NO_ACCESS, Access, Runner, Setup, Subage
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import RunState, RunStatus
+from pyox_agents.stores.base import Store
 from pyox_agents.tools import RunContext
 
 __all__ = ["PausedRuns", "run_subagent"]
@@ -31,7 +32,7 @@ PausedRuns: TypeAlias = dict[str, tuple[RunState, State]]
 
 
 async def run_subagent(
-    ctx: RunContext, setup_for: Callable[[Any], Setup], paused: PausedRuns, task: str,
+    ctx: RunContext, setup_for: Callable[[Store | None], Setup], paused: PausedRuns, task: str,
     name: str, mode: Literal["read", "write"] | None,
 ) -> Any:
     """Run a subagent (`setup_for(store)` sets up its runs; `paused` keeps its paused runs
@@ -110,7 +111,7 @@ def _forwarder(parent: Runner, run_id: str, call_id: str, name: str, child_id: s
 
 
 async def _paused_subagent(
-    paused: PausedRuns, parent: Runner, link: Mapping[str, str], store: Any
+    paused: PausedRuns, parent: Runner, link: Mapping[str, str], store: Store | None
 ) -> tuple[State, Journal, bool]:
     """The subagent run the parent's call waits on, answered with the parent's gate for it;
     and whether that run was cut by a crash instead (running, with calls in flight)."""

@@ -36,6 +36,7 @@ from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server.sse import EventStreamResponse
 from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits, thread_view
+from pyox_agents.stores.base import Store
 
 __all__ = ["Auth", "bearer_tokens", "create_app"]
 
@@ -67,7 +68,7 @@ class _Server:
     def __init__(
         self,
         agents: Mapping[str, Agent],
-        store: Any,
+        store: Store | None,
         *,
         keepalive: float,
         max_body: int,
@@ -154,7 +155,7 @@ async def _batches(events: AsyncIterator[Any]) -> AsyncIterator[list[Any]]:
 def create_app(
     agents: Mapping[str, Agent],
     *,
-    store: Any = None,
+    store: Store | None = None,
     keepalive: float = 15.0,
     max_body: int = 5_000_000,
     on_disconnect: Literal["detach", "cancel"] = "detach",

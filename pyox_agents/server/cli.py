@@ -16,7 +16,10 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyox_agents.stores.base import Store
 
 __all__ = ["STATIC_DIR", "default_store_path", "load_target", "main", "open_store"]
 
@@ -96,7 +99,7 @@ def load_target(target: str) -> Any:
     return value
 
 
-def _app_for(target: Any, store: Any, name: str) -> Any:
+def _app_for(target: Any, store: Store | None, name: str) -> Any:
     from pyox_agents.agent import Agent
     from pyox_agents.server import create_app
 

@@ -27,7 +27,7 @@ from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.service._event_json import event_to_json
 from pyox_agents.service._follow import follow_remote
-from pyox_agents.service._limits import ServerLimits
+from pyox_agents.service._limits import ServerLimits, check_limits
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._open import (
     chosen_decision,
@@ -38,7 +38,7 @@ from pyox_agents.service._open import (
 )
 from pyox_agents.service._thread_state import ThreadState
 from pyox_agents.state.run import AgentError, RunState
-from pyox_agents.stores.base import SharedRuns
+from pyox_agents.stores.base import SharedRuns, Store
 
 __all__ = ["RunService"]
 
@@ -62,7 +62,7 @@ class RunService:
 
     def __init__(
         self,
-        store: Any = None,
+        store: Store | None = None,
         *,
         lease_ttl: float = 30.0,
         owner: str | None = None,
@@ -74,13 +74,29 @@ class RunService:
         """Whether the thread's latest shared state is kept between runs (needs a store)."""
         self.limits = limits or ServerLimits()
         self._owners: dict[str, str | None] = {}  # threads seen without a store: their owner
-        self.shared = isinstance(store, SharedRuns)
+        self._sharing = store if isinstance(store, SharedRuns) else None
+        self.shared = self._sharing is not None
         """Whether runs are shared with other processes through the store."""
         self.lease_ttl = lease_ttl
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._active: dict[str, LiveRun] = {}
         self._runs_of: collections.Counter[str | None] = collections.Counter()
         """How many active runs each principal has (the per-principal limit, in O(1))."""
+
+    @property
+    def _peers(self) -> SharedRuns:
+        """The store, as the other processes' meeting place (shared runs only)."""
+        assert self._sharing is not None, "runs are shared only through a SharedRuns store"
+        return self._sharing
+
+    @property
+    def _store(self) -> Store:
+        assert self.store is not None, "kept state and owners are read from a store"
+        return self.store
+
+    async def running_elsewhere(self, thread_id: str) -> bool:
+        """Whether another process runs a run on `thread_id` (shared runs only)."""
+        return self.shared and await self._peers.aget_active(thread_id) is not None
 
     def active(self, thread_id: str) -> LiveRun | None:
         """The run active on `thread_id` in this process, or None."""
@@ -99,12 +115,12 @@ class RunService:
             return live.follow(), live.meta
         if not self.shared:
             return None
-        run_key = await self.store.aget_active(thread_id)
+        run_key = await self._peers.aget_active(thread_id)
         if run_key is None:
             return None
-        meta_rows = await self.store.aread_events(f"{run_key}:meta")
+        meta_rows = await self._peers.aread_events(f"{run_key}:meta")
         meta = json.loads(meta_rows[0][1]) if meta_rows else {}
-        return follow_remote(self.store, thread_id, run_key, self.lease_ttl), meta
+        return follow_remote(self._peers, thread_id, run_key, self.lease_ttl), meta
 
     async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
         """The run of `thread_id` that waits for a person, or None: the pending-approval lookup
@@ -121,7 +137,8 @@ class RunService:
             RequestError: the request cannot run (404 for another principal's thread, 413 over
                 a size limit, 422 with the field, 429 over a concurrency limit).
         """
-        self._check_limits(request, principal)
+        check_limits(self.limits, request, running=len(self._active),
+                     running_for_principal=self._runs_of[principal])
         if not _ID.fullmatch(request.thread_id):
             raise RequestError(422, f"thread id {request.thread_id[:40]!r} must be 1 to 128 "
                                     "letters, digits, '_' or '-'", "threadId")
@@ -132,7 +149,7 @@ class RunService:
         self._add_active(live)  # taken before any await: no two starts race
         try:
             if self.shared:
-                token = await self.store.aacquire_lease(
+                token = await self._peers.aacquire_lease(
                     request.thread_id, self.owner, self.lease_ttl
                 )
                 if token is None:
@@ -142,34 +159,14 @@ class RunService:
         except BaseException:
             self._remove_active(live)
             if live.lease is not None:
-                await self.store.arelease_lease(request.thread_id, self.owner, live.lease)
+                await self._peers.arelease_lease(request.thread_id, self.owner, live.lease)
             raise
         if self.shared:
             live.run_key = secrets.token_hex(16)
-            await self.store.aset_active(request.thread_id, live.run_key, self.lease_ttl)
+            await self._peers.aset_active(request.thread_id, live.run_key, self.lease_ttl)
         self._owners.setdefault(request.thread_id, principal)
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         return live
-
-    def _check_limits(self, request: RunRequest, principal: str | None) -> None:
-        limits = self.limits
-        if limits.messages is not None and len(request.messages) > limits.messages:
-            raise RequestError(413, f"the request has {len(request.messages)} messages; the "
-                                    f"limit is {limits.messages}", "messages")
-        if limits.state_bytes is not None and request.state is not None:
-            size = len(json.dumps(request.state, separators=(",", ":")))
-            if size > limits.state_bytes:
-                raise RequestError(413, f"the shared state is {size} bytes of JSON; the limit "
-                                        f"is {limits.state_bytes}", "state")
-        retry = {"Retry-After": str(limits.retry_after)}
-        if limits.runs_total is not None and len(self._active) >= limits.runs_total:
-            raise RequestError(429, f"the server runs {len(self._active)} runs, its limit; try "
-                                    "again shortly", headers=retry)
-        if limits.runs_per_principal is not None:
-            mine = self._runs_of[principal]
-            if mine >= limits.runs_per_principal:
-                raise RequestError(429, f"you have {mine} runs going, the limit per user; try "
-                                        "again when one ends", headers=retry)
 
     async def check_owner(self, thread_id: str, principal: str | None) -> None:
         """404 unless `thread_id` is new or belongs to `principal` (others' threads are not
@@ -186,7 +183,7 @@ class RunService:
             return live.principal
         if self.store is not None:
             try:
-                loaded = await self.store.aload_thread(thread_id)
+                loaded = await self._store.aload_thread(thread_id)
             except LookupError:
                 return _NOBODY
             return loaded.owner
@@ -195,7 +192,7 @@ class RunService:
     async def publish_meta(self, live: LiveRun, meta: Mapping[str, Any]) -> None:
         """Share what an adapter keeps of a run (`meta`, JSON) with other processes."""
         if self.shared and live.run_key is not None:
-            await self.store.aappend_events(f"{live.run_key}:meta", [json.dumps(dict(meta))])
+            await self._peers.aappend_events(f"{live.run_key}:meta", [json.dumps(dict(meta))])
 
     async def stop(self, thread_id: str) -> bool:
         """Cancel the run active on `thread_id`; False if none was. What it committed stays."""
@@ -261,7 +258,7 @@ class RunService:
             if isinstance(event, RunStarted | StateChanged):
                 kept.add(event.state)
         if kept.version != live.kept.version:
-            await asyncio.shield(self.store.awrite_kept_state(live.thread_id, kept.to_json()))
+            await asyncio.shield(self._store.awrite_kept_state(live.thread_id, kept.to_json()))
         live.kept = None  # kept: once per run
 
     async def kept_state(self, thread_id: str) -> ThreadState:
@@ -272,10 +269,10 @@ class RunService:
         """
         if not self.keep_state:
             return ThreadState()
-        data = await self.store.aload_kept_state(thread_id)
+        data = await self._store.aload_kept_state(thread_id)
         kept = ThreadState() if data is None else ThreadState.from_json(data)
         with contextlib.suppress(LookupError):
-            loaded = await self.store.aload_thread(thread_id)
+            loaded = await self._store.aload_thread(thread_id)
             if loaded.shared_version is not None and loaded.shared_state is not None:
                 kept.add(loaded.shared_state)
         return kept
@@ -312,19 +309,19 @@ class RunService:
 
     async def _share(self, live: LiveRun, *events: RuntimeEvent) -> None:
         assert live.run_key is not None
-        await self.store.aappend_events(live.run_key,
+        await self._peers.aappend_events(live.run_key,
                                         [json.dumps(event_to_json(event)) for event in events])
 
     async def _renew(self, live: LiveRun) -> None:
         assert live.run_key is not None and live.lease is not None
-        await self.store.arenew_lease(live.thread_id, self.owner, live.lease, self.lease_ttl)
-        await self.store.aset_active(live.thread_id, live.run_key, self.lease_ttl)
+        await self._peers.arenew_lease(live.thread_id, self.owner, live.lease, self.lease_ttl)
+        await self._peers.aset_active(live.thread_id, live.run_key, self.lease_ttl)
 
     async def _release(self, live: LiveRun) -> None:
         assert live.run_key is not None and live.lease is not None
-        await self.store.amark_done(live.run_key)
-        await self.store.aclear_active(live.thread_id, live.run_key)
-        await self.store.arelease_lease(live.thread_id, self.owner, live.lease)
+        await self._peers.amark_done(live.run_key)
+        await self._peers.aclear_active(live.thread_id, live.run_key)
+        await self._peers.arelease_lease(live.thread_id, self.owner, live.lease)
 
     async def _open(
         self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None,

@@ -32,7 +32,7 @@ async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
     ]
     kept = await runs.kept_state(thread_id)
     state = live.last_state() if live is not None and live.events else kept.state
-    running = live is not None or (runs.shared and await store.aget_active(thread_id) is not None)
+    running = live is not None or await runs.running_elsewhere(thread_id)
     return {"id": thread_id, "messages": messages,
             "state": {} if state is None else json.loads(json.dumps(state)),
             "version": kept.version or None, "running": running}
