@@ -165,9 +165,11 @@ def ours_app() -> Any:
 
     options: dict[str, Any] = {}
     if "limits" in inspect.signature(create_app).parameters:  # a burst of 1,000 runs, one user
-        from pyox_agents.serving import ServerLimits
+        from pyox_agents.service import ServerLimits
 
         options["limits"] = ServerLimits(runs_total=None, runs_per_principal=None)
+    if "tune_gc" in inspect.signature(create_app).parameters:  # as `pyox-agents serve` does
+        options["tune_gc"] = True
     return instrument(create_app({AGENT: _ours_agent()}, **options))
 
 
@@ -232,7 +234,7 @@ PLACEHOLDER_RUN = "zzRUNzz"
 
 async def our_frames() -> list[bytes]:
     """The SSE frames our AG-UI server sends for one run on the placeholder thread/run/text."""
-    from pyox_agents.adapters import ag_ui
+    from pyox_agents import ag_ui
 
     body = run_input(PLACEHOLDER_THREAD, PLACEHOLDER_RUN, PLACEHOLDER_TEXT)
     return [frame async for frame in ag_ui.encode(ag_ui.stream(_ours_agent(), body))]

@@ -3,7 +3,7 @@
 For N = 1k, 10k and 100k todos, a thread's kept state has 16 versions (each appended a todo);
 an AG-UI client that saw the oldest sends it back with one edit of its own, so the server finds
 its version by content among the 16 and rebases the edit onto the latest
-(`pyox_agents.thread_state.merge`, what `RunService` does for such a request). Baseline, in the
+(`merge` of `pyox_agents.service`, what `RunService` does for such a request). Baseline, in the
 same run: `json.loads` + `json.dumps` of the same state, which a request carrying it costs anyway.
 
 Run: .venv/bin/python bench/kept_state.py
@@ -16,7 +16,7 @@ import statistics
 import time
 from typing import Any
 
-from pyox_agents.thread_state import RECENT, ThreadState, merge
+from pyox_agents.service._thread_state import RECENT, ThreadState, merge
 
 
 def kept_of(size: int) -> tuple[ThreadState, dict[str, Any]]:

@@ -23,10 +23,10 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
-from pyox_agents.limits import Limits
-from pyox_agents.loops import loop
-from pyox_agents.permissions import Allow, Ask, Deny
-from pyox_agents.planning import Answer, CallTool
+from pyox_agents.runtime._limits import Limits
+from pyox_agents.runtime._loops import loop
+from pyox_agents.runtime._permissions import Allow, Ask, Deny
+from pyox_agents.runtime._planning import Answer, CallTool
 from pyox_agents.state.audit import AuditError, verify_audit
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import FrozenDict, FrozenList

@@ -10,18 +10,21 @@
 `stream` runs the agent and yields `ag_ui.core` events; `encode` writes them as SSE. The lower
 level pieces are `parse_request` (a body -> `RunAgentInput` + `RunRequest`), `translate`
 (runtime events -> AG-UI events) and `encode_event` (one event -> JSON).
+
+A consumer that stops reading (a client that went away) does not stop the run: it goes on to
+its end and commits its work, as under the server; `RunService.stop(thread_id)` stops it.
 """
 
-from pyox_agents.adapters.ag_ui import (
+from pyox_agents._ag_ui import (
     APPROVAL_SCHEMA,
     MEDIA_TYPE,
+    RequestError,
     encode,
     encode_event,
     parse_request,
     stream,
     translate,
 )
-from pyox_agents.serving import RequestError
 
 __all__ = [
     "APPROVAL_SCHEMA",

@@ -10,9 +10,7 @@ turns for loops you write yourself; `as_tool` makes the agent a subagent of anot
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
-import dataclasses
 import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -22,40 +20,37 @@ from typing import Any, Literal, TypeVar
 import anyio
 import pydantic
 
-from pyox_agents import toolsets
 from pyox_agents.events import (
-    ApprovalRequested,
     RunFailed,
     RunFinished,
-    RunStarted,
     RuntimeEvent,
-    SubagentFinished,
-    SubagentStarted,
 )
-from pyox_agents.journal import Journal
-from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelRequest, ToolSpec
 from pyox_agents.models.names import resolve_model
-from pyox_agents.permissions import Permission
-from pyox_agents.planning import Planner
-from pyox_agents.runner import (
-    NO_ACCESS,
+from pyox_agents.runtime._answers import check_answer
+from pyox_agents.runtime._asking import strip_fences, without_open_calls
+from pyox_agents.runtime._handle import Outbox, RunHandle
+from pyox_agents.runtime._journal import Journal
+from pyox_agents.runtime._limits import Limits
+from pyox_agents.runtime._permissions import Permission
+from pyox_agents.runtime._planning import Planner
+from pyox_agents.runtime._recovery import last_run_id, take_over_crashed
+from pyox_agents.runtime._runner import (
     Access,
     Instructions,
     Runner,
     Setup,
-    SubagentPaused,
-    running_here,
 )
+from pyox_agents.runtime._subagents import PausedRuns
+from pyox_agents.runtime._subagents import run_subagent as _run_child
+from pyox_agents.runtime._toolsets import toolsets_opened
 from pyox_agents.state.conversation import State
-from pyox_agents.state.frozen import freeze
-from pyox_agents.state.history import RunStartEntry
-from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
-from pyox_agents.state.run import AgentError, RunState, RunStatus
+from pyox_agents.state.messages import Message, Reply, Usage
+from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.state.shared import SharedState
-from pyox_agents.tools import RunContext, Tool, ToolArgumentsError, make_tool
-from pyox_agents.toolsets import Toolset
-from pyox_agents.wakeup import Wakeup
+from pyox_agents.stores.base import StepRecord, Store
+from pyox_agents.tools import RunContext, Tool, make_tool
+from pyox_agents.toolsets import Toolset, opened
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
 
@@ -118,14 +113,14 @@ class Agent:
             result)`; they read a read-only copy of the state (`ctx.conversation` is the
             conversation, e.g. to `fork()` it between turns).
         permissions: callables `(call, ctx) -> Allow() | Deny(reason, stop=...) | Ask(...)`
-            asked before every tool call (see `pyox_agents.permissions`).
+            asked before every tool call (see `pyox_agents.runtime._permissions`).
         store: where conversations and runs are saved after every step (`MemoryStore`,
             `SQLiteStore`). Without one, nothing is saved, and only runs paused for a person
             are kept (in memory) so that `resume` can continue them.
         limits: a budget (`Limits(steps=, tool_calls=, input_tokens=, output_tokens=, cost=,
             seconds=)`): a run that reaches it stops.
         planner: `fn(run_state) -> CallTool(...) | [CallTool(...)] | Answer(value)`, instead
-            of a model, for deterministic agents (see `pyox_agents.planning`).
+            of a model, for deterministic agents (see `pyox_agents.runtime._planning`).
         tool_timeout: seconds after which a tool call is stopped (its result becomes a timeout
             error, the run goes on); a tool's own `@tool(timeout=...)` comes first.
     """
@@ -140,7 +135,7 @@ class Agent:
         name: str | None = None,
         reporters: Sequence[Any] = (),
         permissions: Sequence[Permission] = (),
-        store: Any = None,
+        store: Store | None = None,
         limits: Limits | None = None,
         planner: Planner | None = None,
         tool_timeout: float | None = None,
@@ -152,23 +147,8 @@ class Agent:
         self.model = model
         self.tools: dict[str, Tool] = {}
         self.toolsets: tuple[Toolset, ...] = ()
-        toolset_names: set[str] = set()
         for item in tools:
-            if isinstance(item, Tool):
-                if item.name in self.tools:
-                    raise ValueError(
-                        f"two tools are named {item.name!r}; give one @tool(name=...)"
-                    )
-                self.tools[item.name] = item
-            elif isinstance(item, Toolset):
-                if item.name in toolset_names:
-                    raise ValueError(f"two toolsets are named {item.name!r}; give one a name=")
-                toolset_names.add(item.name)
-                self.toolsets += (item,)
-            else:
-                raise TypeError(
-                    f"Agent(tools=...) takes tools made with @tool; got {item!r}: decorate it"
-                )
+            self._add_tool(item)
         if instructions is not None and not (
             isinstance(instructions, str) or callable(instructions)
         ):
@@ -185,9 +165,23 @@ class Agent:
         self.limits = limits
         self.planner = planner
         self.tool_timeout = tool_timeout
-        self._paused: dict[str, tuple[RunState, State]] = {}  # store-less agents' paused runs
+        self._paused: PausedRuns = {}  # store-less agents' paused runs
         self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
         self._resolved: Model | None = None
+
+    def _add_tool(self, item: Tool | Toolset) -> None:
+        if isinstance(item, Tool):
+            if item.name in self.tools:
+                raise ValueError(f"two tools are named {item.name!r}; give one @tool(name=...)")
+            self.tools[item.name] = item
+        elif isinstance(item, Toolset):
+            if any(item.name == other.name for other in self.toolsets):
+                raise ValueError(f"two toolsets are named {item.name!r}; give one a name=")
+            self.toolsets += (item,)
+        else:
+            raise TypeError(
+                f"Agent(tools=...) takes tools made with @tool; got {item!r}: decorate it"
+            )
 
     async def __aenter__(self) -> Agent:
         """Enter the agent's toolsets, so they stay connected for every run until the exit."""
@@ -199,14 +193,14 @@ class Agent:
         for toolset in reversed(self.toolsets):
             await toolset.__aexit__(*exc_info)
 
-    async def _toolset_tool(self, name: str) -> Tool | None:
-        """The tool `name` as a run would list it from the toolsets, or None."""
-        if not self.toolsets:
-            return None
-        async with toolsets.opened(self.tools, self.toolsets) as (tools, _):
-            return tools.get(name)
+    async def _tools_for(self, name: str | None) -> Mapping[str, Tool]:
+        """The agent's tools, with tool `name` as a run would list it from the toolsets."""
+        if name is None or name in self.tools or not self.toolsets:
+            return self.tools
+        async with opened(self.tools, self.toolsets) as (tools, _):
+            return tools
 
-    def with_store(self, store: Any) -> Agent:
+    def with_store(self, store: Store | None) -> Agent:
         """A copy of this agent that saves to `store` (the server gives agents its store so)."""
         clone = copy.copy(self)
         clone.store = store
@@ -254,10 +248,10 @@ class Agent:
                 iterated, the conversation's last run is still running (in this process, or
                 another holds the thread's store lease).
         """
-        return _flatten(self._stream_batches(conversation, state=state, client_tools=client_tools,
-                                             context=context, fence=fence, owner=owner))
+        return self.start(conversation, state=state, client_tools=client_tools, context=context,
+                          fence=fence, owner=owner).events()
 
-    def _stream_batches(
+    def start(
         self,
         conversation: State | str,
         *,
@@ -267,14 +261,19 @@ class Agent:
         fence: tuple[str, int] | None = None,
         owner: str | None = None,
         state_bytes: int | None = None,
-    ) -> AsyncIterator[list[RuntimeEvent]]:
-        """`stream`, as lists of the events there are at a time (a server writes each at once);
-        `state_bytes`: the server's limit on a state, which tools' commits then keep to."""
+    ) -> RunHandle:
+        """Check and set up a run as `stream` does, and return its `RunHandle` (servers: bad
+        input is answered before anything runs). `state_bytes` is a server's limit on a state,
+        which tools' commits then keep to.
+
+        Raises:
+            TypeError, pydantic.ValidationError, ValueError: as `stream`.
+        """
         runner = self._prepare(conversation, state, client_tools, context)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
         runner.access.shared.max_bytes = state_bytes
-        return _batches(self, runner, state_given=state is not _NOT_GIVEN)
+        return RunHandle(runner.run_id, _batches(self, runner, state_given=state is not _NOT_GIVEN))
 
     async def arun(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end and return the result.
@@ -327,7 +326,7 @@ class Agent:
         async for event in _events(self, runner, resumed=True):
             yield event
 
-    async def _resume_batches(
+    async def start_resume(
         self,
         run_id: str,
         *,
@@ -337,15 +336,73 @@ class Agent:
         request_id: str | None = None,
         fence: tuple[str, int] | None = None,
         state_bytes: int | None = None,
-    ) -> AsyncIterator[list[RuntimeEvent]]:
-        """Check a resume, then return its event batches (servers answer bad input first)."""
+    ) -> RunHandle:
+        """Check a resume as `stream_resume` does, and return its `RunHandle` (servers answer
+        bad input first); `fence` and `state_bytes` as in `start`.
+
+        Raises:
+            LookupError, ValueError: as `stream_resume`.
+        """
         runner = await self._prepare_resume(
             run_id, approve, answer, edited_arguments, request_id, None
         )
         assert runner.journal is not None
         runner.journal.fence = fence
         runner.access.shared.max_bytes = state_bytes
-        return _batches(self, runner, resumed=True)
+        return RunHandle(runner.run_id, _batches(self, runner, resumed=True))
+
+    def paused_run(self, thread_id: str) -> RunState | None:
+        """The run of thread `thread_id` that waits for a person (its `pending` request), or None.
+
+        With a store: the thread's latest run, if it waits; without one: a run paused in this
+        Agent. Reads the store: from async code, use `apaused_run`.
+        """
+        if self.store is None:
+            kept = (run for run, conversation in self._paused.values()
+                    if conversation.id == thread_id and run.pending is not None)
+            return next(kept, None)
+        try:
+            run_id = last_run_id(self.store.load(thread_id))
+            latest: RunState | None = self.store.load_run(run_id) if run_id else None
+        except LookupError:
+            return None
+        return latest if latest is not None and latest.pending is not None else None
+
+    async def apaused_run(self, thread_id: str) -> RunState | None:
+        """`paused_run`, off the event loop."""
+        if self.store is None:
+            return self.paused_run(thread_id)
+        return await anyio.to_thread.run_sync(self.paused_run, thread_id)
+
+    async def apaused_state(self, run_id: str, thread_id: str) -> Any:
+        """The shared state that run `run_id` of `thread_id`, paused, keeps until it resumes.
+
+        Raises:
+            LookupError: it keeps none (it is not paused, or it ended).
+        """
+        if self.store is None:
+            if run_id not in self._paused_state:
+                raise LookupError(f"no paused run {run_id!r} in this Agent")
+            return self._paused_state[run_id]
+        loaded = await self.store.aload_thread(thread_id)
+        if loaded.shared_version is None or loaded.shared_state is None:
+            raise LookupError(f"thread {thread_id!r} keeps no state of a paused run")
+        return loaded.shared_state
+
+    async def areplace_paused_state(self, run_id: str, thread_id: str, state: Any, *,
+                                    fence: tuple[str, int] | None = None) -> None:
+        """Replace the shared state paused run `run_id` keeps (a person's edits, committed
+        before it resumes); `fence` as in `start`."""
+        if self.store is None:
+            self._paused_state[run_id] = state
+            return
+        store = self.store
+        record = StepRecord(thread_id=thread_id, first_seq=await store.aentry_count(thread_id),
+                            shared_state=state, shared_version=0)
+        if fence is not None:
+            await anyio.to_thread.run_sync(store.write_fenced, record, *fence)
+        else:
+            await store.awrite(record)
 
     async def aresume(
         self,
@@ -413,42 +470,9 @@ class Agent:
         hash_: str | None,
     ) -> Runner:
         run, conversation = await self._load(run_id)
-        if run.done:
-            raise ValueError(
-                f"run {run_id[:12]} has ended ({run.status.value}); start a new run on its "
-                "conversation instead"
-            )
+        tools = await self._tools_for(run.pending.tool if run.pending and edited else None)
+        check_answer(run, tools, approve, answer, edited, request_id, hash_)
         request = run.pending
-        if request is None:
-            if approve is not None:
-                raise ValueError(f"run {run_id[:12]} is not waiting for a person; resume it "
-                                 "without approve=")
-        else:
-            if approve is None:
-                raise ValueError(
-                    f"run {run_id[:12]} waits for a person ({request.prompt!r}): resume it with "
-                    "approve=True or approve=False (and answer=... if asked a question)"
-                )
-            if request_id is not None and request_id != request.id:
-                raise ValueError(
-                    f"approval {request_id!r} was not issued for run {run_id[:12]}: its pending "
-                    f"request is {request.id!r}"
-                )
-            if hash_ is not None and hash_ != request.arguments_hash:
-                raise ValueError(
-                    f"the arguments hash does not match the pending request {request.id!r} of "
-                    f"run {run_id[:12]}: the approval was for other arguments"
-                )
-            if edited is not None:
-                tool = self.tools.get(request.tool) or await self._toolset_tool(request.tool)
-                if tool is None:
-                    raise ValueError(f"run {run_id[:12]} waits on tool {request.tool!r}, which "
-                                     "this Agent does not have")
-                try:
-                    tool.validate(edited)
-                except ToolArgumentsError as exc:
-                    raise ValueError(f"edited_arguments: {exc}") from None
-            freeze(answer, "answer")
         self._paused.pop(run_id, None)
         shared = SharedState(await self._kept_state(run_id, conversation),
                              state_type=self.state_type)
@@ -470,7 +494,7 @@ class Agent:
             ValueError: the State is finished, or tool calls are pending (use_tools first).
         """
         runner = self._turn_runner(conversation)
-        async with _toolsets_opened(self, runner):
+        async with toolsets_opened(self.tools, self.toolsets, runner):
             reply = await runner.think()
         await runner.save_conversation()
         return reply
@@ -487,7 +511,7 @@ class Agent:
         """
         conversation._check_can_run()
         runner = self._turn_runner(conversation)
-        async with _toolsets_opened(self, runner):
+        async with toolsets_opened(self.tools, self.toolsets, runner):
             await runner.use_tools()
         await runner.save_conversation()
 
@@ -520,7 +544,7 @@ class Agent:
                 f"schema, and no other text:\n{schema}"
             )
         system = await runner._system_messages(runner._context())
-        settled = _without_open_calls(conversation.messages, conversation.pending_calls)
+        settled = without_open_calls(conversation.messages, conversation.pending_calls)
         messages = [*system, *settled, Message.user(prompt)]
         problem = ""
         for _ in range(2):
@@ -528,7 +552,7 @@ class Agent:
             if returns is str:
                 return reply.text  # type: ignore[return-value]
             try:
-                return adapter.validate_json(_strip_fences(reply.text))
+                return adapter.validate_json(strip_fences(reply.text))
             except pydantic.ValidationError as exc:
                 problem = "; ".join(
                     f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()
@@ -612,7 +636,8 @@ class Agent:
             """Args:
             task: What the subagent should do, with everything it needs to know.
             """
-            return await _run_subagent(ctx, subagent, task, tool_name, state)
+            return await _run_child(ctx, subagent._setup, subagent._paused, task, tool_name,
+                                    state, (subagent.tools, subagent.toolsets))
 
         return make_tool(
             run_subagent,
@@ -623,6 +648,14 @@ class Agent:
 
     # -- preparing runs ------------------------------------------------------------------------
 
+    def resolve_model(self) -> Model | None:
+        """The model this agent runs (None with a planner), resolved from its name once.
+
+        Raises:
+            ValueError: the name has no provider (the message lists the forms that have one).
+        """
+        return self._model()
+
     def _model(self) -> Model | None:
         """The model, resolved from its name once (one provider client per agent)."""
         if self.model is None:
@@ -631,7 +664,7 @@ class Agent:
             self._resolved = resolve_model(self.model)
         return self._resolved
 
-    def _setup(self, store: Any = None) -> Setup:
+    def _setup(self, store: Store | None = None) -> Setup:
         return Setup(
             model=self._model(),
             tools=self.tools,
@@ -692,30 +725,6 @@ class Agent:
         return self.state_type.model_validate(state).model_dump(mode="json")
 
 
-class _Outbox:
-    """The events a run has emitted and its consumer has not taken yet."""
-
-    def __init__(self) -> None:
-        self.events: list[RuntimeEvent] = []
-        self.closed = False
-        self._more = Wakeup()
-
-    def put(self, events: Sequence[RuntimeEvent]) -> None:
-        self.events.extend(events)
-        self._more.notify()
-
-    def close(self) -> None:
-        self.closed = True
-        self._more.notify()
-
-    async def take(self) -> list[RuntimeEvent]:
-        """Every event not taken yet, waiting for one; [] once closed and empty."""
-        while not self.events and not self.closed:
-            await self._more.wait()
-        batch, self.events = self.events, []
-        return batch
-
-
 async def _batches(
     agent: Agent, runner: Runner, *, resumed: bool = False, state_given: bool = True
 ) -> AsyncIterator[list[RuntimeEvent]]:
@@ -728,15 +737,15 @@ async def _batches(
     puts its events in an outbox with no trip through the event loop per event.
     """
     if not resumed:
-        resumed = await _take_over_crashed(runner)
+        resumed = await take_over_crashed(runner)
         if resumed and not state_given:
             await _continue_with_kept_state(agent, runner)
-    outbox = _Outbox()
-    runner._emit = outbox.put
+    outbox = Outbox()
+    runner.emit = outbox.put
 
     async def execute() -> None:
         try:
-            async with _toolsets_opened(agent, runner):
+            async with toolsets_opened(agent.tools, agent.toolsets, runner):
                 await runner.execute(resumed=resumed)
                 journal = runner.journal
                 if agent.store is None and journal is not None and journal.run.pending is not None:
@@ -757,98 +766,11 @@ async def _batches(
         raise task.exception()  # type: ignore[misc]
 
 
-@contextlib.asynccontextmanager
-async def _toolsets_opened(agent: Agent, runner: Runner) -> AsyncIterator[None]:
-    """Give `runner` the agent's toolsets' tools for its run (connecting them), and release the
-    toolsets after it; a toolset that cannot list its tools is left out, the model told why."""
-    if not agent.toolsets:
-        yield
-        return
-    async with toolsets.opened(agent.tools, agent.toolsets) as (tools, notes):
-        runner.setup = dataclasses.replace(runner.setup, tools=tools)
-        runner.context = (*runner.context, *notes)
-        yield
-
-
-async def _take_over_crashed(runner: Runner) -> bool:
-    """Make `runner` continue the conversation's last run instead of a new run, if that run was
-    cut by a crash: not ended, with calls in flight (or asking a person about such calls), and
-    running nowhere. Whether it does.
-
-    Such a run goes on as `resume` continues it: a cut idempotent call runs again with the same
-    idempotency key, any other is put to a person ("outcome unknown after a crash: run
-    again?"), and messages added meanwhile wait until every call has its result.
-
-    Raises:
-        ValueError: the last run is still running, in this process or (its store lease is
-            held) in another.
-    """
-    store, journal = runner.setup.store, runner.journal
-    if store is None or journal is None:
-        return False
-    run_id = _last_run_id(runner.conversation)
-    if run_id is None:
-        return False
-    try:
-        run = await store.aload_run(run_id)
-    except LookupError:
-        return False
-    if not _cut_by_crash(run) or not _holds_the_cut_calls(runner.conversation, run):
-        return False
-    thread_id = runner.conversation.id
-    if running_here(run_id):
-        raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still running "
-                         "in this process; wait for it to end, or stop it, then run again")
-    if journal.fence is None and hasattr(store, "lease_holder"):  # a server holds the lease
-        holder = await anyio.to_thread.run_sync(store.lease_holder, thread_id)
-        if holder is not None:
-            raise ValueError(f"the last run {run_id[:12]} of thread {thread_id!r} is still "
-                             f"running in another process ({holder[0]} holds the thread's "
-                             "lease); wait for it to end, or for the lease to expire")
-    runner.continue_run(run)
-    return True
-
-
-def _last_run_id(conversation: State) -> str | None:
-    """The id of the conversation's latest run, from its history."""
-    for entry in reversed(conversation.history):
-        if isinstance(entry, RunStartEntry):
-            return entry.content
-    return None
-
-
-def _cut_by_crash(run: RunState) -> bool:
-    """Whether `run` stopped inside a decision's calls without ending: its process died during
-    them, or it asks a person about calls a crash cut (its decision was attempted again)."""
-    if run.in_flight is None:
-        return False
-    if run.status is RunStatus.RUNNING:
-        return True
-    return run.status is RunStatus.PAUSED and int(run.in_flight["attempt"]) > 1
-
-
-def _holds_the_cut_calls(conversation: State, run: RunState) -> bool:
-    """Whether the conversation still waits for results of calls the run had in flight (a
-    State that closed them itself, e.g. with `use_tools` in a loop of its own, has nothing to
-    recover)."""
-    assert run.in_flight is not None
-    cut = {item["call_id"] for item in run.in_flight["decision"]["calls"]}
-    pending = {call.id for call in conversation.pending_calls}
-    return bool(pending) and pending <= cut
-
-
-async def _flatten(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[RuntimeEvent]:
-    """The events of `batches`, one at a time; closing this closes `batches` (stops the run)."""
-    async with contextlib.aclosing(batches):  # type: ignore[type-var]
-        async for batch in batches:
-            for event in batch:
-                yield event
-
-
 def _events(agent: Agent, runner: Runner, *, resumed: bool = False,
             state_given: bool = True) -> AsyncIterator[RuntimeEvent]:
     """The run's events one at a time (see `_batches`)."""
-    return _flatten(_batches(agent, runner, resumed=resumed, state_given=state_given))
+    batches = _batches(agent, runner, resumed=resumed, state_given=state_given)
+    return RunHandle(runner.run_id, batches).events()
 
 
 async def _continue_with_kept_state(agent: Agent, runner: Runner) -> None:
@@ -874,137 +796,6 @@ async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunRes
     return RunResult(
         last.answer, last.state, last.usage, tuple(collected), runner.run_id, runner.conversation
     )
-
-
-async def _run_subagent(
-    ctx: RunContext, agent: Agent, task: str, name: str, mode: Literal["read", "write"] | None
-) -> Any:
-    """Run `agent` on `task` as a child of the run behind `ctx`; return its answer.
-
-    A subagent run that pauses for a person raises `SubagentPaused`, which pauses the parent
-    with the same request; when the parent is resumed, this call runs again and resumes the
-    subagent's run in place with the person's answer.
-    """
-    parent: Runner = ctx._runner
-    call_id = ctx.call_id or ""
-    access = parent.access
-    denied = access.denied if access.denied is not None else (NO_ACCESS if mode is None else None)
-    child_access = Access(access.shared, access.owner, access.writable and mode == "write", denied)
-    setup = agent._setup(parent.setup.store)
-    link = parent.journal.subagent_link(call_id) if parent.journal is not None else None
-    cut = False  # whether the subagent's run was cut by a crash (its calls may have run)
-    if link is None:
-        child = State(messages=[Message.user(task)])
-        journal = Journal(RunState(secrets.token_hex(32), task), child, access.shared, setup.store)
-    else:
-        child, journal, cut = await _paused_subagent(agent, parent, link, setup.store)
-    run_id = journal.run.run_id
-    parent.conversation._register_child(child)
-    ctx.child_ids.append(child.id)
-    if journal.run.done:  # its run ended meanwhile (resumed on its own): its end is the result
-        ctx.child_usage, ctx.child_spent = ctx.child_usage + child.usage, journal.run.spent
-        return _subagent_outcome(journal.run, name)
-    failure: list[str] = []
-
-    def forward(events: Sequence[RuntimeEvent]) -> None:
-        out: list[RuntimeEvent] = []
-        for event in events:
-            if isinstance(event, RunStarted):
-                out.append(SubagentStarted(run_id, call_id, name, child.id))
-            elif isinstance(event, RunFinished):
-                out.append(SubagentFinished(run_id, call_id, answer=event.answer))
-            elif isinstance(event, RunFailed):
-                failure.append(event.error.message)
-                out.append(SubagentFinished(run_id, call_id, error=event.error.message))
-            elif isinstance(event, ApprovalRequested):
-                continue  # the parent pauses with this request, and says so itself
-            elif getattr(event, "run_id", "") is None:
-                out.append(dataclasses.replace(event, run_id=run_id))
-            else:
-                out.append(event)
-        parent._emit(out)
-
-    runner = Runner(setup, child, child_access, journal=journal, emit=forward)
-    runner.recovering = cut
-    try:
-        async with _toolsets_opened(agent, runner):
-            await runner.execute(parent_id=parent.conversation.id, parent_call_id=call_id,
-                                 resumed=link is not None)
-    finally:
-        ctx.child_usage = ctx.child_usage + child.usage
-        ctx.child_spent = journal.run.spent
-    if failure:
-        raise RuntimeError(f"the subagent {name} failed: {failure[0]}")
-    pending = journal.run.pending
-    if pending is not None:
-        if setup.store is None:  # kept in memory, as a paused run of a store-less agent is
-            agent._paused[run_id] = (journal.run, child)
-        raise SubagentPaused(pending, {"thread_id": child.id, "run_id": run_id,
-                                       "call_id": pending.call_id})
-    return child.answer
-
-
-async def _paused_subagent(
-    agent: Agent, parent: Runner, link: Mapping[str, str], store: Any
-) -> tuple[State, Journal, bool]:
-    """The subagent run the parent's call waits on, answered with the parent's gate for it;
-    and whether that run was cut by a crash instead (running, with calls in flight)."""
-    state_id, run_id = link["thread_id"], link["run_id"]
-    child = parent.conversation._children.get(state_id)
-    if store is not None:
-        run = await store.aload_run(run_id)
-        if child is None:
-            child = await store.aload(state_id)
-    else:
-        try:
-            run, kept = agent._paused.pop(run_id)
-        except KeyError:
-            raise LookupError(f"the subagent run {run_id[:12]} this call waits on is not in "
-                              "memory: it ran without a store, in another process; give "
-                              "Agent(store=...) to resume subagents across processes") from None
-        child = child if child is not None else kept
-    assert parent.journal is not None
-    cut = run.status is RunStatus.RUNNING and run.in_flight is not None
-    journal = Journal(run, child, parent.access.shared, store)
-    gate = parent.journal.gate(link["call_id"])
-    if run.pending is not None and gate is not None:
-        journal.answered(run.pending, bool(gate["approved"]), gate["answer"], gate["arguments"])
-    return child, journal, cut
-
-
-def _subagent_outcome(run: RunState, name: str) -> Any:
-    """The answer of a subagent run that has ended, or the error it ended with."""
-    if run.status is RunStatus.COMPLETED:
-        return run.answer
-    reason = run.error.message if run.error is not None else run.status.value
-    raise RuntimeError(f"the subagent {name} ended without an answer: {reason}")
-
-
-def _without_open_calls(
-    messages: Sequence[Message], pending: Sequence[ToolCall]
-) -> list[Message]:
-    """`messages` without the tool calls of the open turn (a reply whose calls do not all have
-    results yet): its text stays, a reply with nothing else goes."""
-    if not pending:
-        return list(messages)
-    open_ids = {call.id for call in pending}
-    settled: list[Message] = []
-    for message in messages:
-        if any(call.id in open_ids for call in message.tool_calls):
-            if message.content:  # the turn's results go in together: none of them is here yet
-                settled.append(dataclasses.replace(message, tool_calls=()))
-            continue
-        settled.append(message)
-    return settled
-
-
-def _strip_fences(text: str) -> str:
-    """The JSON inside a ```json fenced block, or the text itself."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.rsplit("```", 1)[0]
-    return stripped.strip()
 
 
 def _sync(fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:

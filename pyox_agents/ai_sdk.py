@@ -11,9 +11,12 @@ your own framework:
 
 The shared state reaches the page as a `data-state` part (id "state") that is replaced in place
 as tools change it; send the page's state back in the transport's `body: () => ({state})`.
+
+A consumer that stops reading (a client that went away) does not stop the run: it goes on to
+its end and commits its work, as under the server; `RunService.stop(thread_id)` stops it.
 """
 
-from pyox_agents.adapters.ai_sdk import (
+from pyox_agents._ai_sdk import (
     CHUNK_TYPES,
     FINISH_REASONS,
     HEADERS,
@@ -21,6 +24,7 @@ from pyox_agents.adapters.ai_sdk import (
     STATE_ID,
     Chat,
     Chunk,
+    RequestError,
     encode,
     encode_chunk,
     finish_reason,
@@ -29,7 +33,6 @@ from pyox_agents.adapters.ai_sdk import (
     translate,
     ui_messages_to_messages,
 )
-from pyox_agents.serving import RequestError
 
 __all__ = [
     "CHUNK_TYPES",

@@ -15,7 +15,7 @@ import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 import anyio.to_thread
 import pydantic
@@ -38,6 +38,12 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class RunLink(Protocol):
+    """What a tool's context needs of its run: a person's answer about a call, if given."""
+
+    def gate(self, call_id: str) -> Mapping[str, Any] | None: ...
+
+
 class RunContext:
     """What a tool (or an instructions callable, a reporter, a permission) knows about its run.
 
@@ -51,7 +57,7 @@ class RunContext:
     __slots__ = (
         "_denied",
         "_draft",
-        "_runner",
+        "_run",
         "_state",
         "call_id",
         "child_ids",
@@ -74,7 +80,7 @@ class RunContext:
         call_id: str | None = None,
         tool_name: str | None = None,
         denied: str | None = None,
-        runner: Any = None,
+        run: RunLink | None = None,
     ) -> None:
         self.run_id = run_id
         """The run's id: 64 hexadecimal digits."""
@@ -99,7 +105,7 @@ class RunContext:
         self._draft = draft
         self._state = state
         self._denied = denied
-        self._runner = runner
+        self._run = run
 
     @property
     def state(self) -> Any:
@@ -139,8 +145,7 @@ class RunContext:
         Raises:
             PersonDeclined: the person declined to answer (the tool's result says so).
         """
-        runner = self._runner
-        gate = runner.journal.gate(self.call_id) if runner is not None and runner.journal else None
+        gate = self._run.gate(self.call_id) if self._run is not None and self.call_id else None
         if gate is not None:
             if not gate["approved"]:
                 raise PersonDeclined(f"a person declined to answer: {prompt}")
@@ -149,10 +154,8 @@ class RunContext:
 
 
 class PersonNeeded(BaseException):
-    """Raised inside a tool by `ctx.ask_person`: the run pauses for a person.
-
-    A `BaseException`, so a tool's own `except Exception` does not swallow it.
-    """
+    """Raised inside a tool by `ctx.ask_person`: the run pauses for a person. A
+    `BaseException`, so a tool's own `except Exception` does not swallow it."""
 
     def __init__(self, prompt: str, schema: Mapping[str, Any] | None) -> None:
         super().__init__(prompt)

@@ -24,7 +24,7 @@ from pyox_agents import (
     tool,
 )
 from pyox_agents.models import FunctionModel, ScriptedModel, ToolCall, ToolSpec
-from pyox_agents.permissions import Deny
+from pyox_agents.runtime._permissions import Deny
 from pyox_agents.stores import MemoryStore
 
 pytestmark = pytest.mark.anyio

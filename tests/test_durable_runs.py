@@ -21,9 +21,9 @@ from pyox_agents import (
     tool,
     verify_audit,
 )
-from pyox_agents.limits import Limits
 from pyox_agents.models import ScriptedModel, ToolCall
-from pyox_agents.planning import Answer, CallTool
+from pyox_agents.runtime._limits import Limits
+from pyox_agents.runtime._planning import Answer, CallTool
 from pyox_agents.stores import MemoryStore, SQLiteStore
 
 pytestmark = pytest.mark.anyio

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyox_agents import Agent, RunContext, RuntimeEvent, tool
-from pyox_agents.event_json import event_from_json, event_to_json
 from pyox_agents.models import ScriptedModel, ToolCall
+from pyox_agents.service._event_json import event_from_json, event_to_json
 
 pytestmark = pytest.mark.anyio
 

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pyox_agents import Agent, RunContext, RunFinished, RunStarted, ToolCallStarted, tool
-from pyox_agents.limits import Limits
 from pyox_agents.models import ScriptedModel, ToolCall
 from pyox_agents.models.base import ToolSpec
-from pyox_agents.permissions import Deny
+from pyox_agents.runtime._limits import Limits
+from pyox_agents.runtime._permissions import Deny
 from pyox_agents.state.run import RunState, RunStatus, StateError, StopReason
 from pyox_agents.stores import MemoryStore, SQLiteStore
 

@@ -1,4 +1,4 @@
-"""`pyox_agents.thread_state`: a server's kept versions of a thread's state, and the merge of a
+"""`ThreadState`: a server's kept versions of a thread's state, and the merge of a
 client's edits onto the latest version with the parallel tools' rebase."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from pyox_agents.service._thread_state import RECENT, ThreadState, aligned, json_equal, merge
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.patch import apply, diff
-from pyox_agents.thread_state import RECENT, ThreadState, aligned, json_equal, merge
 
 KEYS = st.sampled_from(["a", "b", "c", "d", "e", "f"])
 VALUES = st.integers(-3, 3) | st.booleans() | st.text(max_size=3)

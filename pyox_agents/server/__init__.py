@@ -1,6 +1,7 @@
 """The HTTP server: `create_app(agents, store=...)` serves agents to AG-UI and AI SDK frontends."""
 
+from pyox_agents.server._gc import tune_gc
 from pyox_agents.server.app import bearer_tokens, create_app
-from pyox_agents.serving import ServerLimits
+from pyox_agents.service import ServerLimits
 
-__all__ = ["ServerLimits", "bearer_tokens", "create_app"]
+__all__ = ["ServerLimits", "bearer_tokens", "create_app", "tune_gc"]

@@ -17,10 +17,7 @@ what it committed stays committed.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import gc
 import inspect
-import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -29,14 +26,17 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
+from pyox_agents.server._gc import tune_gc as _tune_gc
+from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server.sse import EventStreamResponse
-from pyox_agents.serving import LiveRun, RequestError, RunService, ServerLimits
+from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits, thread_view
+from pyox_agents.stores.base import Store
 
 __all__ = ["Auth", "bearer_tokens", "create_app"]
 
@@ -68,7 +68,7 @@ class _Server:
     def __init__(
         self,
         agents: Mapping[str, Agent],
-        store: Any,
+        store: Store | None,
         *,
         keepalive: float,
         max_body: int,
@@ -155,7 +155,7 @@ async def _batches(events: AsyncIterator[Any]) -> AsyncIterator[list[Any]]:
 def create_app(
     agents: Mapping[str, Agent],
     *,
-    store: Any = None,
+    store: Store | None = None,
     keepalive: float = 15.0,
     max_body: int = 5_000_000,
     on_disconnect: Literal["detach", "cancel"] = "detach",
@@ -165,7 +165,7 @@ def create_app(
     limits: ServerLimits | None = None,
     send_timeout: float | None = 30.0,
     lease_ttl: float = 30.0,
-    tune_gc: bool = True,
+    tune_gc: bool = False,
     keep_state: bool = True,
 ) -> Starlette:
     """A Starlette app serving `agents` (by name) over AG-UI and the AI SDK stream protocol.
@@ -179,11 +179,9 @@ def create_app(
     (`ServerLimits`). A client that takes more than `send_timeout` seconds to accept the next
     event is dropped; its run goes on, detached, and can be followed again. With a store that
     has leases (`RedisStore`), several processes share the work; `lease_ttl` is how long a
-    process that died keeps a thread before another may take it. `tune_gc` (the default) freezes
-    what start-up allocated out of the garbage collector's reach, makes full collections rarer
-    and the middle ones smaller, once, when the app starts: with many open streams, collections
-    otherwise pause every stream for hundreds of milliseconds (bench/concurrency.py). It changes
-    the process's `gc` settings; pass False to keep your own.
+    process that died keeps a thread before another may take it. `tune_gc=True` calls
+    `tune_gc()` when the app starts (it changes the whole process's `gc` settings, so it is
+    the caller's choice: `pyox-agents serve` and `demo` make it).
 
     `keep_state` (the default; needs a `store`): the server keeps each thread's latest shared
     state, so a page that sends none, or a reloaded page's `{}`, gets it back in the run's
@@ -195,6 +193,36 @@ def create_app(
     Raises:
         ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
     """
+    _check_config(agents, on_disconnect)
+    server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
+                     on_disconnect=on_disconnect, auth=auth, limits=limits,
+                     send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state)
+
+    middleware = []
+    if cors_origins:
+        middleware.append(Middleware(CORSMiddleware, allow_origins=list(cors_origins),
+                                     allow_methods=["GET", "POST"], allow_headers=["*"]))
+    app = Starlette(routes=_routes(server, page), middleware=middleware,
+                    lifespan=_lifespan(server, tune_gc))
+    app.state.pyox = server
+    return app
+
+
+def _lifespan(server: _Server, tune_gc: bool) -> Any:
+    """Start-up (`tune_gc()` if asked) and shutdown (every active run is cancelled)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if tune_gc:
+            _tune_gc()
+        yield
+        await server.runs.close()
+
+    return lifespan
+
+
+def _check_config(agents: Mapping[str, Agent], on_disconnect: str) -> None:
+    """Refuse what `create_app` cannot serve, before anything runs."""
     if not agents:
         raise ValueError("create_app() got no agents; pass a mapping such as {'todo': agent}")
     for name, agent in agents.items():
@@ -203,70 +231,34 @@ def create_app(
                              "and an Agent")
     if on_disconnect not in ("detach", "cancel"):
         raise ValueError(f'on_disconnect is "detach" or "cancel", got {on_disconnect!r}')
-    server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
-                     on_disconnect=on_disconnect, auth=auth, limits=limits,
-                     send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if tune_gc:
-            gc.collect()
-            gc.freeze()  # start-up objects live for the process: never scan them again
-            # young collections every 10,000 allocations; the middle one every 5 of those, so
-            # that each stays short (~30 ms with 1,000 open streams, ~70 ms every 20); full ones
-            # as rarely as before (every 20,000,000 allocations, at most)
-            gc.set_threshold(10_000, 5, 400)
-        yield
-        await server.runs.close()
-
-    middleware = []
-    if cors_origins:
-        middleware.append(Middleware(CORSMiddleware, allow_origins=list(cors_origins),
-                                     allow_methods=["GET", "POST"], allow_headers=["*"]))
-    app = Starlette(
-        routes=[
-            Route("/agents/{name}/ag-ui", _handled(server, _ag_ui_run), methods=["POST"]),
-            Route("/agents/{name}/ai-sdk", _handled(server, _ai_sdk_run), methods=["POST"]),
-            Route("/agents/{name}/ai-sdk/{chat_id}/stream", _handled(server, _ai_sdk_resume),
-                  methods=["GET"]),
-            Route("/agents/{name}/ai-sdk/{chat_id}/stop", _handled(server, _ai_sdk_stop),
-                  methods=["POST"]),
-            Route("/agents", _handled(server, _list_agents), methods=["GET"]),
-            Route("/threads/{thread_id}", _handled(server, _get_thread), methods=["GET"]),
-            Route("/runs/{run_id}", _handled(server, _get_run), methods=["GET"]),
-            Route("/healthz", _healthz, methods=["GET"]),
-            *([Mount("/", StaticFiles(directory=str(page), html=True))] if page else []),
-        ],
-        middleware=middleware,
-        lifespan=lifespan,
-    )
-    app.state.pyox = server
-    return app
 
 
-def _handled(server: _Server, endpoint: Any) -> Any:
-    """Answer a `RequestError` as its status with a JSON body (plain text for the AI SDK)."""
-
-    async def handle(request: Request) -> Response:
-        try:
-            response: Response = await endpoint(server, request)
-            return response
-        except RequestError as exc:
-            if "/ai-sdk" in request.url.path:
-                return PlainTextResponse(str(exc), status_code=exc.status, headers=exc.headers)
-            body: dict[str, Any] = {"error": str(exc)}
-            if exc.field is not None:
-                body["field"] = exc.field
-            return JSONResponse(body, status_code=exc.status, headers=exc.headers)
-
-    return handle
+def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
+    """The app's routes: each protocol's refusals in the body format its clients read."""
+    return [
+        Route("/agents/{name}/ag-ui", handled(server, _ag_ui_run), methods=["POST"]),
+        Route("/agents/{name}/ai-sdk", handled(server, _ai_sdk_run, text_error),
+              methods=["POST"]),
+        Route("/agents/{name}/ai-sdk/{chat_id}/stream",
+              handled(server, _ai_sdk_resume, text_error), methods=["GET"]),
+        Route("/agents/{name}/ai-sdk/{chat_id}/stop",
+              handled(server, _ai_sdk_stop, text_error), methods=["POST"]),
+        Route("/agents", handled(server, _list_agents), methods=["GET"]),
+        Route("/threads/{thread_id}", handled(server, _get_thread), methods=["GET"]),
+        Route("/runs/{run_id}", handled(server, _get_run), methods=["GET"]),
+        Route("/healthz", _healthz, methods=["GET"]),
+        *([Mount("/", StaticFiles(directory=str(page), html=True))] if page else []),
+    ]
 
 
 async def _ag_ui_run(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     name, agent = server.agent(request)
-    run_input, run_request = ag_ui.parse_request(await server.body(request), agent)
-    live = await server.runs.start(agent, run_request, name=name, principal=principal)
+    run_input = ag_ui.read_input(await server.body(request))
+    paused = await server.runs.paused(agent, run_input.thread_id) if run_input.resume else None
+    run_request = ag_ui.request_from_input(run_input, paused.pending if paused else None)
+    live = await server.runs.start(agent, run_request, name=name, principal=principal,
+                                   paused=paused)
     batches = ag_ui.translate_batches(run_input, live.follow_batches())
     frames = (_frame([ag_ui.encode_event(e) for e in batch]) async for batch in batches)
     return server.sse(frames, live)
@@ -276,13 +268,12 @@ async def _ai_sdk_run(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     name, agent = server.agent(request)
     version = _sdk_version(request)
-    chat, run_request = ai_sdk.parse_request(await server.body(request), agent,
+    chat, run_request = ai_sdk.parse_request(await server.body(request), agent.tools,
                                              sdk_version=version)
     live = await server.runs.start(agent, run_request, name=name, principal=principal)
     live.meta["ai_sdk"] = chat
     if server.runs.shared:  # other processes replay it: they need the chat as JSON
-        await server.runs.publish_meta(live, {"ai_sdk": {**dataclasses.asdict(chat),
-                                                        "denied_calls": sorted(chat.denied_calls)}})
+        await server.runs.publish_meta(live, {"ai_sdk": chat.to_json()})
     return _ai_sdk_response(server, live, chat, version)
 
 
@@ -297,7 +288,7 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     events, meta = found
     chat = meta["ai_sdk"]
     if isinstance(chat, Mapping):  # published by another process as JSON
-        chat = ai_sdk.Chat(**{**chat, "denied_calls": frozenset(chat["denied_calls"])})
+        chat = ai_sdk.Chat.from_json(chat)
     # the run speaks the major it was started with
     return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None)
 
@@ -313,7 +304,7 @@ def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any
     async def frames() -> AsyncIterator[bytes]:
         async for batch in chunks:
             yield _frame([ai_sdk.encode_chunk(chunk) for chunk in batch])
-        yield _frame(["[DONE]"])
+        yield _frame([ai_sdk.DONE])
 
     return server.sse(frames(), live, {"x-vercel-ai-ui-message-stream": "v1"})
 
@@ -360,24 +351,9 @@ async def _get_thread(server: _Server, request: Request) -> Response:
     if server.store is None:
         raise RequestError(404, "this server keeps no threads (it was created without a store)")
     try:
-        conversation = await server.store.aload(thread_id)
+        return JSONResponse(await thread_view(server.runs, thread_id))
     except LookupError:
         raise RequestError(404, f"no thread {thread_id!r}") from None
-    messages = [
-        {"role": m.role, "content": m.content,
-         "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
-                        for c in m.tool_calls],
-         "call_id": m.call_id}
-        for m in conversation.messages
-    ]
-    kept = await server.runs.kept_state(thread_id)
-    live = server.runs.active(thread_id)
-    state = live.last_state() if live is not None and live.events else kept.state
-    running = live is not None or (
-        server.runs.shared and await server.store.aget_active(thread_id) is not None)
-    return JSONResponse({"id": thread_id, "messages": messages,
-                         "state": {} if state is None else json.loads(json.dumps(state)),
-                         "version": kept.version or None, "running": running})
 
 
 async def _get_run(server: _Server, request: Request) -> Response:

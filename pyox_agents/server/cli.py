@@ -16,7 +16,10 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyox_agents.stores.base import Store
 
 __all__ = ["STATIC_DIR", "default_store_path", "load_target", "main", "open_store"]
 
@@ -117,17 +120,17 @@ def load_target(target: str) -> Any:
     return value
 
 
-def _app_for(target: Any, store: Any, name: str) -> Any:
-    from pyox_agents import Agent
+def _app_for(target: Any, store: Store | None, name: str) -> Any:
+    from pyox_agents.agent import Agent
     from pyox_agents.server import create_app
 
     if isinstance(target, Agent):
-        return create_app({target.name or "agent": target}, store=store)
+        return create_app({target.name or "agent": target}, store=store, tune_gc=True)
     if isinstance(target, Mapping):
         bad = [key for key, value in target.items() if not isinstance(value, Agent)]
         if bad or not target:
             raise CliError(f"{name} is a dict, but not of name -> Agent (check {bad or 'empty'})")
-        return create_app(dict(target), store=store)
+        return create_app(dict(target), store=store, tune_gc=True)
     if callable(target):
         return target  # a ready ASGI app (Starlette, FastAPI, ...)
     raise CliError(f"{name} is a {type(target).__name__}; serve an Agent, a dict of name -> "
@@ -173,8 +176,8 @@ def _serve(app: Any, host: str, port: int) -> None:
 
 
 def _demo(args: argparse.Namespace) -> None:
+    from pyox_agents.demo import AGENT_NAME, demo_agents
     from pyox_agents.server import create_app
-    from pyox_agents.server.demo import AGENT_NAME, demo_agents
 
     store = open_store(args.store or f"sqlite:{default_store_path()}")
     if not (STATIC_DIR / "index.html").is_file():
@@ -186,7 +189,7 @@ def _demo(args: argparse.Namespace) -> None:
         resolve_model(args.model)
     except (ValueError, ImportError) as exc:
         raise CliError(f"--model {args.model!r}: {exc}") from None
-    app = create_app(demo_agents(args.model), store=store, page=STATIC_DIR)
+    app = create_app(demo_agents(args.model), store=store, page=STATIC_DIR, tune_gc=True)
     url = f"http://{args.host}:{args.port}/"
     print(f"pyox-agents demo: open {url}", flush=True)
     print("  type first: add milk and eggs to my cart", flush=True)
@@ -210,7 +213,7 @@ def _serve_target(args: argparse.Namespace) -> None:
     target = load_target(args.target)
     app = _app_for(target, store, args.target)
     print(f"pyox-agents: serving {args.target} at http://{args.host}:{args.port}/", flush=True)
-    from pyox_agents import Agent
+    from pyox_agents.agent import Agent
 
     if isinstance(target, Agent | dict):
         _say_who_can_reach(args.host)  # our app around the user's agents has no auth

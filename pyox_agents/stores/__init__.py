@@ -7,7 +7,14 @@ raises an ImportError naming the extra to install.
 
 from typing import TYPE_CHECKING, Any
 
-from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
+from pyox_agents.stores.base import (
+    LoadedThread,
+    SharedRuns,
+    StepRecord,
+    Store,
+    StoreConflict,
+    ThreadInfo,
+)
 from pyox_agents.stores.memory import MemoryStore
 from pyox_agents.stores.sqlite import SQLiteStore
 
@@ -21,6 +28,7 @@ __all__ = [
     "PostgresStore",
     "RedisStore",
     "SQLiteStore",
+    "SharedRuns",
     "StepRecord",
     "Store",
     "StoreConflict",

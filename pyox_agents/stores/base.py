@@ -12,10 +12,10 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio.to_thread
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pyox_agents.state.conversation import State
     from pyox_agents.state.run import RunState
 
-__all__ = ["LoadedThread", "StepRecord", "Store", "StoreConflict", "ThreadInfo"]
+__all__ = ["LoadedThread", "SharedRuns", "StepRecord", "Store", "StoreConflict", "ThreadInfo"]
 
 
 class StoreConflict(ValueError):
@@ -300,7 +300,7 @@ class Store:
 
     def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
         """Keep `kept` for `thread_id`, replacing what was kept: a server's record of the thread's
-        latest shared state (JSON, see `pyox_agents.thread_state`). The library never writes it.
+        latest shared state (JSON, see `pyox_agents.service`). The library never writes it.
 
         Raises:
             TypeError, ValueError: `kept` is not JSON.
@@ -335,7 +335,7 @@ class Store:
                 it meanwhile; continue a saved State with `store.load(id)`, not with a new
                 State of the same id.
         """
-        record = self._record_for(state)
+        record = self.record_for(state)
         if record.entries or record.first_seq == 0:  # nothing new for a saved thread: no write
             self.write(record)
 
@@ -353,7 +353,7 @@ class Store:
         state._bind_store(self)
         return state
 
-    def _record_for(self, state: State) -> StepRecord:
+    def record_for(self, state: State) -> StepRecord:
         """The entries of `state` this store lacks (maybe none), checked to continue what it
         holds. The runtime adds the run, audit and shared state to it for a step's write.
 
@@ -436,3 +436,51 @@ class Store:
     async def aclose(self) -> None:
         """Same as `close`, off the event loop."""
         await anyio.to_thread.run_sync(self.close)
+
+
+@runtime_checkable
+class SharedRuns(Protocol):
+    """A store that lets several server processes share runs (`RedisStore`): a per-thread lease
+    with a fencing token, the thread's active run, and each run's event log, which any process
+    can follow as it grows (a push, never polling). `isinstance(store, SharedRuns)` tells."""
+
+    def write_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
+        """`write`, refused unless `token` is the thread's current lease token."""
+
+    def lease_holder(self, thread_id: str) -> tuple[str, int] | None:
+        """The owner and token of the thread's lease, or None when nobody holds it."""
+
+    async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
+        """Take the thread's lease for `ttl` seconds: its new fencing token, or None if held."""
+
+    async def arenew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
+        """Extend a lease this owner holds with `token`; False if it was lost."""
+
+    async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
+        """Give the lease back; False if it was no longer this owner's."""
+
+    async def aset_active(self, thread_id: str, run_key: str, ttl: float) -> None:
+        """Record `run_key` as the run active on the thread, for `ttl` seconds."""
+
+    async def aget_active(self, thread_id: str) -> str | None:
+        """The run key active on the thread, or None."""
+
+    async def aclear_active(self, thread_id: str, run_key: str) -> bool:
+        """Clear the thread's active run if it is still `run_key`."""
+
+    async def aappend_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
+        """Append events (JSON texts) to the run's log; their ids."""
+
+    async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
+        """The run's logged events after `after_id`, as (id, JSON text)."""
+
+    def follow_events(self, run_key: str, after_id: str = "0",
+                      block_ms: int = 5000) -> AsyncIterator[tuple[str, str]]:
+        """The run's events after `after_id`, those logged then those to come (waiting on the
+        store's push), until the log is marked done."""
+
+    async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
+        """End the run's log: followers stop; it expires `ttl` seconds later."""
+
+    async def ais_done(self, run_key: str) -> bool:
+        """Whether the run's log was marked done."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyox_agents.adapters.ag_ui_events import declares_1_0
+from pyox_agents.adapters.ag_ui._events import declares_1_0
 from pyox_agents.events import (
     ApprovalRequested,
     RunFinished,

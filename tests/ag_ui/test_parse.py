@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from pyox_agents import Agent, ApprovalRequested, RunContext, State, tool
-from pyox_agents.adapters.ag_ui import parse_request
-from pyox_agents.adapters.ag_ui_request import check_schema
+from pyox_agents.adapters.ag_ui._request import check_schema
+from pyox_agents.ag_ui import parse_request
 from pyox_agents.models import ScriptedModel
-from pyox_agents.serving import Decision, RequestError, ToolOutput
+from pyox_agents.service import Decision, RequestError, ToolOutput
 from pyox_agents.state.messages import Image, Message, ToolCall
 from pyox_agents.stores import MemoryStore
 from tests.ag_ui.helpers import THREAD

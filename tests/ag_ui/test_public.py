@@ -6,7 +6,7 @@ import pytest
 
 from pyox_agents import Agent, ag_ui
 from pyox_agents.models import ScriptedModel
-from pyox_agents.serving import RunService
+from pyox_agents.service import RunService
 from pyox_agents.stores import MemoryStore
 from tests.ag_ui.servers import frames
 from tests.ag_ui.verify import check_stream

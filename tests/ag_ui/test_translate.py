@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pyox_agents.adapters.ag_ui import APPROVAL_SCHEMA, translate
-from pyox_agents.adapters.ag_ui_events import INTERNAL_ERROR_MESSAGE
+from pyox_agents.adapters.ag_ui._events import INTERNAL_ERROR_MESSAGE
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,

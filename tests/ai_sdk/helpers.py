@@ -6,10 +6,9 @@ import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from pyox_agents import Agent, RuntimeEvent
-from pyox_agents.adapters import ai_sdk
+from pyox_agents import Agent, RuntimeEvent, ai_sdk
 from pyox_agents.adapters.ai_sdk import Chat
-from pyox_agents.serving import LiveRun, RunService
+from pyox_agents.service import LiveRun, RunService
 
 
 def user(text: str, id: str = "u1") -> dict[str, Any]:

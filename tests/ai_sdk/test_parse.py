@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from pyox_agents import Agent, Image, Message, ToolCall, tool
-from pyox_agents.adapters.ai_sdk import parse_request
+from pyox_agents.ai_sdk import parse_request
 from pyox_agents.models import ScriptedModel
-from pyox_agents.serving import Decision, RequestError, ToolOutput
+from pyox_agents.service import Decision, RequestError, ToolOutput
 
 from .helpers import body, user
 

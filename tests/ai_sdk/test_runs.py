@@ -7,10 +7,9 @@ from typing import Any
 import pydantic
 import pytest
 
-from pyox_agents import Agent, RunContext, RunFinished, ToolCall, tool
-from pyox_agents.adapters import ai_sdk
+from pyox_agents import Agent, RunContext, RunFinished, ToolCall, ai_sdk, tool
 from pyox_agents.models import FunctionModel, ScriptedModel
-from pyox_agents.serving import RequestError, RunService
+from pyox_agents.service import RequestError, RunService
 from pyox_agents.stores import MemoryStore
 
 from .helpers import body, check_stream_rules, run_chunks, snapshots, start, types, user

@@ -28,10 +28,10 @@ from pyox_agents import (
     ToolCallEnded,
     ToolCallStarted,
     ToolResult,
+    ai_sdk,
 )
-from pyox_agents.adapters import ai_sdk
+from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.adapters.ai_sdk import Chat
-from pyox_agents.adapters.run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.state.stopped import StoppedByLimit
 
 from .helpers import check_stream_rules, events_of, snapshots, translate, types

@@ -35,7 +35,7 @@ from starlette.routing import Route
 from pyox_agents import Agent, RunContext, ag_ui, tool
 from pyox_agents.models import FunctionModel, ScriptedModel
 from pyox_agents.server import create_app
-from pyox_agents.serving import RunService
+from pyox_agents.service import RunService
 from pyox_agents.state.messages import Message, ToolCall
 from pyox_agents.stores import MemoryStore
 from tests.ag_ui.verify import check_stream, sse_events

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
+from pyox_agents.demo import demo_agents
 from pyox_agents.server import create_app
 from pyox_agents.server.cli import STATIC_DIR
-from pyox_agents.server.demo import demo_agents
 from pyox_agents.stores import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]

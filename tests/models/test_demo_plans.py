@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from pyox_agents import ToolCallStarted
+from pyox_agents.demo import demo_agents
 from pyox_agents.models import Message
 from pyox_agents.models.demo import decide
-from pyox_agents.server.demo import demo_agents
 from tests.models.test_demo import add_item, add_todo
 
 pytestmark = pytest.mark.anyio

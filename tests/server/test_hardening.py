@@ -12,7 +12,7 @@ import pytest
 from pyox_agents import Agent, RunContext, tool
 from pyox_agents.models import ScriptedModel, ToolCall
 from pyox_agents.server import ServerLimits, bearer_tokens, create_app
-from pyox_agents.serving import RequestError, RunRequest, RunService
+from pyox_agents.service import RequestError, RunRequest, RunService
 from pyox_agents.stores import MemoryStore
 
 pytestmark = pytest.mark.anyio

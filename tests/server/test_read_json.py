@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyox_agents.serving import RequestError, read_json
+from pyox_agents.adapters._body import read_json
+from pyox_agents.service import RequestError
 
 # any text, and lone surrogates (hypothesis leaves those out of text unless asked)
 TEXT = st.lists(st.characters() | st.characters(categories=["Cs"]), max_size=8).map("".join)

@@ -172,7 +172,7 @@ def test_saving_again_appends_only_the_new_entries(store: Store) -> None:
 def test_a_step_with_no_new_entries_still_writes_its_run(store: Store) -> None:
     state = State(id="t", messages=[Message.user("hi")])
     store.save(state)
-    base = store._record_for(state)  # what the runtime builds a step's write on
+    base = store.record_for(state)  # what the runtime builds a step's write on
     assert (base.first_seq, base.entries) == (1, ())
     record = audit_record(None, "approval_answered", {"approved": True})
     run = run_state(0, head={"seq": 0, "digest": record["digest"]})

@@ -29,15 +29,14 @@ from ag_ui.core import (
 )
 from ag_ui.core import ToolCall as AgUiToolCall
 
-from pyox_agents.adapters.ag_ui_events import interrupt_reason
-from pyox_agents.agent import Agent
+from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents.adapters._body import read_json
+from pyox_agents.adapters.ag_ui._events import interrupt_reason
 from pyox_agents.models.base import ToolSpec
-from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput, read_json
-from pyox_agents.state.history import RunStartEntry
 from pyox_agents.state.messages import Image, Message, ToolCall
-from pyox_agents.state.run import ApprovalRequest, RunState
+from pyox_agents.state.run import ApprovalRequest
 
-__all__ = ["check_schema", "parse_request", "request_from_input"]
+__all__ = ["check_schema", "read_input", "request_from_input"]
 
 _TAGS = frozenset({"developer", "system", "assistant", "user", "tool", "activity", "reasoning",
                    "text", "image", "audio", "video", "document", "data", "url", "file"})
@@ -46,31 +45,31 @@ _TYPES_SHOWN = frozenset({"str", "int", "float", "bool", "dict", "list", "none"}
 """Union members pydantic puts in an error's location after a field name."""
 
 
-def parse_request(body: bytes, agent: Agent) -> tuple[RunAgentInput, RunRequest]:
-    """The `RunAgentInput` in `body` and the `RunRequest` it asks `agent` for.
+def read_input(body: bytes) -> RunAgentInput:
+    """The `RunAgentInput` in `body`.
 
     Raises:
         RequestError: 400 when `body` is not JSON; 422, naming the field, when it is not a valid
-            `RunAgentInput`, or asks for something the runtime cannot do (a message part it
-            cannot pass on, a tool result for no known call, a resume that does not answer the
-            open interrupt or answers it with an invalid payload).
+            `RunAgentInput`.
     """
     data = read_json(body, "a RunAgentInput as a JSON object")
     if not isinstance(data, dict):
         raise RequestError(422, f"the body is a JSON {type(data).__name__}, not a RunAgentInput "
                                 "object: send {threadId, runId, messages, ...}", "body")
     try:
-        run_input = RunAgentInput.model_validate(data)
+        return RunAgentInput.model_validate(data)
     except pydantic.ValidationError as exc:
         error = exc.errors()[0]
         where = _field(error["loc"])
         raise RequestError(422, f"the body is not a valid RunAgentInput: {where}: {error['msg']}",
                            where) from None
-    return run_input, request_from_input(run_input, agent)
 
 
-def request_from_input(run_input: RunAgentInput, agent: Agent) -> RunRequest:
-    """The `RunRequest` a validated `RunAgentInput` asks `agent` for.
+def request_from_input(
+    run_input: RunAgentInput, pending: ApprovalRequest | None = None
+) -> RunRequest:
+    """The `RunRequest` a validated `RunAgentInput` asks for; `pending` is the approval request
+    the thread's paused run waits for (the service looks it up), which `resume` must answer.
 
     `messages` is the client's whole history (reasoning, activity and subagent messages are not
     the conversation's and are left out); `state` absent or null means none (the thread's kept
@@ -81,7 +80,9 @@ def request_from_input(run_input: RunAgentInput, agent: Agent) -> RunRequest:
     thread still waits for); `resume` answers the interrupt the thread's paused run waits for.
 
     Raises:
-        RequestError: 422 naming the field, as `parse_request`.
+        RequestError: 422 naming the field: a message part the runtime cannot pass on, a tool
+            result for no known call, a resume that does not answer the open interrupt or
+            answers it with an invalid payload.
     """
     messages, outputs = _messages(run_input)
     state = run_input.state
@@ -91,7 +92,7 @@ def request_from_input(run_input: RunAgentInput, agent: Agent) -> RunRequest:
         state=state,
         saw_thread=any(isinstance(m, AssistantMessage) for m in run_input.messages),
         tool_outputs=outputs,
-        decisions=_decisions(run_input, agent),
+        decisions=_decisions(run_input, pending),
         client_tools=tuple(
             ToolSpec(t.name, t.description, t.parameters if isinstance(t.parameters, Mapping)
                      else {"type": "object", "properties": {}})
@@ -193,7 +194,8 @@ def _tool_content(content: str | Sequence[Any], where: str) -> str:
 # -- resume ------------------------------------------------------------------------------------
 
 
-def _decisions(run_input: RunAgentInput, agent: Agent) -> tuple[Decision, ...]:
+def _decisions(run_input: RunAgentInput, request: ApprovalRequest | None
+               ) -> tuple[Decision, ...]:
     """The person's answer to the interrupt the thread waits for, from `resume`.
 
     Entries for interrupts the thread does not have open are ignored (the protocol says to go
@@ -202,7 +204,6 @@ def _decisions(run_input: RunAgentInput, agent: Agent) -> tuple[Decision, ...]:
     entries = run_input.resume or []
     if not entries:
         return ()
-    request = open_request(agent, run_input.thread_id)
     if request is None:
         return ()
     for index, entry in enumerate(entries):
@@ -246,33 +247,6 @@ def _decision(request: ApprovalRequest, entry: ResumeEntry, where: str) -> Decis
                  f"payload {_shown(payload, missing)}, which does not match its responseSchema: "
                  f"{'; '.join(problems)}", f"{where}.payload")
     return Decision(request.id, approve=True, answer=payload)
-
-
-def open_request(agent: Agent, thread_id: str) -> ApprovalRequest | None:
-    """The approval request the paused run of `thread_id` waits for, if there is one.
-
-    This is the adapter's one read: a resume's payload can only be checked against the
-    interrupt it answers. It reads the agent's store (a paused run of a store-less agent is
-    kept in the agent).
-    """
-    store = agent.store
-    if store is None:
-        for run, conversation in agent._paused.values():
-            if conversation.id == thread_id and run.pending is not None:
-                return run.pending
-        return None
-    try:
-        conversation = store.load(thread_id)
-    except LookupError:
-        return None
-    starts = [e.content for e in conversation.history if isinstance(e, RunStartEntry)]
-    if not starts or not starts[-1]:
-        return None
-    try:
-        latest: RunState = store.load_run(str(starts[-1]))
-    except LookupError:
-        return None
-    return latest.pending
 
 
 # -- a minimal JSON schema check ---------------------------------------------------------------

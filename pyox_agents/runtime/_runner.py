@@ -33,12 +33,13 @@ from pyox_agents.events import (
     StepStarted,
     ToolResult,
 )
-from pyox_agents.journal import Journal, StoreError, new_request
-from pyox_agents.limits import Limits
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
-from pyox_agents.permissions import Ask, Deny, Permission, decide, permission_name
-from pyox_agents.planning import PlannerModel
-from pyox_agents.replies import ReplyStream, arguments_problem, valid_text
+from pyox_agents.runtime._journal import Journal, StoreError, new_request
+from pyox_agents.runtime._limits import Limits
+from pyox_agents.runtime._permissions import Ask, Deny, Permission, decide, permission_name
+from pyox_agents.runtime._planning import PlannerModel
+from pyox_agents.runtime._records import ClosedCall, Gate, spent_plus
+from pyox_agents.runtime._replies import ReplyStream, arguments_problem, valid_text
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
@@ -50,6 +51,7 @@ from pyox_agents.state.stopped import (
     StoppedByPermission,
     StoppedByUntil,
 )
+from pyox_agents.stores.base import Store
 from pyox_agents.tools import PersonDeclined, PersonNeeded, RunContext, Tool, ToolArgumentsError
 
 __all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
@@ -85,7 +87,7 @@ class Setup:
     instructions: Instructions = None
     reporters: Sequence[Any] = ()
     permissions: tuple[Permission, ...] = ()
-    store: Any = None
+    store: Store | None = None
     limits: Limits | None = None
     planner: Any = None
     tool_timeout: float | None = None
@@ -114,6 +116,20 @@ class SubagentPaused(PersonNeeded):
         super().__init__(request.prompt, request.schema)
         self.request = request
         self.link = dict(link)
+
+
+@dataclass
+class _StepCalls:
+    """What the tool calls of one step produced, as each closes (they may run at once)."""
+
+    closed: dict[str, ClosedCall] = field(default_factory=dict)
+    """The calls that have a result, by call id."""
+    paused: dict[str, ApprovalRequest] = field(default_factory=dict)
+    """The calls that wait for a person, by call id."""
+    stops: list[StoppedByPermission] = field(default_factory=list)
+    """Permissions that denied a call and stop the run."""
+    spent: Spent = field(default_factory=Spent)
+    """What the calls' subagents spent."""
 
 
 @dataclass
@@ -157,7 +173,8 @@ class Runner:
         self.access = access
         self.journal = journal
         self.run_id = journal.run.run_id if journal else (run_id or secrets.token_hex(32))
-        self._emit = emit
+        self.emit = emit
+        """Where the run's events go, a list at a time (its consumer sets it before it runs)."""
         self._stream: ReplyStream | None = None
         self._step: int | None = None
         self.usage = Usage()
@@ -169,6 +186,10 @@ class Runner:
         else:
             assert setup.model is not None, "an agent has a model or a planner"
             self.model = setup.model
+
+    def gate(self, call_id: str) -> Gate | None:
+        """A person's answer about call `call_id` in this run's decision, if one was given."""
+        return self.journal.gate(call_id) if self.journal is not None else None
 
     def _run_state(self) -> Any:
         assert self.journal is not None, "a planner decides inside a run"
@@ -393,48 +414,33 @@ class Runner:
         Returns the first request for a person, if a call needs one: such calls stay pending.
         """
         calls = self.conversation.pending_calls
-        stops: list[StoppedByPermission] = []
-        closed: dict[str, tuple[str, Any, AgentError | None]] = {}
-        paused: dict[str, ApprovalRequest] = {}
-        spent: list[Spent] = []
+        step = _StepCalls()
         if self.recovering and self.journal is not None:
             self.journal.retry()
         try:
             if len(calls) == 1:  # the usual case: no task group to set up for one call
-                await self._call_tool(calls[0], stops, closed, paused, spent)
+                await self._call_tool(calls[0], step)
             else:
                 async with anyio.create_task_group() as group:
                     for call in calls:
-                        group.start_soon(self._call_tool, call, stops, closed, paused, spent)
+                        group.start_soon(self._call_tool, call, step)
         except BaseException:
             self._close_pending("cancelled: the run was stopped")
             raise
         finally:
             self.recovering = False
         if self.journal is not None:
-            total = Spent()
-            for item in spent:
-                total = Spent(0, total.tool_calls + item.tool_calls,
-                              total.input_tokens + item.input_tokens,
-                              total.output_tokens + item.output_tokens, total.cost + item.cost)
-            self.journal.record_steps(closed, calls, total)
+            self.journal.record_steps(step.closed, calls, step.spent)
             if not self.conversation.pending_calls:
                 self.journal.decision_done()
-        if stops and self.conversation.stopped is None:
-            self.conversation._stop(stops[0])
-        return next((paused[call.id] for call in calls if call.id in paused), None)
+        if step.stops and self.conversation.stopped is None:
+            self.conversation._stop(step.stops[0])
+        return next((step.paused[call.id] for call in calls if call.id in step.paused), None)
 
-    async def _call_tool(
-        self,
-        call: ToolCall,
-        stops: list[StoppedByPermission],
-        closed: dict[str, tuple[str, Any, AgentError | None]],
-        paused: dict[str, ApprovalRequest],
-        spent: list[Spent],
-    ) -> None:
-        done = await self._run_tool(call, stops)
+    async def _call_tool(self, call: ToolCall, step: _StepCalls) -> None:
+        done = await self._run_tool(call, step.stops)
         if done.paused is not None:
-            paused[call.id] = done.paused
+            step.paused[call.id] = done.paused
             if done.subagent is not None and self.journal is not None:
                 self.journal.link_subagent(call.id, done.subagent)
             return
@@ -457,10 +463,10 @@ class Runner:
         if result.error is not None:
             code = "denied" if done.outcome == "denied" else "tool_error"
             error = AgentError(code, result.error)
-        closed[call.id] = (done.outcome, result.result, error)
+        step.closed[call.id] = ClosedCall(done.outcome, result.result, error)
         if done.spent is not None:
-            spent.append(done.spent)
-        self._emit(done.events)
+            step.spent = spent_plus(step.spent, done.spent)
+        self.emit(done.events)
         if self.setup.reporters:
             await self._report("on_tool_end", self._context(), call, result)
 
@@ -474,15 +480,13 @@ class Runner:
             return self._error(call, f"there is no tool {call.name!r}; the tools are: {known}")
         if call.raw_arguments is not None:
             return self._error(call, arguments_problem(call))
-        gate = self.journal.gate(call.id) if self.journal else None
-        tool_known = self.setup.tools.get(call.name)
-        if self.recovering and gate is not None and gate["approved"] and tool_known is not None \
-                and not tool_known.idempotent:
+        gate = self.gate(call.id)
+        if self.recovering and gate is not None and gate["approved"] and not tool.idempotent:
             gate = None  # approved, then cut by another crash: a person decides again
         if gate is not None and not gate["approved"]:
             reason = f": {gate['answer']}" if isinstance(gate["answer"], str) else ""
             return self._error(call, f"denied by a person{reason}", outcome="denied")
-        if gate is not None and isinstance(gate.get("arguments"), Mapping):
+        if gate is not None and gate["arguments"] is not None:
             call = ToolCall(call.name, gate["arguments"], id=call.id)
         try:
             arguments = tool.validate(call.arguments)
@@ -545,7 +549,7 @@ class Runner:
             call_id=call.id,
             tool_name=tool.name,
             denied=access.denied,
-            runner=self,
+            run=self,
         )
         if self.journal is not None:
             ctx.idempotency_key = self.journal.call_key(call.id)
@@ -560,21 +564,9 @@ class Runner:
         except BaseException as exc:
             if draft is not None:
                 draft.close()  # a failed, paused, timed-out or cancelled tool changes nothing
-            if isinstance(exc, TimeoutError) and timeout is not None:
-                return self._error(call, f"the tool did not finish within {timeout:g} s and was "
-                                         "stopped; nothing of it was applied")
-            if isinstance(exc, SubagentPaused) and self.journal is not None:
-                return _Call(paused=exc.request, subagent=exc.link)
-            if isinstance(exc, PersonNeeded):
-                return self._pause(call, exc.prompt, exc.schema)
-            if not isinstance(exc, Exception):
-                raise
-            declined = isinstance(exc, PersonDeclined)
-            message = str(exc) if declined else f"{type(exc).__name__}: {exc}"
-            failed = self._error(call, message, outcome="denied" if declined else "error")
-            failed.child_ids, failed.usage = ctx.child_ids, ctx.child_usage
-            failed.spent = ctx.child_spent
-            return failed
+            if not isinstance(exc, Exception | PersonNeeded):
+                raise  # a cancel goes on up
+            return self._failed(call, exc, timeout, ctx)
         commit = None
         if draft is not None:
             try:
@@ -588,6 +580,24 @@ class Runner:
         if commit is not None:
             done.events.append(StateChanged(commit.delta, commit.state, call.id, commit.version))
         return done
+
+    def _failed(self, call: ToolCall, exc: Exception | PersonNeeded, timeout: float | None,
+                ctx: RunContext) -> _Call:
+        """What a tool that raised `exc` gives: a pause when it waits for a person, else an
+        error result the model reads (with what its subagents used)."""
+        if isinstance(exc, TimeoutError) and timeout is not None:
+            return self._error(call, f"the tool did not finish within {timeout:g} s and was "
+                                     "stopped; nothing of it was applied")
+        if isinstance(exc, SubagentPaused) and self.journal is not None:
+            return _Call(paused=exc.request, subagent=exc.link)
+        if isinstance(exc, PersonNeeded):
+            return self._pause(call, exc.prompt, exc.schema)
+        declined = isinstance(exc, PersonDeclined)
+        message = str(exc) if declined else f"{type(exc).__name__}: {exc}"
+        failed = self._error(call, message, outcome="denied" if declined else "error")
+        failed.child_ids, failed.usage = ctx.child_ids, ctx.child_usage
+        failed.spent = ctx.child_spent
+        return failed
 
     def _error(self, call: ToolCall, message: str, *, outcome: str = "error") -> _Call:
         message = valid_text(message)  # an exception's text may quote a surrogate-escaped name
@@ -611,7 +621,7 @@ class Runner:
             conversation=self.conversation,
             state=self.access.shared.value,
             denied=self.access.denied,
-            runner=self,
+            run=self,
         )
 
     async def _report(self, hook: str, *args: Any) -> None:
@@ -631,7 +641,7 @@ class Runner:
             await store.asave(self.conversation)
 
     def _send(self, event: RuntimeEvent) -> None:
-        self._emit((event,))
+        self.emit((event,))
 
     async def _fail(self, error: AgentError) -> None:
         """Close whatever is open, record the failure, then end the run with `RunFailed`."""

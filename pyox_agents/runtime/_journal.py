@@ -15,10 +15,11 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import anyio.to_thread
 
+from pyox_agents.runtime._records import ClosedCall, DecisionCall, Gate, InFlight, spent_plus
 from pyox_agents.state.audit import audit_record, canonical_json
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import ToolCall, Usage
@@ -84,34 +85,24 @@ class Journal:
         """A decision was made: count it and its usage, and mark its calls in flight."""
         run = self.run
         index = run.spent.steps
-        run.spent = replace(
-            run.spent,
-            steps=index + 1,
-            input_tokens=run.spent.input_tokens + usage.input_tokens,
-            output_tokens=run.spent.output_tokens + usage.output_tokens,
-            cost=run.spent.cost + usage.cost,
-        )
+        run.spent = spent_plus(run.spent, usage, steps=1)
         described = [
-            {
+            DecisionCall(**{
                 "call_id": call.id,
                 "tool": call.name,
                 "arguments": dict(call.arguments),
                 "key": self.key_for(len(run.steps) + position, call),
                 "idempotent": idempotent.get(call.name, False),
-            }
+            })
             for position, call in enumerate(calls)
         ]
         self.audit("decision", {"index": index, "calls": described})
         if calls:
             first = described[0]
-            run.in_flight = {
-                "step": len(run.steps),
-                "key": first["key"],
-                "idempotent": first["idempotent"],
-                "attempt": 1,
-                "decision": {"index": index, "calls": described},
-                "gates": [],
-            }
+            in_flight = InFlight(step=len(run.steps), key=first["key"],
+                                 idempotent=first["idempotent"], attempt=1,
+                                 decision={"index": index, "calls": described}, gates=[])
+            run.in_flight = dict(in_flight)
 
     def key_for(self, step: int, call: ToolCall) -> str:
         """The idempotency key of `call` as step `step` of this run."""
@@ -124,16 +115,20 @@ class Journal:
                 return str(item["key"])
         return None
 
-    def decision_calls(self) -> list[dict[str, Any]]:
-        """The calls of the decision in flight, as saved."""
-        if self.run.in_flight is None:
-            return []
-        return list(self.run.in_flight["decision"]["calls"])
+    @property
+    def in_flight(self) -> InFlight | None:
+        """The run's `in_flight` record, read through its shape."""
+        return cast("InFlight | None", self.run.in_flight)
 
-    def record_steps(self, closed: Mapping[str, tuple[str, Any, AgentError | None]],
-                     calls: tuple[ToolCall, ...], child_spent: Spent | None = None) -> None:
-        """Add a step for each closed call, in request order; `closed[id] = (outcome, result,
-        error)`."""
+    def decision_calls(self) -> list[DecisionCall]:
+        """The calls of the decision in flight, as saved."""
+        if self.in_flight is None:
+            return []
+        return list(self.in_flight["decision"]["calls"])
+
+    def record_steps(self, closed: Mapping[str, ClosedCall], calls: tuple[ToolCall, ...],
+                     child_spent: Spent | None = None) -> None:
+        """Add a step for each closed call, in request order, and what its subagents spent."""
         run = self.run
         decision = self._decision_index()
         for call in calls:
@@ -143,7 +138,7 @@ class Journal:
             run.steps.append(Step(len(run.steps), decision, "tool", tool=call.name,
                                   arguments=dict(call.arguments), call_id=call.id,
                                   outcome=outcome, result=result, error=error))
-            run.spent = replace(run.spent, tool_calls=run.spent.tool_calls + 1)
+            run.spent = spent_plus(run.spent, tool_calls=1)
             self.audit("tool_result", {"call_id": call.id, "tool": call.name,
                                        "outcome": outcome, "error": error.to_dict() if error
                                        else None})
@@ -153,24 +148,25 @@ class Journal:
 
     def _point_at_open_call(self) -> None:
         """Keep `in_flight` about the next step: the first call of the decision still open."""
-        in_flight = self.run.in_flight
+        in_flight = self.in_flight
         if in_flight is None:
             return
         recorded = {step.call_id for step in self.run.steps}
         for item in in_flight["decision"]["calls"]:
             if item["call_id"] not in recorded:
-                in_flight.update(step=len(self.run.steps), key=item["key"],
-                                 idempotent=item["idempotent"])
+                in_flight["step"] = len(self.run.steps)
+                in_flight["key"], in_flight["idempotent"] = item["key"], item["idempotent"]
                 return
 
     def link_subagent(self, call_id: str, link: Mapping[str, str]) -> None:
         """The call `call_id` waits on its subagent's paused run: keep where that run is
         (`{"thread_id", "run_id", "call_id"}`) with the decision, for the resume."""
-        assert self.run.in_flight is not None
-        decision = self.run.in_flight["decision"]
-        calls = [{**item, "subagent": dict(link)} if item["call_id"] == call_id else item
-                 for item in decision["calls"]]
-        self.run.in_flight["decision"] = {**decision, "calls": calls}  # the audit keeps the old
+        in_flight = self.in_flight
+        assert in_flight is not None
+        decision = in_flight["decision"]
+        calls = [DecisionCall(**{**item, "subagent": dict(link)})
+                 if item["call_id"] == call_id else item for item in decision["calls"]]
+        in_flight["decision"] = {**decision, "calls": calls}  # the audit keeps the old
 
     def subagent_link(self, call_id: str) -> dict[str, str] | None:
         """Where the paused subagent run of `call_id` is, if the call waits on one."""
@@ -192,24 +188,17 @@ class Journal:
 
     def add_spent(self, other: Spent) -> None:
         """Count a subagent's spend toward this run's."""
-        spent = self.run.spent
-        self.run.spent = replace(
-            spent,
-            tool_calls=spent.tool_calls + other.tool_calls,
-            input_tokens=spent.input_tokens + other.input_tokens,
-            output_tokens=spent.output_tokens + other.output_tokens,
-            cost=spent.cost + other.cost,
-        )
+        self.run.spent = spent_plus(self.run.spent, other)
 
     def _decision_index(self) -> int:
-        if self.run.in_flight is not None:
-            return int(self.run.in_flight["decision"]["index"])
+        if self.in_flight is not None:
+            return self.in_flight["decision"]["index"]
         return self.run.spent.steps - 1
 
     def close_calls(self, calls: tuple[ToolCall, ...], reason: str) -> None:
         """Calls that will not run (the run failed or was cancelled): each gets its step."""
         error = AgentError("cancelled", reason)
-        self.record_steps({call.id: ("cancelled", None, error) for call in calls}, calls)
+        self.record_steps({call.id: ClosedCall("cancelled", None, error) for call in calls}, calls)
         self.decision_done()
 
     def decision_done(self) -> None:
@@ -236,11 +225,12 @@ class Journal:
     def answered(self, request: ApprovalRequest, approve: bool, answer: Any,
                  edited: Mapping[str, Any] | None) -> None:
         """A person answered `request`: record it, and let the run go on."""
-        assert self.run.in_flight is not None
-        gates = [g for g in self.run.in_flight["gates"] if g["call_id"] != request.call_id]
-        gates.append({"call_id": request.call_id, "approved": approve, "answer": answer,
-                      "arguments": dict(edited) if edited is not None else None})
-        self.run.in_flight["gates"] = gates
+        in_flight = self.in_flight
+        assert in_flight is not None
+        gates = [g for g in in_flight["gates"] if g["call_id"] != request.call_id]
+        gates.append(Gate(call_id=request.call_id, approved=approve, answer=answer,
+                          arguments=dict(edited) if edited is not None else None))
+        in_flight["gates"] = gates
         self.run.pending = None
         self.run.status, self.run.stop_reason = RunStatus.RUNNING, None
         self.audit("approval_answered", {"id": request.id, "approved": approve,
@@ -256,20 +246,23 @@ class Journal:
         self.run.status, self.run.stop_reason = RunStatus.RUNNING, None
         self.audit("approval_withdrawn", {"id": request.id})
 
-    def gate(self, call_id: str) -> dict[str, Any] | None:
+    def gate(self, call_id: str) -> Gate | None:
         """A person's answer about `call_id` in this decision, if one was given."""
-        if self.run.in_flight is None:
+        if self.in_flight is None:
             return None
-        for gate in self.run.in_flight["gates"]:
-            if gate["call_id"] == call_id:
-                return dict(gate)
+        for gate in self.in_flight["gates"]:
+            if gate["call_id"] == call_id:  # a record of an earlier version may lack a key
+                saved: dict[str, Any] = dict(gate)
+                return Gate(call_id=call_id, approved=bool(saved.get("approved")),
+                            answer=saved.get("answer"), arguments=saved.get("arguments"))
         return None
 
     def retry(self) -> None:
         """A crashed decision's calls are being run again: the next attempt."""
-        assert self.run.in_flight is not None
-        self.run.in_flight["attempt"] += 1
-        self.audit("retry", {"attempt": self.run.in_flight["attempt"]})
+        in_flight = self.in_flight
+        assert in_flight is not None
+        in_flight["attempt"] += 1
+        self.audit("retry", {"attempt": in_flight["attempt"]})
 
     def stop(self, reason: StopReason, message: str) -> None:
         """The run stopped (a limit, a permission, an until function, a cancel)."""
@@ -327,7 +320,7 @@ class Journal:
             if ticket < self._written:
                 return  # a later save got the lock first, and wrote all this and more
             audit = tuple(self._audit)
-            base = self.store._record_for(self.conversation)
+            base = self.store.record_for(self.conversation)
             record = replace(base, run=run, audit=audit, shared_state=shared,
                              shared_version=version, owner=self.owner)
             if self.fence is not None:

@@ -29,8 +29,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from pyox_agents.adapters.ai_sdk_request import Chat
-from pyox_agents.adapters.run_errors import public_message
+from pyox_agents.adapters._run_errors import public_message
+from pyox_agents.adapters.ai_sdk._request import Chat
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,

@@ -22,11 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pyox_agents import Agent, RunContext, tool
+from pyox_agents.agent import Agent
 from pyox_agents.models._streaming import stream_reply
 from pyox_agents.models.base import Model, ModelChunk, ModelRequest, ToolSpec
 from pyox_agents.models.demo import decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
+from pyox_agents.tools import RunContext, tool
 
 __all__ = ["AGENT_NAME", "DemoState", "ShopDemoModel", "demo_agents", "demo_tools"]
 

@@ -24,16 +24,14 @@ What the request carries, in the runtime's terms:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents.adapters._body import read_json
 from pyox_agents.models.base import ToolSpec
-from pyox_agents.serving import Decision, RequestError, RunRequest, ToolOutput, read_json
 from pyox_agents.state.messages import Image, Message, ToolCall
-
-if TYPE_CHECKING:
-    from pyox_agents.agent import Agent
 
 __all__ = ["SDK_VERSIONS", "Chat", "parse_request", "ui_messages_to_messages"]
 
@@ -61,6 +59,17 @@ class Chat:
     denied_calls: frozenset[str] = frozenset()
     sdk_version: int = 7
 
+    def to_json(self) -> dict[str, Any]:
+        """This chat as JSON (another server process replays the run from it)."""
+        return {"id": self.id, "trigger": self.trigger, "message_id": self.message_id,
+                "denied_calls": sorted(self.denied_calls), "sdk_version": self.sdk_version}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Chat:
+        """The chat `to_json` gave."""
+        return cls(data["id"], data["trigger"], data["message_id"],
+                   frozenset(data["denied_calls"]), data["sdk_version"])
+
 
 def check_sdk_version(sdk_version: int) -> int:
     """`sdk_version` if it is a supported `ai` major.
@@ -74,9 +83,10 @@ def check_sdk_version(sdk_version: int) -> int:
 
 
 def parse_request(
-    body: bytes, agent: Agent, *, sdk_version: int = 7
+    body: bytes, tools: Collection[str] = (), *, sdk_version: int = 7
 ) -> tuple[Chat, RunRequest]:
-    """The `Chat` and the `RunRequest` a `DefaultChatTransport` body asks for.
+    """The `Chat` and the `RunRequest` a `DefaultChatTransport` body asks for; `tools` are the
+    names of the agent's own tools (calls of other tools are the client's).
 
     Validation of the state against the agent's `state_type`, and of approval ids against the
     approvals the server issued, happens when the run starts (`RunService.start`, 422).
@@ -95,15 +105,7 @@ def parse_request(
     if not isinstance(chat_id, str) or not chat_id:
         raise RequestError(422, f"id is {chat_id!r}: send the chat id as a non-empty string",
                            "id")
-    raw_messages = data.get("messages", [])
-    if not isinstance(raw_messages, list):
-        raise RequestError(422, f"messages is a {type(raw_messages).__name__}: send a list of "
-                                "UIMessages", "messages")
-    for index, item in enumerate(raw_messages):
-        if not isinstance(item, dict):
-            raise RequestError(422, f"messages[{index}] is a {type(item).__name__}: each message "
-                                    "is an object {id, role, parts}", f"messages[{index}]")
-    ui_messages: list[dict[str, Any]] = raw_messages
+    ui_messages = _ui_messages(data.get("messages", []))
     trigger: Trigger = ("regenerate-message" if data.get("trigger") == "regenerate-message"
                         else "submit-message")
     last = ui_messages[-1] if ui_messages else None
@@ -124,12 +126,24 @@ def parse_request(
         state=seen if state is None else state,
         state_seen=seen,
         saw_thread=seen is not None,
-        tool_outputs=tuple(_client_outputs(ui_messages, agent)),
+        tool_outputs=tuple(_client_outputs(ui_messages, tools)),
         decisions=tuple(decisions),
-        client_tools=tuple(_client_tools(data.get("clientTools"), agent)),
+        client_tools=tuple(_client_tools(data.get("clientTools"), tools)),
         regenerate=trigger == "regenerate-message",
     )
     return chat, request
+
+
+def _ui_messages(raw: Any) -> list[dict[str, Any]]:
+    """The body's `messages`, checked to be a list of objects."""
+    if not isinstance(raw, list):
+        raise RequestError(422, f"messages is a {type(raw).__name__}: send a list of "
+                                "UIMessages", "messages")
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise RequestError(422, f"messages[{index}] is a {type(item).__name__}: each message "
+                                    "is an object {id, role, parts}", f"messages[{index}]")
+    return raw
 
 
 def ui_messages_to_messages(ui_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
@@ -292,7 +306,8 @@ def _decision(approval: Mapping[str, Any], where: str) -> Decision:
                     answer=reason if isinstance(reason, str) else None)
 
 
-def _client_outputs(ui_messages: Sequence[Mapping[str, Any]], agent: Agent) -> list[ToolOutput]:
+def _client_outputs(ui_messages: Sequence[Mapping[str, Any]], tools: Collection[str]
+                    ) -> list[ToolOutput]:
     """Results the client gives for calls of tools the agent does not have (its own tools)."""
     outputs: list[ToolOutput] = []
     for ui in ui_messages:
@@ -301,7 +316,7 @@ def _client_outputs(ui_messages: Sequence[Mapping[str, Any]], agent: Agent) -> l
         for part in _parts(ui):
             name = _tool_name(part)
             state = part.get("state")
-            if (name is None or name in agent.tools or part.get("providerExecuted") is True
+            if (name is None or name in tools or part.get("providerExecuted") is True
                     or state not in _TOOL_RESULT_STATES):
                 continue
             if state == "output-available":
@@ -312,7 +327,7 @@ def _client_outputs(ui_messages: Sequence[Mapping[str, Any]], agent: Agent) -> l
     return outputs
 
 
-def _client_tools(declared: Any, agent: Agent) -> list[ToolSpec]:
+def _client_tools(declared: Any, tools: Collection[str]) -> list[ToolSpec]:
     """The `clientTools` body field as tool specs; tools the agent has are its own, not these."""
     if declared is None:
         return []
@@ -326,7 +341,7 @@ def _client_tools(declared: Any, agent: Agent) -> list[ToolSpec]:
             raise RequestError(422, f"clientTools[{number}] needs a name (a non-empty string)",
                                f"clientTools[{number}].name")
         assert isinstance(item, Mapping)
-        if name in agent.tools:
+        if name in tools:
             continue
         schema = item.get("inputSchema", item.get("parameters"))
         description = item.get("description")

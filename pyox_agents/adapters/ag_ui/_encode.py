@@ -1,9 +1,8 @@
-"""The AG-UI 1.0 adapter: `RunAgentInput` -> a run, and the run's events -> AG-UI events.
+"""AG-UI events as the JSON of SSE `data:` lines (`encode_event`) and whole frames (`encode`).
 
-Pure translation: `parse_request` turns a body into a `RunRequest` (ag_ui_request.py),
-`translate` turns runtime events into `ag_ui.core` events (ag_ui_events.py), `encode_event`
-writes one as the JSON of an SSE `data:` line. The server (`pyox_agents.server`) uses these three;
-`stream` and `encode` run an agent for any other ASGI framework.
+The AG-UI adapter, in this package: `read_input` / `request_from_input` (_request.py) turn a body
+into a `RunRequest`, `translate` (_events.py) turns runtime events into `ag_ui.core` events, and
+this module writes them.
 
 Mapping (DESIGN.md, "Protocol mapping"):
 
@@ -27,40 +26,13 @@ RUN_FINISHED for a cancelled run: its strict schemas refuse those 1.0-only field
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator
 from enum import Enum
 from json.encoder import encode_basestring
-from typing import Any
 
-import pydantic
-from ag_ui.core import BaseEvent, RunAgentInput, TextMessageContentEvent, ToolCallArgsEvent
+from ag_ui.core import BaseEvent, TextMessageContentEvent, ToolCallArgsEvent
 
-from pyox_agents.adapters.ag_ui_events import (
-    APPROVAL_SCHEMA,
-    declares_1_0,
-    interrupt_reason,
-    result_id,
-    translate,
-    translate_batches,
-)
-from pyox_agents.adapters.ag_ui_request import parse_request, request_from_input
-from pyox_agents.agent import Agent
-from pyox_agents.serving import RequestError, RunService
-
-__all__ = [
-    "APPROVAL_SCHEMA",
-    "MEDIA_TYPE",
-    "declares_1_0",
-    "encode",
-    "encode_event",
-    "interrupt_reason",
-    "parse_request",
-    "request_from_input",
-    "result_id",
-    "stream",
-    "translate",
-    "translate_batches",
-]
+__all__ = ["MEDIA_TYPE", "encode", "encode_event"]
 
 MEDIA_TYPE = "text/event-stream"
 """The content type of an AG-UI stream as `encode` writes it."""
@@ -125,44 +97,3 @@ async def encode(events: AsyncIterable[BaseEvent]) -> AsyncIterator[bytes]:
     """Events as SSE frames, `data: <json>\\n\\n` each (no keep-alive: the server adds those)."""
     async for event in events:
         yield f"data: {encode_event(event)}\n\n".encode()
-
-
-async def stream(
-    agent: Agent,
-    run_input: RunAgentInput | Mapping[str, Any],
-    *,
-    store: Any = None,
-    service: RunService | None = None,
-) -> AsyncIterator[BaseEvent]:
-    """Run `agent` for an AG-UI request and yield its AG-UI events, without our server.
-
-    `store` saves threads and runs (an agent without a store of its own gets it), so a later
-    request continues the thread and can resume an interrupt. The run starts from the client's
-    state (or `{}`): nothing keeps the shared state between runs unless the `service` does
-    (`RunService(store, keep_state=True)`, as the server). Pass one `service` to every call
-    to allow only one active run per thread (the server does); each call makes its own
-    otherwise. The run goes on if the consumer stops reading; what it commits stays.
-
-    Example (Starlette):
-        return StreamingResponse(ag_ui.encode(ag_ui.stream(agent, await request.json())),
-                                 media_type=ag_ui.MEDIA_TYPE)
-
-    Raises:
-        RequestError: before the first event, for input the run cannot start from: `status`
-            (409, 422) and a message naming the field.
-    """
-    if not isinstance(run_input, RunAgentInput):
-        try:
-            run_input = RunAgentInput.model_validate(run_input)
-        except pydantic.ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"]) or "body"
-            raise RequestError(422, f"not a valid RunAgentInput: {where}: {error['msg']}",
-                               where) from None
-    if store is not None and agent.store is None:
-        agent = agent.with_store(store)
-    runs = service if service is not None else RunService(store)
-    request = request_from_input(run_input, agent)
-    live = await runs.start(agent, request, name=agent.name or "")
-    async for event in translate(run_input, live.follow()):
-        yield event

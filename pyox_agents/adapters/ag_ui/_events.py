@@ -54,8 +54,15 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from pyox_agents.adapters.ag_ui_messages import Draft, as_json, reasoning_id, result_id, result_text
-from pyox_agents.adapters.run_errors import INTERNAL_ERROR_MESSAGE, public_message
+from pyox_agents.adapters._batches import flattened, one_each
+from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE, public_message
+from pyox_agents.adapters.ag_ui._messages import (
+    Draft,
+    as_json,
+    reasoning_id,
+    result_id,
+    result_text,
+)
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,
@@ -472,21 +479,8 @@ async def translate(
     (`protocolVersion`, `pendingToolCallIds`, the cancelled outcome) go only to a client whose
     `run_input` declares `protocolVersion` 1.0 or later (`declares_1_0`).
     """
-    translation = _Translation(run_input)
-    try:
-        async for event in events:
-            for out in translation.on(event):
-                yield _stamped(out)
-            if translation.ended:
-                return
-    except Exception:
-        _log.exception("reading the events of run %s (thread %s) failed",
-                       run_input.run_id, run_input.thread_id)
-        for out in translation.broken():
-            yield _stamped(out)
-        return
-    for out in translation.incomplete():
-        yield _stamped(out)
+    async for event in flattened(translate_batches(run_input, one_each(events))):
+        yield event
 
 
 async def translate_batches(

@@ -1,0 +1,93 @@
+"""How `pyox_agents.ag_ui` serves one request without the server: the adapter, the service
+and the agent composed (see that module for the whole story)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import pydantic
+from ag_ui.core import BaseEvent, RunAgentInput
+
+from pyox_agents._run_request import RequestError, RunRequest
+from pyox_agents.adapters.ag_ui import (
+    APPROVAL_SCHEMA,
+    MEDIA_TYPE,
+    encode,
+    encode_event,
+    read_input,
+    request_from_input,
+    translate,
+)
+from pyox_agents.agent import Agent
+from pyox_agents.service import RunService
+from pyox_agents.stores.base import Store
+
+__all__ = [
+    "APPROVAL_SCHEMA",
+    "MEDIA_TYPE",
+    "RequestError",
+    "encode",
+    "encode_event",
+    "parse_request",
+    "stream",
+    "translate",
+]
+
+
+def parse_request(body: bytes, agent: Agent) -> tuple[RunAgentInput, RunRequest]:
+    """The `RunAgentInput` in `body` and the `RunRequest` it asks `agent` for (synchronous: a
+    `resume` is checked against the interrupt the thread's paused run waits for, read from the
+    agent's store; async code uses `RunService.paused` and `request_from_input`).
+
+    Raises:
+        RequestError: 400 when `body` is not JSON; 422, naming the field, when it is not a valid
+            `RunAgentInput`, or asks for something the runtime cannot do (a message part it
+            cannot pass on, a tool result for no known call, a resume that does not answer the
+            open interrupt or answers it with an invalid payload).
+    """
+    run_input = read_input(body)
+    paused = agent.paused_run(run_input.thread_id) if run_input.resume else None
+    return run_input, request_from_input(run_input, paused.pending if paused else None)
+
+
+async def stream(
+    agent: Agent,
+    run_input: RunAgentInput | Mapping[str, Any],
+    *,
+    store: Store | None = None,
+    service: RunService | None = None,
+) -> AsyncIterator[BaseEvent]:
+    """Run `agent` for an AG-UI request and yield its AG-UI events, without our server.
+
+    `store` saves threads and runs (an agent without a store of its own gets it), so a later
+    request continues the thread and can resume an interrupt. The run starts from the client's
+    state (or `{}`): nothing keeps the shared state between runs unless the `service` does
+    (`RunService(store, keep_state=True)`, as the server). Pass one `service` to every call
+    to allow only one active run per thread (the server does); each call makes its own
+    otherwise. The run goes on if the consumer stops reading; what it commits stays.
+
+    Example (Starlette):
+        return StreamingResponse(ag_ui.encode(ag_ui.stream(agent, await request.json())),
+                                 media_type=ag_ui.MEDIA_TYPE)
+
+    Raises:
+        RequestError: before the first event, for input the run cannot start from: `status`
+            (409, 422) and a message naming the field.
+    """
+    if not isinstance(run_input, RunAgentInput):
+        try:
+            run_input = RunAgentInput.model_validate(run_input)
+        except pydantic.ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"]) or "body"
+            raise RequestError(422, f"not a valid RunAgentInput: {where}: {error['msg']}",
+                               where) from None
+    if store is not None and agent.store is None:
+        agent = agent.with_store(store)
+    runs = service if service is not None else RunService(store)
+    paused = await runs.paused(agent, run_input.thread_id) if run_input.resume else None
+    request = request_from_input(run_input, paused.pending if paused else None)
+    live = await runs.start(agent, request, name=agent.name or "", paused=paused)
+    async for event in translate(run_input, live.follow()):
+        yield event

@@ -1,0 +1,81 @@
+"""What a client asks for, in the runtime's terms: the `RunRequest` a protocol adapter makes of a
+request, and the `RequestError` that refuses one before any stream (an HTTP status and the field).
+
+Below both the adapters (which make these) and the service (which runs them): plain data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyox_agents.models.base import ToolSpec
+from pyox_agents.state.messages import Message
+
+__all__ = ["Busy", "Decision", "RequestError", "RunRequest", "ToolOutput"]
+
+
+class RequestError(ValueError):
+    """A request the server refuses before any stream: `status` and a message naming the field."""
+
+    def __init__(self, status: int, message: str, field: str | None = None,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.field = field
+        self.headers = dict(headers or {})
+
+
+class Busy(RequestError):
+    """A run is already active on the thread (HTTP 409)."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(
+            409,
+            f"a run is already active on thread {thread_id!r}; wait for it to finish, or stop it",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """The client's result for a call of one of its own tools."""
+
+    call_id: str
+    content: Any
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A person's answer to an approval request the server issued (`request_id`)."""
+
+    request_id: str
+    approve: bool
+    answer: Any = None
+    arguments: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What a client asks for, in the runtime's terms.
+
+    `messages` is the client's whole conversation; it starts the thread when the server has no
+    record of it, and otherwise only its new user messages are added. `state` is the client's
+    shared state (None: it sent none); `state_seen` the state the client says it last received
+    from the server, when its protocol echoes it (the AI SDK's `data-state` part), else None;
+    `saw_thread` whether the client has received this thread's state before (a fresh page has
+    not: its `{}` means "nothing yet", not "cleared"). `regenerate` replaces the last reply of
+    the thread.
+    """
+
+    thread_id: str
+    messages: tuple[Message, ...] = ()
+    state: Any = None
+    state_seen: Any = None
+    saw_thread: bool = False
+    tool_outputs: tuple[ToolOutput, ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    client_tools: tuple[ToolSpec, ...] = ()
+    context: tuple[str, ...] = ()
+    regenerate: bool = False

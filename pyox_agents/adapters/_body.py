@@ -1,0 +1,111 @@
+"""A request body's checks, for every protocol: bytes -> JSON, or a `RequestError(400)` that says
+what is wrong, before a stream opens."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pyox_agents._run_request import RequestError
+from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate, python_path
+
+__all__ = ["ENVELOPE_DEPTH", "read_json"]
+
+
+ENVELOPE_DEPTH = 8
+"""How many levels a protocol's own fields may add around a value (the AI SDK's `data-state` and
+tool parts sit at `messages[i].parts[j].data`): a body may nest `MAX_DEPTH` + this, so every state
+and tool input the server sent, nested up to `MAX_DEPTH` itself, fits when a client sends it back.
+The values inside are then held to `MAX_DEPTH` where they enter a run, with their path."""
+
+
+def read_json(body: bytes | str, what: str) -> Any:
+    """The JSON of a request body, or `RequestError(400)` saying what is wrong with it.
+
+    Refuses what would fail later, after a stream opened: text that is not JSON, nesting past
+    `MAX_DEPTH` + `ENVELOPE_DEPTH` (a parser's recursion, a serializer's depth limit), and
+    strings with lone surrogates (not UTF-8, so no store or client can take them).
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RequestError(400, f"the body is not JSON ({exc}); send {what}") from None
+    except RecursionError:
+        raise RequestError(400, f"the body nests too deeply (the limit is {MAX_DEPTH} levels "
+                                f"in a value, {_BODY_DEPTH} in the whole body); send {what}"
+                           ) from None
+    if _depth(data, _BODY_DEPTH) > _BODY_DEPTH:
+        raise RequestError(400, f"the body nests deeper than {_BODY_DEPTH} levels at "
+                                f"{python_path('body', _deep_path(data, _BODY_DEPTH))} (the limit "
+                                f"is {MAX_DEPTH} levels in a value, {_BODY_DEPTH} in the whole "
+                                f"body); send {what}")
+    if _may_hold_surrogates(body):  # the check encodes the whole body: only when it may fail
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            where = python_path("body", _surrogate_path(data))
+            raise RequestError(400, f"the body has a string with a lone surrogate (\\ud800-"
+                                    f"\\udfff) at {where}, which is not text; send UTF-8 text"
+                               ) from None
+    return data
+
+
+_BODY_DEPTH = MAX_DEPTH + ENVELOPE_DEPTH
+
+
+def _may_hold_surrogates(body: bytes | str) -> bool:
+    """Whether `json.loads(body)` may hold a lone surrogate: only a \\uD800-\\uDFFF escape,
+    non-ASCII text (json.loads lets encoded surrogates through) or another encoding than UTF-8
+    (NUL bytes) can put one in."""
+    if isinstance(body, str):
+        return not body.isascii() or _SURROGATE_ESCAPE.search(body) is not None
+    return (not body.isascii() or b"\x00" in body
+            or _SURROGATE_ESCAPE_BYTES.search(body) is not None)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _surrogate_path(value: Any) -> list[str | int]:
+    """The path to a string (or the key) holding a lone surrogate in `value`, for an error."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str) and lone_surrogate(item) is not None:
+            return path
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if lone_surrogate(key) is not None:
+                    return path
+                stack.append((child, [*path, key]))
+        elif isinstance(item, list):
+            stack.extend((child, [*path, index]) for index, child in enumerate(item))
+    return []
+
+
+def _depth(value: Any, limit: int) -> int:
+    """The nesting depth of a JSON value (a scalar is 1), counting no further than `limit` + 1."""
+    depth, level = 0, [value]
+    while level and depth <= limit:
+        depth += 1
+        level = [child for item in level if isinstance(item, dict | list)
+                 for child in (item.values() if isinstance(item, dict) else item)]
+    return depth
+
+
+def _deep_path(value: Any, limit: int) -> list[str | int]:
+    """The path to a value at level `limit` + 1 of `value` (which has one), for an error."""
+    path: list[str | int] = []
+    while len(path) < limit:
+        children = value.items() if isinstance(value, dict) else enumerate(value)
+        need = limit - len(path) - 1
+        for key, child in children:
+            if _depth(child, need) > need:
+                path.append(key)
+                value = child
+                break
+        else:
+            raise AssertionError("no value that deep")  # pragma: no cover
+    return path

@@ -1,0 +1,29 @@
+"""The AG-UI 1.0 adapter, pure translation: a request body -> a `RunRequest` (with what the
+service looked up: the approval request a paused run waits for), and runtime events -> AG-UI
+events -> SSE frames. No Agent, no store, no service: `pyox_agents.ag_ui` composes those."""
+
+from pyox_agents.adapters.ag_ui._encode import MEDIA_TYPE, encode, encode_event
+from pyox_agents.adapters.ag_ui._events import (
+    APPROVAL_SCHEMA,
+    declares_1_0,
+    interrupt_reason,
+    result_id,
+    translate,
+    translate_batches,
+)
+from pyox_agents.adapters.ag_ui._request import check_schema, read_input, request_from_input
+
+__all__ = [
+    "APPROVAL_SCHEMA",
+    "MEDIA_TYPE",
+    "check_schema",
+    "declares_1_0",
+    "encode",
+    "encode_event",
+    "interrupt_reason",
+    "read_input",
+    "request_from_input",
+    "result_id",
+    "translate",
+    "translate_batches",
+]

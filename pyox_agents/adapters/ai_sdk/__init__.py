@@ -1,0 +1,45 @@
+"""The AI SDK UI message stream adapter (`ai` 5, 6, 7), pure translation: a request body (and the
+names of the agent's own tools) -> a `Chat` and a `RunRequest`, and runtime events -> chunks ->
+SSE frames. No Agent, no store, no service: `pyox_agents.ai_sdk` composes those."""
+
+from pyox_agents.adapters.ai_sdk._chunks import (
+    CHUNK_TYPES,
+    FINISH_REASONS,
+    STATE_ID,
+    Chunk,
+    finish_reason,
+)
+from pyox_agents.adapters.ai_sdk._encode import (
+    DONE,
+    HEADERS,
+    encode,
+    encode_chunk,
+    translate,
+    translate_batches,
+)
+from pyox_agents.adapters.ai_sdk._request import (
+    SDK_VERSIONS,
+    Chat,
+    check_sdk_version,
+    parse_request,
+    ui_messages_to_messages,
+)
+
+__all__ = [
+    "CHUNK_TYPES",
+    "DONE",
+    "FINISH_REASONS",
+    "HEADERS",
+    "SDK_VERSIONS",
+    "STATE_ID",
+    "Chat",
+    "Chunk",
+    "check_sdk_version",
+    "encode",
+    "encode_chunk",
+    "finish_reason",
+    "parse_request",
+    "translate",
+    "translate_batches",
+    "ui_messages_to_messages",
+]

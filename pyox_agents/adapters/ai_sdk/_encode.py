@@ -1,0 +1,85 @@
+"""The AI SDK UI message stream (`ai` 5, 6 and 7; `useChat` with `DefaultChatTransport`).
+
+- `parse_request(body, tools, sdk_version=)`: the transport's body -> `(Chat, RunRequest)`
+  (_request.py).
+- `translate(chat, events, sdk_version=)`: a run's events -> chunk dicts (_chunks.py has the
+  mapping and what each `ai` major is sent).
+- `encode_chunk(chunk)`: one chunk as compact JSON (the text of an SSE `data:` line);
+  `encode(chunks)`: whole SSE frames, ending `data: [DONE]`.
+
+The shared state travels as one `data-state` part (id "state") per assistant message, replaced
+in place: the state the run starts from, then after every tool that changed it (right after the
+tool's output), then at the end. Each change also comes as a transient `data-state-delta` (an
+RFC 6902 patch, for `onData` handlers that patch their own copy).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from pyox_agents.adapters._batches import flattened, one_each
+from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
+from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
+from pyox_agents.events import RuntimeEvent
+
+__all__ = ["DONE", "HEADERS", "encode", "encode_chunk", "translate", "translate_batches"]
+
+HEADERS: Mapping[str, str] = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+"""The response headers of a UI message stream (as the AI SDK's own server helpers set them)."""
+
+DONE = "[DONE]"
+
+
+async def translate(
+    chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_version: int = 7
+) -> AsyncIterator[Chunk]:
+    """The chunks of a run's `events` for the chat, as an `ai` `sdk_version` client reads them.
+
+    Deterministic: the same events give the same chunks (a replay's `start` carries the same
+    `messageId`). The last chunk is one `finish`; everything opened is closed before it.
+
+    Raises:
+        ValueError: `sdk_version` is not 5, 6 or 7.
+    """
+    batches = translate_batches(chat, one_each(events), sdk_version=sdk_version)
+    async for chunk in flattened(batches):
+        yield chunk
+
+
+async def translate_batches(
+    chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7
+) -> AsyncIterator[list[Chunk]]:
+    """`translate`, a batch at a time (a server writes each batch in one go).
+
+    Reads `batches` to their end, past `finish`: a server's run is then over, so the client's
+    next request finds the chat free.
+    """
+    writer = ChunkWriter(chat, check_sdk_version(sdk_version))
+    async for batch in batches:
+        out = [chunk for event in batch for chunk in writer.write(event)]
+        if out:
+            yield out
+
+
+def encode_chunk(chunk: Mapping[str, Any]) -> str:
+    """`chunk` as compact JSON: the text of one SSE `data:` line."""
+    return _COMPACT.encode(chunk)
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""`json.dumps` with these options, built once rather than per chunk."""
+
+
+async def encode(chunks: AsyncIterable[Mapping[str, Any]]) -> AsyncIterator[bytes]:
+    """SSE frames for `chunks`: `data: <json>\\n\\n` each, then `data: [DONE]\\n\\n`."""
+    async for chunk in chunks:
+        yield f"data: {encode_chunk(chunk)}\n\n".encode()
+    yield f"data: {DONE}\n\n".encode()

@@ -1,0 +1,171 @@
+"""Opening a run for a request: the thread's conversation (from the store, or from the client's
+messages), the state it starts from, the decision that answers a paused run, and the request's
+errors in HTTP terms."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pydantic
+
+from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents.agent import Agent
+from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
+from pyox_agents.state.conversation import State
+from pyox_agents.state.patch import Conflict
+from pyox_agents.state.run import RunState
+
+__all__ = [
+    "chosen_decision",
+    "edit_paused",
+    "open_conversation",
+    "refused_as_request_errors",
+    "start_state",
+]
+
+
+async def open_conversation(agent: Agent, request: RunRequest) -> State:
+    """The thread's conversation with the request's news added: the client's results for its
+    tools' calls and its new user messages; a new conversation from the client's messages when
+    the agent's store has none (or the agent has no store)."""
+    thread_id = request.thread_id
+    store = agent.store
+    conversation: State | None = None
+    if store is not None:
+        with contextlib.suppress(LookupError):
+            conversation = await store.aload(thread_id)
+    if conversation is None:
+        try:
+            return State(id=thread_id, messages=list(request.messages))
+        except ValueError as exc:
+            raise RequestError(422, f"thread id: {exc}", "threadId") from None
+        except TypeError as exc:  # a value in a message that is not JSON (too deep)
+            raise RequestError(422, str(exc), "messages") from None
+    if request.regenerate:
+        _undo_last_reply(conversation)
+    _add_outputs(conversation, request.tool_outputs)
+    known = sum(1 for m in conversation.messages if m.role == "user")
+    sent = [m for m in request.messages if m.role == "user"]
+    for message in sent[known:]:
+        conversation.add_message(message)
+    return conversation
+
+
+@contextlib.contextmanager
+def refused_as_request_errors(agent: Agent) -> Iterator[None]:
+    """Turn what `Agent.start` refuses into HTTP answers: a state that is not JSON or does not
+    validate (422), a thread that cannot run now (409, e.g. its last run still runs); an agent
+    whose model cannot be resolved is the server's fault (500), never a conflict."""
+    try:
+        agent.resolve_model()
+    except ValueError as exc:
+        raise RequestError(500, f"agent {agent.name or ''!r} cannot run: {exc}; this is the "
+                                "server's configuration, not the request") from None
+    try:
+        yield
+    except pydantic.ValidationError as exc:
+        raise RequestError(422, _validation_message(exc), "state") from None
+    except TypeError as exc:
+        raise RequestError(422, str(exc), "state") from None
+    except ValueError as exc:
+        raise RequestError(409, str(exc)) from None
+
+
+def chosen_decision(request: RunRequest, paused: RunState | None) -> Decision:
+    """The request's answer to the approval request `paused` waits for.
+
+    Raises:
+        RequestError: 422 when the thread has no paused run, or the request answers another.
+    """
+    pending = paused.pending if paused is not None else None
+    if pending is None:
+        raise RequestError(422, f"thread {request.thread_id!r} has no run waiting for an answer",
+                           "resume")
+    chosen = [d for d in request.decisions if d.request_id == pending.id]
+    unknown = [d.request_id for d in request.decisions if d.request_id != pending.id]
+    if unknown or not chosen:
+        missing = "" if chosen else f"; the open request is {pending.id!r}"
+        raise RequestError(
+            422,
+            f"resume answers request(s) {unknown or [d.request_id for d in request.decisions]}"
+            f" that thread {request.thread_id!r} does not have open{missing}",
+            "resume",
+        )
+    return chosen[0]
+
+
+def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
+    """The paused run's state with the person's edits (the client's state against the version
+    it saw) rebased onto it, or None when they change nothing.
+
+    Raises:
+        RequestError: 409, naming the path, where the run wrote the same place meanwhile.
+    """
+    client = request.state
+    seen = request.state_seen
+    try:
+        return edit_running(versions, client, client if seen is None else seen)
+    except Conflict as conflict:
+        raise RequestError(409, f"the shared state changed at {conflict.path or '/'} while "
+                                "you edited it, in the paused run; reload the thread's state "
+                                "(GET /threads/{id}) and edit it again", "state") from None
+
+
+def start_state(request: RunRequest, kept: ThreadState | None) -> Any:
+    """The state a new run starts from: the client's, merged with the thread's kept state.
+
+    No state from the client (or `{}` from one that never received this thread's state, e.g. a
+    reloaded page): the kept state. Otherwise the client's edits on top of the version it last
+    saw, rebased onto the kept state's latest version (`merge`).
+    """
+    client = request.state
+    fresh = client is None or (not request.saw_thread and json_equal(client, {}))
+    if kept is None or not kept.version:
+        return {} if client is None else client
+    if fresh:
+        return kept.frozen()
+    seen = request.state_seen
+    if seen is None and isinstance(client, dict | list) and not client:
+        seen = kept.frozen()  # cleared: what it cleared is all it had, the latest at best
+    return merge(kept, client, client if seen is None else seen)
+
+
+def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
+    """Give the conversation's pending client-tool calls the client's results."""
+    pending = {call.id: call for call in conversation.pending_calls}
+    for output in outputs:
+        call = pending.get(output.call_id)
+        if call is None:
+            continue  # already answered, or not ours: the client restates its history
+        text = output.content if isinstance(output.content, str) else None
+        conversation._add_tool_result(
+            call,
+            "error" if output.is_error else "ok",
+            output.content,
+            is_error=output.is_error,
+            text=text,
+        )
+
+
+def _undo_last_reply(conversation: State) -> None:
+    """Go back to before the last reply (the client asked to regenerate it).
+
+    Not while calls of that reply have no result (its run was cut by a crash): they may have
+    run, so the run goes on first and settles them (in recovery), and the reply stays.
+    """
+    if conversation.pending_calls:
+        return
+    history = conversation.history
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].kind in ("user_message", "import"):
+            snapshot = State(history=history[: index + 1]).snapshot()
+            if not snapshot.pending_calls:
+                conversation.restore(snapshot)
+            return
+
+
+def _validation_message(exc: pydantic.ValidationError) -> str:
+    parts = [f"{'.'.join(map(str, e['loc'])) or 'state'}: {e['msg']}" for e in exc.errors()]
+    return "state does not match the agent's state type: " + "; ".join(parts)

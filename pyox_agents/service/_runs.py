@@ -1,0 +1,395 @@
+"""Runs served over HTTP, whatever the protocol: one active run per thread, apart from the socket.
+
+A protocol adapter turns its request into a `RunRequest`; `RunService.start` checks it (raising
+`RequestError` or `Busy` before anything runs), opens the thread's conversation (from the store,
+or from the client's messages), and starts the run in a task of its own. The run's events are
+kept in its `LiveRun` until it ends, so a connection can follow it from the first event, a
+reloaded page can replay it, and a client that goes away does not stop it (unless asked to).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import os
+import re
+import secrets
+import socket
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+import anyio
+
+from pyox_agents._run_request import Busy, RequestError, RunRequest
+from pyox_agents.agent import Agent
+from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
+from pyox_agents.service._event_json import event_to_json
+from pyox_agents.service._follow import follow_remote
+from pyox_agents.service._limits import ServerLimits, check_limits
+from pyox_agents.service._live import LiveRun
+from pyox_agents.service._open import (
+    chosen_decision,
+    edit_paused,
+    open_conversation,
+    refused_as_request_errors,
+    start_state,
+)
+from pyox_agents.service._thread_state import ThreadState
+from pyox_agents.state.run import AgentError, RunState
+from pyox_agents.stores.base import SharedRuns, Store
+
+__all__ = ["RunService"]
+
+_LOOK_UP: Any = object()
+"""`start(paused=...)` not given: the service looks the paused run up itself, if it needs it."""
+
+
+class RunService:
+    """Starts, tracks and stops the runs of a server's agents.
+
+    With a store that has leases and event logs (`RedisStore`), several server processes share
+    the work: a run takes the thread's lease first (another process answers 409 while it holds
+    it; a holder that died loses it after `lease_ttl` seconds), its step writes are fenced by the
+    lease's token, and its events go to the store, so any process can replay and follow it.
+
+    With `keep_state` (and a store), it keeps each thread's latest shared state between runs
+    (`pyox_agents.service`): a client that sends none (or a fresh page's `{}`) gets it, and
+    a client's state is merged in as the person's edits on top of the version it last saw.
+    Without it, a run starts from the client's state, or `{}`.
+    """
+
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        lease_ttl: float = 30.0,
+        owner: str | None = None,
+        limits: ServerLimits | None = None,
+        keep_state: bool = False,
+    ) -> None:
+        self.store = store
+        self.keep_state = keep_state and store is not None
+        """Whether the thread's latest shared state is kept between runs (needs a store)."""
+        self.limits = limits or ServerLimits()
+        self._owners: dict[str, str | None] = {}  # threads seen without a store: their owner
+        self._sharing = store if isinstance(store, SharedRuns) else None
+        self.shared = self._sharing is not None
+        """Whether runs are shared with other processes through the store."""
+        self.lease_ttl = lease_ttl
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._active: dict[str, LiveRun] = {}
+        self._runs_of: collections.Counter[str | None] = collections.Counter()
+        """How many active runs each principal has (the per-principal limit, in O(1))."""
+
+    @property
+    def _peers(self) -> SharedRuns:
+        """The store, as the other processes' meeting place (shared runs only)."""
+        assert self._sharing is not None, "runs are shared only through a SharedRuns store"
+        return self._sharing
+
+    @property
+    def _store(self) -> Store:
+        assert self.store is not None, "kept state and owners are read from a store"
+        return self.store
+
+    async def running_elsewhere(self, thread_id: str) -> bool:
+        """Whether another process runs a run on `thread_id` (shared runs only)."""
+        return self.shared and await self._peers.aget_active(thread_id) is not None
+
+    def active(self, thread_id: str) -> LiveRun | None:
+        """The run active on `thread_id` in this process, or None."""
+        return self._active.get(thread_id)
+
+    async def follow(
+        self, thread_id: str
+    ) -> tuple[AsyncIterator[RuntimeEvent], dict[str, Any]] | None:
+        """The events of the run active on `thread_id`, from its first, and its adapter meta.
+
+        Looks in this process, then (shared runs) in the store's event log, so a run another
+        process executes can be replayed and followed. None when nothing runs on the thread.
+        """
+        live = self._active.get(thread_id)
+        if live is not None:
+            return live.follow(), live.meta
+        if not self.shared:
+            return None
+        run_key = await self._peers.aget_active(thread_id)
+        if run_key is None:
+            return None
+        meta_rows = await self._peers.aread_events(f"{run_key}:meta")
+        meta = json.loads(meta_rows[0][1]) if meta_rows else {}
+        return follow_remote(self._peers, thread_id, run_key, self.lease_ttl), meta
+
+    async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
+        """The run of `thread_id` that waits for a person, or None: the pending-approval lookup
+        a request that answers one needs (look it up once, give it to `start`)."""
+        return await agent.apaused_run(thread_id)
+
+    async def start(self, agent: Agent, request: RunRequest, *, name: str = "",
+                    principal: str | None = None, paused: Any = _LOOK_UP) -> LiveRun:
+        """Check `request` and start its run for `principal`; the `LiveRun` fills as it goes.
+        `paused`: the thread's paused run as `paused()` found it, if the caller looked it up.
+
+        Raises:
+            Busy: a run is already active on the thread.
+            RequestError: the request cannot run (404 for another principal's thread, 413 over
+                a size limit, 422 with the field, 429 over a concurrency limit).
+        """
+        check_limits(self.limits, request, running=len(self._active),
+                     running_for_principal=self._runs_of[principal])
+        if not _ID.fullmatch(request.thread_id):
+            raise RequestError(422, f"thread id {request.thread_id[:40]!r} must be 1 to 128 "
+                                    "letters, digits, '_' or '-'", "threadId")
+        await self.check_owner(request.thread_id, principal)  # others' threads: 404, not 409
+        if request.thread_id in self._active:
+            raise Busy(request.thread_id)
+        live = LiveRun(request.thread_id, name, principal)
+        self._add_active(live)  # taken before any await: no two starts race
+        try:
+            if self.shared:
+                token = await self._peers.aacquire_lease(
+                    request.thread_id, self.owner, self.lease_ttl
+                )
+                if token is None:
+                    raise Busy(request.thread_id)
+                live.lease = token
+            batches = await self._open(agent, request, live, principal, paused)
+        except BaseException:
+            self._remove_active(live)
+            if live.lease is not None:
+                await self._peers.arelease_lease(request.thread_id, self.owner, live.lease)
+            raise
+        if self.shared:
+            live.run_key = secrets.token_hex(16)
+            await self._peers.aset_active(request.thread_id, live.run_key, self.lease_ttl)
+        self._owners.setdefault(request.thread_id, principal)
+        live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
+        return live
+
+    async def check_owner(self, thread_id: str, principal: str | None) -> None:
+        """404 unless `thread_id` is new or belongs to `principal` (others' threads are not
+        there, as far as a principal can tell)."""
+        owner = await self._owner(thread_id)
+        if owner is not _NOBODY and owner != principal:
+            raise RequestError(404, f"no thread {thread_id!r}")
+
+    async def _owner(self, thread_id: str) -> Any:
+        if thread_id in self._owners:
+            return self._owners[thread_id]
+        live = self._active.get(thread_id)
+        if live is not None:
+            return live.principal
+        if self.store is not None:
+            try:
+                loaded = await self._store.aload_thread(thread_id)
+            except LookupError:
+                return _NOBODY
+            return loaded.owner
+        return _NOBODY
+
+    async def publish_meta(self, live: LiveRun, meta: Mapping[str, Any]) -> None:
+        """Share what an adapter keeps of a run (`meta`, JSON) with other processes."""
+        if self.shared and live.run_key is not None:
+            await self._peers.aappend_events(f"{live.run_key}:meta", [json.dumps(dict(meta))])
+
+    async def stop(self, thread_id: str) -> bool:
+        """Cancel the run active on `thread_id`; False if none was. What it committed stays."""
+        live = self._active.get(thread_id)
+        if live is None or live.task is None:
+            return False
+        live.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait([live.task])
+        return True
+
+    async def close(self) -> None:
+        """Cancel every active run (the server is shutting down)."""
+        for thread_id in list(self._active):
+            await self.stop(thread_id)
+
+    def _add_active(self, live: LiveRun) -> None:
+        self._active[live.thread_id] = live
+        self._runs_of[live.principal] += 1
+
+    def _remove_active(self, live: LiveRun) -> None:
+        if self._active.get(live.thread_id) is live:
+            del self._active[live.thread_id]
+            self._runs_of[live.principal] -= 1
+            if not self._runs_of[live.principal]:
+                del self._runs_of[live.principal]
+
+    async def _pump(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
+        deadline = self.limits.run_seconds
+        keeper = None
+        if live.run_key is not None:  # the lease is kept while the process lives, events or not
+            keeper = asyncio.create_task(self._keep_lease(live), name="keep lease")
+        try:
+            with anyio.fail_after(deadline):
+                await self._drain(live, batches)
+        except TimeoutError:
+            failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
+                                          "s, the server's limit, and was stopped"))
+            await self._keep(live, ())
+            live.add((failed,))
+            if live.run_key is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._share(live, failed)
+        finally:
+            if keeper is not None:
+                keeper.cancel()
+            self._remove_active(live)
+            if live.run_key is not None:  # free the thread before the client hears the end
+                with anyio.CancelScope(shield=True):
+                    await self._release(live)
+            live.end()
+
+    async def _keep(self, live: LiveRun, last: Sequence[RuntimeEvent]) -> None:
+        """Keep the versions of the shared state the run went through (its start, its events,
+        then `last`) as the thread's: before its end is told, so the client's next request
+        finds them. The write is not interrupted by a cancel, and may be asked for again."""
+        if live.kept is None:
+            return
+        kept = live.kept.copy()
+        for state in live.start:  # kept even when the run ended before it announced it
+            kept.add(state)
+        for event in (*live.events, *last):
+            if isinstance(event, RunStarted | StateChanged):
+                kept.add(event.state)
+        if kept.version != live.kept.version:
+            await asyncio.shield(self._store.awrite_kept_state(live.thread_id, kept.to_json()))
+        live.kept = None  # kept: once per run
+
+    async def kept_state(self, thread_id: str) -> ThreadState:
+        """The thread's kept shared state (version 0 when none is kept).
+
+        What a run that has not ended (paused, or cut off by a crash, maybe in another process)
+        committed is its latest version: its record keeps that state until it ends.
+        """
+        if not self.keep_state:
+            return ThreadState()
+        data = await self._store.aload_kept_state(thread_id)
+        kept = ThreadState() if data is None else ThreadState.from_json(data)
+        with contextlib.suppress(LookupError):
+            loaded = await self._store.aload_thread(thread_id)
+            if loaded.shared_version is not None and loaded.shared_state is not None:
+                kept.add(loaded.shared_state)
+        return kept
+
+    async def _keep_lease(self, live: LiveRun) -> None:
+        """Renew the run's lease every third of its time to live, until the run ends."""
+        while True:
+            await anyio.sleep(self.lease_ttl / 3)
+            await self._renew(live)
+
+    async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
+        """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
+        last: Sequence[RuntimeEvent] = ()
+        try:
+            async with contextlib.aclosing(batches):  # type: ignore[type-var]
+                async for batch in batches:
+                    if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
+                        last = batch
+                        await self._keep(live, batch)
+                        if live.run_key is None:  # its thread is free once the client hears so
+                            self._remove_active(live)
+                    live.add(batch)
+                    if live.run_key is not None:
+                        await self._share(live, *batch)
+        except asyncio.CancelledError:
+            if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
+                final = RunFinished(answer=None, state=live.last_state(), outcome="cancelled")
+                await self._keep(live, last)
+                live.add((final,))
+                if live.run_key is not None:
+                    with anyio.CancelScope(shield=True):
+                        await self._share(live, final)
+            raise
+
+    async def _share(self, live: LiveRun, *events: RuntimeEvent) -> None:
+        assert live.run_key is not None
+        await self._peers.aappend_events(live.run_key,
+                                        [json.dumps(event_to_json(event)) for event in events])
+
+    async def _renew(self, live: LiveRun) -> None:
+        assert live.run_key is not None and live.lease is not None
+        await self._peers.arenew_lease(live.thread_id, self.owner, live.lease, self.lease_ttl)
+        await self._peers.aset_active(live.thread_id, live.run_key, self.lease_ttl)
+
+    async def _release(self, live: LiveRun) -> None:
+        assert live.run_key is not None and live.lease is not None
+        await self._peers.amark_done(live.run_key)
+        await self._peers.aclear_active(live.thread_id, live.run_key)
+        await self._peers.arelease_lease(live.thread_id, self.owner, live.lease)
+
+    async def _open(
+        self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None,
+        paused: Any,
+    ) -> AsyncIterator[list[RuntimeEvent]]:
+        lease = live.lease
+        fence = (request.thread_id, lease) if lease is not None else None
+        if self.keep_state:
+            live.kept = await self.kept_state(request.thread_id)
+        if request.decisions:
+            if paused is _LOOK_UP:
+                paused = await self.paused(agent, request.thread_id)
+            return await self._resume(agent, request, paused, fence)
+        conversation = await open_conversation(agent, request)
+        start = start_state(request, live.kept)
+        live.start.append(start)
+        with refused_as_request_errors(agent):
+            handle = agent.start(
+                conversation,
+                state=start,
+                client_tools=request.client_tools,
+                context=request.context,
+                fence=fence,
+                owner=principal,
+                state_bytes=self.limits.state_bytes,
+            )
+        return handle.batches()
+
+    async def _resume(
+        self, agent: Agent, request: RunRequest, paused: RunState | None,
+        fence: tuple[str, int] | None,
+    ) -> AsyncIterator[list[RuntimeEvent]]:
+        decision = chosen_decision(request, paused)
+        assert paused is not None
+        edits = request.state if request.saw_thread else None
+        if edits is not None:
+            await self._edit_paused(agent, request, paused.run_id, fence)
+        try:
+            handle = await agent.start_resume(
+                paused.run_id,
+                approve=decision.approve,
+                answer=decision.answer,
+                edited_arguments=decision.arguments,
+                request_id=decision.request_id,
+                fence=fence,
+                state_bytes=self.limits.state_bytes,
+            )
+        except (ValueError, LookupError) as exc:
+            raise RequestError(422, str(exc), "resume") from None
+        return handle.batches()
+
+    async def _edit_paused(self, agent: Agent, request: RunRequest, run_id: str,
+                           fence: tuple[str, int] | None) -> None:
+        """Commit the person's edits of the state (the client's, against the version it saw)
+        into the paused run's record before it resumes, as a tool's would be: onto what the
+        run committed since that version, refused (409) where they write the same place."""
+        thread = request.thread_id
+        try:
+            paused = await agent.apaused_state(run_id, thread)
+        except LookupError:
+            return
+        versions = await self.kept_state(thread)
+        versions.add(paused)
+        edited = edit_paused(versions, request)
+        if edited is not None:
+            await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
+
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_NOBODY = object()
+"""The owner of a thread nobody has yet."""

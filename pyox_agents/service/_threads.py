@@ -1,0 +1,38 @@
+"""A thread as a client sees it when it comes back: its messages, its shared state (the live
+run's latest, else the kept one) with its version, and whether a run is going."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pyox_agents.service._runs import RunService
+
+__all__ = ["thread_view"]
+
+
+async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
+    """`thread_id` as JSON: `{id, messages, state, version, running}`.
+
+    Raises:
+        LookupError: the store has no such thread (or there is no store).
+    """
+    store = runs.store
+    if store is None:
+        raise LookupError("this server keeps no threads (it was created without a store)")
+    # the run first: one that ends while the store is read has kept its state before it left
+    live = runs.active(thread_id)
+    conversation = await store.aload(thread_id)
+    messages = [
+        {"role": m.role, "content": m.content,
+         "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
+                        for c in m.tool_calls],
+         "call_id": m.call_id}
+        for m in conversation.messages
+    ]
+    kept = await runs.kept_state(thread_id)
+    state = live.last_state() if live is not None and live.events else kept.state
+    running = live is not None or await runs.running_elsewhere(thread_id)
+    return {"id": thread_id, "messages": messages,
+            "state": {} if state is None else json.loads(json.dumps(state)),
+            "version": kept.version or None, "running": running}
