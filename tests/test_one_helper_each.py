@@ -50,13 +50,10 @@ def test_the_state_writes_the_id_rule_once() -> None:
     assert _relative([p for p in _modules("state", "models") if _writes_the_id_pattern(p)]) == []
 
 
-@pytest.mark.xfail(strict=True, reason="agent.py, tools.py, serving.py and the AG-UI adapter "
-                   "still word pydantic errors themselves")
 def test_every_module_words_pydantic_errors_through_one_helper() -> None:
     assert _relative([p for p in _modules() if _formats_pydantic_errors(p)]) == []
 
 
-@pytest.mark.xfail(strict=True, reason="serving.py still has its own copy of the id rule")
 def test_every_module_takes_the_id_rule_from_one_place() -> None:
     assert _relative([p for p in _modules() if _writes_the_id_pattern(p)]) == []
 
