@@ -58,6 +58,23 @@ def test_every_module_takes_the_id_rule_from_one_place() -> None:
     assert _relative([p for p in _modules() if _writes_the_id_pattern(p)]) == []
 
 
+def _classes(*folders: str) -> dict[str, str]:
+    """Each class name defined under `folders`, with the first module that defines it."""
+    found: dict[str, str] = {}
+    for path in _modules(*folders):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(node.name, str(path.relative_to(PACKAGE)))
+    return found
+
+
+def test_a_class_name_means_one_thing_in_the_state_and_the_adapters() -> None:
+    """The state's `Draft` (a tool's edit of the shared state) is the only `Draft`: a chat
+    message the AG-UI client is building is a `MessageDraft`."""
+    state, adapters = _classes("state"), _classes("adapters")
+    assert {name: (state[name], adapters[name]) for name in state.keys() & adapters.keys()} == {}
+
+
 @given(st.text(alphabet="ab_-Z9 /é.", max_size=130) | st.just("x" * 129) | st.just("x" * 128))
 def test_a_state_id_is_exactly_what_the_id_rule_accepts(text: str) -> None:
     if is_id(text):
