@@ -23,7 +23,6 @@ LARGE_MODULES: dict[str, str] = {
     "pyox_agents.state.draft": OTHERS,
     "pyox_agents.state.frozen": OTHERS,
     "pyox_agents.state.history": OTHERS,
-    "pyox_agents.state.jsonvalue": OTHERS,
     "pyox_agents.models.demo": OTHERS,
     "pyox_agents.stores.base": OTHERS + " (SharedRuns is the Store protocol's companion)",
 }
