@@ -12,12 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pyox_agents
+from pyox_agents.state._depth import deep_path, deeper_than
 from pyox_agents.state._ids import ID_RULE, is_id
 from pyox_agents.state._validation import describe_problems, validation_problems
 from pyox_agents.state.conversation import State
 
 PACKAGE = Path(pyox_agents.__file__).parent
-HELPERS = {PACKAGE / "state" / "_validation.py", PACKAGE / "state" / "_ids.py"}
+HELPERS = {PACKAGE / "state" / "_validation.py", PACKAGE / "state" / "_ids.py",
+           PACKAGE / "state" / "_depth.py"}
 ID_PATTERN = "[A-Za-z0-9_-]{1,128}"
 
 
@@ -35,6 +37,16 @@ def _formats_pydantic_errors(path: Path) -> bool:
 
 def _writes_the_id_pattern(path: Path) -> bool:
     return any(isinstance(node, ast.Constant) and node.value == ID_PATTERN
+               for node in ast.walk(ast.parse(path.read_text())))
+
+
+def _walks_json_levels(path: Path) -> bool:
+    """Whether `path` walks a JSON value's levels itself: `x.values() if isinstance(x, dict)
+    else x`, the step of a depth count."""
+    return any(isinstance(node, ast.IfExp) and isinstance(node.body, ast.Call)
+               and isinstance(node.body.func, ast.Attribute) and node.body.func.attr == "values"
+               and isinstance(node.test, ast.Call) and getattr(node.test.func, "id", "") ==
+               "isinstance" and isinstance(node.orelse, ast.Name)
                for node in ast.walk(ast.parse(path.read_text())))
 
 
@@ -56,6 +68,26 @@ def test_every_module_words_pydantic_errors_through_one_helper() -> None:
 
 def test_every_module_takes_the_id_rule_from_one_place() -> None:
     assert _relative([p for p in _modules() if _writes_the_id_pattern(p)]) == []
+
+
+def test_every_module_measures_how_deep_json_nests_in_one_place() -> None:
+    assert _relative([p for p in _modules() if _walks_json_levels(p)]) == []
+
+
+def _nested(levels: int) -> object:
+    value: object = "leaf"
+    for level in range(levels - 1):
+        value = {"k": value} if level % 2 else [value]
+    return value
+
+
+@given(st.integers(1, 80), st.integers(0, 80))
+def test_deeper_than_counts_a_scalar_as_one_level(levels: int, limit: int) -> None:
+    value = {"a": 1, "b": _nested(levels)}
+    assert deeper_than(value, limit) == (levels + 1 > limit)
+    if levels + 1 > limit:
+        path = deep_path(value, limit)
+        assert len(path) == limit and (limit == 0 or levels == 1 or path[0] == "b")
 
 
 def _classes(*folders: str) -> dict[str, str]:
