@@ -136,3 +136,13 @@ def test_an_error_about_the_whole_value_is_named_by_the_root() -> None:
     with pytest.raises(pydantic.ValidationError) as caught:
         _Todo.model_validate([1])
     assert describe_problems(caught.value, root="state").startswith("state: ")
+
+
+def test_the_demo_agent_runs_on_the_one_offline_demo_model() -> None:
+    """The demo's own phrases are rules given to `DemoModel`, not a second model class."""
+    from pyox_agents.demo import demo_agents
+    from pyox_agents.models import DemoModel
+
+    assert type(demo_agents()["demo"].model) is DemoModel
+    models = [name for name in _classes() if name.endswith("DemoModel")]
+    assert models == ["DemoModel"]
