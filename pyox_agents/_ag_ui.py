@@ -21,6 +21,7 @@ from pyox_agents.adapters.ag_ui import (
 )
 from pyox_agents.agent import Agent
 from pyox_agents.service import RunService
+from pyox_agents.state._validation import validation_problems
 from pyox_agents.stores.base import Store
 
 __all__ = [
@@ -79,9 +80,8 @@ async def stream(
         try:
             run_input = RunAgentInput.model_validate(run_input)
         except pydantic.ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"]) or "body"
-            raise RequestError(422, f"not a valid RunAgentInput: {where}: {error['msg']}",
+            where, what = validation_problems(exc, root="body")[0]
+            raise RequestError(422, f"not a valid RunAgentInput: {where}: {what}",
                                where) from None
     if store is not None and agent.store is None:
         agent = agent.with_store(store)

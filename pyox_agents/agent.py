@@ -44,6 +44,7 @@ from pyox_agents.runtime._runner import (
 from pyox_agents.runtime._subagents import PausedRuns
 from pyox_agents.runtime._subagents import run_subagent as _run_child
 from pyox_agents.runtime._toolsets import toolsets_opened
+from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message, Reply, Usage
 from pyox_agents.state.run import AgentError, RunState
@@ -554,9 +555,7 @@ class Agent:
             try:
                 return adapter.validate_json(strip_fences(reply.text))
             except pydantic.ValidationError as exc:
-                problem = "; ".join(
-                    f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()
-                )
+                problem = describe_problems(exc, root="value")
                 messages += [
                     Message.assistant(reply.text),
                     Message.user(

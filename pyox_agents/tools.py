@@ -21,6 +21,7 @@ import anyio.to_thread
 import pydantic
 
 from pyox_agents.models.base import ToolSpec
+from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.messages import Usage
 from pyox_agents.state.run import Spent
@@ -208,7 +209,7 @@ class Tool:
         try:
             parsed = self._arguments.model_validate(dict(arguments))
         except pydantic.ValidationError as exc:
-            problems = "; ".join(_describe(error) for error in exc.errors())
+            problems = describe_problems(exc, root="arguments", say=_SAID)
             raise ToolArgumentsError(
                 f"invalid arguments for tool {self.name!r}: {problems}; call it again with "
                 "arguments that match its schema"
@@ -227,11 +228,8 @@ class Tool:
         return await self.call(ctx, arguments)
 
 
-def _describe(error: Any) -> str:
-    where = ".".join(str(part) for part in error["loc"]) or "arguments"
-    if error["type"] == "extra_forbidden":
-        return f"{where}: no such argument"
-    return f"{where}: {error['msg']}"
+_SAID = {"extra_forbidden": "no such argument"}
+"""Pydantic error types a tool words itself, for the model to read."""
 
 
 @overload

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from pyox_agents._run_request import RequestError
+from pyox_agents.state._depth import deep_path, deeper_than
 from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate, python_path
 
 __all__ = ["ENVELOPE_DEPTH", "read_json"]
@@ -35,9 +36,9 @@ def read_json(body: bytes | str, what: str) -> Any:
         raise RequestError(400, f"the body nests too deeply (the limit is {MAX_DEPTH} levels "
                                 f"in a value, {_BODY_DEPTH} in the whole body); send {what}"
                            ) from None
-    if _depth(data, _BODY_DEPTH) > _BODY_DEPTH:
+    if deeper_than(data, _BODY_DEPTH):
         raise RequestError(400, f"the body nests deeper than {_BODY_DEPTH} levels at "
-                                f"{python_path('body', _deep_path(data, _BODY_DEPTH))} (the limit "
+                                f"{python_path('body', deep_path(data, _BODY_DEPTH))} (the limit "
                                 f"is {MAX_DEPTH} levels in a value, {_BODY_DEPTH} in the whole "
                                 f"body); send {what}")
     if _may_hold_surrogates(body):  # the check encodes the whole body: only when it may fail
@@ -83,29 +84,3 @@ def _surrogate_path(value: Any) -> list[str | int]:
         elif isinstance(item, list):
             stack.extend((child, [*path, index]) for index, child in enumerate(item))
     return []
-
-
-def _depth(value: Any, limit: int) -> int:
-    """The nesting depth of a JSON value (a scalar is 1), counting no further than `limit` + 1."""
-    depth, level = 0, [value]
-    while level and depth <= limit:
-        depth += 1
-        level = [child for item in level if isinstance(item, dict | list)
-                 for child in (item.values() if isinstance(item, dict) else item)]
-    return depth
-
-
-def _deep_path(value: Any, limit: int) -> list[str | int]:
-    """The path to a value at level `limit` + 1 of `value` (which has one), for an error."""
-    path: list[str | int] = []
-    while len(path) < limit:
-        children = value.items() if isinstance(value, dict) else enumerate(value)
-        need = limit - len(path) - 1
-        for key, child in children:
-            if _depth(child, need) > need:
-                path.append(key)
-                value = child
-                break
-        else:
-            raise AssertionError("no value that deep")  # pragma: no cover
-    return path

@@ -1,5 +1,5 @@
 """The demo: a shop and todo agent on an offline model, which `pyox-agents demo` serves."""
 
-from pyox_agents.demo._shop import AGENT_NAME, DemoState, ShopDemoModel, demo_agents, demo_tools
+from pyox_agents.demo._shop import AGENT_NAME, DemoState, demo_agents, demo_tools, shop_reply
 
-__all__ = ["AGENT_NAME", "DemoState", "ShopDemoModel", "demo_agents", "demo_tools"]
+__all__ = ["AGENT_NAME", "DemoState", "demo_agents", "demo_tools", "shop_reply"]

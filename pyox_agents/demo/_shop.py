@@ -17,19 +17,18 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from pyox_agents.agent import Agent
-from pyox_agents.models._streaming import stream_reply
-from pyox_agents.models.base import Model, ModelChunk, ModelRequest, ToolSpec
-from pyox_agents.models.demo import decide
+from pyox_agents.models.base import Model, ToolSpec
+from pyox_agents.models.demo import DemoModel, decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
 from pyox_agents.tools import RunContext, tool
 
-__all__ = ["AGENT_NAME", "DemoState", "ShopDemoModel", "demo_agents", "demo_tools"]
+__all__ = ["AGENT_NAME", "DemoState", "demo_agents", "demo_tools", "shop_reply"]
 
 AGENT_NAME = "demo"
 """The name the demo agent is served under: `/agents/demo/ag-ui`, `/agents/demo/ai-sdk`."""
@@ -239,26 +238,13 @@ _TODO_TOOLS = frozenset({"add_todo", "complete_todo", "edit_todo", "remove_todo"
                          "clear_completed"})
 
 
-class ShopDemoModel:
-    """The offline `DemoModel`, taught the demo's own phrases.
+def shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
+    """The offline demo model's reply, taught the demo's own phrases (`DemoModel(shop_reply)`).
 
     It calls `checkout` for "check out" / "place the order", `clear_completed` for "clear
     completed", and sends "... to my cart" to the cart tools and "... to my list" to the todo
-    tools; everything else is `DemoModel`'s (see `pyox_agents.models.demo`).
+    tools; everything else is `decide`'s (see `pyox_agents.models.demo`).
     """
-
-    @property
-    def name(self) -> str:
-        """Always "demo"."""
-        return "demo"
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        """Decide the reply by rules and stream it word by word."""
-        async for chunk in stream_reply(_shop_reply(request.messages, request.tools), request):
-            yield chunk
-
-
-def _shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
     names = {spec.name for spec in tools}
     if messages and messages[-1].role == "tool":
         last = messages[-1]
@@ -283,11 +269,11 @@ def _shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply
 def demo_agents(model: Model | str = "demo") -> dict[str, Agent]:
     """The demo's agents by name (`{"demo": Agent}`), for `create_app`.
 
-    `model` is a `Model` or a model name: "demo" (offline, the default: a `ShopDemoModel`),
+    `model` is a `Model` or a model name: "demo" (offline, the default: `DemoModel(shop_reply)`),
     "openai:<model>", "ollama:<model>" and the other names `Agent(model=...)` takes.
     """
     if model == "demo":
-        model = ShopDemoModel()
+        model = DemoModel(shop_reply)
     agent = Agent(model=model, tools=demo_tools(), instructions=_instructions,
                   state_type=DemoState, name=AGENT_NAME)
     return {AGENT_NAME: agent}

@@ -14,6 +14,7 @@ from mcp import Client, MCPError, StdioServerParameters
 
 from pyox_agents.mcp._connection import Connection, http_transport, leaf
 from pyox_agents.mcp._results import MCPTool, MCPToolError, to_result
+from pyox_agents.state._validation import validation_problems
 from pyox_agents.tools import Tool
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -166,7 +167,7 @@ class MCPToolset:
             raise MCPToolError(f"the MCP server {self.name!r} refused the call of {remote!r}: "
                                f"{exc.message}") from None
         except pydantic.ValidationError as exc:
-            first = exc.errors()[0]["msg"] if exc.errors() else "?"
+            first = next((what for _, what in validation_problems(exc, root="result")), "?")
             raise MCPToolError(f"the MCP server {self.name!r} answered {remote!r} with a "
                                f"malformed result ({first})") from None
         except Exception as exc:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,6 +158,10 @@ class _Intent:
     """Words of the list the items belong to: a tool whose name has one is preferred."""
 
 
+Rules = Callable[[Sequence[Message], Sequence[ToolSpec]], Reply]
+"""How a `DemoModel` decides its reply to the messages, given the tools (`decide`)."""
+
+
 class DemoModel:
     """A deterministic offline model for list demos: rules, not an LLM.
 
@@ -165,7 +169,14 @@ class DemoModel:
     eggs", "done with milk", "remove eggs" and "what's on my list?", then sums up the tool
     results in a sentence. The module docstring lists every phrase. Replies stream word by
     word, like `ScriptedModel`.
+
+    `rules` decides each reply from the messages and the tools: `decide` (these rules) unless
+    an app teaches the model its own phrases with a function layered on `decide` (the demo
+    agent's `shop_reply`).
     """
+
+    def __init__(self, rules: Rules | None = None) -> None:
+        self._rules: Rules = rules or decide
 
     @property
     def name(self) -> str:
@@ -174,7 +185,8 @@ class DemoModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Decide the reply by rules and stream it."""
-        async for chunk in stream_reply(decide(request.messages, request.tools), request):
+        reply = self._rules(request.messages, request.tools)
+        async for chunk in stream_reply(reply, request):
             yield chunk
 
 

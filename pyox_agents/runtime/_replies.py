@@ -36,6 +36,7 @@ from pyox_agents.models.base import (
     ToolCallChunk,
     UsageChunk,
 )
+from pyox_agents.state._depth import deeper_than
 from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate
 from pyox_agents.state.messages import Reply, ToolCall, Usage
 
@@ -58,23 +59,11 @@ def arguments_problem(call: ToolCall) -> str:
         parsed = None
     except ValueError:
         parsed = {}
-    if parsed is None or (isinstance(parsed, dict) and _deeper_than(parsed, MAX_DEPTH)):
+    if parsed is None or (isinstance(parsed, dict) and deeper_than(parsed, MAX_DEPTH)):
         return (f"the arguments of {call.name!r} nest deeper than {MAX_DEPTH} levels, the "
                 f"limit; send them as a flatter JSON object")
     return (f"the arguments of {call.name!r} are not a JSON object: {raw!r}; send them as a "
             f"JSON object")
-
-
-def _deeper_than(value: object, levels: int) -> bool:
-    """Whether `value` nests more than `levels` levels (a scalar is 1), looking no further."""
-    depth, level = 0, [value]
-    while level:
-        depth += 1
-        if depth > levels:
-            return True
-        level = [child for item in level if isinstance(item, dict | list)
-                 for child in (item.values() if isinstance(item, dict) else item)]
-    return False
 
 
 def _valid_json(value: object) -> object:
@@ -174,7 +163,7 @@ class ReplyStream:
             arguments = json.loads(text)
         except (ValueError, RecursionError):
             return ToolCall(name, {}, id=call_id, raw_arguments=text)
-        if not isinstance(arguments, dict) or _deeper_than(arguments, MAX_DEPTH):
+        if not isinstance(arguments, dict) or deeper_than(arguments, MAX_DEPTH):
             return ToolCall(name, {}, id=call_id, raw_arguments=text)
         return ToolCall(name, _valid_json(arguments), id=call_id)  # type: ignore[arg-type]
 

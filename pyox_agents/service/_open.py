@@ -13,6 +13,7 @@ import pydantic
 from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
 from pyox_agents.agent import Agent
 from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
+from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.conversation import State
 from pyox_agents.state.patch import Conflict
 from pyox_agents.state.run import RunState
@@ -167,5 +168,4 @@ def _undo_last_reply(conversation: State) -> None:
 
 
 def _validation_message(exc: pydantic.ValidationError) -> str:
-    parts = [f"{'.'.join(map(str, e['loc'])) or 'state'}: {e['msg']}" for e in exc.errors()]
-    return "state does not match the agent's state type: " + "; ".join(parts)
+    return "state does not match the agent's state type: " + describe_problems(exc, root="state")

@@ -14,7 +14,6 @@ import collections
 import contextlib
 import json
 import os
-import re
 import secrets
 import socket
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -37,6 +36,7 @@ from pyox_agents.service._open import (
     start_state,
 )
 from pyox_agents.service._thread_state import ThreadState
+from pyox_agents.state._ids import is_id
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.stores.base import SharedRuns, Store
 
@@ -139,7 +139,7 @@ class RunService:
         """
         check_limits(self.limits, request, running=len(self._active),
                      running_for_principal=self._runs_of[principal])
-        if not _ID.fullmatch(request.thread_id):
+        if not is_id(request.thread_id):
             raise RequestError(422, f"thread id {request.thread_id[:40]!r} must be 1 to 128 "
                                     "letters, digits, '_' or '-'", "threadId")
         await self.check_owner(request.thread_id, principal)  # others' threads: 404, not 409
@@ -390,6 +390,5 @@ class RunService:
             await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
 
 
-_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _NOBODY = object()
 """The owner of a thread nobody has yet."""

@@ -17,10 +17,10 @@ import threading
 import weakref
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
 
 import pydantic
 
+from pyox_agents.state._depth import deeper_than
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import JSON, MAX_DEPTH, freeze, pointer
@@ -146,7 +146,7 @@ class SharedState:
         """Refuse `new` if it breaks a rule; its size bound (None when there is no byte limit)."""
         for op in ops:
             room = MAX_DEPTH - len(op.path)
-            if op.kind != "remove" and _deeper_than(op.value, room):
+            if op.kind != "remove" and deeper_than(op.value, room):
                 raise Refused(
                     f"the change at {pointer(op.path) or 'the root'} would make the shared state "
                     f"nest deeper than {MAX_DEPTH} levels, the limit; keep it flatter"
@@ -204,15 +204,3 @@ class SharedState:
             oldest = min((draft.base_version for draft in self._open), default=self._version)
         while self._log and self._log[0][0] <= oldest:
             self._log.popleft()
-
-
-def _deeper_than(value: Any, levels: int) -> bool:
-    """Whether `value` nests more than `levels` levels (a scalar is 1), looking no further."""
-    depth, level = 0, [value]
-    while level:
-        depth += 1
-        if depth > levels:
-            return True
-        level = [child for item in level if isinstance(item, dict | list)
-                 for child in (item.values() if isinstance(item, dict) else item)]
-    return False

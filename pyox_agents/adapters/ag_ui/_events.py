@@ -57,7 +57,7 @@ from ag_ui.core import (
 from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE, public_message
 from pyox_agents.adapters.ag_ui._messages import (
-    Draft,
+    MessageDraft,
     as_json,
     reasoning_id,
     result_id,
@@ -161,7 +161,7 @@ class _Translation:
         self.parts: dict[str | None, _Parts] = {None: _Parts()}
         self.subagents: dict[str, str | None] = {}
         """The active subagent runs, in start order, each with its parent (None: this run)."""
-        self.drafts: dict[str, Draft] = {}
+        self.drafts: dict[str, MessageDraft] = {}
         self.call_message: dict[str, str] = {}
         self.call_owner: dict[str, str | None] = {}
         self.request: ApprovalRequested | None = None
@@ -453,10 +453,10 @@ class _Translation:
             parts = self.parts[owner] = _Parts()
         return parts
 
-    def _draft(self, message_id: str, role: str, owner: str | None) -> Draft:
+    def _draft(self, message_id: str, role: str, owner: str | None) -> MessageDraft:
         draft = self.drafts.get(message_id)
         if draft is None:
-            draft = self.drafts[message_id] = Draft(message_id, role, owner)
+            draft = self.drafts[message_id] = MessageDraft(message_id, role, owner)
         return draft
 
     @staticmethod

@@ -16,7 +16,7 @@ from ag_ui.core import AssistantMessage, FunctionCall, Message, ToolCall, ToolMe
 
 from pyox_agents.state.frozen import thaw
 
-__all__ = ["Draft", "as_json", "reasoning_id", "result_id", "result_text"]
+__all__ = ["MessageDraft", "as_json", "reasoning_id", "result_id", "result_text"]
 
 
 def result_id(call_id: str) -> str:
@@ -49,7 +49,7 @@ def as_json(value: Any) -> Any:
 
 
 @dataclass
-class Draft:
+class MessageDraft:
     """A message of this run as the client builds it from the stream."""
 
     id: str

@@ -33,6 +33,7 @@ from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOut
 from pyox_agents.adapters._body import read_json
 from pyox_agents.adapters.ag_ui._events import interrupt_reason
 from pyox_agents.models.base import ToolSpec
+from pyox_agents.state._validation import validation_problems
 from pyox_agents.state.messages import Image, Message, ToolCall
 from pyox_agents.state.run import ApprovalRequest
 
@@ -59,9 +60,8 @@ def read_input(body: bytes) -> RunAgentInput:
     try:
         return RunAgentInput.model_validate(data)
     except pydantic.ValidationError as exc:
-        error = exc.errors()[0]
-        where = _field(error["loc"])
-        raise RequestError(422, f"the body is not a valid RunAgentInput: {where}: {error['msg']}",
+        where, what = validation_problems(exc, root="body", location=_field)[0]
+        raise RequestError(422, f"the body is not a valid RunAgentInput: {where}: {what}",
                            where) from None
 
 
