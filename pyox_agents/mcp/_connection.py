@@ -58,18 +58,32 @@ class Connection:
                 and self._loop is asyncio.get_running_loop())
 
     async def close(self) -> None:
-        """Close the client (a stdio server's process ends); at once if still connecting."""
+        """Close the client (a stdio server's process ends); at once if still connecting.
+
+        A cancellation of the caller (e.g. a run's task cancelled while its toolsets close)
+        waits for the close to finish and is raised after it: cut short, the server's process
+        would be left running, unreaped, once the event loop ends."""
         task = self._task
         if task is None or task.done() or self._loop is not asyncio.get_running_loop():
             return
         self._stop.set()
         if not self._ready.done():
             task.cancel()
-        with anyio.CancelScope(shield=True):
-            done, _ = await asyncio.wait([task], timeout=10)
-            if not done:
-                task.cancel()
-                await asyncio.wait([task])
+        cancelled = False
+        deadline: float | None = self._loop.time() + 10
+        with anyio.CancelScope(shield=True):  # shields from anyio's scopes, not task.cancel()
+            while not task.done():
+                timeout = None if deadline is None else max(0.0, deadline - self._loop.time())
+                try:
+                    await asyncio.wait([task], timeout=timeout)
+                except asyncio.CancelledError:
+                    cancelled = True
+                    continue
+                if not task.done():  # past the deadline: stop it at once
+                    task.cancel()
+                    deadline = None
+        if cancelled:
+            raise asyncio.CancelledError
 
 
 @contextlib.asynccontextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -394,3 +395,40 @@ def wait_for_exit(pid: int) -> None:
             return
         assert time.monotonic() < deadline, f"the MCP server {pid} is still running"
         time.sleep(0.02)
+
+
+def _gone(pid: int) -> bool:
+    """Whether the process `pid` has ended and been reaped (no zombie left either)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _pid_then_done(messages: list[Any], tools: list[Any]) -> Any:
+    return call("pid") if messages[-1].role == "user" else "done"
+
+
+async def test_a_run_has_stopped_and_reaped_its_servers_process_when_it_returns() -> None:
+    """"otherwise each run starts the server and stops it when the run ends": when `arun`
+    returns, the server's process has exited and been reaped, not left for the event loop's
+    end (where it would be a still-running subprocess)."""
+    for _ in range(3):
+        result = await Agent(FunctionModel(_pid_then_done), tools=[stdio()]).arun("go")
+        pid = results(result.events)[0].result["result"]
+        assert _gone(pid), f"the server {pid} still runs after the run returned"
+
+
+async def test_a_close_whose_task_is_cancelled_still_stops_and_reaps_the_server() -> None:
+    """A task cancelled while it closes a toolset (as a run's task is when its stream's
+    consumer stops) gets its cancellation once the server's process is stopped and reaped."""
+    toolset = stdio()
+    tools = {t.name: t for t in await toolset.list_tools()}
+    pid = (await tools["pid"].function())["result"]
+    closing = asyncio.create_task(toolset.aclose())
+    await asyncio.sleep(0)
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    assert _gone(pid), f"the server {pid} still runs after its close was cancelled"
