@@ -209,14 +209,20 @@ def create_app(
 
 
 def _lifespan(server: _Server, tune_gc: bool) -> Any:
-    """Start-up (`tune_gc()` if asked) and shutdown (every active run is cancelled)."""
+    """Start-up (`tune_gc()` if asked; the agents' toolsets entered, so an MCP server serves
+    every run of the app instead of starting for each) and shutdown (every active run is
+    cancelled, then the toolsets close, in the server's own event loop)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if tune_gc:
             _tune_gc()
-        yield
-        await server.runs.close()
+        async with contextlib.AsyncExitStack() as toolsets:
+            for agent in server.agents.values():
+                if agent.toolsets:
+                    await toolsets.enter_async_context(agent)
+            yield
+            await server.runs.close()
 
     return lifespan
 

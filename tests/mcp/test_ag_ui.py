@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
 
 from pyox_agents import Agent
 from pyox_agents.mcp import MCPToolset
-from pyox_agents.models.scripted import ScriptedModel
+from pyox_agents.models.scripted import FunctionModel, ScriptedModel
 from pyox_agents.server import create_app
 from tests.ag_ui.servers import post_run, serving
 
@@ -71,3 +73,32 @@ async def test_an_mcp_tool_that_needs_approval_is_an_ag_ui_interrupt_then_runs()
     (result,) = [e for e in second if e["type"] == "TOOL_CALL_RESULT"]
     assert json.loads(result["content"]) == {"result": 5}
     assert (second[-1]["type"], second[-1]["outcome"]["type"]) == ("RUN_FINISHED", "success")
+
+
+def _pid_then_done(messages: list[Any], tools: list[Any]) -> Any:
+    return call("pid") if messages[-1].role == "user" else "done"
+
+
+async def test_an_apps_mcp_server_serves_every_run_and_stops_with_the_app() -> None:
+    """An app enters its agents' toolsets for its life: one stdio server answers every run
+    (not one started per run), and it is stopped and reaped when the app shuts down, in the
+    server's own event loop."""
+    agent = Agent(FunctionModel(_pid_then_done), tools=[stdio(name="calc")])
+    pids = []
+    async with serving(create_app({"calc": agent})) as url, httpx.AsyncClient() as client:
+        for turn in range(2):
+            body = {**BODY, "threadId": f"t{turn}"}
+            _, events = await post_run(client, f"{url}/agents/calc/ag-ui", body)
+            (result,) = [e for e in events if e["type"] == "TOOL_CALL_RESULT"]
+            pids.append(json.loads(result["content"])["result"])
+        assert pids[0] == pids[1] and _alive(pids[0])
+    assert not _alive(pids[0]), f"the server {pids[0]} still runs after the app stopped"
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` exists (running, or ended but not reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
