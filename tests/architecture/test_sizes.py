@@ -23,7 +23,6 @@ LARGE_MODULES: dict[str, str] = {
     "pyox_agents.state.draft": OTHERS,
     "pyox_agents.state.frozen": OTHERS,
     "pyox_agents.state.history": OTHERS,
-    "pyox_agents.models.demo": OTHERS,
 }
 LONG_FUNCTIONS: dict[str, str] = {
     "pyox_agents.adapters.ag_ui._events:on": "one case per runtime event",
