@@ -22,7 +22,6 @@ LARGE_MODULES: dict[str, str] = {
     "pyox_agents.state.conversation": OTHERS,
     "pyox_agents.state.draft": OTHERS,
     "pyox_agents.state.frozen": OTHERS,
-    "pyox_agents.state.history": OTHERS,
 }
 LONG_FUNCTIONS: dict[str, str] = {
     "pyox_agents.adapters.ag_ui._events:on": "one case per runtime event",
