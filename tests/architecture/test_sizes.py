@@ -20,7 +20,6 @@ LARGE_MODULES: dict[str, str] = {
     "pyox_agents.adapters.ag_ui._events": "AG-UI translation: its open-parts bookkeeping goes "
                                           "apart",
     "pyox_agents.state.draft": OTHERS,
-    "pyox_agents.state.frozen": OTHERS,
 }
 LONG_FUNCTIONS: dict[str, str] = {
     "pyox_agents.adapters.ag_ui._events:on": "one case per runtime event",
