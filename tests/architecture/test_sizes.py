@@ -19,7 +19,6 @@ LARGE_MODULES: dict[str, str] = {
     "pyox_agents.runtime._runner": "the loop and the tool-call path: the call path goes apart",
     "pyox_agents.adapters.ag_ui._events": "AG-UI translation: its open-parts bookkeeping goes "
                                           "apart",
-    "pyox_agents.state.draft": OTHERS,
 }
 LONG_FUNCTIONS: dict[str, str] = {
     "pyox_agents.adapters.ag_ui._events:on": "one case per runtime event",
