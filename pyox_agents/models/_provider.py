@@ -70,6 +70,20 @@ def describe_failure(exc: Exception, kinds: ErrorKinds, at: Endpoint) -> Provide
     """The `ProviderError` for an SDK exception, saying what went wrong and what to do."""
     said = provider_message(exc)
     retries = f"after {at.max_retries} retries" if at.max_retries else "(retries are off)"
+    unreached = _unreached(exc, kinds, at, retries)
+    if unreached is not None:
+        return unreached
+    status = getattr(exc, "status_code", None) if isinstance(exc, kinds.status) else None
+    if not isinstance(status, int) or status < 400:
+        return ProviderError(
+            f"{at.label} failed during the reply of model {at.model!r}: {said}", code="model_error"
+        )
+    return _refused(status, said, at, retries)
+
+
+def _unreached(exc: Exception, kinds: ErrorKinds, at: Endpoint,
+               retries: str) -> ProviderError | None:
+    """The error of a request that got no answer (a timeout, no connection), or None."""
     if isinstance(exc, kinds.timeout):
         return ProviderError(
             f"{at.label} did not answer within {at.timeout}s {retries} for model {at.model!r}; "
@@ -84,11 +98,11 @@ def describe_failure(exc: Exception, kinds: ErrorKinds, at: Endpoint) -> Provide
             "and is the base URL right?",
             code="connection",
         )
-    status = getattr(exc, "status_code", None) if isinstance(exc, kinds.status) else None
-    if not isinstance(status, int) or status < 400:
-        return ProviderError(
-            f"{at.label} failed during the reply of model {at.model!r}: {said}", code="model_error"
-        )
+    return None
+
+
+def _refused(status: int, said: str, at: Endpoint, retries: str) -> ProviderError:
+    """The error of an answer with HTTP error `status`, saying what to do about it."""
     if status == 401:
         return ProviderError(
             f"{at.label} refused the API key (HTTP 401: {said}); {at.key_hint}",

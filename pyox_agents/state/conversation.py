@@ -8,14 +8,20 @@ Its methods are the only way to change it, and every one is thread-safe.
 from __future__ import annotations
 
 import inspect
-import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime
 from typing import Any, Never
 
-from pyox_agents.state._ids import ID_RULE, is_id
-from pyox_agents.state.frozen import FrozenDict, thaw
+from pyox_agents.state._state_checks import (
+    NO_MESSAGES,
+    REMOVED,
+    check_id,
+    check_messages,
+    frozen_dict,
+    new_id,
+)
+from pyox_agents.state._state_reads import StateReads
+from pyox_agents.state.frozen import thaw
 from pyox_agents.state.history import (
     ClearedToolResults,
     Compacted,
@@ -29,9 +35,8 @@ from pyox_agents.state.history import (
     UserMessageEntry,
     utc_now,
 )
-from pyox_agents.state.jsonvalue import frozen_message, json_equal, to_json_value
-from pyox_agents.state.messages import NOTICE_PREFIX, Image, Message, ToolCall, Usage
-from pyox_agents.state.recorder import Recorder
+from pyox_agents.state.jsonvalue import json_equal
+from pyox_agents.state.messages import NOTICE_PREFIX, Image, Message
 from pyox_agents.state.snapshot import Fold, StateSnapshot, cleared, replay
 from pyox_agents.state.stopped import (
     Stopped,
@@ -51,51 +56,7 @@ __all__ = [
     "StoppedByUntil",
 ]
 
-_NO_MESSAGES: tuple[Message, ...] = ()
-_REMOVED = {
-    "task": "State(task=...) is a 0.4 keyword: pass the task as the first message, "
-            "State(messages=[Message.user(task)])",
-    "context": "State(context=...) is a 0.4 keyword: pass the conversation as "
-               "State(messages=[...]), a list of Message",
-    "data": "State(data=...) is a 0.4 keyword: use State(extra_data={...})",
-}
-
-
-def _new_id() -> str:
-    return secrets.token_hex(16)
-
-
-def _check_id(id: object) -> str:
-    if id is None:
-        return _new_id()
-    if not isinstance(id, str):
-        raise TypeError(f"id must be a str, got {type(id).__name__}")
-    if not is_id(id):
-        raise ValueError(f"id {id[:140]!r} is not a State id: use {ID_RULE} (or leave it out "
-                         f"for a random one)")
-    return id
-
-
-def _frozen_dict(value: Mapping[str, Any]) -> FrozenDict:
-    frozen = to_json_value(value, "extra_data")
-    assert isinstance(frozen, FrozenDict)
-    return frozen
-
-
-def _check_messages(messages: object) -> tuple[Message, ...]:
-    if isinstance(messages, str | bytes | Message | Mapping) or not isinstance(messages, Iterable):
-        raise TypeError(f"messages must be a list of Message, got a {type(messages).__name__}; "
-                        f"write messages=[Message.user(text)]")
-    out = []
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            raise TypeError(f"messages[{index}] is a {type(message).__name__}, not a Message; "
-                            f"write Message.user(text) (or Message.assistant, Message.tool)")
-        out.append(frozen_message(message, f"messages[{index}]"))
-    return tuple(out)
-
-
-class State(Recorder):
+class State(StateReads):
     """One conversation's record: the messages the model sees (`messages`) and what happened.
 
     Create it with the messages to start from, pass it to `agent.run` to keep it after the run,
@@ -116,7 +77,7 @@ class State(Recorder):
         self,
         *args: Never,
         id: str | None = None,
-        messages: Iterable[Message] = _NO_MESSAGES,
+        messages: Iterable[Message] = NO_MESSAGES,
         extra_data: Mapping[str, Any] | None = None,
         history: Iterable[HistoryEntry] | None = None,
         **kwargs: Never,
@@ -125,13 +86,13 @@ class State(Recorder):
             raise TypeError(f"State() takes keyword arguments only, got {len(args)} positional: "
                             f"write State(messages=[Message.user(text)], extra_data={{...}})")
         for name in kwargs:
-            if name in _REMOVED:
-                raise TypeError(_REMOVED[name])
+            if name in REMOVED:
+                raise TypeError(REMOVED[name])
             raise TypeError(f"State() got an unexpected keyword argument {name!r}: it takes id, "
                             f"messages, extra_data and history")
-        self._setup(_check_id(id), Fold(), [], {}, None)
+        self._setup(check_id(id), Fold(), [], {}, None)
         if history is not None:
-            if messages is not _NO_MESSAGES or extra_data is not None:
+            if messages is not NO_MESSAGES or extra_data is not None:
                 raise TypeError("State(history=...) cannot be combined with messages or "
                                 "extra_data: the history already holds them")
             if isinstance(history, str | bytes | Mapping) or not isinstance(history, Iterable):
@@ -141,12 +102,12 @@ class State(Recorder):
             self._fold = replay(entries)
             self._history = entries
             return
-        start = _check_messages(messages)
+        start = check_messages(messages)
         data = None
         if extra_data is not None:
             if not isinstance(extra_data, Mapping):
                 raise TypeError(f"extra_data must be a dict, got {type(extra_data).__name__}")
-            data = _frozen_dict(extra_data)  # checked before anything is recorded
+            data = frozen_dict(extra_data)  # checked before anything is recorded
         if start:
             self._record(ImportEntry(at=utc_now(), content=start), "import")
         if data:  # stamped after the import: history is oldest first
@@ -157,102 +118,6 @@ class State(Recorder):
             return (f"State(id={self._id!r}, turn={self._fold.turn}, "
                     f"messages={len(self._fold.messages)}, entries={len(self._history)}, "
                     f"finished={self._fold.finished})")
-
-    # --- properties -----------------------------------------------------------------------------
-
-    @property
-    def id(self) -> str:
-        """The name a store saves this State under. Given with State(id=...), or random."""
-        return self._id
-
-    @property
-    def parent_id(self) -> str | None:
-        """The id of the State whose tool call started this one as a subagent, or None.
-
-        It is the first link in the history (RunStartEntry.parent_id), so it is the same while
-        it runs and after store.load.
-        """
-        with self._lock:
-            return self._fold.parent_id
-
-    @property
-    def parent_call_id(self) -> str | None:
-        """The ToolCall.id of the parent's call that started this State, or None with parent_id."""
-        with self._lock:
-            return self._fold.parent_call_id
-
-    @property
-    def history(self) -> tuple[HistoryEntry, ...]:
-        """Everything that happened, oldest first. Entries are only ever added."""
-        return self.snapshot().history
-
-    @property
-    def messages(self) -> tuple[Message, ...]:
-        """The messages the model will see at the next think.
-
-        Results of this turn's tool calls go in together once the last call has a result.
-        Messages added in the meantime, or while think waits on the model, go in after them.
-        """
-        return self.snapshot().messages
-
-    @property
-    def pending_calls(self) -> tuple[ToolCall, ...]:
-        """Tool calls the model requested this turn that have no result yet, in request order."""
-        with self._lock:
-            return self._fold.pending_calls
-
-    @property
-    def turn(self) -> int:
-        """Turns so far: each think adds 1 while it waits on the model; a failed think takes it
-        back."""
-        with self._lock:
-            return self._fold.turn
-
-    @property
-    def usage(self) -> Usage:
-        """Tokens, requests and cost of every think, ask and compact, and of subagents.
-
-        Subagents' usage is added when their tool call closes. restore does not lower it.
-        """
-        with self._lock:
-            return self._fold.usage
-
-    @property
-    def extra_data(self) -> FrozenDict:
-        """A read-only dict for your own values (JSON); change it with edit_extra_data()."""
-        with self._lock:
-            return self._fold.extra_data
-
-    @property
-    def finished(self) -> bool:
-        """Whether finish() was called. A finished State cannot run again."""
-        with self._lock:
-            return self._fold.finished
-
-    @property
-    def answer(self) -> Any:
-        """The finish(answer) value if one was given, else the text of the latest reply without
-        tool calls, else None. In JSON form (a dataclass or pydantic model comes back a dict)."""
-        with self._lock:
-            return self._fold.answer
-
-    @property
-    def stopped(self) -> Stopped | None:
-        """Why this run is set to stop, or None until something decides that."""
-        with self._lock:
-            return self._fold.stopped
-
-    @property
-    def created_at(self) -> datetime | None:
-        """The at of the first history entry (UTC), or None for a State with no history yet."""
-        with self._lock:
-            return self._fold.created_at
-
-    @property
-    def updated_at(self) -> datetime | None:
-        """The at of the latest history entry (UTC), or None for a State with no history yet."""
-        with self._lock:
-            return self._fold.updated_at
 
     # --- public methods -------------------------------------------------------------------------
 
@@ -363,7 +228,7 @@ class State(Recorder):
                 data = thaw(self._fold.extra_data)
                 assert isinstance(data, dict)
                 yield data
-                entry = ExtraDataEntry(at=utc_now(), content=_frozen_dict(data))
+                entry = ExtraDataEntry(at=utc_now(), content=frozen_dict(data))
                 if not json_equal(entry.content, self._fold.extra_data):
                     self._record(entry, "edit extra_data")
             finally:
@@ -385,7 +250,7 @@ class State(Recorder):
                                  f"think() is behind a copy: fork before think, or after it "
                                  f"returns (e.g. in Reporter.on_think_end)")
             other = State.__new__(State)
-            other._setup(_new_id(), self._fold.copy(), list(self._history), self._children,
+            other._setup(new_id(), self._fold.copy(), list(self._history), self._children,
                          self._child_store)
             other._cache = self._cache
             return other

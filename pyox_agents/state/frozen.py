@@ -14,17 +14,16 @@ can stop: calling `list`'s or `dict`'s own C methods on an instance by hand
 
 from __future__ import annotations
 
-import datetime
-import decimal
 import enum
 import heapq
 import importlib.util
-import json
 import math
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeAlias
+
+from pyox_agents.state._json_errors import MAX_DEPTH, check_text, not_json, too_deep
+from pyox_agents.state._pointers import lone_surrogate, parse_pointer, pointer, python_path
 
 __all__ = [
     "JSON",
@@ -283,12 +282,6 @@ class StateView:
 _guard_heapq()
 
 
-MAX_DEPTH = 64
-"""How deeply JSON may nest, everywhere: a request's body, a run's state, a tool's write, a
-model's tool arguments (a scalar at the top is 1 level, `{"a": 1}` is 2). Deeper values would
-break a parser's or serializer's recursion somewhere between here and a browser."""
-
-
 def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) -> JSON:
     """Check that `value` is JSON and return it frozen; frozen containers are reused as they are.
 
@@ -303,11 +296,11 @@ def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) 
     kind = type(value)
     if kind in _SCALARS:
         if kind is float and not math.isfinite(value):  # type: ignore[arg-type]
-            raise TypeError(_not_json(value, python_path(path, at)))
+            raise TypeError(not_json(value, python_path(path, at)))
         if kind is str and not value.isascii():  # type: ignore[attr-defined]
-            _check_text(value, path, at)  # type: ignore[arg-type]
+            check_text(value, path, at)  # type: ignore[arg-type]
         if len(at) >= MAX_DEPTH:
-            raise TypeError(_too_deep(path, at))
+            raise TypeError(too_deep(path, at))
         return value  # type: ignore[return-value]
     if isinstance(value, FrozenDict | FrozenList):
         return value
@@ -315,50 +308,17 @@ def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) 
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def lone_surrogate(text: str) -> int | None:
-    """The index of the first lone surrogate (U+D800 to U+DFFF) in `text`, or None.
-
-    Python strings hold them (`surrogateescape` decoding of a file name makes them), but they
-    are not text: UTF-8 cannot encode them, so no store, stream or browser can take them.
-    """
-    if text.isascii():
-        return None
-    found = _SURROGATE.search(text)
-    return None if found is None else found.start()
-
-
-def _check_text(text: str, path: str, at: Sequence[str | int], key: bool = False) -> None:
-    index = lone_surrogate(text)
-    if index is not None:
-        what = f"has the key {text!r}, which" if key else "is a str that"
-        raise TypeError(
-            f"{python_path(path, at)} {what} holds a lone surrogate ({text[index]!r} at index "
-            f"{index}); JSON text must be valid Unicode: decode bytes with errors='replace' "
-            f"(for a file name: name.encode('utf-8', 'surrogateescape').decode('utf-8', "
-            f"'replace'))"
-        )
-
-
-def _too_deep(path: str, at: Sequence[str | int]) -> str:
-    return (
-        f"{python_path(path, at)} is nested {len(at) + 1} levels deep; JSON here may nest at most "
-        f"{MAX_DEPTH} levels (a scalar at the top is 1): flatten it, e.g. a list of items that "
-        f"name their parent"
-    )
 
 
 def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
     if len(at) >= MAX_DEPTH:
-        raise TypeError(_too_deep(path, at))
+        raise TypeError(too_deep(path, at))
     kind = type(value)
     if kind in _SCALARS:
         if kind is float and not math.isfinite(value):  # type: ignore[arg-type]
-            raise TypeError(_not_json(value, python_path(path, at)))
+            raise TypeError(not_json(value, python_path(path, at)))
         if kind is str and not value.isascii():  # type: ignore[attr-defined]
-            _check_text(value, path, at)  # type: ignore[arg-type]
+            check_text(value, path, at)  # type: ignore[arg-type]
         return value  # type: ignore[return-value]
     if isinstance(value, FrozenDict | FrozenList):
         return value
@@ -373,7 +333,7 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
                     f"shared state must be str: use str(key)"
                 )
             if not key.isascii():
-                _check_text(key, path, at, key=True)
+                check_text(key, path, at, key=True)
             at.append(key)
             dict.__setitem__(frozen, str(key), _freeze(item, path, at))
             at.pop()
@@ -386,50 +346,18 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
             at.pop()
         return items
     if isinstance(value, enum.Enum):
-        raise TypeError(_not_json(value, python_path(path, at)))
+        raise TypeError(not_json(value, python_path(path, at)))
     if isinstance(value, str):
         text = str.__str__(value)
-        _check_text(text, path, at)
+        check_text(text, path, at)
         return text
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise TypeError(_not_json(value, python_path(path, at)))
+            raise TypeError(not_json(value, python_path(path, at)))
         return float(value)
-    raise TypeError(_not_json(value, python_path(path, at)))
-
-
-def _not_json(value: object, where: str) -> str:
-    """The message for a value that is not JSON: what it is and what to use instead."""
-    if isinstance(value, float):
-        return (
-            f"{where} is {value!r}; shared state must be JSON, which has no NaN or infinity: "
-            f"use None or a string"
-        )
-    if isinstance(value, enum.Enum):
-        return (
-            f"{where} is an enum member ({value!r}); shared state must be JSON: use its value "
-            f"(value.value)"
-        )
-    if isinstance(value, set | frozenset):
-        return f"{where} is a set; shared state must be JSON: use a list"
-    if isinstance(value, tuple):
-        return f"{where} is a tuple; shared state must be JSON: use a list"
-    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
-        kind = type(value).__name__
-        return (
-            f"{where} is a {kind}; shared state must be JSON: use an ISO 8601 string "
-            f"(value.isoformat())"
-        )
-    if isinstance(value, bytes | bytearray | memoryview):
-        return f"{where} is bytes; shared state must be JSON: use a str (decode it, or base64)"
-    if isinstance(value, decimal.Decimal):
-        return f"{where} is a Decimal; shared state must be JSON: use a float or a str"
-    return (
-        f"{where} is a {type(value).__qualname__} object; shared state must be JSON: use a dict, "
-        f"list, str, int, float, bool or None (for a pydantic model, model.model_dump(mode='json'))"
-    )
+    raise TypeError(not_json(value, python_path(path, at)))
 
 
 def thaw(value: object) -> JSON:
@@ -443,36 +371,7 @@ def thaw(value: object) -> JSON:
     return value  # type: ignore[return-value]
 
 
-def python_path(path: str, tokens: Iterable[str | int]) -> str:
-    """`path` followed by `tokens` as Python subscripts: `state["todos"][3]`."""
-    parts = [path]
-    for token in tokens:
-        if isinstance(token, int):
-            parts.append(f"[{token}]")
-        else:
-            # a key with a lone surrogate is written escaped (\udcff): a message naming it
-            # must itself be text that encodes, in a log line or an HTTP error body
-            ascii_only = lone_surrogate(token) is not None
-            parts.append(f"[{json.dumps(token, ensure_ascii=ascii_only)}]")
-    return "".join(parts)
 
 
-def pointer(tokens: Iterable[str | int]) -> str:
-    """The RFC 6901 JSON Pointer of a path: `~` becomes `~0`, `/` becomes `~1`; the root is ``."""
-    return "".join("/" + str(token).replace("~", "~0").replace("/", "~1") for token in tokens)
 
 
-def parse_pointer(text: str) -> tuple[str, ...]:
-    """The tokens of an RFC 6901 JSON Pointer (all str: the pointer does not say list or dict).
-
-    Raises:
-        ValueError: the pointer is neither `` nor starts with `/`.
-    """
-    if text == "":
-        return ()
-    if not text.startswith("/"):
-        raise ValueError(
-            f"{text!r} is not a JSON Pointer: it must be '' (the whole document) or start with "
-            f"'/', like '/todos/0'"
-        )
-    return tuple(token.replace("~1", "/").replace("~0", "~") for token in text[1:].split("/"))

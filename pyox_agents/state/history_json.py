@@ -10,28 +10,32 @@ import datetime
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from pyox_agents.state.frozen import JSON
-from pyox_agents.state.history import (
+from pyox_agents.state._change_entries import (
     ClearedToolResults,
     Compacted,
     ContextChange,
     ContextChangeEntry,
     ErrorEntry,
-    ExtraDataEntry,
     FinishEntry,
+    Restored,
+    StateChangeEntry,
+    StopEntry,
+)
+from pyox_agents.state._entries import (
     HistoryEntry,
+)
+from pyox_agents.state._message_entries import (
+    ExtraDataEntry,
     ImportEntry,
     ModelReplyEntry,
     ModelRequestEntry,
     NoticeEntry,
     RequestSummary,
-    Restored,
     RunStartEntry,
-    StateChangeEntry,
-    StopEntry,
     ToolResultEntry,
     UserMessageEntry,
 )
+from pyox_agents.state.frozen import JSON
 from pyox_agents.state.jsonvalue import (
     call_from_json,
     message_from_json,
@@ -120,7 +124,9 @@ def entry_from_json(row: Mapping[str, Any]) -> HistoryEntry:
 def shared_state_from(history: Iterable[HistoryEntry], initial: Any) -> JSON:
     """The shared state after the `state_change` entries of `history`, applied in order.
 
-    `initial` is the state before the first of them; it is not changed. Returns a read-only value.
+    Only histories saved by earlier versions of pyox-agents have such entries (runs no longer
+    record the shared state). `initial` is the state before the first of them; it is not
+    changed. Returns a read-only value.
 
     Raises:
         ValueError: a recorded change that does not apply to the state built so far.

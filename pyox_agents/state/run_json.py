@@ -11,12 +11,11 @@ import math
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-from pyox_agents.state.run import (
+from pyox_agents.state._run_parts import (
     RUN_ID_PATTERN,
     SCHEMA_VERSION,
     AgentError,
     ApprovalRequest,
-    RunState,
     RunStatus,
     Spent,
     StateError,
@@ -198,8 +197,9 @@ def _audit_head(value: Any) -> dict[str, Any] | None:
     }
 
 
-def run_state_from_dict(data: Mapping[str, Any]) -> RunState:
-    """The `RunState` that `to_dict` wrote as `data`; `StateError` for anything else."""
+def run_state_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of the `RunState` that `to_dict` wrote as `data` (`RunState.from_dict` builds
+    it from them); `StateError` for anything else."""
     data = _keys(data, _RUN_KEYS, "run state")
     version = data["schema_version"]
     if type(version) is not int or version != SCHEMA_VERSION:  # true == 1, but is no version
@@ -215,7 +215,7 @@ def run_state_from_dict(data: Mapping[str, Any]) -> RunState:
     run_id = _str(data["run_id"], "run_id")
     if not RUN_ID_PATTERN.fullmatch(run_id):
         _fail("run_id", f"expected 64 hexadecimal digits, got {run_id!r}")
-    return RunState(
+    return dict(
         run_id=run_id,
         goal=_str(data["goal"], "goal"),
         status=_enum(RunStatus, data["status"], "status"),

@@ -13,11 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyox_agents.stores.base import (
-    LoadedThread,
-    StepRecord,
-    Store,
-    ThreadInfo,
+from pyox_agents.stores._encoding import (
     check_append,
     check_audit,
     dumps,
@@ -26,6 +22,7 @@ from pyox_agents.stores.base import (
     missing_thread,
     parse_time,
 )
+from pyox_agents.stores.base import LoadedThread, StepRecord, Store, ThreadInfo
 
 __all__ = ["MemoryStore"]
 

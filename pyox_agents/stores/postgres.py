@@ -20,13 +20,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
-from pyox_agents.stores.base import (
+from pyox_agents.stores._encoding import (
     EncodedRecord,
-    LoadedThread,
-    StepRecord,
-    Store,
-    StoreConflict,
-    ThreadInfo,
     check_append,
     check_audit,
     dumps,
@@ -35,6 +30,7 @@ from pyox_agents.stores.base import (
     missing_thread,
     parse_time,
 )
+from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
 from pyox_agents.stores.postgres_connection import (
     Query,
     Refused,

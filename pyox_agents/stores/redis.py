@@ -30,13 +30,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
-from pyox_agents.stores.base import (
+from pyox_agents.stores._encoding import (
     EncodedRecord,
-    LoadedThread,
-    StepRecord,
-    Store,
-    StoreConflict,
-    ThreadInfo,
     check_append,
     check_audit,
     dumps,
@@ -45,6 +40,7 @@ from pyox_agents.stores.base import (
     missing_thread,
     parse_time,
 )
+from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
 from pyox_agents.stores.redis_connection import Call, milliseconds
 from pyox_agents.stores.redis_events import RunEventLog
 

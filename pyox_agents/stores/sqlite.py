@@ -16,12 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pyox_agents.stores.base import (
+from pyox_agents.stores._encoding import (
     EncodedRecord,
-    LoadedThread,
-    StepRecord,
-    Store,
-    ThreadInfo,
     check_append,
     check_audit,
     dumps,
@@ -30,6 +26,7 @@ from pyox_agents.stores.base import (
     missing_thread,
     parse_time,
 )
+from pyox_agents.stores.base import LoadedThread, StepRecord, Store, ThreadInfo
 
 __all__ = ["SQLiteStore"]
 

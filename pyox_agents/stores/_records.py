@@ -1,0 +1,62 @@
+"""What a store keeps and hands back: a step's `StepRecord`, a thread's `ThreadInfo` and
+`LoadedThread`, and the `StoreConflict` of a write that does not follow what is held."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class StoreConflict(ValueError):
+    """A write did not follow what the store holds: another State of the same id was saved,
+    or another writer appended to the thread (or the run's audit log) meanwhile."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """What one step writes, in one transaction.
+
+    `entries` are the JSON forms of the thread's new history entries (`entry.to_json()`), the
+    first of which is entry number `first_seq` of the thread: the store refuses the record if it
+    holds a different count. `run` is the run's record (`RunState.to_dict()`, with its `run_id`)
+    and `audit` its new audit records, whose `seq` must continue the run's saved ones.
+    `shared_state` is the shared state of the thread's run that is not over (what resuming it
+    needs), kept when `shared_version` is given; a run that ended writes None there.
+    """
+
+    thread_id: str
+    first_seq: int
+    entries: tuple[Mapping[str, Any], ...] = ()
+    parent_id: str | None = None
+    run: Mapping[str, Any] | None = None
+    audit: tuple[Mapping[str, Any], ...] = ()
+    shared_state: Any = None
+    shared_version: int | None = None
+    owner: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadInfo:
+    """One saved thread, as `list_threads` reports it: `entries` is its history length, and
+    `created_at` / `updated_at` the `at` of its first and latest entries (UTC), as in `State`."""
+
+    id: str
+    parent_id: str | None
+    entries: int
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
+    owner: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedThread:
+    """A thread's saved entries (JSON rows, oldest first), and the shared state its run that
+    has not ended keeps (None once it ended; `shared_version` None if none was ever written)."""
+
+    id: str
+    entries: tuple[Mapping[str, Any], ...]
+    shared_state: Any = None
+    shared_version: int | None = None
+    owner: str | None = None

@@ -1,0 +1,57 @@
+"""`SharedRuns`: the companion of the `Store` protocol for a store that several server processes
+share (a thread's lease, its active run, each run's event log)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from pyox_agents.stores._records import StepRecord
+
+
+@runtime_checkable
+class SharedRuns(Protocol):
+    """A store that lets several server processes share runs (`RedisStore`): a per-thread lease
+    with a fencing token, the thread's active run, and each run's event log, which any process
+    can follow as it grows (a push, never polling). `isinstance(store, SharedRuns)` tells."""
+
+    def write_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
+        """`write`, refused unless `token` is the thread's current lease token."""
+
+    def lease_holder(self, thread_id: str) -> tuple[str, int] | None:
+        """The owner and token of the thread's lease, or None when nobody holds it."""
+
+    async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
+        """Take the thread's lease for `ttl` seconds: its new fencing token, or None if held."""
+
+    async def arenew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
+        """Extend a lease this owner holds with `token`; False if it was lost."""
+
+    async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
+        """Give the lease back; False if it was no longer this owner's."""
+
+    async def aset_active(self, thread_id: str, run_key: str, ttl: float) -> None:
+        """Record `run_key` as the run active on the thread, for `ttl` seconds."""
+
+    async def aget_active(self, thread_id: str) -> str | None:
+        """The run key active on the thread, or None."""
+
+    async def aclear_active(self, thread_id: str, run_key: str) -> bool:
+        """Clear the thread's active run if it is still `run_key`."""
+
+    async def aappend_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
+        """Append events (JSON texts) to the run's log; their ids."""
+
+    async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
+        """The run's logged events after `after_id`, as (id, JSON text)."""
+
+    def follow_events(self, run_key: str, after_id: str = "0",
+                      block_ms: int = 5000) -> AsyncIterator[tuple[str, str]]:
+        """The run's events after `after_id`, those logged then those to come (waiting on the
+        store's push), until the log is marked done."""
+
+    async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
+        """End the run's log: followers stop; it expires `ttl` seconds later."""
+
+    async def ais_done(self, run_key: str) -> bool:
+        """Whether the run's log was marked done."""
