@@ -10,7 +10,6 @@ turns for loops you write yourself; `as_tool` makes the agent a subagent of anot
 from __future__ import annotations
 
 import copy
-import secrets
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -25,42 +24,31 @@ from pyox_agents.events import (
 )
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.names import resolve_model
-from pyox_agents.runtime import _resuming, _task, _turns
+from pyox_agents.runtime import _resuming, _starting, _task, _turns
 from pyox_agents.runtime._handle import RunHandle
-from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._permissions import Permission
 from pyox_agents.runtime._planning import Planner
 from pyox_agents.runtime._runner import (
-    Access,
     Instructions,
     Runner,
     Setup,
 )
+from pyox_agents.runtime._starting import NOT_GIVEN as _NOT_GIVEN
+from pyox_agents.runtime._subagent_tool import subagent_tool
 from pyox_agents.runtime._subagents import PausedRuns
-from pyox_agents.runtime._subagents import run_subagent as _run_child
 from pyox_agents.runtime._turns import COMPACT_PROMPT as COMPACT_PROMPT
 from pyox_agents.state.conversation import State
-from pyox_agents.state.messages import Message, Reply, Usage
+from pyox_agents.state.messages import Reply, Usage
 from pyox_agents.state.run import AgentError, RunState
-from pyox_agents.state.shared import SharedState
 from pyox_agents.stores.base import Store
-from pyox_agents.tools import RunContext, Tool, make_tool
+from pyox_agents.tools import Tool
 from pyox_agents.toolsets import Toolset, opened
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
 
 T = TypeVar("T")
 
-
-class _NotGiven:
-    """The `state=` of a run that was given none (`None` is JSON, so it cannot say so)."""
-
-    def __repr__(self) -> str:
-        return "<no state given>"
-
-
-_NOT_GIVEN: Any = _NotGiven()
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
@@ -259,7 +247,7 @@ class Agent:
         Raises:
             TypeError, pydantic.ValidationError, ValueError: as `stream`.
         """
-        runner = self._prepare(conversation, state, client_tools, context)
+        runner = _starting.prepare(self, conversation, state, client_tools, context)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
         runner.access.shared.max_bytes = state_bytes
@@ -273,7 +261,7 @@ class Agent:
             RunFailedError: the run ended with `RunFailed`.
             TypeError, pydantic.ValidationError, ValueError: as `stream`.
         """
-        runner = self._prepare(conversation, state)
+        runner = _starting.prepare(self, conversation, state)
         events = _task.events(self, runner, state_given=state is not _NOT_GIVEN)
         return await _result(events, runner)
 
@@ -422,7 +410,8 @@ class Agent:
         Raises:
             ValueError: the State is finished, or tool calls are pending (use_tools first).
         """
-        return await _turns.think(self._turn_runner(conversation), self.tools, self.toolsets)
+        runner = _starting.turn_runner(self, conversation)
+        return await _turns.think(runner, self.tools, self.toolsets)
 
     def think(self, conversation: State) -> Reply:
         """`athink` from synchronous code."""
@@ -435,7 +424,8 @@ class Agent:
             ValueError: the State is finished.
         """
         conversation._check_can_run()
-        await _turns.use_tools(self._turn_runner(conversation), self.tools, self.toolsets)
+        runner = _starting.turn_runner(self, conversation)
+        await _turns.use_tools(runner, self.tools, self.toolsets)
 
     def use_tools(self, conversation: State) -> None:
         """`ause_tools` from synchronous code."""
@@ -456,7 +446,7 @@ class Agent:
             ValueError: the State is finished, or the answer was invalid twice.
         """
         conversation._check_can_run()
-        return await _turns.ask(self._turn_runner(conversation), question, returns)
+        return await _turns.ask(_starting.turn_runner(self, conversation), question, returns)
 
     def ask(self, conversation: State, question: str, returns: type[T] = str) -> T:  # type: ignore[assignment]
         """`aask` from synchronous code."""
@@ -469,7 +459,7 @@ class Agent:
         Raises:
             ValueError: tool calls are pending.
         """
-        return await _turns.compact(self._turn_runner(conversation))
+        return await _turns.compact(_starting.turn_runner(self, conversation))
 
     def compact(self, conversation: State) -> str:
         """`acompact` from synchronous code."""
@@ -495,26 +485,7 @@ class Agent:
         Raises:
             ValueError: no name (give `name=` or `Agent(name=...)`), or an unknown `state`.
         """
-        if state not in (None, "read", "write"):
-            raise ValueError(f'as_tool(state=...) is None, "read" or "write", got {state!r}')
-        tool_name = name or self.name
-        if not tool_name:
-            raise ValueError("as_tool() needs a name: pass name=... or create Agent(name=...)")
-        subagent = self
-
-        async def run_subagent(ctx: RunContext, task: str) -> Any:
-            """Args:
-            task: What the subagent should do, with everything it needs to know.
-            """
-            return await _run_child(ctx, subagent._setup, subagent._paused, task, tool_name,
-                                    state, (subagent.tools, subagent.toolsets))
-
-        return make_tool(
-            run_subagent,
-            name=tool_name,
-            description=description or f"Give the {tool_name} agent a task; it answers.",
-            local=globals(),
-        )
+        return subagent_tool(self, name, description, state)
 
     # -- preparing runs ------------------------------------------------------------------------
 
@@ -547,41 +518,6 @@ class Agent:
             tool_timeout=self.tool_timeout,
         )
 
-    def _prepare(
-        self,
-        conversation: State | str,
-        state: Any,
-        client_tools: Sequence[ToolSpec] = (),
-        context: Sequence[str] = (),
-    ) -> Runner:
-        if isinstance(conversation, str):
-            conversation = State(messages=[Message.user(conversation)])
-        elif not isinstance(conversation, State):
-            raise TypeError(
-                f"run a State or a prompt str, got {type(conversation).__name__}; for the shared "
-                "state, pass state=..."
-            )
-        conversation._check_can_run()
-        setup = self._setup()
-        value = self._validated({} if state is _NOT_GIVEN else state)
-        shared = SharedState(value, state_type=self.state_type)
-        goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
-        journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
-        return Runner(setup, conversation, Access(shared, conversation), journal=journal,
-                      client_tools=client_tools, context=context)
-
-    def _turn_runner(self, conversation: State) -> Runner:
-        """A runner for one turn (`think`, `use_tools`, ...): its tools see a state of `{}`, as
-        a run given none (nothing is kept between runs)."""
-        if not isinstance(conversation, State):
-            raise TypeError(f"expected a State, got {type(conversation).__name__}")
-        shared = SharedState({}, state_type=self.state_type)
-        return Runner(self._setup(), conversation, Access(shared, conversation))
-
-    def _validated(self, state: Any) -> Any:
-        if self.state_type is None:
-            return state
-        return self.state_type.model_validate(state).model_dump(mode="json")
 
 
 async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunResult:

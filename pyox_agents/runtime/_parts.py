@@ -29,6 +29,10 @@ class AgentParts(Protocol):
         """Its toolsets, whose tools are listed when a run starts."""
 
     @property
+    def name(self) -> str | None:
+        """The agent's name, for `as_tool`."""
+
+    @property
     def store(self) -> Store | None:
         """Where its runs are saved, if anywhere."""
 
