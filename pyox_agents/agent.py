@@ -29,11 +29,8 @@ from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._permissions import Permission
 from pyox_agents.runtime._planning import Planner
-from pyox_agents.runtime._runner import (
-    Instructions,
-    Runner,
-    Setup,
-)
+from pyox_agents.runtime._runner import Runner
+from pyox_agents.runtime._setup import Instructions, Setup
 from pyox_agents.runtime._starting import NOT_GIVEN as _NOT_GIVEN
 from pyox_agents.runtime._subagent_tool import subagent_tool
 from pyox_agents.runtime._subagents import PausedRuns
