@@ -16,8 +16,6 @@ FUNCTION_LINES = 50
 OTHERS = "state/, models/ and stores/ are reworked on their own; split there"
 LARGE_MODULES: dict[str, str] = {
     "pyox_agents.agent": "the Agent facade: its resume and single-turn bodies go to runtime/",
-    "pyox_agents.adapters.ag_ui._events": "AG-UI translation: its open-parts bookkeeping goes "
-                                          "apart",
     "pyox_agents.state.conversation": OTHERS,
     "pyox_agents.state.draft": OTHERS,
     "pyox_agents.state.frozen": OTHERS,
