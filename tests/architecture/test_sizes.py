@@ -27,7 +27,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "pyox_agents.adapters.ag_ui._events:on": "one case per runtime event",
     "pyox_agents.adapters.ai_sdk._chunks:write": "one case per runtime event",
     "pyox_agents.models._provider:describe_failure": OTHERS,
-    "pyox_agents.tools:make_tool": "a tool's schema from a signature, in steps to name",
 }
 
 
