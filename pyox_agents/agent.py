@@ -9,11 +9,8 @@ turns for loops you write yourself; `as_tool` makes the agent a subagent of anot
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import json
-import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -25,52 +22,29 @@ from pyox_agents.events import (
     RunFinished,
     RuntimeEvent,
 )
-from pyox_agents.models.base import Model, ModelRequest, ToolSpec
+from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.names import resolve_model
-from pyox_agents.runtime._answers import check_answer
-from pyox_agents.runtime._asking import strip_fences, without_open_calls
-from pyox_agents.runtime._handle import Outbox, RunHandle
-from pyox_agents.runtime._journal import Journal
+from pyox_agents.runtime import _resuming, _starting, _task, _turns
+from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._permissions import Permission
 from pyox_agents.runtime._planning import Planner
-from pyox_agents.runtime._recovery import last_run_id, take_over_crashed
-from pyox_agents.runtime._runner import (
-    Access,
-    Instructions,
-    Runner,
-    Setup,
-)
+from pyox_agents.runtime._runner import Runner
+from pyox_agents.runtime._setup import Instructions, Setup
+from pyox_agents.runtime._starting import NOT_GIVEN as _NOT_GIVEN
+from pyox_agents.runtime._subagent_tool import subagent_tool
 from pyox_agents.runtime._subagents import PausedRuns
-from pyox_agents.runtime._subagents import run_subagent as _run_child
-from pyox_agents.runtime._toolsets import toolsets_opened
-from pyox_agents.state._validation import describe_problems
+from pyox_agents.runtime._turns import COMPACT_PROMPT as COMPACT_PROMPT
 from pyox_agents.state.conversation import State
-from pyox_agents.state.messages import Message, Reply, Usage
+from pyox_agents.state.messages import Reply, Usage
 from pyox_agents.state.run import AgentError, RunState
-from pyox_agents.state.shared import SharedState
-from pyox_agents.stores.base import StepRecord, Store
-from pyox_agents.tools import RunContext, Tool, make_tool
+from pyox_agents.stores.base import Store
+from pyox_agents.tools import Tool
 from pyox_agents.toolsets import Toolset, opened
 
 __all__ = ["Agent", "RunFailedError", "RunResult"]
 
 T = TypeVar("T")
-
-
-class _NotGiven:
-    """The `state=` of a run that was given none (`None` is JSON, so it cannot say so)."""
-
-    def __repr__(self) -> str:
-        return "<no state given>"
-
-
-_NOT_GIVEN: Any = _NotGiven()
-
-COMPACT_PROMPT = (
-    "Summarize the work so far for yourself: the goal, what was done and found, what is left, "
-    "and any names, numbers or decisions you will need. Reply with the summary only."
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,11 +244,12 @@ class Agent:
         Raises:
             TypeError, pydantic.ValidationError, ValueError: as `stream`.
         """
-        runner = self._prepare(conversation, state, client_tools, context)
+        runner = _starting.prepare(self, conversation, state, client_tools, context)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
         runner.access.shared.max_bytes = state_bytes
-        return RunHandle(runner.run_id, _batches(self, runner, state_given=state is not _NOT_GIVEN))
+        batches = _task.batches(self, runner, state_given=state is not _NOT_GIVEN)
+        return RunHandle(runner.run_id, batches)
 
     async def arun(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end and return the result.
@@ -283,8 +258,9 @@ class Agent:
             RunFailedError: the run ended with `RunFailed`.
             TypeError, pydantic.ValidationError, ValueError: as `stream`.
         """
-        runner = self._prepare(conversation, state)
-        return await _result(_events(self, runner, state_given=state is not _NOT_GIVEN), runner)
+        runner = _starting.prepare(self, conversation, state)
+        events = _task.events(self, runner, state_given=state is not _NOT_GIVEN)
+        return await _result(events, runner)
 
     def run(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end from synchronous code; see `arun`.
@@ -292,7 +268,7 @@ class Agent:
         Raises:
             RuntimeError: called while an event loop is running (use `await agent.arun(...)`).
         """
-        return _sync(self.arun, conversation, state=state)
+        return _task.run_sync(self.arun, conversation, state=state)
 
     # -- resuming --------------------------------------------------------------------------------
 
@@ -321,10 +297,10 @@ class Agent:
                 does not and `approve` is given; the request id or argument hash is not the
                 pending request's; the edited arguments do not fit the tool.
         """
-        runner = await self._prepare_resume(
-            run_id, approve, answer, edited_arguments, request_id, arguments_hash
+        runner = await _resuming.prepare_resume(
+            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash
         )
-        async for event in _events(self, runner, resumed=True):
+        async for event in _task.events(self, runner, resumed=True):
             yield event
 
     async def start_resume(
@@ -344,13 +320,13 @@ class Agent:
         Raises:
             LookupError, ValueError: as `stream_resume`.
         """
-        runner = await self._prepare_resume(
-            run_id, approve, answer, edited_arguments, request_id, None
+        runner = await _resuming.prepare_resume(
+            self, run_id, approve, answer, edited_arguments, request_id, None
         )
         assert runner.journal is not None
         runner.journal.fence = fence
         runner.access.shared.max_bytes = state_bytes
-        return RunHandle(runner.run_id, _batches(self, runner, resumed=True))
+        return RunHandle(runner.run_id, _task.batches(self, runner, resumed=True))
 
     def paused_run(self, thread_id: str) -> RunState | None:
         """The run of thread `thread_id` that waits for a person (its `pending` request), or None.
@@ -358,16 +334,7 @@ class Agent:
         With a store: the thread's latest run, if it waits; without one: a run paused in this
         Agent. Reads the store: from async code, use `apaused_run`.
         """
-        if self.store is None:
-            kept = (run for run, conversation in self._paused.values()
-                    if conversation.id == thread_id and run.pending is not None)
-            return next(kept, None)
-        try:
-            run_id = last_run_id(self.store.load(thread_id))
-            latest: RunState | None = self.store.load_run(run_id) if run_id else None
-        except LookupError:
-            return None
-        return latest if latest is not None and latest.pending is not None else None
+        return _resuming.paused_run(self, thread_id)
 
     async def apaused_run(self, thread_id: str) -> RunState | None:
         """`paused_run`, off the event loop."""
@@ -381,29 +348,13 @@ class Agent:
         Raises:
             LookupError: it keeps none (it is not paused, or it ended).
         """
-        if self.store is None:
-            if run_id not in self._paused_state:
-                raise LookupError(f"no paused run {run_id!r} in this Agent")
-            return self._paused_state[run_id]
-        loaded = await self.store.aload_thread(thread_id)
-        if loaded.shared_version is None or loaded.shared_state is None:
-            raise LookupError(f"thread {thread_id!r} keeps no state of a paused run")
-        return loaded.shared_state
+        return await _resuming.paused_state(self, run_id, thread_id)
 
     async def areplace_paused_state(self, run_id: str, thread_id: str, state: Any, *,
                                     fence: tuple[str, int] | None = None) -> None:
         """Replace the shared state paused run `run_id` keeps (a person's edits, committed
         before it resumes); `fence` as in `start`."""
-        if self.store is None:
-            self._paused_state[run_id] = state
-            return
-        store = self.store
-        record = StepRecord(thread_id=thread_id, first_seq=await store.aentry_count(thread_id),
-                            shared_state=state, shared_version=0)
-        if fence is not None:
-            await anyio.to_thread.run_sync(store.write_fenced, record, *fence)
-        else:
-            await store.awrite(record)
+        await _resuming.replace_paused_state(self, run_id, thread_id, state, fence=fence)
 
     async def aresume(
         self,
@@ -420,10 +371,10 @@ class Agent:
         Raises:
             RunFailedError, LookupError, ValueError: as `arun` and `stream_resume`.
         """
-        runner = await self._prepare_resume(
-            run_id, approve, answer, edited_arguments, request_id, arguments_hash
+        runner = await _resuming.prepare_resume(
+            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash
         )
-        return await _result(_events(self, runner, resumed=True), runner)
+        return await _result(_task.events(self, runner, resumed=True), runner)
 
     def resume(
         self,
@@ -436,7 +387,7 @@ class Agent:
         arguments_hash: str | None = None,
     ) -> RunResult:
         """`aresume` from synchronous code."""
-        return _sync(self.aresume, run_id, approve=approve, answer=answer,
+        return _task.run_sync(self.aresume, run_id, approve=approve, answer=answer,
                      edited_arguments=edited_arguments, request_id=request_id,
                      arguments_hash=arguments_hash)
 
@@ -446,45 +397,7 @@ class Agent:
         Raises:
             LookupError: no such run.
         """
-        return (await self._load(run_id))[0]
-
-    async def _load(self, run_id: str) -> tuple[RunState, State]:
-        if self.store is None:
-            if run_id not in self._paused:
-                raise LookupError(
-                    f"no paused run {run_id!r} in this Agent: without a store, only runs paused "
-                    "for a person in this process can be resumed; give Agent(store=...) to keep "
-                    "every run"
-                )
-            return self._paused[run_id]
-        run = await self.store.aload_run(run_id)
-        thread_id = await anyio.to_thread.run_sync(self.store.run_thread, run_id)
-        return run, await self.store.aload(thread_id)
-
-    async def _prepare_resume(
-        self,
-        run_id: str,
-        approve: bool | None,
-        answer: Any,
-        edited: Mapping[str, Any] | None,
-        request_id: str | None,
-        hash_: str | None,
-    ) -> Runner:
-        run, conversation = await self._load(run_id)
-        tools = await self._tools_for(run.pending.tool if run.pending and edited else None)
-        check_answer(run, tools, approve, answer, edited, request_id, hash_)
-        request = run.pending
-        self._paused.pop(run_id, None)
-        shared = SharedState(await self._kept_state(run_id, conversation),
-                             state_type=self.state_type)
-        journal = Journal(run, conversation, shared, self.store)
-        if request is not None:
-            journal.answered(request, bool(approve), answer, edited)
-        runner = Runner(self._setup(), conversation, Access(shared, conversation),
-                        journal=journal)
-        if request is None:  # nobody was asked: a run cut by a crash, or one to go on
-            runner.continue_run(run)
-        return runner
+        return (await _resuming.load(self, run_id))[0]
 
     # -- single turns, for loops you write yourself ---------------------------------------------
 
@@ -494,15 +407,12 @@ class Agent:
         Raises:
             ValueError: the State is finished, or tool calls are pending (use_tools first).
         """
-        runner = self._turn_runner(conversation)
-        async with toolsets_opened(self.tools, self.toolsets, runner):
-            reply = await runner.think()
-        await runner.save_conversation()
-        return reply
+        runner = _starting.turn_runner(self, conversation)
+        return await _turns.think(runner, self.tools, self.toolsets)
 
     def think(self, conversation: State) -> Reply:
         """`athink` from synchronous code."""
-        return _sync(self.athink, conversation)
+        return _task.run_sync(self.athink, conversation)
 
     async def ause_tools(self, conversation: State) -> None:
         """Run the pending tool calls of `conversation` and record their results.
@@ -511,14 +421,12 @@ class Agent:
             ValueError: the State is finished.
         """
         conversation._check_can_run()
-        runner = self._turn_runner(conversation)
-        async with toolsets_opened(self.tools, self.toolsets, runner):
-            await runner.use_tools()
-        await runner.save_conversation()
+        runner = _starting.turn_runner(self, conversation)
+        await _turns.use_tools(runner, self.tools, self.toolsets)
 
     def use_tools(self, conversation: State) -> None:
         """`ause_tools` from synchronous code."""
-        _sync(self.ause_tools, conversation)
+        _task.run_sync(self.ause_tools, conversation)
 
     async def aask(self, conversation: State, question: str, returns: type[T] = str) -> T:  # type: ignore[assignment]
         """Ask the model `question` about the conversation, without adding to it.
@@ -535,42 +443,11 @@ class Agent:
             ValueError: the State is finished, or the answer was invalid twice.
         """
         conversation._check_can_run()
-        runner = self._turn_runner(conversation)
-        adapter: pydantic.TypeAdapter[T] = pydantic.TypeAdapter(returns)
-        prompt = question
-        if returns is not str:
-            schema = json.dumps(adapter.json_schema())
-            prompt = (
-                f"{question}\n\nAnswer with only a JSON value that matches this JSON "
-                f"schema, and no other text:\n{schema}"
-            )
-        system = await runner._system_messages(runner._context())
-        settled = without_open_calls(conversation.messages, conversation.pending_calls)
-        messages = [*system, *settled, Message.user(prompt)]
-        problem = ""
-        for _ in range(2):
-            reply = await self._request(runner, "ask", messages)
-            if returns is str:
-                return reply.text  # type: ignore[return-value]
-            try:
-                return adapter.validate_json(strip_fences(reply.text))
-            except pydantic.ValidationError as exc:
-                problem = describe_problems(exc, root="value")
-                messages += [
-                    Message.assistant(reply.text),
-                    Message.user(
-                        f"That answer is not valid ({problem}). Answer again with only "
-                        "the JSON value."
-                    ),
-                ]
-        expected = getattr(returns, "__name__", returns)
-        raise ValueError(
-            f"the model's answer to {question!r} did not match {expected} twice: {problem}"
-        )
+        return await _turns.ask(_starting.turn_runner(self, conversation), question, returns)
 
     def ask(self, conversation: State, question: str, returns: type[T] = str) -> T:  # type: ignore[assignment]
         """`aask` from synchronous code."""
-        answer: T = _sync(self.aask, conversation, question, returns)
+        answer: T = _task.run_sync(self.aask, conversation, question, returns)
         return answer
 
     async def acompact(self, conversation: State) -> str:
@@ -579,30 +456,11 @@ class Agent:
         Raises:
             ValueError: tool calls are pending.
         """
-        runner = self._turn_runner(conversation)
-        messages = [*conversation.messages, Message.user(COMPACT_PROMPT)]
-        reply = await self._request(runner, "compact", messages)
-        conversation.compact(reply.text)
-        await runner.save_conversation()
-        return reply.text
+        return await _turns.compact(_starting.turn_runner(self, conversation))
 
     def compact(self, conversation: State) -> str:
         """`acompact` from synchronous code."""
-        return _sync(self.acompact, conversation)
-
-    @staticmethod
-    async def _request(
-        runner: Runner, purpose: Literal["ask", "compact"], messages: Sequence[Message]
-    ) -> Reply:
-        conversation = runner.conversation
-        conversation._begin_request(purpose, len(messages))
-        try:
-            reply = await runner.complete(ModelRequest(tuple(messages)))
-        except BaseException as exc:
-            conversation._fail_request(purpose, str(exc) or type(exc).__name__)
-            raise
-        conversation._end_request(purpose, reply)
-        return reply
+        return _task.run_sync(self.acompact, conversation)
 
     # -- subagents -----------------------------------------------------------------------------
 
@@ -624,26 +482,7 @@ class Agent:
         Raises:
             ValueError: no name (give `name=` or `Agent(name=...)`), or an unknown `state`.
         """
-        if state not in (None, "read", "write"):
-            raise ValueError(f'as_tool(state=...) is None, "read" or "write", got {state!r}')
-        tool_name = name or self.name
-        if not tool_name:
-            raise ValueError("as_tool() needs a name: pass name=... or create Agent(name=...)")
-        subagent = self
-
-        async def run_subagent(ctx: RunContext, task: str) -> Any:
-            """Args:
-            task: What the subagent should do, with everything it needs to know.
-            """
-            return await _run_child(ctx, subagent._setup, subagent._paused, task, tool_name,
-                                    state, (subagent.tools, subagent.toolsets))
-
-        return make_tool(
-            run_subagent,
-            name=tool_name,
-            description=description or f"Give the {tool_name} agent a task; it answers.",
-            local=globals(),
-        )
+        return subagent_tool(self, name, description, state)
 
     # -- preparing runs ------------------------------------------------------------------------
 
@@ -676,113 +515,6 @@ class Agent:
             tool_timeout=self.tool_timeout,
         )
 
-    def _prepare(
-        self,
-        conversation: State | str,
-        state: Any,
-        client_tools: Sequence[ToolSpec] = (),
-        context: Sequence[str] = (),
-    ) -> Runner:
-        if isinstance(conversation, str):
-            conversation = State(messages=[Message.user(conversation)])
-        elif not isinstance(conversation, State):
-            raise TypeError(
-                f"run a State or a prompt str, got {type(conversation).__name__}; for the shared "
-                "state, pass state=..."
-            )
-        conversation._check_can_run()
-        setup = self._setup()
-        value = self._validated({} if state is _NOT_GIVEN else state)
-        shared = SharedState(value, state_type=self.state_type)
-        goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
-        journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
-        return Runner(setup, conversation, Access(shared, conversation), journal=journal,
-                      client_tools=client_tools, context=context)
-
-    def _turn_runner(self, conversation: State) -> Runner:
-        """A runner for one turn (`think`, `use_tools`, ...): its tools see a state of `{}`, as
-        a run given none (nothing is kept between runs)."""
-        if not isinstance(conversation, State):
-            raise TypeError(f"expected a State, got {type(conversation).__name__}")
-        shared = SharedState({}, state_type=self.state_type)
-        return Runner(self._setup(), conversation, Access(shared, conversation))
-
-    async def _kept_state(self, run_id: str, conversation: State) -> Any:
-        """The shared state run `run_id` had when it paused or was cut off, to resume it.
-
-        A run keeps it only while it can be resumed: with a store, in the thread's record
-        (written with each step, emptied when the run ends); without one, in this Agent.
-        """
-        if self.store is None:
-            return self._paused_state.pop(run_id, {})
-        loaded = await self.store.aload_thread(conversation.id)
-        return {} if loaded.shared_version is None else loaded.shared_state
-
-    def _validated(self, state: Any) -> Any:
-        if self.state_type is None:
-            return state
-        return self.state_type.model_validate(state).model_dump(mode="json")
-
-
-async def _batches(
-    agent: Agent, runner: Runner, *, resumed: bool = False, state_given: bool = True
-) -> AsyncIterator[list[RuntimeEvent]]:
-    """Execute the run in its own task and yield its events, all those there are at a time;
-    closing this stops the run.
-
-    The run lives in a task of its own, not in a task group spanning our `yield`s: a consumer
-    that breaks out of `async for` closes this generator from wherever Python finalises it, and a
-    plain task can be cancelled from there, while a cancel scope could not be exited. The run
-    puts its events in an outbox with no trip through the event loop per event.
-    """
-    if not resumed:
-        resumed = await take_over_crashed(runner)
-        if resumed and not state_given:
-            await _continue_with_kept_state(agent, runner)
-    outbox = Outbox()
-    runner.emit = outbox.put
-
-    async def execute() -> None:
-        try:
-            async with toolsets_opened(agent.tools, agent.toolsets, runner):
-                await runner.execute(resumed=resumed)
-                journal = runner.journal
-                if agent.store is None and journal is not None and journal.run.pending is not None:
-                    agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
-                    agent._paused_state[journal.run.run_id] = runner.access.shared.value
-                outbox.close()  # the run is over: its stream ends before the toolsets close
-        finally:
-            outbox.close()
-
-    task = asyncio.create_task(execute(), name=f"pyox-agents run {runner.run_id[:12]}")
-    try:
-        while batch := await outbox.take():
-            yield batch
-    finally:
-        task.cancel()
-        await asyncio.wait([task])
-    if not task.cancelled() and task.exception() is not None:
-        raise task.exception()  # type: ignore[misc]
-
-
-def _events(agent: Agent, runner: Runner, *, resumed: bool = False,
-            state_given: bool = True) -> AsyncIterator[RuntimeEvent]:
-    """The run's events one at a time (see `_batches`)."""
-    batches = _batches(agent, runner, resumed=resumed, state_given=state_given)
-    return RunHandle(runner.run_id, batches).events()
-
-
-async def _continue_with_kept_state(agent: Agent, runner: Runner) -> None:
-    """A run cut by a crash that a run given no `state=` continues goes on from the state its
-    record kept (the app gave none to replace it)."""
-    journal = runner.journal
-    assert journal is not None
-    old = runner.access.shared
-    shared = SharedState(await agent._kept_state(runner.run_id, runner.conversation),
-                         state_type=agent.state_type, max_bytes=old.max_bytes)
-    access = runner.access
-    runner.access = Access(shared, access.owner, access.writable, access.denied)
-    journal.shared = shared
 
 
 async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunResult:
@@ -795,21 +527,3 @@ async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunRes
     return RunResult(
         last.answer, last.state, last.usage, tuple(collected), runner.run_id, runner.conversation
     )
-
-
-def _sync(fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
-    """Run `fn` to the end from synchronous code, refusing inside a running event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            f"Agent.{fn.__name__.removeprefix('a')}() cannot be called while an event loop is "
-            f"running (you are in async code): use `await agent.{fn.__name__}(...)`"
-        )
-
-    async def main() -> T:
-        return await fn(*args, **kwargs)
-
-    return anyio.run(main)

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar, overload
 import anyio.to_thread
 import pydantic
 
+from pyox_agents._tool_docs import parse_docstring
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.draft import Draft
@@ -308,39 +309,9 @@ def make_tool(
     local: Mapping[str, Any] | None = None,
 ) -> Tool:
     """`@tool` as a plain function, with `local` the namespace to resolve type hints in."""
-    if not callable(fn):
-        raise TypeError(f"@tool decorates a function, got {fn!r}")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
-                                or timeout <= 0):
-        raise ValueError(f"@tool(timeout=...) is a number of seconds > 0, got {timeout!r}")
-    tool_name = name or fn.__name__
-    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool_name):
-        raise ValueError(
-            f"tool name {tool_name!r} must be 1 to 64 letters, digits, '_' or '-' "
-            "(what model providers accept); pass @tool(name=...)"
-        )
-    doc, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
-    try:
-        hints = typing.get_type_hints(fn, localns=dict(local or {}), include_extras=True)
-    except NameError as exc:
-        raise TypeError(f"tool {tool_name!r}: a type hint cannot be resolved ({exc})") from None
-    params = list(inspect.signature(fn).parameters.values())
-    takes_ctx = bool(params) and _is_context(params[0], hints)
-    if takes_ctx:
-        params = params[1:]
-    fields: dict[str, Any] = {}
-    for param in params:
-        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
-            raise TypeError(
-                f"tool {tool_name!r}: parameter {param.name!r} is {param.kind.description}; "
-                "tools take named parameters only"
-            )
-        annotation = hints.get(param.name, Any)
-        default = ... if param.default is param.empty else param.default
-        fields[param.name] = (
-            annotation,
-            pydantic.Field(default, description=arg_docs.get(param.name)),
-        )
+    tool_name = _checked_name(fn, name, timeout)
+    doc, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
+    takes_ctx, fields = _fields(fn, tool_name, arg_docs, local)
     try:
         arguments = pydantic.create_model(
             f"{tool_name}_arguments",
@@ -364,35 +335,51 @@ def make_tool(
     )
 
 
+def _checked_name(fn: Callable[..., Any], name: str | None, timeout: float | None) -> str:
+    """The tool's name, once `fn`, the name and the timeout are checked."""
+    if not callable(fn):
+        raise TypeError(f"@tool decorates a function, got {fn!r}")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                                or timeout <= 0):
+        raise ValueError(f"@tool(timeout=...) is a number of seconds > 0, got {timeout!r}")
+    tool_name = name or fn.__name__
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool_name):
+        raise ValueError(
+            f"tool name {tool_name!r} must be 1 to 64 letters, digits, '_' or '-' "
+            "(what model providers accept); pass @tool(name=...)"
+        )
+    return tool_name
+
+
+def _fields(fn: Callable[..., Any], tool_name: str, arg_docs: Mapping[str, str],
+            local: Mapping[str, Any] | None) -> tuple[bool, dict[str, Any]]:
+    """Whether `fn` takes a `ctx` first, and the pydantic fields of its other parameters."""
+    try:
+        hints = typing.get_type_hints(fn, localns=dict(local or {}), include_extras=True)
+    except NameError as exc:
+        raise TypeError(f"tool {tool_name!r}: a type hint cannot be resolved ({exc})") from None
+    params = list(inspect.signature(fn).parameters.values())
+    takes_ctx = bool(params) and _is_context(params[0], hints)
+    if takes_ctx:
+        params = params[1:]
+    fields: dict[str, Any] = {}
+    for param in params:
+        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            raise TypeError(
+                f"tool {tool_name!r}: parameter {param.name!r} is {param.kind.description}; "
+                "tools take named parameters only"
+            )
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (
+            annotation,
+            pydantic.Field(default, description=arg_docs.get(param.name)),
+        )
+    return takes_ctx, fields
+
+
 def _is_context(param: inspect.Parameter, hints: Mapping[str, Any]) -> bool:
     hint = hints.get(param.name)
     if hint is None:
         return param.name == "ctx"
     return hint is RunContext or typing.get_origin(hint) is RunContext
-
-
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Example|Examples):\s*$")
-_ARG_LINE = re.compile(r"^\s+(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-
-
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into the description and the per-argument descriptions."""
-    description: list[str] = []
-    args: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    for line in doc.splitlines():
-        header = _SECTION.match(line)
-        if header:
-            section, current = header.group(1), None
-            continue
-        if section is None:
-            description.append(line)
-        elif section in ("Args", "Arguments", "Parameters"):
-            match = _ARG_LINE.match(line)
-            if match:
-                current = match.group(1)
-                args[current] = match.group(2).strip()
-            elif current and line.strip():
-                args[current] = f"{args[current]} {line.strip()}".strip()
-    return "\n".join(description).strip(), args

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import json
 import logging
 import secrets
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
-import pydantic_core
 
 from pyox_agents.events import (
     ApprovalRequested,
@@ -28,42 +25,27 @@ from pyox_agents.events import (
     RunFinished,
     RunStarted,
     RuntimeEvent,
-    StateChanged,
     StepFinished,
     StepStarted,
-    ToolResult,
 )
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
-from pyox_agents.runtime._journal import Journal, StoreError, new_request
-from pyox_agents.runtime._limits import Limits
-from pyox_agents.runtime._permissions import Ask, Deny, Permission, decide, permission_name
+from pyox_agents.runtime._calls import ToolCalls
+from pyox_agents.runtime._journal import Journal, StoreError
 from pyox_agents.runtime._planning import PlannerModel
-from pyox_agents.runtime._records import ClosedCall, Gate, spent_plus
-from pyox_agents.runtime._replies import ReplyStream, arguments_problem, valid_text
+from pyox_agents.runtime._records import Gate
+from pyox_agents.runtime._replies import ReplyStream
+from pyox_agents.runtime._setup import Access, Emit, Instructions, Setup, SubagentPaused, discard
 from pyox_agents.state.conversation import State
-from pyox_agents.state.frozen import freeze, thaw
-from pyox_agents.state.messages import Message, Reply, ToolCall, Usage
-from pyox_agents.state.patch import Conflict
-from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, Spent, StopReason
-from pyox_agents.state.shared import Refused, SharedState
+from pyox_agents.state.messages import Message, Reply, Usage
+from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, StopReason
 from pyox_agents.state.stopped import (
     StoppedByLimit,
     StoppedByPermission,
     StoppedByUntil,
 )
-from pyox_agents.stores.base import Store
-from pyox_agents.tools import PersonDeclined, PersonNeeded, RunContext, Tool, ToolArgumentsError
+from pyox_agents.tools import RunContext
 
 __all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
-
-Emit = Callable[[Sequence[RuntimeEvent]], None]
-Instructions = str | Callable[[RunContext], Any] | None
-
-NO_ACCESS = (
-    "this subagent has no access to the shared state: give it with "
-    'as_tool(..., state="read") or state="write"'
-)
-CRASH_PROMPT = "outcome unknown after a crash: run again?"
 
 _RUNNING: set[str] = set()
 """The ids of the runs executing in this process now."""
@@ -74,80 +56,7 @@ def running_here(run_id: str) -> bool:
     return run_id in _RUNNING
 
 
-def discard(events: Sequence[RuntimeEvent]) -> None:
-    """An `Emit` for turns nobody streams (custom loops, ask, compact)."""
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What a runner needs of its agent."""
-
-    model: Model | None
-    tools: Mapping[str, Tool]
-    instructions: Instructions = None
-    reporters: Sequence[Any] = ()
-    permissions: tuple[Permission, ...] = ()
-    store: Store | None = None
-    limits: Limits | None = None
-    planner: Any = None
-    tool_timeout: float | None = None
-
-
-@dataclass
-class Access:
-    """How this run reaches the shared state: its own, its parent's, or none.
-
-    `owner` is the conversation whose history records the changes (a "write" subagent records
-    them in its parent's).
-    """
-
-    shared: SharedState
-    owner: State
-    writable: bool = True
-    denied: str | None = None
-
-
-class SubagentPaused(PersonNeeded):
-    """Raised by a subagent's tool call when the subagent's run paused for a person: the
-    parent pauses with the same `request`, and `link` says where the subagent's run is
-    (`{"thread_id", "run_id", "call_id"}`), so the answer resumes it in place."""
-
-    def __init__(self, request: ApprovalRequest, link: Mapping[str, str]) -> None:
-        super().__init__(request.prompt, request.schema)
-        self.request = request
-        self.link = dict(link)
-
-
-@dataclass
-class _StepCalls:
-    """What the tool calls of one step produced, as each closes (they may run at once)."""
-
-    closed: dict[str, ClosedCall] = field(default_factory=dict)
-    """The calls that have a result, by call id."""
-    paused: dict[str, ApprovalRequest] = field(default_factory=dict)
-    """The calls that wait for a person, by call id."""
-    stops: list[StoppedByPermission] = field(default_factory=list)
-    """Permissions that denied a call and stop the run."""
-    spent: Spent = field(default_factory=Spent)
-    """What the calls' subagents spent."""
-
-
-@dataclass
-class _Call:
-    """What running one tool call produced: events to emit, or a request for a person."""
-
-    events: list[RuntimeEvent] = field(default_factory=list)
-    outcome: str = "ok"
-    text: str = ""
-    child_ids: list[str] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    spent: Spent | None = None
-    paused: ApprovalRequest | None = None
-    subagent: dict[str, str] | None = None
-    client: bool = False
-
-
-class Runner:
+class Runner(ToolCalls):
     """Executes a run, or single turns, of an agent on a conversation."""
 
     def __init__(
@@ -406,213 +315,6 @@ class Runner:
             return text
         return instructions
 
-    # -- the tool calls of one decision --------------------------------------------------------
-
-    async def use_tools(self) -> ApprovalRequest | None:
-        """Run every pending tool call concurrently; each result is recorded as it closes.
-
-        Returns the first request for a person, if a call needs one: such calls stay pending.
-        """
-        calls = self.conversation.pending_calls
-        step = _StepCalls()
-        if self.recovering and self.journal is not None:
-            self.journal.retry()
-        try:
-            if len(calls) == 1:  # the usual case: no task group to set up for one call
-                await self._call_tool(calls[0], step)
-            else:
-                async with anyio.create_task_group() as group:
-                    for call in calls:
-                        group.start_soon(self._call_tool, call, step)
-        except BaseException:
-            self._close_pending("cancelled: the run was stopped")
-            raise
-        finally:
-            self.recovering = False
-        if self.journal is not None:
-            self.journal.record_steps(step.closed, calls, step.spent)
-            if not self.conversation.pending_calls:
-                self.journal.decision_done()
-        if step.stops and self.conversation.stopped is None:
-            self.conversation._stop(step.stops[0])
-        return next((step.paused[call.id] for call in calls if call.id in step.paused), None)
-
-    async def _call_tool(self, call: ToolCall, step: _StepCalls) -> None:
-        done = await self._run_tool(call, step.stops)
-        if done.paused is not None:
-            step.paused[call.id] = done.paused
-            if done.subagent is not None and self.journal is not None:
-                self.journal.link_subagent(call.id, done.subagent)
-            return
-        if done.client:
-            self.handed_over.append(call.id)
-            return
-        result = done.events[0]
-        assert isinstance(result, ToolResult)
-        value = result.result if result.error is None else result.error
-        self.conversation._add_tool_result(
-            call,
-            done.outcome,  # type: ignore[arg-type]
-            value,
-            is_error=result.error is not None,
-            child_ids=done.child_ids,
-            usage=done.usage,
-            text=done.text,
-        )
-        error = None
-        if result.error is not None:
-            code = "denied" if done.outcome == "denied" else "tool_error"
-            error = AgentError(code, result.error)
-        step.closed[call.id] = ClosedCall(done.outcome, result.result, error)
-        if done.spent is not None:
-            step.spent = spent_plus(step.spent, done.spent)
-        self.emit(done.events)
-        if self.setup.reporters:
-            await self._report("on_tool_end", self._context(), call, result)
-
-    async def _run_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> _Call:
-        """Run one call: its `ToolResult` (and `StateChanged`), or a request for a person."""
-        if call.name in self.client_tools and call.name not in self.setup.tools:
-            return _Call(client=True)
-        tool = self.setup.tools.get(call.name)
-        if tool is None:
-            known = ", ".join(sorted([*self.setup.tools, *self.client_tools])) or "none"
-            return self._error(call, f"there is no tool {call.name!r}; the tools are: {known}")
-        if call.raw_arguments is not None:
-            return self._error(call, arguments_problem(call))
-        gate = self.gate(call.id)
-        if self.recovering and gate is not None and gate["approved"] and not tool.idempotent:
-            gate = None  # approved, then cut by another crash: a person decides again
-        if gate is not None and not gate["approved"]:
-            reason = f": {gate['answer']}" if isinstance(gate["answer"], str) else ""
-            return self._error(call, f"denied by a person{reason}", outcome="denied")
-        if gate is not None and gate["arguments"] is not None:
-            call = ToolCall(call.name, gate["arguments"], id=call.id)
-        try:
-            arguments = tool.validate(call.arguments)
-        except ToolArgumentsError as exc:
-            return self._error(call, str(exc))
-        decision, permission = await decide(self.setup.permissions, call, self._context())
-        if isinstance(decision, Deny):
-            assert permission is not None
-            name = permission_name(permission)
-            if decision.stop:
-                stops.append(StoppedByPermission(call, name))
-            reason = f": {decision.reason}" if decision.reason else ""
-            return self._error(call, f"denied by permission {name}{reason}", outcome="denied")
-        if gate is None:
-            needs = self._needs_person(tool, decision)
-            if needs is not None:
-                return self._pause(call, needs)
-        if self.setup.reporters:
-            await self._report("on_tool_start", self._context(), call)
-        first = await self._attempt(tool, call, arguments)
-        if not isinstance(first, Conflict):
-            return first
-        if not tool.idempotent:
-            return self._error(call, f"{first}; nothing of this call was applied: read ctx.state "
-                                     "again and retry if the change still makes sense")
-        async with self._rerun_lock:  # re-runs take turns, so they converge
-            while True:
-                outcome = await self._attempt(tool, call, arguments)
-                if not isinstance(outcome, Conflict):
-                    return outcome
-
-    def _needs_person(self, tool: Tool, decision: Any) -> str | None:
-        """The prompt for a person if this call may not run without one, else None."""
-        if isinstance(decision, Ask):
-            return decision.prompt or f"allow {tool.name} with these arguments?"
-        if tool.approval:
-            return f"allow {tool.name} with these arguments?"
-        if self.recovering and not tool.idempotent:
-            return CRASH_PROMPT
-        return None
-
-    def _pause(self, call: ToolCall, prompt: str, schema: Mapping[str, Any] | None = None
-               ) -> _Call:
-        if self.journal is None:
-            return self._error(call, "this call needs a person's approval, which only a run "
-                                     "can wait for: use agent.run/arun/stream, then agent.resume")
-        return _Call(paused=new_request(call, prompt, schema))
-
-    async def _attempt(
-        self, tool: Tool, call: ToolCall, arguments: Mapping[str, Any]
-    ) -> _Call | Conflict:
-        access = self.access
-        draft = None
-        if access.denied is None:
-            draft = access.shared.draft(tool.name, writable=access.writable)
-        ctx = RunContext(
-            run_id=self.run_id,
-            conversation=self.conversation,
-            draft=draft,
-            call_id=call.id,
-            tool_name=tool.name,
-            denied=access.denied,
-            run=self,
-        )
-        if self.journal is not None:
-            ctx.idempotency_key = self.journal.call_key(call.id)
-        timeout = tool.timeout if tool.timeout is not None else self.setup.tool_timeout
-        try:
-            if timeout is None:
-                value = await tool.call(ctx, arguments)
-            else:
-                with anyio.fail_after(timeout):
-                    value = await tool.call(ctx, arguments)
-            result = _to_json(value)
-        except BaseException as exc:
-            if draft is not None:
-                draft.close()  # a failed, paused, timed-out or cancelled tool changes nothing
-            if not isinstance(exc, Exception | PersonNeeded):
-                raise  # a cancel goes on up
-            return self._failed(call, exc, timeout, ctx)
-        commit = None
-        if draft is not None:
-            try:
-                commit = access.shared.commit(draft)
-            except Conflict as conflict:
-                return conflict
-            except Refused as refused:
-                return self._error(call, f"{refused}; nothing of this call was applied")
-        done = _Call([ToolResult(call.id, call.name, result=result)], text=_as_text(result),
-                     child_ids=ctx.child_ids, usage=ctx.child_usage, spent=ctx.child_spent)
-        if commit is not None:
-            done.events.append(StateChanged(commit.delta, commit.state, call.id, commit.version))
-        return done
-
-    def _failed(self, call: ToolCall, exc: Exception | PersonNeeded, timeout: float | None,
-                ctx: RunContext) -> _Call:
-        """What a tool that raised `exc` gives: a pause when it waits for a person, else an
-        error result the model reads (with what its subagents used)."""
-        if isinstance(exc, TimeoutError) and timeout is not None:
-            return self._error(call, f"the tool did not finish within {timeout:g} s and was "
-                                     "stopped; nothing of it was applied")
-        if isinstance(exc, SubagentPaused) and self.journal is not None:
-            return _Call(paused=exc.request, subagent=exc.link)
-        if isinstance(exc, PersonNeeded):
-            return self._pause(call, exc.prompt, exc.schema)
-        declined = isinstance(exc, PersonDeclined)
-        message = str(exc) if declined else f"{type(exc).__name__}: {exc}"
-        failed = self._error(call, message, outcome="denied" if declined else "error")
-        failed.child_ids, failed.usage = ctx.child_ids, ctx.child_usage
-        failed.spent = ctx.child_spent
-        return failed
-
-    def _error(self, call: ToolCall, message: str, *, outcome: str = "error") -> _Call:
-        message = valid_text(message)  # an exception's text may quote a surrogate-escaped name
-        return _Call([ToolResult(call.id, call.name, error=message)], outcome=outcome, text=message)
-
-    def _close_pending(self, reason: str) -> None:
-        """Give every call still pending a "cancelled" result (and step), so the conversation
-        and the run's record can go on."""
-        calls = self.conversation.pending_calls
-        for call in calls:
-            self.conversation._add_tool_result(call, "cancelled", reason, is_error=True,
-                                               text=reason)
-        if calls and self.journal is not None and self.journal.run.in_flight is not None:
-            self.journal.close_calls(calls, reason)
-
     # -- helpers -------------------------------------------------------------------------------
 
     def _context(self) -> RunContext:
@@ -667,26 +369,3 @@ def _first(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-def _to_json(value: Any) -> Any:
-    """A tool's return value as JSON; a view of ctx.state gives its current value."""
-    try:
-        return thaw(freeze(value, path="the result"))
-    except TypeError:
-        pass
-    try:
-        plain = pydantic_core.to_jsonable_python(value)
-    except pydantic_core.PydanticSerializationError:
-        raise TypeError(
-            f"the tool returned a {type(value).__name__}, which is not JSON; return a str, "
-            "number, dict, list, pydantic model or dataclass"
-        ) from None
-    return thaw(freeze(plain, path="the result"))  # a lone surrogate, too deep: TypeError
-
-
-def _as_text(result: Any) -> str:
-    if isinstance(result, str):
-        return result
-    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-

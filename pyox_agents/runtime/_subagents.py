@@ -18,7 +18,8 @@ from pyox_agents.events import (
     SubagentStarted,
 )
 from pyox_agents.runtime._journal import Journal
-from pyox_agents.runtime._runner import NO_ACCESS, Access, Runner, Setup, SubagentPaused
+from pyox_agents.runtime._runner import Runner
+from pyox_agents.runtime._setup import NO_ACCESS, Access, Setup, SubagentPaused
 from pyox_agents.runtime._toolsets import toolsets_opened
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message

@@ -11,11 +11,8 @@ precedes `RUN_FINISHED`: the client merges that snapshot by id, so its ids are t
 
 from __future__ import annotations
 
-import json
 import logging
-import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ag_ui.core import (
@@ -24,11 +21,7 @@ from ag_ui.core import (
     Interrupt,
     Message,
     MessagesSnapshotEvent,
-    ReasoningEndEvent,
     ReasoningMessageContentEvent,
-    ReasoningMessageEndEvent,
-    ReasoningMessageStartEvent,
-    ReasoningStartEvent,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
@@ -39,30 +32,19 @@ from ag_ui.core import (
     StateDeltaEvent,
     StateSnapshotEvent,
     StepFinishedEvent,
-    StepStartedEvent,
-    SubagentErrorEvent,
-    SubagentFinishedEvent,
-    SubagentFinishedSuccessOutcome,
-    SubagentStartedEvent,
     TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
     TokenUsage,
     ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
 )
 
 from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE, public_message
 from pyox_agents.adapters.ag_ui._messages import (
-    MessageDraft,
     as_json,
     reasoning_id,
     result_id,
-    result_text,
 )
+from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,
@@ -135,35 +117,16 @@ def step_name(index: int) -> str:
     return f"step-{index}"
 
 
-def _now() -> int:
-    return time.time_ns() // 1_000_000
-
-
-@dataclass
-class _Parts:
-    """What one run (the stream's own, or a subagent's) has open."""
-
-    texts: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    calls: list[str] = field(default_factory=list)
-    steps: list[str] = field(default_factory=list)
-
-
-class _Translation:
+class _Translation(OpenParts):
     """The state of one stream's translation: what is open, and this run's messages."""
 
     def __init__(self, run_input: RunAgentInput) -> None:
+        super().__init__()
         self.input = run_input
         self.v1 = declares_1_0(run_input)
         """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
         self.started = False
         self.ended = False
-        self.parts: dict[str | None, _Parts] = {None: _Parts()}
-        self.subagents: dict[str, str | None] = {}
-        """The active subagent runs, in start order, each with its parent (None: this run)."""
-        self.drafts: dict[str, MessageDraft] = {}
-        self.call_message: dict[str, str] = {}
-        self.call_owner: dict[str, str | None] = {}
         self.request: ApprovalRequested | None = None
 
     # -- one case per runtime event ------------------------------------------------------------
@@ -242,7 +205,7 @@ class _Translation:
         """Reading the runtime's stream raised: end the AG-UI stream with a public error."""
         yield from self._failed(AgentError("internal_error", INTERNAL_ERROR_MESSAGE))
 
-    # -- opening -------------------------------------------------------------------------------
+    # -- the start -----------------------------------------------------------------------------
 
     def _start(self, state: Any, *, announce: bool) -> Iterator[BaseEvent]:
         self.started = True
@@ -250,146 +213,6 @@ class _Translation:
                               protocol_version=PROTOCOL_VERSION if self.v1 else None)
         if announce:
             yield StateSnapshotEvent(snapshot=thaw(state))
-
-    def _step_started(self, name: str, owner: str | None) -> Iterator[BaseEvent]:
-        parts = self._parts(owner)
-        if name not in parts.steps:
-            parts.steps.append(name)
-            yield StepStartedEvent(step_name=name, **self._attributed(owner))
-
-    def _text_started(self, message_id: str, owner: str | None) -> Iterator[BaseEvent]:
-        parts = self._parts(owner)
-        if message_id not in parts.texts:
-            parts.texts.append(message_id)
-            self._draft(message_id, "assistant", owner)
-            yield TextMessageStartEvent(message_id=message_id, role="assistant",
-                                        **self._attributed(owner))
-
-    def _reasoning_started(self, rid: str, owner: str | None) -> Iterator[BaseEvent]:
-        parts = self._parts(owner)
-        if rid not in parts.reasoning:
-            parts.reasoning.append(rid)
-            yield ReasoningStartEvent(message_id=rid, **self._attributed(owner))
-            yield ReasoningMessageStartEvent(message_id=rid, role="reasoning",
-                                             **self._attributed(owner))
-
-    def _call_started(self, call_id: str, name: str, message_id: str, owner: str | None
-                      ) -> Iterator[BaseEvent]:
-        parts = self._parts(owner)
-        if call_id in parts.calls:
-            return
-        parts.calls.append(call_id)
-        draft = self._draft(message_id, "assistant", owner)
-        draft.calls[call_id] = []
-        draft.names[call_id] = name
-        self.call_message[call_id] = message_id
-        self.call_owner[call_id] = owner
-        yield ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name,
-                                 parent_message_id=message_id, **self._attributed(owner))
-
-    def _subagent_started(self, run_id: str, call_id: str, name: str) -> Iterator[BaseEvent]:
-        if run_id in self.parts:
-            return
-        self.parts[run_id] = _Parts()
-        parent_run = self.call_owner.get(call_id)
-        if parent_run not in self.subagents:
-            parent_run = None
-        self.subagents[run_id] = parent_run
-        parents: dict[str, Any] = {"parent_tool_call_id": call_id} if call_id else {}
-        if call_id in self.call_message:
-            parents["parent_message_id"] = self.call_message[call_id]
-        if parent_run is not None:
-            parents["parent_subagent_run_id"] = parent_run
-        yield SubagentStartedEvent(subagent_run_id=run_id, name=name, **parents)
-
-    # -- closing -------------------------------------------------------------------------------
-
-    def _text_ended(self, message_id: str, owner: str | None) -> Iterator[BaseEvent]:
-        parts = self._parts(owner)
-        if message_id in parts.texts:
-            parts.texts.remove(message_id)
-            yield TextMessageEndEvent(message_id=message_id, **self._attributed(owner))
-
-    def _reasoning_ended(self, rid: str, owner: str | None) -> Iterator[BaseEvent]:
-        parts = self._parts(owner)
-        if rid in parts.reasoning:
-            parts.reasoning.remove(rid)
-            yield ReasoningMessageEndEvent(message_id=rid, **self._attributed(owner))
-            yield ReasoningEndEvent(message_id=rid, **self._attributed(owner))
-
-    def _call_ended(self, call_id: str, arguments: Mapping[str, Any] | None, owner: str | None
-                    ) -> Iterator[BaseEvent]:
-        """End a tool call; `arguments` None when it is cut short (nothing more is sent)."""
-        parts = self._parts(owner)
-        if call_id not in parts.calls:
-            return
-        parts.calls.remove(call_id)
-        streamed = self.drafts[self.call_message[call_id]].calls[call_id]
-        if not streamed and arguments is not None:  # else the client keeps "" as the arguments
-            text = json.dumps(as_json(arguments), separators=(",", ":"))
-            streamed.append(text)
-            yield ToolCallArgsEvent(tool_call_id=call_id, delta=text, **self._attributed(owner))
-        yield ToolCallEndEvent(tool_call_id=call_id, **self._attributed(owner))
-
-    def _result(self, call_id: str, result: Any, error: str | None, owner: str | None
-                ) -> Iterator[BaseEvent]:
-        if call_id in self._parts(owner).calls:
-            yield from self._call_ended(call_id, None, owner)
-        content = error if error is not None else result_text(result)
-        message_id = result_id(call_id)
-        draft = self._draft(message_id, "tool", owner)
-        draft.call_id, draft.text, draft.error = call_id, [content], error
-        yield ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content,
-                                  role="tool", **self._attributed(owner))
-
-    def _subagent_finished(self, run_id: str, answer: Any, error: str | None
-                           ) -> Iterator[BaseEvent]:
-        if run_id not in self.subagents:
-            return
-        yield from self._close_subagents(parent=run_id)
-        yield from self._close_parts(run_id)
-        del self.subagents[run_id]
-        if error is not None:
-            yield SubagentErrorEvent(subagent_run_id=run_id, message=error)
-        else:
-            result = {} if answer is None else {"result": as_json(answer)}
-            yield SubagentFinishedEvent(subagent_run_id=run_id,
-                                        outcome=SubagentFinishedSuccessOutcome(), **result)
-
-    def _close_subagents(self, parent: str | None = None) -> Iterator[BaseEvent]:
-        """Close the subagents still active under `parent` (all when None), newest first."""
-        for run_id in reversed(list(self.subagents)):
-            if run_id not in self.subagents or (parent is not None
-                                                and not self._descends(run_id, parent)):
-                continue
-            del self.subagents[run_id]
-            yield from self._close_parts(run_id)
-            yield SubagentErrorEvent(subagent_run_id=run_id, code="cancelled",
-                                     message="the run ended before this subagent finished")
-
-    def _descends(self, run_id: str, ancestor: str) -> bool:
-        parent = self.subagents.get(run_id)
-        while parent is not None:
-            if parent == ancestor:
-                return True
-            parent = self.subagents.get(parent)
-        return False
-
-    def _close_parts(self, owner: str | None) -> Iterator[BaseEvent]:
-        parts = self._parts(owner)
-        for rid in list(reversed(parts.reasoning)):
-            yield from self._reasoning_ended(rid, owner)
-        for message_id in list(reversed(parts.texts)):
-            yield from self._text_ended(message_id, owner)
-        for call_id in list(reversed(parts.calls)):
-            yield from self._call_ended(call_id, None, owner)
-        for name in list(reversed(parts.steps)):
-            parts.steps.remove(name)
-            yield StepFinishedEvent(step_name=name, **self._attributed(owner))
-
-    def _close_all(self) -> Iterator[BaseEvent]:
-        yield from self._close_subagents()
-        yield from self._close_parts(None)
 
     # -- the end -------------------------------------------------------------------------------
 
@@ -445,27 +268,6 @@ class _Translation:
         messages = [mine.pop(m.id, m) for m in self.input.messages]
         return [*messages, *mine.values()]
 
-    # -- helpers -------------------------------------------------------------------------------
-
-    def _parts(self, owner: str | None) -> _Parts:
-        parts = self.parts.get(owner)
-        if parts is None:
-            parts = self.parts[owner] = _Parts()
-        return parts
-
-    def _draft(self, message_id: str, role: str, owner: str | None) -> MessageDraft:
-        draft = self.drafts.get(message_id)
-        if draft is None:
-            draft = self.drafts[message_id] = MessageDraft(message_id, role, owner)
-        return draft
-
-    @staticmethod
-    def _attributed(owner: str | None) -> dict[str, Any]:
-        """What every event of `owner`'s run carries: the time, and the subagent it is of."""
-        if owner is None:
-            return {"timestamp": _now()}
-        return {"timestamp": _now(), "subagent_run_id": owner}
-
 
 async def translate(
     run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent]
@@ -510,5 +312,5 @@ async def translate_batches(
 
 def _stamped(event: BaseEvent) -> BaseEvent:
     if event.timestamp is None:
-        event.timestamp = _now()
+        event.timestamp = now_ms()
     return event

@@ -1,0 +1,70 @@
+"""Setting up a run's runner: a new run from a conversation and the state given, checked before
+anything runs, or one turn of a conversation (`Agent.start`, `Agent.think`, ...)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from pyox_agents.models.base import ToolSpec
+from pyox_agents.runtime._journal import Journal
+from pyox_agents.runtime._parts import AgentParts
+from pyox_agents.runtime._runner import Access, Runner
+from pyox_agents.state.conversation import State
+from pyox_agents.state.messages import Message
+from pyox_agents.state.run import RunState
+from pyox_agents.state.shared import SharedState
+
+__all__ = ["NOT_GIVEN", "prepare", "turn_runner", "validated"]
+
+
+class _NotGiven:
+    """The `state=` of a run that was given none (`None` is JSON, so it cannot say so)."""
+
+    def __repr__(self) -> str:
+        return "<no state given>"
+
+
+NOT_GIVEN: Any = _NotGiven()
+
+
+def prepare(
+    agent: AgentParts,
+    conversation: State | str,
+    state: Any,
+    client_tools: Sequence[ToolSpec] = (),
+    context: Sequence[str] = (),
+) -> Runner:
+    """The runner of a new run of `conversation` (a State or a prompt) from `state`, checked."""
+    if isinstance(conversation, str):
+        conversation = State(messages=[Message.user(conversation)])
+    elif not isinstance(conversation, State):
+        raise TypeError(
+            f"run a State or a prompt str, got {type(conversation).__name__}; for the shared "
+            "state, pass state=..."
+        )
+    conversation._check_can_run()
+    setup = agent._setup()
+    value = validated(agent, {} if state is NOT_GIVEN else state)
+    shared = SharedState(value, state_type=agent.state_type)
+    goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
+    journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
+    return Runner(setup, conversation, Access(shared, conversation), journal=journal,
+                  client_tools=client_tools, context=context)
+
+
+def turn_runner(agent: AgentParts, conversation: State) -> Runner:
+    """A runner for one turn (`think`, `use_tools`, ...): its tools see a state of `{}`, as
+    a run given none (nothing is kept between runs)."""
+    if not isinstance(conversation, State):
+        raise TypeError(f"expected a State, got {type(conversation).__name__}")
+    shared = SharedState({}, state_type=agent.state_type)
+    return Runner(agent._setup(), conversation, Access(shared, conversation))
+
+
+def validated(agent: AgentParts, state: Any) -> Any:
+    """`state` validated against the agent's `state_type`, as JSON."""
+    if agent.state_type is None:
+        return state
+    return agent.state_type.model_validate(state).model_dump(mode="json")
