@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Union
 
 import pytest
 
@@ -66,3 +66,46 @@ async def postgres_store(
     finally:
         await store.aclose()
         drop_schema(postgres_server, store.schema)
+
+
+SHARED_BACKENDS = ["redis", "postgres"]
+SharedStore = Union["RedisStore", "PostgresStore"]  # what `shared_store` gives
+
+
+@pytest.fixture(params=SHARED_BACKENDS)
+def shared_store(request: pytest.FixtureRequest) -> SharedStore:
+    """A fresh RedisStore or PostgresStore (the `redis_store` / `postgres_store` fixture)."""
+    store: SharedStore = request.getfixturevalue(f"{request.param}_store")
+    return store
+
+
+def snapshot(store: SharedStore) -> dict[str, Any]:
+    """Everything `store` holds, to compare before and after a refused write."""
+    from pyox_agents.stores.redis import RedisStore
+
+    if isinstance(store, RedisStore):
+        from tests.redis_server import redis_snapshot
+
+        return redis_snapshot(store.client, store.prefix)
+    from tests.postgres_server import postgres_snapshot
+
+    return postgres_snapshot(store.url, store.schema)
+
+
+# where each backend keeps a lease and an active-run record: Redis key prefix, PostgreSQL table
+# and key column
+_WHERE = {"lease": ("lease:", "leases", "thread_id"),
+          "active": ("active:", "active_runs", "thread_id")}
+
+
+def expires_in_ms(store: SharedStore, kind: str, key: str) -> float | None:
+    """How many milliseconds the `kind` ("lease" or "active") of `key` has left, as the
+    backend counts them (Redis's PTTL; the row's expiry in PostgreSQL, None if it has none)."""
+    from pyox_agents.stores.redis import RedisStore
+
+    prefix, table, column = _WHERE[kind]
+    if isinstance(store, RedisStore):
+        return store.client.pttl(f"{store.prefix}{prefix}{key}")
+    from tests.postgres_server import expires_in_ms as row_expires_in_ms
+
+    return row_expires_in_ms(store.url, store.schema, table, column, key)

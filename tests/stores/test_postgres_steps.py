@@ -1,6 +1,6 @@
-"""PostgresStore's one-transaction-per-step guarantee, beyond the contract: a refused write leaves
-every key as it was, racing writers never both land, and big steps land whole; plus the real
-asyncio methods."""
+"""PostgresStore's own store tests (the rules both backends keep are in test_shared_steps.py): a
+schema of its own per store, the schema version, errors that say what to do, and what the text
+columns keep."""
 
 from __future__ import annotations
 
@@ -17,106 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyox_agents.state.audit import audit_record, verify_audit
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message
-from pyox_agents.stores import MemoryStore, StepRecord, StoreConflict
+from pyox_agents.stores import MemoryStore, StepRecord
 from pyox_agents.stores.postgres import PostgresStore
 from pyox_agents.stores.postgres_schema import SCHEMA_VERSION
-from tests.postgres_server import drop_schema, fresh_schema, postgres_snapshot
-from tests.stores.test_contract import RUN_ID, commit_step, run_state, think
+from tests.postgres_server import drop_schema, fresh_schema
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def snapshot(store: PostgresStore) -> dict[str, Any]:
-    """Every row the store holds, but the schema version."""
-    rows = postgres_snapshot(store.url, store.schema)
-    return {table: held for table, held in rows.items() if held and table != "schema_version"}
-
-
-def test_a_stale_first_seq_changes_no_row(postgres_store: PostgresStore) -> None:
-    state = State(id="t", messages=[Message.user("hi")])
-    audit: list[dict[str, Any]] = []
-    commit_step(postgres_store, state, audit, shared={"n": 1}, version=1)
-    before = snapshot(postgres_store)
-    think(state, text="more")
-    record = audit_record({"seq": 0, "digest": audit[0]["digest"]}, "step", {"n": 1})
-    for first_seq in (0, 2):
-        with pytest.raises(StoreConflict, match="has 1 saved history entries"):
-            postgres_store.write(StepRecord(
-                "t", first_seq, entries=(state.history[-1].to_json(),),
-                run=run_state(2).to_dict(), audit=(record,), shared_state={"n": 2},
-                shared_version=2))
-        assert snapshot(postgres_store) == before
-
-
-def test_an_audit_seq_that_does_not_continue_changes_no_row(postgres_store: PostgresStore) -> None:
-    state = State(id="t", messages=[Message.user("hi")])
-    audit: list[dict[str, Any]] = []
-    commit_step(postgres_store, state, audit)
-    commit_step(postgres_store, state, audit)
-    before = snapshot(postgres_store)
-    think(state, text="more")
-    for seq in (1, 3):
-        record = {**audit_record(None, "step", {}), "seq": seq}
-        with pytest.raises(StoreConflict, match=f"has 2 saved audit records.*seq {seq}"):
-            postgres_store.write(StepRecord("t", 1, entries=(state.history[-1].to_json(),),
-                                         run=run_state(3).to_dict(), audit=(record,),
-                                         shared_state=[1], shared_version=9))
-        assert snapshot(postgres_store) == before
-
-
-def test_a_refused_first_write_leaves_no_thread_behind(postgres_store: PostgresStore) -> None:
-    with pytest.raises(StoreConflict):
-        postgres_store.write(StepRecord("new", 3, entries=({"kind": "import"},)))
-    assert snapshot(postgres_store) == {}
-    assert postgres_store.list_threads() == []
-
-
-def test_racing_writers_of_one_thread_never_both_land(postgres_store: PostgresStore) -> None:
-    stores = [PostgresStore(postgres_store.url, schema=postgres_store.schema, pool_size=2)
-              for _ in range(6)]
-    postgres_store.save(State(id="t", messages=[Message.user("go")]))
-    start = threading.Barrier(len(stores))
-    landed: list[int] = []
-    refused: list[int] = []
-
-    def work(n: int, store: PostgresStore) -> None:
-        start.wait()
-        for step in range(10):
-            held = store.entry_count("t")
-            try:
-                store.write(StepRecord("t", held, entries=({"kind": "note", "by": n,
-                                                             "step": step},)))
-                landed.append(held)
-            except StoreConflict:
-                refused.append(held)
-
-    workers = [threading.Thread(target=work, args=pair) for pair in enumerate(stores)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    for store in stores:
-        store.close()
-    assert sorted(landed) == list(range(1, 1 + len(landed)))  # one writer per seq, no gaps
-    assert postgres_store.entry_count("t") == 1 + len(landed)
-    assert len(landed) + len(refused) == 60
-
-
-def test_a_big_step_lands_whole(postgres_store: PostgresStore) -> None:
-    entries = tuple({"kind": "note", "n": n, "text": "é" * (n % 7)} for n in range(5000))
-    records = [audit_record(None, "step", {"n": 0})]
-    for n in range(1, 2500):
-        records.append(audit_record({"seq": n - 1, "digest": records[-1]["digest"]}, "step",
-                                    {"n": n}))
-    run = run_state(1, head={"seq": 2499, "digest": records[-1]["digest"]})
-    postgres_store.write(StepRecord("t", 0, entries=entries, run=run.to_dict(),
-                                 audit=tuple(records)))
-    assert postgres_store.load_thread("t").entries == entries
-    assert postgres_store.load_audit(RUN_ID) == records
-    verify_audit(postgres_store, RUN_ID)
 
 
 def test_stores_in_other_schemas_do_not_see_each_other(postgres_store: PostgresStore) -> None:

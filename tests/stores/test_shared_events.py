@@ -1,0 +1,161 @@
+"""The run event logs and active-run records of RedisStore and PostgresStore (each test runs once
+per backend): what lets any server process replay and follow a run that another process
+executes."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+
+import anyio
+import pytest
+
+from pyox_agents.stores.postgres import PostgresStore
+from pyox_agents.stores.redis import RedisStore
+from tests.stores.conftest import SharedStore, expires_in_ms
+
+
+def events(*names: str) -> list[str]:
+    return [json.dumps({"type": name}) for name in names]
+
+
+@pytest.fixture
+async def other(shared_store: SharedStore) -> AsyncIterator[SharedStore]:
+    """A second client of the same keys or schema, as another server process would have."""
+    if isinstance(shared_store, RedisStore):
+        async with RedisStore(shared_store.url, prefix=shared_store.prefix) as store:
+            yield store
+    else:
+        async with PostgresStore(shared_store.url, schema=shared_store.schema) as store:
+            yield store
+
+
+def wait_for(done: Callable[[], bool], within: float = 5.0) -> None:
+    """Wait for `done()` to be true: for the backend's clock to expire a key or row."""
+    deadline = time.monotonic() + within
+    while not done():
+        assert time.monotonic() < deadline, "the key did not expire"
+        time.sleep(0.01)
+
+
+def test_events_appended_by_one_client_are_read_in_order_by_another(
+        shared_store: SharedStore, other: SharedStore) -> None:
+    ids = shared_store.append_events("run-1", events("start", "text"))
+    ids += shared_store.append_events("run-1", events("end"))
+    assert other.read_events("run-1") == list(zip(ids, events("start", "text", "end"),
+                                                  strict=True))
+    assert other.read_events("run-1", after_id=ids[0]) == list(
+        zip(ids[1:], events("text", "end"), strict=True))
+    assert other.read_events("run-1", after_id=ids[-1]) == []
+    assert other.read_events("never-ran") == []
+
+
+def test_runs_have_separate_logs(shared_store: SharedStore) -> None:
+    shared_store.append_events("run-1", events("a"))
+    shared_store.append_events("run-2", events("b"))
+    assert [e for _, e in shared_store.read_events("run-2")] == events("b")
+
+
+def test_a_done_log_ends_and_takes_no_more_events(shared_store: SharedStore,
+                                                  other: SharedStore) -> None:
+    shared_store.append_events("run-1", events("start"))
+    assert not other.is_done("run-1")
+    shared_store.mark_done("run-1")
+    shared_store.mark_done("run-1")  # again: only its expiry is set again
+    assert other.is_done("run-1")
+    assert [e for _, e in other.read_events("run-1")] == events("start")  # no done mark
+    with pytest.raises(ValueError, match="'run-1' was marked done"):
+        other.append_events("run-1", events("late"))
+    assert [e for _, e in other.read_events("run-1")] == events("start")
+    assert not other.is_done("never-ran")
+
+
+def test_append_events_wants_a_list_of_texts(shared_store: SharedStore) -> None:
+    with pytest.raises(TypeError, match=r"wrap it: \[event_json\]"):
+        shared_store.append_events("run-1", '{"type": "start"}')
+
+
+@pytest.mark.anyio
+async def test_a_follower_replays_then_sees_events_appended_after_it_started(
+        shared_store: SharedStore, other: SharedStore) -> None:
+    await shared_store.aappend_events("run-1", events("start"))
+    seen: list[str] = []
+    replayed = anyio.Event()
+
+    async def follow() -> None:
+        async for _, event in other.follow_events("run-1", block_ms=100):
+            seen.append(event)
+            replayed.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(follow)
+        await replayed.wait()  # it has replayed the log: what comes now, it must wait for
+        await shared_store.aappend_events("run-1", events("text"))
+        await shared_store.aappend_events("run-1", events("end"))
+        await shared_store.amark_done("run-1")
+    assert seen == events("start", "text", "end")
+
+
+@pytest.mark.anyio
+async def test_two_followers_see_the_same_events(shared_store: SharedStore,
+                                                 other: SharedStore) -> None:
+    seen: dict[str, list[tuple[str, str]]] = {"one": [], "two": []}
+    started = {"one": anyio.Event(), "two": anyio.Event()}
+
+    async def follow(name: str, store: SharedStore) -> None:
+        await store.aappend_events(f"hello-{name}", events("x"))  # its client is connected
+        started[name].set()
+        async for item in store.follow_events("run-1", block_ms=50):
+            seen[name].append(item)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(follow, "one", shared_store)
+        tg.start_soon(follow, "two", other)
+        await started["one"].wait()
+        await started["two"].wait()
+        for n in range(5):
+            await shared_store.aappend_events("run-1", events(f"e{n}"))
+        await other.amark_done("run-1")
+    assert seen["one"] == seen["two"] == await other.aread_events("run-1")
+    assert [e for _, e in seen["one"]] == events(*(f"e{n}" for n in range(5)))
+
+
+@pytest.mark.anyio
+async def test_following_from_an_id_gives_only_what_came_after(shared_store: SharedStore) -> None:
+    ids = await shared_store.aappend_events("run-1", events("a", "b", "c"))
+    await shared_store.amark_done("run-1")
+    assert await shared_store.ais_done("run-1")
+    after = [item async for item in shared_store.follow_events("run-1", after_id=ids[0])]
+    assert after == list(zip(ids[1:], events("b", "c"), strict=True))
+    assert [item async for item in shared_store.follow_events("run-1", after_id=ids[-1])] == []
+
+
+def test_the_active_run_of_a_thread_is_seen_by_every_client(shared_store: SharedStore,
+                                                            other: SharedStore) -> None:
+    assert other.get_active("t") is None
+    shared_store.set_active("t", "run-1", ttl=30)
+    assert other.get_active("t") == "run-1"
+    assert not other.clear_active("t", "run-0")  # an older run's clear leaves it
+    assert other.get_active("t") == "run-1"
+    assert other.clear_active("t", "run-1")
+    assert shared_store.get_active("t") is None
+
+
+def test_an_active_record_expires_unless_set_again(shared_store: SharedStore) -> None:
+    shared_store.set_active("t", "run-1", ttl=0.05)
+    shared_store.set_active("t", "run-1", ttl=30)
+    ms = expires_in_ms(shared_store, "active", "t")
+    assert ms is not None and 1000 < ms <= 30_000
+    shared_store.set_active("t", "run-2", ttl=0.05)
+    wait_for(lambda: shared_store.get_active("t") is None)
+
+
+@pytest.mark.anyio
+async def test_the_async_active_run_methods_do_what_the_sync_ones_do(
+        shared_store: SharedStore) -> None:
+    await shared_store.aset_active("t", "run-1", ttl=30)
+    assert await shared_store.aget_active("t") == "run-1"
+    assert not await shared_store.aclear_active("t", "run-0")
+    assert await shared_store.aclear_active("t", "run-1")
+    assert await shared_store.aget_active("t") is None
