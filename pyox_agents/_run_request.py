@@ -78,4 +78,5 @@ class RunRequest:
     decisions: tuple[Decision, ...] = ()
     client_tools: tuple[ToolSpec, ...] = ()
     context: tuple[str, ...] = ()
+    forwarded_props: Any = None
     regenerate: bool = False

@@ -192,6 +192,7 @@ class Agent:
         state: Any = _NOT_GIVEN,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
+        forwarded_props: Any = None,
         fence: tuple[str, int] | None = None,
         owner: str | None = None,
     ) -> AsyncIterator[RuntimeEvent]:
@@ -203,7 +204,9 @@ class Agent:
         `RunFinished.state`, and give it again). `client_tools` are tools the client (a web
         frontend) runs itself: the model may call them, and the run ends with their calls in
         `RunFinished.pending_call_ids`; give their results to the conversation before the next
-        run. `context` lines tell the model about the app's situation. `fence` (servers: the
+        run. `context` lines tell the model about the app's situation; `forwarded_props` (JSON)
+        is what the client forwarded, which tools read as `ctx.forwarded_props`. `fence`
+        (servers: the
         thread and the token of the store lease the run holds) makes every step write refused
         once another process has taken the lease. Everything is checked here, before anything
         runs. `owner` (servers) is the principal a new thread is saved for.
@@ -224,7 +227,7 @@ class Agent:
                 another holds the thread's store lease).
         """
         return self.start(conversation, state=state, client_tools=client_tools, context=context,
-                          fence=fence, owner=owner).events()
+                          forwarded_props=forwarded_props, fence=fence, owner=owner).events()
 
     def start(
         self,
@@ -233,6 +236,7 @@ class Agent:
         state: Any = _NOT_GIVEN,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
+        forwarded_props: Any = None,
         fence: tuple[str, int] | None = None,
         owner: str | None = None,
         state_bytes: int | None = None,
@@ -244,7 +248,8 @@ class Agent:
         Raises:
             TypeError, pydantic.ValidationError, ValueError: as `stream`.
         """
-        runner = _starting.prepare(self, conversation, state, client_tools, context)
+        runner = _starting.prepare(self, conversation, state, client_tools, context,
+                                   forwarded_props)
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
         runner.access.shared.max_bytes = state_bytes

@@ -20,6 +20,10 @@ from pyox_agents.state.run import AgentError, ApprovalRequest
 
 __all__ = [
     "ApprovalRequested",
+    "CustomEvent",
+    "FileAttached",
+    "PreliminaryResult",
+    "Progress",
     "ReasoningDelta",
     "ReasoningEnded",
     "ReasoningStarted",
@@ -27,6 +31,7 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "RuntimeEvent",
+    "SourceCited",
     "StateChanged",
     "StepFinished",
     "StepStarted",
@@ -180,6 +185,82 @@ class StateChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class CustomEvent:
+    """A tool's live event (`ctx.emit`): a value for the page, not part of the shared state.
+
+    AG-UI sends it as `CUSTOM{name, value}`, the AI SDK as a `data-<name>` part: with an `id`,
+    a later part of the same id replaces it in the message; a `transient` part is not kept in
+    the message. `call_id` is the tool call that emitted it (None: the runtime's own, such as
+    `PredictState`). It stays emitted if the tool then fails: it was a live view.
+    """
+
+    name: str
+    value: Any
+    id: str | None = None
+    transient: bool = False
+    call_id: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A live view of a tool's long work (`ctx.progress`), apart from the shared state.
+
+    `id` names the view and `kind` says what it shows; `content` is the whole view now. The
+    first event of an id has `delta` None; each later one also carries `delta`, the RFC 6902
+    patch from the previous content. AG-UI: `ACTIVITY_SNAPSHOT` / `ACTIVITY_DELTA`; AI SDK: a
+    `data-<kind>` part with the id, updated in place.
+    """
+
+    id: str
+    kind: str
+    content: Any
+    delta: Sequence[Mapping[str, Any]] | None = None
+    call_id: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceCited:
+    """A tool cited a source (`ctx.cite`): a web page (`url`) or a document (`media_type`,
+    `filename`). AI SDK: a `source-url` / `source-document` part."""
+
+    source_id: str
+    url: str | None = None
+    title: str | None = None
+    media_type: str | None = None
+    filename: str | None = None
+    call_id: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileAttached:
+    """A tool produced a file for the page (`ctx.attach_file`): `url` (often a `data:` URL) of
+    type `media_type`. AI SDK: a `file` part."""
+
+    url: str
+    media_type: str
+    filename: str | None = None
+    call_id: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PreliminaryResult:
+    """A partial result of the tool call `call_id`: an async generator tool yielded `result`.
+
+    The last value it yields is its result (`ToolResult`). AI SDK: a
+    `tool-output-available{preliminary: true}` part.
+    """
+
+    call_id: str
+    name: str
+    result: Any
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalRequested:
     """The run waits for a person to answer `request`; `RunFinished(outcome="interrupt")` follows.
 
@@ -250,6 +331,11 @@ RuntimeEvent: TypeAlias = (
     | ToolCallEnded
     | ToolResult
     | StateChanged
+    | CustomEvent
+    | Progress
+    | SourceCited
+    | FileAttached
+    | PreliminaryResult
     | ApprovalRequested
     | SubagentStarted
     | SubagentFinished

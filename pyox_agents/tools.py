@@ -8,6 +8,7 @@ async tools on the event loop.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
@@ -15,17 +16,15 @@ import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 import anyio.to_thread
 import pydantic
 
+from pyox_agents._run_context import PersonDeclined, PersonNeeded, Preliminary, RunContext
 from pyox_agents._tool_docs import parse_docstring
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state._validation import describe_problems
-from pyox_agents.state.draft import Draft
-from pyox_agents.state.messages import Usage
-from pyox_agents.state.run import Spent
 
 __all__ = [
     "PersonDeclined",
@@ -38,135 +37,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class RunLink(Protocol):
-    """What a tool's context needs of its run: a person's answer about a call, if given."""
-
-    def gate(self, call_id: str) -> Mapping[str, Any] | None: ...
-
-
-class RunContext:
-    """What a tool (or an instructions callable, a reporter, a permission) knows about its run.
-
-    `ctx.state` is the shared JSON state. Inside a tool it is a draft: reads see the version the
-    tool started from, and changes (in place, or `ctx.state = {...}`) are applied when the tool
-    returns. Anywhere else it is a read-only version: hooks read a copy, only tools change the
-    state. `ctx.conversation` is the run's `State` (the conversation record); `ctx.finish(answer)`
-    ends the run with that answer.
-    """
-
-    __slots__ = (
-        "_denied",
-        "_draft",
-        "_run",
-        "_state",
-        "call_id",
-        "child_ids",
-        "child_spent",
-        "child_usage",
-        "conversation",
-        "idempotency_key",
-        "run_id",
-        "thread_id",
-        "tool_name",
-    )
-
-    def __init__(
-        self,
-        *,
-        run_id: str,
-        conversation: Any,
-        state: Any = None,
-        draft: Draft | None = None,
-        call_id: str | None = None,
-        tool_name: str | None = None,
-        denied: str | None = None,
-        run: RunLink | None = None,
-    ) -> None:
-        self.run_id = run_id
-        """The run's id: 64 hexadecimal digits."""
-        self.conversation = conversation
-        """The run's conversation record (a `State`); its methods are thread-safe."""
-        self.thread_id: str = conversation.id
-        """The conversation's id: the AG-UI thread id, the AI SDK chat id."""
-        self.call_id = call_id
-        """The id of the tool call being run, or None outside a tool."""
-        self.tool_name = tool_name
-        """The name of the tool being run, or None outside a tool."""
-        self.child_ids: list[str] = []
-        """Ids of the subagent States this tool call started."""
-        self.child_usage = Usage()
-        """What the subagents this tool call started spent."""
-        self.child_spent: Spent | None = None
-        """The subagents' spend (tool calls, tokens, cost), counted toward this run's limits."""
-        self.idempotency_key: str | None = None
-        """Inside a tool of a run: a key that is the same on every attempt of this call (a hash
-        of the run id, the step, the call id and the arguments). Pass it to payment APIs and the
-        like, so a call run again after a crash does not act twice."""
-        self._draft = draft
-        self._state = state
-        self._denied = denied
-        self._run = run
-
-    @property
-    def state(self) -> Any:
-        """The shared JSON state: a draft inside a tool, a read-only version elsewhere.
-
-        Raises:
-            PermissionError: in a subagent's tool, when `as_tool` gave it no access.
-        """
-        if self._denied is not None:
-            raise PermissionError(self._denied)
-        if self._draft is not None:
-            return self._draft.root
-        return self._state
-
-    @state.setter
-    def state(self, value: Any) -> None:
-        if self._denied is not None:
-            raise PermissionError(self._denied)
-        if self._draft is None:
-            raise TypeError(
-                "ctx.state cannot be replaced here: hooks read a copy of the shared state and "
-                "only tools change it; change it from a tool"
-            )
-        self._draft.replace(value)
-
-    def finish(self, answer: Any = None) -> None:
-        """End the run with `answer` (a submit tool): the loop stops before its next turn."""
-        self.conversation.finish(answer)
-
-    async def ask_person(self, prompt: str, schema: Mapping[str, Any] | None = None) -> Any:
-        """Wait for a person's answer to `prompt` (JSON, matching `schema` if given).
-
-        The run pauses: this tool stops here and changes nothing, and `RunFinished` has an
-        interrupt outcome. Once a person answers (`agent.resume(run_id, approve=True,
-        answer=...)`), the tool runs again from its start, and this call returns the answer.
-
-        Raises:
-            PersonDeclined: the person declined to answer (the tool's result says so).
-        """
-        gate = self._run.gate(self.call_id) if self._run is not None and self.call_id else None
-        if gate is not None:
-            if not gate["approved"]:
-                raise PersonDeclined(f"a person declined to answer: {prompt}")
-            return gate["answer"]
-        raise PersonNeeded(prompt, schema)
-
-
-class PersonNeeded(BaseException):
-    """Raised inside a tool by `ctx.ask_person`: the run pauses for a person. A
-    `BaseException`, so a tool's own `except Exception` does not swallow it."""
-
-    def __init__(self, prompt: str, schema: Mapping[str, Any] | None) -> None:
-        super().__init__(prompt)
-        self.prompt = prompt
-        self.schema = schema
-
-
-class PersonDeclined(Exception):
-    """A person declined to answer a tool's `ctx.ask_person`."""
 
 
 class ToolArgumentsError(ValueError):
@@ -198,8 +68,15 @@ class Tool:
 
     @property
     def is_async(self) -> bool:
-        """Whether the function is a coroutine function (run on the loop, not in a thread)."""
-        return inspect.iscoroutinefunction(self.function)
+        """Whether the function is a coroutine or async generator function (run on the loop,
+        not in a thread)."""
+        return inspect.iscoroutinefunction(self.function) or self.streams
+
+    @property
+    def streams(self) -> bool:
+        """Whether the function is an async generator: each value it yields is a preliminary
+        result, and the last one its result."""
+        return inspect.isasyncgenfunction(self.function)
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Check the model's arguments against the signature and convert them.
@@ -220,10 +97,21 @@ class Tool:
     async def call(self, ctx: RunContext, arguments: Mapping[str, Any]) -> Any:
         """Run the tool with validated `arguments`: on the loop if async, else in a thread."""
         args = (ctx,) if self.takes_ctx else ()
+        if self.streams:
+            return await self._last_yielded(ctx, self.function(*args, **arguments))
         if self.is_async:
             return await self.function(*args, **arguments)
         run = functools.partial(self.function, *args, **arguments)
         return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+
+    async def _last_yielded(self, ctx: RunContext, values: Any) -> Any:
+        last = None
+        async with contextlib.aclosing(values):
+            async for value in values:
+                if ctx._send is not None:
+                    ctx._send(Preliminary(value))
+                last = value
+        return last
 
     async def __call__(self, ctx: RunContext, arguments: Mapping[str, Any]) -> Any:
         return await self.call(ctx, arguments)

@@ -5,14 +5,17 @@ run with its timeout, its state changes committed as it finishes, and its result
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.from_thread
 import pydantic_core
 
-from pyox_agents.events import RuntimeEvent, StateChanged, ToolResult
+from pyox_agents._run_context import Preliminary
+from pyox_agents.events import PreliminaryResult, RuntimeEvent, StateChanged, ToolResult
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.runtime._journal import Journal, new_request
 from pyox_agents.runtime._permissions import Ask, Deny, decide, permission_name
@@ -72,6 +75,7 @@ class ToolCalls:
     run_id: str
     emit: Emit
     client_tools: dict[str, ToolSpec]
+    forwarded_props: Any
     handed_over: list[str]
     recovering: bool
     _rerun_lock: anyio.Lock
@@ -224,6 +228,8 @@ class ToolCalls:
             tool_name=tool.name,
             denied=access.denied,
             run=self,
+            send=self._sender(call),
+            forwarded_props=self.forwarded_props,
         )
         if self.journal is not None:
             ctx.idempotency_key = self.journal.call_key(call.id)
@@ -254,6 +260,23 @@ class ToolCalls:
         if commit is not None:
             done.events.append(StateChanged(commit.delta, commit.state, call.id, commit.version))
         return done
+
+    def _sender(self, call: ToolCall) -> Callable[[Any], None]:
+        """How a tool's `ctx.emit`, `ctx.progress`, ... and yielded values reach the run's
+        stream, now: from the event loop directly, from a sync tool's worker thread through
+        the loop."""
+        loop_thread = threading.get_ident()
+        emit = self.emit
+
+        def send(event: Any) -> None:
+            if isinstance(event, Preliminary):
+                event = PreliminaryResult(call.id, call.name, _to_json(event.value))
+            if threading.get_ident() == loop_thread:
+                emit((event,))
+            else:
+                anyio.from_thread.run_sync(emit, (event,))
+
+        return send
 
     def _failed(self, call: ToolCall, exc: Exception | PersonNeeded, timeout: float | None,
                 ctx: RunContext) -> _Call:

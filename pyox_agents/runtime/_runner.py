@@ -70,12 +70,15 @@ class Runner(ToolCalls):
         emit: Emit = discard,
         client_tools: Sequence[ToolSpec] = (),
         context: Sequence[str] = (),
+        forwarded_props: Any = None,
     ) -> None:
         self.setup = setup
         self.client_tools = {spec.name: spec for spec in client_tools}
         """Tools the client runs itself: the model may call them; the run hands the calls over."""
         self.context = tuple(context)
         """What the app tells the model about its situation, added to the instructions."""
+        self.forwarded_props = forwarded_props
+        """What the client forwarded with its request (`ctx.forwarded_props`)."""
         self.handed_over: list[str] = []
         """Ids of calls to client tools this run ended with, waiting for the client's results."""
         self.conversation = conversation
@@ -324,6 +327,7 @@ class Runner(ToolCalls):
             state=self.access.shared.value,
             denied=self.access.denied,
             run=self,
+            forwarded_props=self.forwarded_props,
         )
 
     async def _report(self, hook: str, *args: Any) -> None:

@@ -12,6 +12,7 @@ from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._parts import AgentParts
 from pyox_agents.runtime._runner import Access, Runner
 from pyox_agents.state.conversation import State
+from pyox_agents.state.frozen import freeze
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import RunState
 from pyox_agents.state.shared import SharedState
@@ -35,6 +36,7 @@ def prepare(
     state: Any,
     client_tools: Sequence[ToolSpec] = (),
     context: Sequence[str] = (),
+    forwarded_props: Any = None,
 ) -> Runner:
     """The runner of a new run of `conversation` (a State or a prompt) from `state`, checked."""
     if isinstance(conversation, str):
@@ -51,7 +53,9 @@ def prepare(
     goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
     journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
     return Runner(setup, conversation, Access(shared, conversation), journal=journal,
-                  client_tools=client_tools, context=context)
+                  client_tools=client_tools, context=context,
+                  forwarded_props=None if forwarded_props is None else freeze(
+                      forwarded_props, path="forwarded_props"))
 
 
 def turn_runner(agent: AgentParts, conversation: State) -> Runner:

@@ -344,6 +344,7 @@ class RunService:
                 state=start,
                 client_tools=request.client_tools,
                 context=request.context,
+                forwarded_props=request.forwarded_props,
                 fence=fence,
                 owner=principal,
                 state_bytes=self.limits.state_bytes,

@@ -48,6 +48,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents.tools", "tools", 3),
     ("pyox_agents.toolsets", "tools", 3),
     ("pyox_agents._tool_docs", "tools", 3),
+    ("pyox_agents._run_context", "tools", 3),
     ("pyox_agents._run_request", "run_request", 2.5),
     ("pyox_agents.events", "events", 2),
     ("pyox_agents.models", "models", 1),

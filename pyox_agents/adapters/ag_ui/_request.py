@@ -2,8 +2,7 @@
 
 Everything a client can get wrong is answered here, before any stream: malformed JSON is a 400,
 a body that is not a `RunAgentInput` (or that the runtime cannot use) a 422 naming the field.
-Unknown extra fields are ignored. `forwardedProps` is opaque to the runtime: it stays in the
-`RunAgentInput` (which `translate` receives) and is not given to the agent.
+Unknown extra fields are ignored. `forwardedProps` reaches tools as `ctx.forwarded_props`.
 """
 
 from __future__ import annotations
@@ -99,6 +98,7 @@ def request_from_input(
             for t in run_input.tools or ()
         ),
         context=tuple(f"{c.description}: {c.value}" for c in run_input.context or ()),
+        forwarded_props=run_input.forwarded_props,
     )
 
 
