@@ -54,7 +54,7 @@ from pyox_agents.state.history import (
     ToolResultEntry,
     UserMessageEntry,
 )
-from pyox_agents.state.messages import Image, Message, Reply, ToolCall, Usage
+from pyox_agents.state.messages import File, Image, Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import (
     SCHEMA_VERSION,
     AgentError,
@@ -95,6 +95,7 @@ __all__ = [
     "Deny",
     "ErrorEntry",
     "ExtraDataEntry",
+    "File",
     "FileAttached",
     "FinishEntry",
     "FrozenDict",

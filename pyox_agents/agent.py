@@ -222,9 +222,11 @@ class Agent:
             TypeError: `state` is not JSON (the message names the path of the bad value), or
                 `conversation` is neither a State nor a str.
             pydantic.ValidationError: `state` does not validate against `state_type`.
-            ValueError: the model is a name with no provider, or the State is finished; when
-                iterated, the conversation's last run is still running (in this process, or
-                another holds the thread's store lease).
+            ValueError: the model is a name with no provider, or the State is finished, or a
+                message holds an image or file the model cannot take (`InputNotAccepted`,
+                naming the part and what the model takes); when iterated, the conversation's
+                last run is still running (in this process, or another holds the thread's
+                store lease).
         """
         return self.start(conversation, state=state, client_tools=client_tools, context=context,
                           forwarded_props=forwarded_props, fence=fence, owner=owner).events()

@@ -30,6 +30,7 @@ def test_the_top_level_names_are_exactly_these() -> None:
         "Deny",
         "ErrorEntry",
         "ExtraDataEntry",
+        "File",
         "FinishEntry",
         "FrozenDict",
         "FrozenList",

@@ -108,9 +108,13 @@ def test_text_and_image_parts_become_text_and_images() -> None:
 
 
 def test_a_part_the_agent_cannot_be_given_is_a_422_naming_it() -> None:
-    content = [{"type": "audio", "source": {"type": "url", "value": "https://x.test/a.mp3"}}]
+    """A provider's file handle names bytes only that provider can read: refused, not dropped.
+    (Audio by URL, refused here before, is now taken when the agent's model takes it:
+    tests/test_multimodal.py.)"""
+    content = [{"type": "audio", "source": {"type": "file", "value": "file-abc123"}}]
     error = refused(body(messages=[{"id": "u", "role": "user", "content": content}]))
     assert (error.status, error.field) == (422, "messages[0].content[0]")
+    assert "file source" in str(error) and "data source or a url source" in str(error)
 
 
 def test_a_tool_result_for_no_known_call_is_a_422() -> None:
