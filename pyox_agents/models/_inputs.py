@@ -95,10 +95,11 @@ def check_inputs(model: object, messages: Sequence[Message], paths: PartPaths | 
         takes = kinds.describe() if isinstance(kinds, InputKinds) else "other kinds"
         name = getattr(model, "name", type(model).__name__)
         how = "as data" if source == "data" else "by URL"
+        what = "an image" if field == "images" else "a file"
         raise InputNotAccepted(
-            f"{where} is a {part.media_type} {'image' if field == 'images' else 'file'} sent "
-            f"{how}, which model {name!r} cannot take (it takes {takes}); send one of those, "
-            f"or run an agent whose model takes {part.media_type}", where)
+            f"{where} is {what} of type {part.media_type} sent {how}, which model {name!r} "
+            f"cannot take (it takes {takes}); send one of those, or run an agent whose model "
+            f"takes {part.media_type}", where)
 
 
 def _parts(messages: Sequence[Message]) -> Iterator[tuple[int, str, int, Image | File]]:
