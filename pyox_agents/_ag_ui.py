@@ -18,6 +18,7 @@ from pyox_agents.adapters.ag_ui import (
     read_input,
     request_from_input,
     translate,
+    upgrade_binary_parts,
 )
 from pyox_agents.agent import Agent
 from pyox_agents.service import RunService
@@ -78,7 +79,7 @@ async def stream(
     """
     if not isinstance(run_input, RunAgentInput):
         try:
-            run_input = RunAgentInput.model_validate(run_input)
+            run_input = RunAgentInput.model_validate(upgrade_binary_parts(run_input))
         except pydantic.ValidationError as exc:
             where, what = validation_problems(exc, root="body")[0]
             raise RequestError(422, f"not a valid RunAgentInput: {where}: {what}",

@@ -16,7 +16,7 @@ from ag_ui.core import UserMessage
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyox_agents import Agent, File, Image, Message, State
+from pyox_agents import Agent, File, Image, Message, State, ag_ui
 from pyox_agents.adapters.ag_ui._parts import content_parts, user_content
 from pyox_agents.adapters.ai_sdk._user_parts import user_message, user_ui_parts
 from pyox_agents.models import InputKinds, InputNotAccepted, ScriptedModel
@@ -88,6 +88,16 @@ async def test_ag_ui_legacy_binary_parts_are_read_as_media_parts() -> None:
         response, _ = await post_run(client, f"{url}/agents/a/ag-ui", ag_ui_body(content))
     assert response.status_code == 200
     assert model.requests[0].messages[-1].files == FILES[:2]
+
+
+async def test_ag_ui_stream_without_the_server_reads_binary_parts_too() -> None:
+    model = ScriptedModel(["Read."])
+    body = ag_ui_body([{"type": "binary", "mimeType": "application/pdf", "data": PDF,
+                        "filename": "report.pdf"}])
+    events = [event async for event in ag_ui.stream(Agent(model), body)]
+    assert events[-1].type == "RUN_FINISHED"
+    assert model.requests[0].messages[-1].files == FILES[:1]
+    assert body["messages"][0]["content"][0]["type"] == "binary"  # the caller's, unchanged
 
 
 async def test_ag_ui_binary_part_with_only_an_id_is_a_422_naming_it() -> None:

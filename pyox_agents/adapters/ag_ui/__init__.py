@@ -11,12 +11,14 @@ from pyox_agents.adapters.ag_ui._events import (
     translate,
     translate_batches,
 )
+from pyox_agents.adapters.ag_ui._parts import content_parts, upgrade_binary_parts
 from pyox_agents.adapters.ag_ui._request import check_schema, read_input, request_from_input
 
 __all__ = [
     "APPROVAL_SCHEMA",
     "MEDIA_TYPE",
     "check_schema",
+    "content_parts",
     "declares_1_0",
     "encode",
     "encode_event",
@@ -26,4 +28,5 @@ __all__ = [
     "result_id",
     "translate",
     "translate_batches",
+    "upgrade_binary_parts",
 ]

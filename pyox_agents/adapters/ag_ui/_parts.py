@@ -10,7 +10,7 @@ upgrades it. Going back, a thread's user message becomes the same parts again.
 from __future__ import annotations
 
 import mimetypes
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ag_ui.core import (
@@ -109,25 +109,33 @@ def _filename(part: Any) -> str | None:
 # -- the legacy binary part --------------------------------------------------------------------
 
 
-def upgrade_binary_parts(data: dict[str, Any]) -> None:
-    """Rewrite, in the raw `RunAgentInput` JSON `data`, each legacy `binary` part of a user
-    message into the media part its `mimeType` names (image/audio/video, else document).
+def upgrade_binary_parts(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The raw `RunAgentInput` JSON `data` with each legacy `binary` part of a message's content
+    read as the media part its `mimeType` names (image/audio/video, else document); `data`
+    itself when it has none (it is never changed).
 
     Raises:
         RequestError: 422 naming the part, for a binary part with neither data nor url (an
             `id` only, which this server cannot resolve).
     """
     messages = data.get("messages")
-    if not isinstance(messages, list):
-        return
-    for m, message in enumerate(messages):
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            continue
-        for p, part in enumerate(content):
-            if isinstance(part, dict) and part.get("type") == "binary" \
-                    and isinstance(part.get("mimeType"), str):
-                content[p] = _upgraded(part, f"messages[{m}].content[{p}]")
+    if not isinstance(messages, list) or not any(map(_has_binary, messages)):
+        return data
+    return {**data, "messages": [
+        {**message, "content": [
+            _upgraded(part, f"messages[{m}].content[{p}]") if _is_binary(part) else part
+            for p, part in enumerate(message["content"])]} if _has_binary(message) else message
+        for m, message in enumerate(messages)]}
+
+
+def _has_binary(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(map(_is_binary, content))
+
+
+def _is_binary(part: Any) -> bool:
+    return (isinstance(part, dict) and part.get("type") == "binary"
+            and isinstance(part.get("mimeType"), str))
 
 
 def _upgraded(part: dict[str, Any], where: str) -> dict[str, Any]:

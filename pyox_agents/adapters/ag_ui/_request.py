@@ -53,9 +53,8 @@ def read_input(body: bytes) -> RunAgentInput:
     if not isinstance(data, dict):
         raise RequestError(422, f"the body is a JSON {type(data).__name__}, not a RunAgentInput "
                                 "object: send {threadId, runId, messages, ...}", "body")
-    upgrade_binary_parts(data)
     try:
-        return RunAgentInput.model_validate(data)
+        return RunAgentInput.model_validate(upgrade_binary_parts(data))
     except pydantic.ValidationError as exc:
         where, what = validation_problems(exc, root="body", location=_field)[0]
         raise RequestError(422, f"the body is not a valid RunAgentInput: {where}: {what}",

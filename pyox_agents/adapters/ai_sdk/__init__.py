@@ -24,6 +24,7 @@ from pyox_agents.adapters.ai_sdk._request import (
     parse_request,
     ui_messages_to_messages,
 )
+from pyox_agents.adapters.ai_sdk._user_parts import user_ui_parts
 
 __all__ = [
     "CHUNK_TYPES",
@@ -42,4 +43,5 @@ __all__ = [
     "translate",
     "translate_batches",
     "ui_messages_to_messages",
+    "user_ui_parts",
 ]
