@@ -1,6 +1,6 @@
-"""Files in user messages from the real `@ag-ui/client` (1.0, and 0.0.59 as CopilotKit bundles
-it): they reach the model, and the client's messages keep them after the run's
-MESSAGES_SNAPSHOT, with no warning from the client."""
+"""Files in user messages from the real clients: `@ag-ui/client` (1.0, and 0.0.59 as CopilotKit
+bundles it), whose messages keep them after the run's MESSAGES_SNAPSHOT with no warning, and
+`ai` 7, 6 and 5 `file` parts; they reach the model."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pyox_agents import Agent, File
+from pyox_agents import Agent, File, Image
 from pyox_agents.models import ScriptedModel
 from pyox_agents.server import create_app
 from pyox_agents.stores import MemoryStore
@@ -65,3 +65,22 @@ def test_a_legacy_binary_part_from_the_0059_client_reaches_the_model(
     user = next(m for m in result["messages"] if m["id"] == "u1")
     assert user["content"][1] == {"type": "document", "source": {
         "type": "data", "value": "YSxi", "mimeType": "text/csv"}, "metadata": {"filename": "t.csv"}}
+
+
+@pytest.mark.parametrize("major", [7, 6, 5])
+def test_ai_sdk_file_parts_of_a_chat_reach_the_model(serve: Serve, run_node: RunNode,
+                                                     major: int) -> None:
+    model = ScriptedModel(["Read them."])
+    base = serve(create_app({"a": Agent(model)}, store=MemoryStore()))
+    first = {"id": "u0", "role": "user", "parts": [
+        {"type": "text", "text": "Read these"},
+        {"type": "file", "mediaType": "application/pdf", "filename": "report.pdf",
+         "url": f"data:application/pdf;base64,{PDF}"},
+        {"type": "file", "mediaType": "image/png", "url": "https://x.test/a.png"}]}
+    out = run_node("aisdk_chat.mjs", f"{base}/agents/a/ai-sdk?v={major}",
+                   {"major": major, "initialMessages": [first], "messages": ["and?"]})
+    assert out["error"] is None and out["chunkErrors"] == []
+    seen = model.requests[0].messages[0]
+    assert seen.files == (File(f"data:application/pdf;base64,{PDF}", "application/pdf",
+                               "report.pdf"),)
+    assert seen.images == (Image("https://x.test/a.png", "image/png"),)
