@@ -37,6 +37,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents.ai_sdk", "faces", 9),
     ("pyox_agents._ag_ui", "faces", 9),
     ("pyox_agents._ai_sdk", "faces", 9),
+    ("pyox_agents.tracing", "faces", 9),
     ("pyox_agents.adapters.ag_ui", "adapters/ag_ui", 7),
     ("pyox_agents.adapters.ai_sdk", "adapters/ai_sdk", 7),
     ("pyox_agents.adapters", "adapters", 6.5),
