@@ -43,6 +43,7 @@ def test_the_top_level_names_are_exactly_these() -> None:
         "ReasoningDelta",
         "ReasoningEnded",
         "ReasoningStarted",
+        "RemoteAgent",
         "Reply",
         "Restored",
         "RunContext",

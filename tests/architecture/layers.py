@@ -7,6 +7,7 @@ every import it makes (at the top, inside functions, under `TYPE_CHECKING`), fou
     adapters/                                 what both protocols share
     service/                                  protocol-free serving
     agent.py                                  the facade of a run
+    remote/                                   agents behind AG-UI endpoints, as subagents
     runtime/                                  the loop and its parts
     tools.py                                  what a tool sees
     _run_request.py                           what a client asks for (adapters make it, the
@@ -44,6 +45,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents.service", "service", 6),
     ("pyox_agents.demo", "demo", 5.5),
     ("pyox_agents.agent", "agent", 5),
+    ("pyox_agents.remote", "remote", 4.5),
     ("pyox_agents.runtime", "runtime", 4),
     ("pyox_agents.mcp", "mcp", 3.5),
     ("pyox_agents.tools", "tools", 3),
