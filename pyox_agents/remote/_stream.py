@@ -28,11 +28,13 @@ async def post_events(url: str, headers: Mapping[str, str], body: Mapping[str, A
             with an event stream, or sends an event that is not a JSON object.
     """
     sent = {"accept": "text/event-stream", "content-type": "application/json", **headers}
+    answered = False
     try:
         async with httpx.AsyncClient(timeout=TIMEOUT) as client, client.stream(
             "POST", url, headers=sent, content=json.dumps(body)
         ) as response:
             await _check(response, where)
+            answered = True
             async for data in _data(response):
                 try:
                     event = json.loads(data)
@@ -44,6 +46,8 @@ async def post_events(url: str, headers: Mapping[str, str], body: Mapping[str, A
                 yield event
     except httpx.HTTPError as exc:
         detail = str(exc) or type(exc).__name__
+        if answered:
+            raise RemoteAgentError(f"the stream of {where} broke off: {detail}") from exc
         raise RemoteAgentError(f"could not reach {where}: {detail}; check the URL and that "
                                "the server runs") from exc
 

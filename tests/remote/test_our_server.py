@@ -5,6 +5,7 @@ the remote run is a subagent of the parent's run, exactly like a local one (issu
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -15,6 +16,10 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
 
 from pyox_agents import (
     Agent,
@@ -315,3 +320,59 @@ def test_without_httpx_remote_agent_says_what_to_install() -> None:
     """)
     assert done.returncode == 0, done.stderr
     assert "pip install 'pyox-agents[remote]'" in done.stdout
+
+
+async def test_the_remote_runs_usage_counts_for_the_parents_conversation(
+    research_url: str,
+) -> None:
+    """Issue: its "usage appear[s]" as a subagent's: added to the parent's conversation when
+    the call closes, as a local subagent's is (the RUN_FINISHED `usage` of the remote)."""
+    remote = RemoteAgent(research_url, name="research").as_tool(state="write")
+    result = await _parent(remote).arun("go", state={"found": []})
+    own, total = result.usage, result.conversation.usage
+    assert total.input_tokens > own.input_tokens and total.output_tokens > own.output_tokens
+    assert total.requests == own.requests + 1  # one TokenUsage entry in the remote's usage
+
+
+def _raw_app(frames: list[dict[str, Any]]) -> Starlette:
+    """An endpoint that streams `frames`, then ends its response (a server cut off mid-run)."""
+
+    async def run(request: Request) -> StreamingResponse:
+        async def send() -> AsyncIterator[bytes]:
+            for frame in frames:
+                yield f"data: {json.dumps(frame)}\n\n".encode()
+
+        return StreamingResponse(send(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/ag-ui", run, methods=["POST"])])
+
+
+async def test_a_stream_cut_before_the_run_ended_is_an_error_and_closes_what_was_open() -> None:
+    """DESIGN: "everything opened is closed before" a run's end, the subagent's part too."""
+    frames = [{"type": "RUN_STARTED", "threadId": "t", "runId": "remote-run"},
+              {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+              {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "half a"}]
+    async with serving(_raw_app(frames)) as base:
+        url = f"{base}/ag-ui"
+        events = await collect(_parent(RemoteAgent(url, name="cut").as_tool()))
+    error = results(events)["r1"].error
+    assert error is not None
+    assert f"the stream of the remote agent 'cut' at {url} ended before its run did" in error
+    inside = [e for e in events if getattr(e, "run_id", None) == "remote-run"]
+    assert [type(e).__name__ for e in inside] == [
+        "SubagentStarted", "TextStarted", "TextDelta", "TextEnded", "SubagentFinished"]
+    assert finished(events).answer.startswith("parent read:")
+
+
+async def test_a_state_delta_that_does_not_apply_is_an_error_and_changes_nothing() -> None:
+    frames = [{"type": "RUN_STARTED", "threadId": "t", "runId": "remote-run"},
+              {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/nope/0",
+                                                 "value": 1}]},
+              {"type": "RUN_FINISHED", "threadId": "t", "runId": "remote-run"}]
+    async with serving(_raw_app(frames)) as base:
+        remote = RemoteAgent(f"{base}/ag-ui", name="bad").as_tool(state="write")
+        events = await collect(_parent(remote), state={"found": []})
+    error = results(events)["r1"].error
+    assert error is not None and "sent a STATE_DELTA that does not apply to its state" in error
+    assert "/nope" in error
+    assert finished(events).state == {"found": []}
