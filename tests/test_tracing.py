@@ -321,3 +321,50 @@ def test_enabling_without_the_extra_says_what_to_install() -> None:
     assert done.returncode == 0, done.stderr
     assert "pip install 'pyox-agents[otel]'" in done.stdout
     assert "OpenTelemetry API" in done.stdout
+
+
+def test_parallel_tool_calls_are_each_a_child_of_their_run(spans: InMemorySpanExporter) -> None:
+    """The calls of one reply run at once, in tasks of their own: each span still has the
+    run's span as its parent."""
+
+    @tool
+    async def one(ctx: RunContext) -> str:
+        """One."""
+        return "1"
+
+    @tool
+    async def two(ctx: RunContext) -> str:
+        """Two."""
+        return "2"
+
+    calls = [ToolCall("one", {}, id="a"), ToolCall("two", {}, id="b")]
+    Agent(ScriptedModel([calls, "done"]), tools=[one, two], name="both").run("go")
+    run = _one(spans, "invoke_agent both")
+    assert _parent_of(_one(spans, "execute_tool one")) == _id(run)
+    assert _parent_of(_one(spans, "execute_tool two")) == _id(run)
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_run_ends_its_spans_saying_so(spans: InMemorySpanExporter) -> None:
+    """Breaking out of `agent.stream` cancels the run: its span and the running call's end,
+    with status ERROR and `error.type` "cancelled"."""
+    import anyio
+
+    @tool
+    async def wait(ctx: RunContext) -> str:
+        """Wait for ever."""
+        await anyio.sleep_forever()
+        return "never"
+
+    agent = Agent(ScriptedModel([ToolCall("wait", {}, id="w1")]), tools=[wait], name="waiter")
+    events = agent.stream("go")
+    async for event in events:
+        if type(event).__name__ == "ToolCallEnded":
+            break
+    await events.aclose()  # type: ignore[attr-defined]
+    run = _one(spans, "invoke_agent waiter")
+    call = _one(spans, "execute_tool wait")
+    for span in (run, call):
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.attributes is not None and span.attributes["error.type"] == "cancelled"
+    assert run.attributes is not None and run.attributes["pyox_agents.run.outcome"] == "cancelled"

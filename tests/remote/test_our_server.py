@@ -376,3 +376,24 @@ async def test_a_state_delta_that_does_not_apply_is_an_error_and_changes_nothing
     assert error is not None and "sent a STATE_DELTA that does not apply to its state" in error
     assert "/nope" in error
     assert finished(events).state == {"found": []}
+
+
+async def test_a_connection_that_breaks_mid_run_is_an_error_saying_so() -> None:
+    """A server that dies mid-stream (the connection closes inside a chunked body)."""
+
+    async def run(request: Request) -> StreamingResponse:
+        async def send() -> AsyncIterator[bytes]:
+            yield b'data: {"type": "RUN_STARTED", "threadId": "t", "runId": "remote-run"}\n\n'
+            raise ConnectionAbortedError("the server went away")
+
+        return StreamingResponse(send(), media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/ag-ui", run, methods=["POST"])])
+    async with serving(app, log_level="critical") as base:
+        url = f"{base}/ag-ui"
+        events = await collect(_parent(RemoteAgent(url, name="flaky").as_tool()))
+    error = results(events)["r1"].error
+    assert error is not None and f"the stream of the remote agent 'flaky' at {url} broke off" \
+        in error
+    ended = next(e for e in events if isinstance(e, SubagentFinished))
+    assert ended.run_id == "remote-run" and ended.error is not None
