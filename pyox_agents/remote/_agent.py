@@ -109,7 +109,8 @@ class RemoteAgent:
         if mode is not None:
             body["state"] = thaw(sent)
         where = f"the remote agent {name!r} at {self.url}"
-        run = RemoteRun(name, ctx.call_id or "", where, sent, parent.emit)
+        run = RemoteRun(name, ctx.call_id or "", where, sent, parent.emit,
+                        follow_state=mode == "write")
         events = post_events(self.url, self.headers, body, where)
         try:
             async with contextlib.aclosing(events):

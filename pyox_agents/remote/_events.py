@@ -41,12 +41,16 @@ class RemoteRun:
     """One remote run as it streams: `on` each AG-UI event; `answer`, `state`, `usage` after.
 
     `emit` takes the runtime events for the parent's stream; `where` names the remote agent in
-    error messages ("the remote agent 'research' at http://...").
+    error messages ("the remote agent 'research' at http://..."). `state` is the state the
+    remote run was given, followed through its state events when `follow_state` (else they
+    are ignored: its changes stay its own).
     """
 
     def __init__(self, name: str, call_id: str, where: str, state: JSON,
-                 emit: Callable[[Sequence[RuntimeEvent]], None]) -> None:
+                 emit: Callable[[Sequence[RuntimeEvent]], None], *,
+                 follow_state: bool = True) -> None:
         self.name, self.call_id, self.where = name, call_id, where
+        self.follow_state = follow_state
         self.state = state
         """The remote run's shared state as it last said (frozen)."""
         self.state_changed = False
@@ -139,8 +143,8 @@ class RemoteRun:
                                   result=_content(event.get("content")), run_id=run_id))
 
     def _state(self, event: Mapping[str, Any]) -> None:
-        if event.get("subagentRunId"):
-            return  # a nested agent's own state, not the remote run's
+        if event.get("subagentRunId") or not self.follow_state:
+            return  # a nested agent's own state, or changes that stay the remote's
         try:
             if event["type"] == "STATE_SNAPSHOT":
                 new = freeze(event.get("snapshot"), "the remote STATE_SNAPSHOT")

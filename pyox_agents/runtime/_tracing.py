@@ -127,6 +127,9 @@ def run_span(run: TracedRun, resumed: bool) -> Iterator[RunSpan]:
         run.emit = traced.emit
         try:
             yield traced
+        except anyio.get_cancelled_exc_class():
+            span.set_attribute("pyox_agents.run.outcome", "cancelled")
+            raise
         finally:
             run.emit = emit
             _set_usage(span, run.usage)
@@ -217,7 +220,6 @@ def _span(tracer: Tracer, name: str, kind: str, attributes: dict[str, Any]) -> I
             yield span
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
-                span.set_attribute("pyox_agents.run.outcome", "cancelled")
                 _set_error(span, "cancelled", "cancelled: the run was stopped")
             else:
                 span.record_exception(exc)

@@ -397,3 +397,16 @@ async def test_a_connection_that_breaks_mid_run_is_an_error_saying_so() -> None:
         in error
     ended = next(e for e in events if isinstance(e, SubagentFinished))
     assert ended.run_id == "remote-run" and ended.error is not None
+
+
+async def test_with_read_a_remote_delta_that_does_not_apply_here_is_no_error() -> None:
+    """With "read" the remote's state changes stay its own: they are not even applied."""
+    frames = [{"type": "RUN_STARTED", "threadId": "t", "runId": "remote-run"},
+              {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/nope/0",
+                                                 "value": 1}]},
+              {"type": "RUN_FINISHED", "threadId": "t", "runId": "remote-run", "result": "ok"}]
+    async with serving(_raw_app(frames)) as base:
+        remote = RemoteAgent(f"{base}/ag-ui", name="reader").as_tool(state="read")
+        events = await collect(_parent(remote), state={"found": []})
+    assert results(events)["r1"].result == "ok"
+    assert finished(events).state == {"found": []}
