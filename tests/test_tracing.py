@@ -368,3 +368,25 @@ async def test_a_cancelled_run_ends_its_spans_saying_so(spans: InMemorySpanExpor
         assert span.status.status_code is StatusCode.ERROR
         assert span.attributes is not None and span.attributes["error.type"] == "cancelled"
     assert run.attributes is not None and run.attributes["pyox_agents.run.outcome"] == "cancelled"
+
+
+@pytest.mark.anyio
+async def test_a_served_runs_conversation_id_is_the_ag_ui_thread_id(
+    spans: InMemorySpanExporter,
+) -> None:
+    """Issue: "`gen_ai.conversation.id` (the thread id)", as a client names it."""
+    import httpx
+
+    from pyox_agents.server import create_app
+    from tests.ag_ui.servers import post_run, serving
+
+    app = create_app({"greeter": Agent(ScriptedModel(["hi"]), name="greeter")})
+    body = {"threadId": "thread-7", "runId": "r1", "protocolVersion": "1.0",
+            "messages": [{"id": "u1", "role": "user", "content": "hello"}]}
+    async with serving(app) as base, httpx.AsyncClient(base_url=base) as http:
+        response, _ = await post_run(http, "/agents/greeter/ag-ui", body)
+    assert response.status_code == 200
+    run = _one(spans, "invoke_agent greeter")
+    assert run.attributes is not None
+    assert run.attributes["gen_ai.conversation.id"] == "thread-7"
+    assert _one(spans, "chat scripted").attributes["gen_ai.conversation.id"] == "thread-7"  # type: ignore[index]
