@@ -28,6 +28,7 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
+from pyox_agents.remote import RemoteAgent
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._loops import loop
 from pyox_agents.runtime._permissions import Allow, Ask, Deny
@@ -113,6 +114,7 @@ __all__ = [
     "ReasoningDelta",
     "ReasoningEnded",
     "ReasoningStarted",
+    "RemoteAgent",
     "Reply",
     "Restored",
     "RunContext",

@@ -520,6 +520,7 @@ class Agent:
             limits=self.limits,
             planner=self.planner,
             tool_timeout=self.tool_timeout,
+            name=self.name,
         )
 
 

@@ -29,6 +29,7 @@ from pyox_agents.events import (
     StepStarted,
 )
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
+from pyox_agents.runtime import _tracing
 from pyox_agents.runtime._calls import ToolCalls
 from pyox_agents.runtime._journal import Journal, StoreError
 from pyox_agents.runtime._planning import PlannerModel
@@ -119,7 +120,11 @@ class Runner(ToolCalls):
         """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`."""
         _RUNNING.add(self.run_id)
         try:
-            await self._execute(parent_id, parent_call_id, resumed)
+            if _tracing.on is None:
+                await self._execute(parent_id, parent_call_id, resumed)
+            else:
+                with _tracing.run_span(self, resumed):
+                    await self._execute(parent_id, parent_call_id, resumed)
         finally:
             _RUNNING.discard(self.run_id)
 
@@ -288,6 +293,14 @@ class Runner(ToolCalls):
         return await self._ask_model(request)
 
     async def _ask_model(self, request: ModelRequest) -> Reply:
+        if _tracing.on is None:
+            return await self._stream_reply(request)
+        with _tracing.chat_span(self.model.name, request, self.conversation.id) as span:
+            reply = await self._stream_reply(request)
+            span.replied(reply)
+        return reply
+
+    async def _stream_reply(self, request: ModelRequest) -> Reply:
         self._stream = ReplyStream(self._send)
         async for chunk in self.model.stream(request):
             self._stream.add(chunk)

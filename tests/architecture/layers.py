@@ -7,6 +7,7 @@ every import it makes (at the top, inside functions, under `TYPE_CHECKING`), fou
     adapters/                                 what both protocols share
     service/                                  protocol-free serving
     agent.py                                  the facade of a run
+    remote/                                   agents behind AG-UI endpoints, as subagents
     runtime/                                  the loop and its parts
     tools.py                                  what a tool sees
     _run_request.py                           what a client asks for (adapters make it, the
@@ -37,12 +38,14 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents.ai_sdk", "faces", 9),
     ("pyox_agents._ag_ui", "faces", 9),
     ("pyox_agents._ai_sdk", "faces", 9),
+    ("pyox_agents.tracing", "faces", 9),
     ("pyox_agents.adapters.ag_ui", "adapters/ag_ui", 7),
     ("pyox_agents.adapters.ai_sdk", "adapters/ai_sdk", 7),
     ("pyox_agents.adapters", "adapters", 6.5),
     ("pyox_agents.service", "service", 6),
     ("pyox_agents.demo", "demo", 5.5),
     ("pyox_agents.agent", "agent", 5),
+    ("pyox_agents.remote", "remote", 4.5),
     ("pyox_agents.runtime", "runtime", 4),
     ("pyox_agents.mcp", "mcp", 3.5),
     ("pyox_agents.tools", "tools", 3),
