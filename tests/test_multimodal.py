@@ -189,6 +189,19 @@ def test_think_with_a_file_the_model_cannot_take_fails_before_asking_it() -> Non
         Agent(model).think(state)
 
 
+def test_a_traced_request_names_its_files_as_uri_parts() -> None:
+    """Tracing that captures content shows a message's files beside its images (GenAI
+    conventions: uri parts with a modality)."""
+    from pyox_agents.runtime._tracing_content import input_messages
+
+    _, others = input_messages([Message.user("Read", IMAGE, FILES[0], FILES[1])])
+    assert json.loads(others)[0]["parts"][1:] == [
+        {"type": "uri", "modality": "image", "mime_type": "image/jpeg", "uri": IMAGE.url},
+        {"type": "uri", "modality": "document", "mime_type": "application/pdf",
+         "uri": FILES[0].url},
+        {"type": "uri", "modality": "audio", "mime_type": "audio/wav", "uri": FILES[1].url}]
+
+
 # -- round trips ---------------------------------------------------------------------------------
 
 media_types = st.sampled_from(["application/pdf", "audio/wav", "audio/mpeg", "video/mp4",

@@ -40,8 +40,15 @@ def _message(message: Message) -> dict[str, Any]:
         parts.append({"type": "text", "content": message.content})
     parts += [{"type": "uri", "modality": "image", "mime_type": image.media_type,
                "uri": image.url} for image in message.images]
+    parts += [{"type": "uri", "modality": _modality(file.media_type), "mime_type":
+               file.media_type, "uri": file.url} for file in message.files]
     parts += [_call(call) for call in message.tool_calls]
     return {"role": message.role, "parts": parts}
+
+
+def _modality(media_type: str) -> str:
+    kind = media_type.split("/")[0]
+    return kind if kind in ("image", "audio", "video") else "document"
 
 
 def _call(call: ToolCall) -> dict[str, Any]:
