@@ -26,14 +26,16 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from pyox_agents import Agent, Message, RunContext, ToolCall, tool
 from pyox_agents.models import FunctionModel
-from pyox_agents.server import create_app
+from pyox_agents.server import bearer_tokens, create_app
 from pyox_agents.stores import MemoryStore
 
 HERE = Path(__file__).resolve().parent
@@ -164,34 +166,58 @@ def chromium() -> str:
     return CHROMIUM
 
 
+@dataclass(frozen=True)
+class Front:
+    """The Node runtime (which serves the page too) and our server behind it."""
+
+    page: str
+    server: str
+
+
+RuntimeFor = Callable[[Any], Front]
+
+
 @pytest.fixture
-def runtime_in_front(serve: Callable[[Any], str], runtime_package: Path) -> Iterator[str]:
-    """Our server with the todo agent, and the Node CopilotKit runtime in front of it: the
-    runtime's URL (which also serves the page)."""
-    pyox = serve(create_app({"todo": todo_agent()}, store=MemoryStore()))
-    env = {**os.environ, "PYOX_AGENTS_URL": pyox, "COPILOTKIT_TELEMETRY_DISABLED": "true",
-           "DO_NOT_TRACK": "1"}
-    proc = subprocess.Popen(["node", "out/server.js"], cwd=runtime_package, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
+def runtime_for(serve: Callable[[Any], str], runtime_package: Path) -> Iterator[RuntimeFor]:
+    """``runtime_for(app) -> Front``: `app` served by uvicorn, and the Node CopilotKit runtime in
+    front of it (PYOX_AGENTS_URL), which also serves the page. Everything stops when the test
+    ends."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(app: Any) -> Front:
+        server = serve(app)
+        env = {**os.environ, "PYOX_AGENTS_URL": server,
+               "COPILOTKIT_TELEMETRY_DISABLED": "true", "DO_NOT_TRACK": "1"}
+        proc = subprocess.Popen(["node", "out/server.js"], cwd=runtime_package, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started.append(proc)
+        assert proc.stdout is not None and proc.stderr is not None
         line = proc.stdout.readline()
         if not line:
             proc.wait(timeout=10)
             pytest.fail(f"the Node runtime did not start ({proc.returncode}):\n"
-                        f"{proc.stderr.read() if proc.stderr else ''}", pytrace=False)
-        url: str = json.loads(line)["url"]
-        yield url
+                        f"{proc.stderr.read()}", pytrace=False)
+        return Front(page=json.loads(line)["url"], server=server)
+
+    try:
+        yield start
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        for proc in started:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+
+@pytest.fixture
+def runtime_in_front(runtime_for: RuntimeFor) -> str:
+    """The runtime in front of our server serving the todo agent (no auth)."""
+    return runtime_for(create_app({"todo": todo_agent()}, store=MemoryStore())).page
 
 
 def drive(url: str, scenario: str, chromium: str) -> dict[str, Any]:
@@ -247,6 +273,22 @@ def test_shared_state_flows_both_ways_through_the_runtime(runtime_in_front: str,
     assert result["steps"][-3:] == ["the tool's change shown by useAgent",
                                     "the person added a todo",
                                     "the next run saw the person's edit"]
+
+
+def test_the_pages_authorization_reaches_the_server_through_the_runtime(
+        runtime_for: RuntimeFor, chromium: str) -> None:
+    """`<CopilotKit headers={{Authorization: ...}}>` goes to the runtime, which forwards
+    `authorization` to the agent's requests by default: with `create_app(auth=bearer_tokens(...))`
+    the thread belongs to the person whose token the page sent, and is not found for another."""
+    app = create_app({"todo": todo_agent()}, store=MemoryStore(),
+                     auth=bearer_tokens({"tok-ann": "ann", "tok-bob": "bob"}))
+    front = runtime_for(app)
+    result = drive(f"{front.page}/?token=tok-ann", "chat", chromium)
+    thread = f"{front.server}/threads/{result['threadId']}"
+    for_ann = httpx.get(thread, headers={"Authorization": "Bearer tok-ann"})
+    assert for_ann.status_code == 200, for_ann.text
+    assert "Hello from pyox-agents" in for_ann.text
+    assert httpx.get(thread, headers={"Authorization": "Bearer tok-bob"}).status_code == 404
 
 
 def test_the_runtime_runs_the_ag_ui_client_it_pins(runtime_package: Path) -> None:

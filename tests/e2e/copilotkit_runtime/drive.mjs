@@ -4,7 +4,7 @@
 //   node drive.mjs <base-url> <chat|frontend-tool|interrupt|shared-state> <artifacts-dir>
 //
 // Prints ONE JSON line: {ok, scenario, steps: [names done], error, consoleErrors, offsite:
-// [requests to other hosts], screenshot}. Exit 0 even when a step fails (the Python test asserts
+// [requests to other hosts], screenshot, threadId}. Exit 0 even when a step fails (the Python test asserts
 // on `ok`); exit 1 only when the script itself broke.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,7 +16,7 @@ const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const STEP_MS = Number(process.env.STEP_MS || 20000);
 mkdirSync(artifacts, { recursive: true });
 
-const result = { ok: false, scenario, steps: [], error: null, consoleErrors: [], offsite: [], screenshot: null };
+const result = { ok: false, scenario, steps: [], error: null, consoleErrors: [], offsite: [], screenshot: null, threadId: null };
 const profile = mkdtempSync(join(tmpdir(), "pyox-ckruntime-chromium-"));
 
 const chat = (page) => page.getByTestId("chat");
@@ -113,6 +113,7 @@ try {
     await chat(page).locator("textarea").first().waitFor({ timeout: STEP_MS });
     step("page loaded");
     await scenarios[scenario](page);
+    result.threadId = await page.getByTestId("thread").textContent();
     result.ok = true;
   } catch (e) {
     result.error = String(e && e.message ? e.message : e).split("\n").slice(0, 6).join("\n");

@@ -1,6 +1,7 @@
 // What a person sees: the chat (<CopilotChat>), the page's background (changed by the
 // `change_background` frontend tool), the approval `useInterrupt` renders, and the shared
-// state `useAgent` gives (the todos and the orders), which the person can edit too.
+// state `useAgent` gives (the todos and the orders), which the person can edit too. A `?token=`
+// in the address is sent as `Authorization: Bearer <token>`; the runtime forwards it.
 import { useState } from "react";
 import { z } from "zod";
 import { CopilotChat, CopilotKit, useAgent, useFrontendTool, useInterrupt } from "@copilotkit/react-core/v2";
@@ -11,11 +12,14 @@ const AGENT = "todo";
 type Todo = { text: string; done: boolean };
 type TodoState = { todos?: Todo[]; orders?: string[] };
 
+const TOKEN = new URLSearchParams(location.search).get("token");
+
 export function App() {
   const [error, setError] = useState<string | null>(null);
   return (
     <CopilotKit
       runtimeUrl="/api/copilotkit"
+      headers={TOKEN ? { Authorization: `Bearer ${TOKEN}` } : undefined}
       agentId={AGENT}
       enableInspector={false}
       showDevConsole={false}
@@ -77,6 +81,9 @@ function Page() {
           ))}
         </ul>
         <p data-testid="running">{agent.isRunning ? "running" : "idle"}</p>
+        <p>
+          thread <code data-testid="thread">{agent.threadId}</code>
+        </p>
       </aside>
       {approval}
     </main>
