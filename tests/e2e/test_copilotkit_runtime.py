@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +173,8 @@ class Front:
 
     page: str
     server: str
+    log: list[str]
+    """What the Node runtime printed (stdout and stderr)."""
 
 
 RuntimeFor = Callable[[Any], Front]
@@ -182,36 +185,44 @@ def runtime_for(serve: Callable[[Any], str], runtime_package: Path) -> Iterator[
     """``runtime_for(app) -> Front``: `app` served by uvicorn, and the Node CopilotKit runtime in
     front of it (PYOX_AGENTS_URL), which also serves the page. Everything stops when the test
     ends."""
-    started: list[subprocess.Popen[str]] = []
+    started: list[tuple[subprocess.Popen[str], threading.Thread]] = []
 
     def start(app: Any) -> Front:
         server = serve(app)
         env = {**os.environ, "PYOX_AGENTS_URL": server,
                "COPILOTKIT_TELEMETRY_DISABLED": "true", "DO_NOT_TRACK": "1"}
         proc = subprocess.Popen(["node", "out/server.js"], cwd=runtime_package, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        started.append(proc)
-        assert proc.stdout is not None and proc.stderr is not None
-        line = proc.stdout.readline()
-        if not line:
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        log: list[str] = []
+        # Reads what it logs once it listens, so that a full pipe never blocks it.
+        reader = threading.Thread(target=log.extend, args=(proc.stdout,), daemon=True)
+        started.append((proc, reader))
+        for line in proc.stdout:  # its first JSON line says where it listens
+            log.append(line)
+            if line.startswith('{"url"'):
+                break
+        else:
             proc.wait(timeout=10)
-            pytest.fail(f"the Node runtime did not start ({proc.returncode}):\n"
-                        f"{proc.stderr.read()}", pytrace=False)
-        return Front(page=json.loads(line)["url"], server=server)
+            pytest.fail(f"the Node runtime did not start ({proc.returncode}):\n{''.join(log)}",
+                        pytrace=False)
+        reader.start()
+        return Front(page=json.loads(log[-1])["url"], server=server, log=log)
 
     try:
         yield start
     finally:
-        for proc in started:
+        for proc, reader in started:
             proc.terminate()
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=5)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+            if reader.ident is not None:
+                reader.join(timeout=5)
+            assert proc.stdout is not None
+            proc.stdout.close()
 
 
 @pytest.fixture

@@ -22,19 +22,22 @@ const profile = mkdtempSync(join(tmpdir(), "pyox-ckruntime-chromium-"));
 const chat = (page) => page.getByTestId("chat");
 const step = (name) => result.steps.push(name);
 
+// Types in CopilotChat's input and sends; the message is sent when the input is empty again
+// and the message list shows it.
 async function say(page, text) {
-  const input = chat(page).locator("textarea").first();
+  const input = chat(page).getByTestId("copilot-chat-textarea");
   await input.click();
   await input.fill(text);
   await input.press("Enter");
-  await chat(page).getByText(text).first().waitFor({ timeout: STEP_MS });
+  await page.waitForFunction((el) => el.value === "", await input.elementHandle(), { timeout: STEP_MS });
+  await chat(page).getByTestId("copilot-message-list").getByText(text, { exact: true }).first().waitFor({ timeout: STEP_MS });
 }
 
 async function sees(page, text, where = chat(page)) {
   await where.getByText(text).first().waitFor({ timeout: STEP_MS });
 }
 
-// No run going on: CopilotKit's agent says so (the page shows agent.isRunning).
+// Connected to the runtime (useAgent's isReady) and no run going on (agent.isRunning).
 async function idle(page) {
   await page.waitForTimeout(200);
   await page.getByTestId("running").getByText("idle").waitFor({ timeout: STEP_MS });
@@ -110,7 +113,8 @@ try {
   });
   try {
     await page.goto(base);
-    await chat(page).locator("textarea").first().waitFor({ timeout: STEP_MS });
+    await chat(page).getByTestId("copilot-chat-textarea").waitFor({ timeout: STEP_MS });
+    await idle(page);
     step("page loaded");
     await scenarios[scenario](page);
     result.threadId = await page.getByTestId("thread").textContent();

@@ -32,7 +32,7 @@ export function App() {
 }
 
 function Page() {
-  const { agent } = useAgent({ agentId: AGENT });
+  const { agent, isReady } = useAgent({ agentId: AGENT });
   const state = (agent.state ?? {}) as TodoState;
   const [background, setBackground] = useState("white");
 
@@ -80,7 +80,7 @@ function Page() {
             <li key={i}>{order}</li>
           ))}
         </ul>
-        <p data-testid="running">{agent.isRunning ? "running" : "idle"}</p>
+        <p data-testid="running">{!isReady ? "connecting" : agent.isRunning ? "running" : "idle"}</p>
         <p>
           thread <code data-testid="thread">{agent.threadId}</code>
         </p>
