@@ -226,15 +226,16 @@ def runtime_for(serve: Callable[[Any], str], runtime_package: Path) -> Iterator[
 
 
 @pytest.fixture
-def runtime_in_front(runtime_for: RuntimeFor) -> str:
+def runtime_in_front(runtime_for: RuntimeFor) -> Front:
     """The runtime in front of our server serving the todo agent (no auth)."""
-    return runtime_for(create_app({"todo": todo_agent()}, store=MemoryStore())).page
+    return runtime_for(create_app({"todo": todo_agent()}, store=MemoryStore()))
 
 
-def drive(url: str, scenario: str, chromium: str) -> dict[str, Any]:
-    """Run one scenario of drive.mjs in Chromium; its JSON report."""
-    proc = subprocess.run(["node", "drive.mjs", url, scenario, str(ARTIFACTS)], cwd=PACKAGE,
-                          capture_output=True, text=True, timeout=240, check=False,
+def drive(front: Front, scenario: str, chromium: str, query: str = "") -> dict[str, Any]:
+    """Run one scenario of drive.mjs in Chromium on the page at `front` (+ `query`); its JSON
+    report."""
+    proc = subprocess.run(["node", "drive.mjs", front.page + query, scenario, str(ARTIFACTS)],
+                          cwd=PACKAGE, capture_output=True, text=True, timeout=240, check=False,
                           env={**os.environ, "CHROMIUM": chromium})
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -244,13 +245,14 @@ def drive(url: str, scenario: str, chromium: str) -> dict[str, Any]:
     assert result["ok"], (
         f"{scenario}: failed after {result['steps']}: {result['error']}\n"
         f"browser console errors: {result['consoleErrors']}\nscreenshot: {result['screenshot']}"
+        f"\n--- the Node runtime printed ---\n{''.join(front.log)}"
     )
     assert result["offsite"] == [], f"the page asked other hosts: {result['offsite']}"
     assert result["consoleErrors"] == [], f"the browser console: {result['consoleErrors']}"
     return result
 
 
-def test_chat_through_the_runtime_shows_the_agents_answer(runtime_in_front: str,
+def test_chat_through_the_runtime_shows_the_agents_answer(runtime_in_front: Front,
                                                           chromium: str) -> None:
     """A message typed in `<CopilotChat>` goes page -> runtime -> our server, and the agent's
     text answer appears in the chat."""
@@ -258,7 +260,7 @@ def test_chat_through_the_runtime_shows_the_agents_answer(runtime_in_front: str,
     assert result["steps"] == ["page loaded", "text answer shown"]
 
 
-def test_a_frontend_tool_runs_in_the_page_and_the_run_continues(runtime_in_front: str,
+def test_a_frontend_tool_runs_in_the_page_and_the_run_continues(runtime_in_front: Front,
                                                                 chromium: str) -> None:
     """`useFrontendTool` registers `change_background`; the agent calls it, the page runs it
     (the background turns teal), and the follow-up run answers from its result."""
@@ -268,7 +270,7 @@ def test_a_frontend_tool_runs_in_the_page_and_the_run_continues(runtime_in_front
 
 
 def test_an_approval_interrupt_is_answered_in_the_page_and_the_run_resumes(
-        runtime_in_front: str, chromium: str) -> None:
+        runtime_in_front: Front, chromium: str) -> None:
     """An `approval=True` tool ends the run with an interrupt; `useInterrupt` renders it, the
     person approves, and the run resumes (same runId, through the runtime): the order appears
     in the shared state and the agent confirms it."""
@@ -276,7 +278,7 @@ def test_an_approval_interrupt_is_answered_in_the_page_and_the_run_resumes(
     assert result["steps"][-2:] == ["approval shown", "approved: the run resumed and completed"]
 
 
-def test_shared_state_flows_both_ways_through_the_runtime(runtime_in_front: str,
+def test_shared_state_flows_both_ways_through_the_runtime(runtime_in_front: Front,
                                                           chromium: str) -> None:
     """`useAgent` shows the todo a tool added; the person's edit (`agent.setState`) reaches the
     next run, whose tool reads both todos."""
@@ -294,7 +296,7 @@ def test_the_pages_authorization_reaches_the_server_through_the_runtime(
     app = create_app({"todo": todo_agent()}, store=MemoryStore(),
                      auth=bearer_tokens({"tok-ann": "ann", "tok-bob": "bob"}))
     front = runtime_for(app)
-    result = drive(f"{front.page}/?token=tok-ann", "chat", chromium)
+    result = drive(front, "chat", chromium, query="/?token=tok-ann")
     thread = f"{front.server}/threads/{result['threadId']}"
     for_ann = httpx.get(thread, headers={"Authorization": "Bearer tok-ann"})
     assert for_ann.status_code == 200, for_ann.text
