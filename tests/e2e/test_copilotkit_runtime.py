@@ -47,7 +47,8 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SOURCES = ["runtime.ts", "server.ts", "tsconfig.json", "tsconfig.server.json", "vite.config.ts",
            "package-lock.json", "page"]
 
-pytestmark = pytest.mark.timeout(300)
+# The first test also installs (`npm ci`, ~800 MB) and builds the package.
+pytestmark = pytest.mark.timeout(600)
 
 
 # The agent: a todo list and orders in the shared state, an approval before an order, and the
