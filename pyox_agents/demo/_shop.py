@@ -28,7 +28,7 @@ from pyox_agents.models.demo import DemoModel, decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
 from pyox_agents.tools import RunContext, tool
 
-__all__ = ["AGENT_NAME", "DemoState", "demo_agents", "demo_tools", "shop_reply"]
+__all__ = ["AGENT_NAME", "DemoState", "demo_agents", "demo_tools", "shop_agent", "shop_reply"]
 
 AGENT_NAME = "demo"
 """The name the demo agent is served under: `/agents/demo/ag-ui`, `/agents/demo/ai-sdk`."""
@@ -266,14 +266,25 @@ def shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
     return decide(messages, tools)
 
 
-def demo_agents(model: Model | str = "demo") -> dict[str, Agent]:
-    """The demo's agents by name (`{"demo": Agent}`), for `create_app`.
+def shop_agent(model: Model | str = "demo", *, name: str = AGENT_NAME) -> Agent:
+    """The todo and cart agent (`DemoState`), named `name`.
 
     `model` is a `Model` or a model name: "demo" (offline, the default: `DemoModel(shop_reply)`),
     "openai:<model>", "ollama:<model>" and the other names `Agent(model=...)` takes.
     """
     if model == "demo":
         model = DemoModel(shop_reply)
-    agent = Agent(model=model, tools=demo_tools(), instructions=_instructions,
-                  state_type=DemoState, name=AGENT_NAME)
-    return {AGENT_NAME: agent}
+    return Agent(model=model, tools=demo_tools(), instructions=_instructions,
+                 state_type=DemoState, name=name)
+
+
+def demo_agents(model: Model | str = "demo") -> dict[str, Agent]:
+    """The demo's agents by name, for `create_app`: the todo and cart agent as "demo", and the
+    seven feature examples of the gallery (`pyox_agents.examples.gallery_agents`).
+
+    `model` is a `Model` or a model name: "demo" (offline, the default), "openai:<model>",
+    "ollama:<model>" and the other names `Agent(model=...)` takes; every agent uses it.
+    """
+    from pyox_agents.examples import gallery_agents  # the examples build on this module
+
+    return {AGENT_NAME: shop_agent(model), **gallery_agents(model)}
