@@ -1,0 +1,1 @@
+export{p as Mermaid}from"./v2-CG6oAgZQ.js";
