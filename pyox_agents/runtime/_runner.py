@@ -288,7 +288,8 @@ class Runner(ToolCalls):
         return await self._ask_model(request)
 
     async def _ask_model(self, request: ModelRequest) -> Reply:
-        self._stream = ReplyStream(self._send)
+        self._stream = ReplyStream(self._send, {
+            name: tool.predict_state for name, tool in self.setup.tools.items()})
         async for chunk in self.model.stream(request):
             self._stream.add(chunk)
         reply = self._stream.finish()

@@ -45,8 +45,13 @@ from pyox_agents.adapters.ag_ui._messages import (
     result_id,
 )
 from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
+from pyox_agents.adapters.ag_ui._tool_events import ToolEvents
 from pyox_agents.events import (
     ApprovalRequested,
+    CustomEvent,
+    FileAttached,
+    PreliminaryResult,
+    Progress,
     ReasoningDelta,
     ReasoningEnded,
     ReasoningStarted,
@@ -54,6 +59,7 @@ from pyox_agents.events import (
     RunFinished,
     RunStarted,
     RuntimeEvent,
+    SourceCited,
     StateChanged,
     StepFinished,
     StepStarted,
@@ -128,6 +134,7 @@ class _Translation(OpenParts):
         self.started = False
         self.ended = False
         self.request: ApprovalRequested | None = None
+        self.tool_events = ToolEvents()
 
     # -- one case per runtime event ------------------------------------------------------------
 
@@ -185,6 +192,8 @@ class _Translation(OpenParts):
             case StateChanged(delta=delta, run_id=owner):
                 yield StateDeltaEvent.model_validate(
                     {"delta": [thaw(op) for op in delta], **self._attributed(owner)})
+            case CustomEvent() | Progress() | SourceCited() | FileAttached() | PreliminaryResult():
+                yield from self.tool_events.on(event, self._attributed(event.run_id))
             case ApprovalRequested():
                 self.request = event
             case SubagentStarted(run_id=run_id, call_id=call_id, name=name):
