@@ -42,7 +42,7 @@ class DocumentState(BaseModel):
     document: str = ""
 
 
-@tool
+@tool(predict_state={"document": "text"})
 def write_document(ctx: RunContext, text: str) -> str:
     """Write the document: the whole new text, which replaces the current one.
 
