@@ -7,11 +7,12 @@ import { useAgentContext, useFrontendTool } from "@copilotkit/react-core/v2";
 import { FeaturePage, Try } from "./frame";
 
 const AGENT = "agentic_chat";
+const PROVIDER = { properties: { page: "agentic-chat" } }; // forwarded as `forwardedProps`
 
 export default function AgenticChat() {
   const [background, setBackground] = useState("#f6f8fa");
   return (
-    <FeaturePage agentId={AGENT} hint="Ask the agent to change the background…" provider={{ properties: { page: "agentic-chat" } }}>
+    <FeaturePage agentId={AGENT} hint="Ask the agent to change the background…" provider={PROVIDER}>
       <Tools onBackground={setBackground} />
       <section className="card stage" data-testid="stage" style={{ background }}>
         <h2>Agentic chat</h2>

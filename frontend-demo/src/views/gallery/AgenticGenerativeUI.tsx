@@ -38,10 +38,12 @@ const renderer = {
   }),
   render: ({ content }: { content: Progress }) => <TaskSteps content={content} />,
 };
+// CopilotKit wants the same array on every render.
+const PROVIDER = { renderActivityMessages: [renderer] };
 
 export default function AgenticGenerativeUI() {
   return (
-    <FeaturePage agentId={AGENT} hint="Ask the agent to make something…" provider={{ renderActivityMessages: [renderer] }}>
+    <FeaturePage agentId={AGENT} hint="Ask the agent to make something…" provider={PROVIDER}>
       <section className="card" data-testid="task-panel">
         <h2>Agentic generative UI</h2>
         <p>The agent's tool <code>run_task</code> reports each step as it goes: the steps appear, then complete, live.</p>

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{H as t,U as n,W as r}from"./v2-CG6oAgZQ.js";import{r as i}from"./random-id-vIyf3G4k.js";import{C as a,D as o,E as s,O as c,S as l,T as u,_ as d,b as f,c as p,d as m,f as h,g,h as ee,l as te,m as ne,o as re,p as ie,s as _,u as v,v as ae,w as y,x as b,y as x}from"./index-B2Hwmnjp.js";function oe(e){return o(re,e)}function se(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
+import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{H as t,U as n,W as r}from"./v2-CkHKUb_J.js";import{r as i}from"./random-id-C9quE4bw.js";import{C as a,D as o,E as s,O as c,S as l,T as u,_ as d,b as f,c as p,d as m,f as h,g,h as ee,l as te,m as ne,o as re,p as ie,s as _,u as v,v as ae,w as y,x as b,y as x}from"./index-BE0WMSHl.js";function oe(e){return o(re,e)}function se(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
 <html>
 <head>
 <meta charset="utf-8" />

@@ -1,1 +1,0 @@
-export{p as Mermaid}from"./v2-CG6oAgZQ.js";

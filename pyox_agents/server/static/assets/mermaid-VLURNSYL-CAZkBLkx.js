@@ -1,0 +1,1 @@
+export{p as Mermaid}from"./v2-CkHKUb_J.js";
