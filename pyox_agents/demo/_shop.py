@@ -6,10 +6,10 @@ reaches the page as an AG-UI `STATE_DELTA` or an AI SDK `data-state` part; the p
 same lists on the page, and the next run starts from their edits. `checkout` waits for a
 person's approval before it turns the cart into an order.
 
-`demo_agents(model)` gives the agents by name, ready for `create_app`. The offline `"demo"`
-model understands a few phrases ("add milk and eggs to my cart", "clear completed", "check
-out", "plan a trip to Rome", "plan my week", "pack for a beach holiday"); a real model
-("openai:gpt-5-mini", "ollama:llama3.2") follows the instructions below.
+`shop_agent(model)` makes the agent (`demo_agents(model)` gives it, with the gallery's, by
+name). The offline `"demo"` model understands a few phrases ("add milk and eggs to my cart",
+"clear completed", "check out", "plan a trip to Rome", "plan my week", "pack for a beach
+holiday"); a real model ("openai:gpt-5-mini", "ollama:llama3.2") follows the instructions below.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pyox_agents.models.demo import DemoModel, decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
 from pyox_agents.tools import RunContext, tool
 
-__all__ = ["AGENT_NAME", "DemoState", "demo_agents", "demo_tools", "shop_agent", "shop_reply"]
+__all__ = ["AGENT_NAME", "DemoState", "demo_tools", "shop_agent", "shop_reply"]
 
 AGENT_NAME = "demo"
 """The name the demo agent is served under: `/agents/demo/ag-ui`, `/agents/demo/ai-sdk`."""
@@ -276,15 +276,3 @@ def shop_agent(model: Model | str = "demo", *, name: str = AGENT_NAME) -> Agent:
         model = DemoModel(shop_reply)
     return Agent(model=model, tools=demo_tools(), instructions=_instructions,
                  state_type=DemoState, name=name)
-
-
-def demo_agents(model: Model | str = "demo") -> dict[str, Agent]:
-    """The demo's agents by name, for `create_app`: the todo and cart agent as "demo", and the
-    seven feature examples of the gallery (`pyox_agents.examples.gallery_agents`).
-
-    `model` is a `Model` or a model name: "demo" (offline, the default), "openai:<model>",
-    "ollama:<model>" and the other names `Agent(model=...)` takes; every agent uses it.
-    """
-    from pyox_agents.examples import gallery_agents  # the examples build on this module
-
-    return {AGENT_NAME: shop_agent(model), **gallery_agents(model)}

@@ -9,7 +9,6 @@ page (CopilotKit `useAgent`) shows `agent.state` and writes the person's edits w
 from __future__ import annotations
 
 from pyox_agents.agent import Agent
-from pyox_agents.demo._shop import shop_agent
 from pyox_agents.models.base import Model
 
 __all__ = ["SHARED_STATE", "shared_state_agent"]
@@ -23,4 +22,7 @@ def shared_state_agent(model: Model | str = "demo") -> Agent:
 
     `model` is a `Model` or a model name; "demo" is the offline `DemoModel(shop_reply)`.
     """
+    # pyox_agents.demo serves these examples: importing it first would import them half-made
+    from pyox_agents.demo._shop import shop_agent
+
     return shop_agent(model, name=SHARED_STATE)
