@@ -12,9 +12,10 @@ result the model reads (`arguments_problem`) and the run goes on.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from pyox_agents.events import (
     CustomEvent,
@@ -39,9 +40,17 @@ from pyox_agents.models.base import (
 )
 from pyox_agents.state._depth import deeper_than
 from pyox_agents.state.frozen import MAX_DEPTH, freeze, lone_surrogate
+from pyox_agents.state.history import HistoryEntry
 from pyox_agents.state.messages import Reply, ToolCall, Usage
 
-__all__ = ["PREDICT_STATE", "ReplyStream", "arguments_problem", "new_message_id", "valid_text"]
+__all__ = [
+    "PREDICT_STATE",
+    "ReplyStream",
+    "arguments_problem",
+    "new_message_id",
+    "reply_message_id",
+    "valid_text",
+]
 
 PREDICT_STATE = "PredictState"
 """The name of the `CustomEvent` sent before the call of a tool with `predict_state`."""
@@ -86,6 +95,23 @@ def new_message_id() -> str:
     return "msg_" + secrets.token_hex(8)
 
 
+def reply_message_id(thread_id: str, history: Sequence[HistoryEntry], request: int) -> str:
+    """The id of the assistant message answering the model request `history[request]`.
+
+    Derived from what the thread keeps (the run the request belongs to, else the thread, and
+    the request's place in the append-only history), so the id streamed while the reply
+    arrives is the one the thread's messages give back later, on any process.
+    """
+    scope = thread_id
+    for index in range(request - 1, -1, -1):
+        entry = history[index]
+        if entry.kind == "run_start":
+            scope = entry.content or thread_id
+            break
+    digest = hashlib.sha256(f"{scope}\n{request}".encode()).hexdigest()
+    return "msg_" + digest[:16]
+
+
 class ReplyStream:
     """One model reply as it arrives: `add` each chunk, then `finish` for the `Reply`.
 
@@ -95,10 +121,11 @@ class ReplyStream:
     """
 
     def __init__(self, send: Callable[[RuntimeEvent], None],
-                 predictions: Mapping[str, Mapping[str, str]] | None = None) -> None:
+                 predictions: Mapping[str, Mapping[str, str]] | None = None,
+                 message_id: str | None = None) -> None:
         self._send = send
         self._predictions = predictions or {}
-        self.message_id = new_message_id()
+        self.message_id = message_id or new_message_id()
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._names: dict[int, str] = {}

@@ -7,12 +7,16 @@ import json
 from typing import Any
 
 from pyox_agents.service._runs import RunService
+from pyox_agents.service._transcript import transcript
 
 __all__ = ["thread_view"]
 
 
 async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
     """`thread_id` as JSON: `{id, messages, state, version, running}`.
+
+    `messages` are the thread's messages as people saw them (`transcript`), each with the id
+    its client was streamed (`{id, role, content, tool_calls, call_id}`).
 
     Raises:
         LookupError: the store has no such thread (or there is no store).
@@ -23,13 +27,7 @@ async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
     # the run first: one that ends while the store is read has kept its state before it left
     live = runs.active(thread_id)
     conversation = await store.aload(thread_id)
-    messages = [
-        {"role": m.role, "content": m.content,
-         "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
-                        for c in m.tool_calls],
-         "call_id": m.call_id}
-        for m in conversation.messages
-    ]
+    messages = transcript(conversation)
     kept = await runs.kept_state(thread_id)
     state = live.last_state() if live is not None and live.events else kept.state
     running = live is not None or await runs.running_elsewhere(thread_id)

@@ -23,7 +23,7 @@ import anyio
 import httpx
 import pytest
 
-from pyox_agents.adapters.ag_ui import encode_event, translate
+from pyox_agents.adapters.ag_ui import connect_batches, encode_event, thread_messages, translate
 from pyox_agents.events import (
     ApprovalRequested,
     CustomEvent,
@@ -142,8 +142,31 @@ async def _iterate(events: Iterable[RuntimeEvent]) -> AsyncIterator[RuntimeEvent
 
 async def translated_streams(declared: str | None) -> list[list[dict[str, Any]]]:
     given = run_input(protocolVersion=declared)
-    return [[json.loads(encode_event(event)) async for event in translate(given, _iterate(seq))]
-            for seq in SEQUENCES.values()]
+    streams = [[json.loads(encode_event(event)) async for event in translate(given, _iterate(seq))]
+               for seq in SEQUENCES.values()]
+    child = run_input(protocolVersion=declared, parentRunId="run-before")
+    streams.append([json.loads(encode_event(e))
+                    async for e in translate(child, _iterate(SEQUENCES["text-and-steps"]))])
+    return streams + await connect_streams(given)
+
+
+async def connect_streams(given: Any) -> list[list[dict[str, Any]]]:
+    """A connect's streams: a paused thread's history, and a run's live tail."""
+    records = [{"id": "u1", "role": "user", "content": "hi", "tool_calls": [], "call_id": None},
+               {"id": "m1", "role": "assistant", "content": "", "call_id": None,
+                "tool_calls": [{"id": "c1", "name": "delete", "arguments": {"x": 1}}]},
+               {"id": "result-c0", "role": "tool", "content": "boom", "call_id": "c0",
+                "tool_calls": [], "is_error": True, "result": None}]
+    messages = thread_messages(records, [])
+
+    async def tail() -> AsyncIterator[list[RuntimeEvent]]:
+        yield SEQUENCES["tool-events"]
+
+    out = []
+    for batches in (connect_batches(given, messages, state={"n": 1}, pending=approval()),
+                    connect_batches(given, messages, tail=tail())):
+        out.append([json.loads(encode_event(e)) async for batch in batches for e in batch])
+    return out
 
 
 def declaring(body: bytes, declared: str | None) -> bytes:
@@ -207,3 +230,17 @@ def test_every_event_of_the_corpus_parses_with_the_declared_clients_schemas(
     report = run_node("agui_schemas.mjs", SCHEMAS[client], str(path))
     assert report["checked"] == sum(len(events) for events in streams)
     assert report["failures"] == [], json.dumps(report["failures"][:5], indent=1)
+
+
+@pytest.mark.parametrize("client", ["1.0", "0.0"])
+def test_the_capabilities_parse_with_the_clients_agent_capabilities_schema(
+        run_node: RunNode, serve: Any, tmp_path: Path, client: str) -> None:
+    """`GET /agents/{name}/ag-ui/capabilities` "answers a body that `@ag-ui/core`'s
+    `AgentCapabilitiesSchema` accepts"."""
+    gate = Gate()
+    app = create_app(agents(gate), store=SQLiteStore(tmp_path / "store.db"))
+    url = f"{serve(app)}/agents/todo/ag-ui/capabilities"
+    report = run_node("agui_capabilities.mjs", SCHEMAS[client], url)
+    gate.close()
+    assert report["status"] == 200 and report["success"], report["issues"]
+    assert report["body"]["tools"]["items"] and report["body"]["state"]["deltas"] is True
