@@ -6,7 +6,7 @@ demo pins) on one agent of `pyox_agents.examples`, driven by the offline demo mo
 see: the background the page's tool changed, the weather card, the answer to a question
 continuing the run and an approved booking, the task's steps completing live, the haiku card,
 the list both sides edit, the document growing while the tool's argument streams and then
-committed. Screenshots go to tests/e2e/artifacts/. The page must ask nothing of any host but
+committed; then a reload brings the page's thread back (its messages, and its state). Screenshots go to tests/e2e/artifacts/. The page must ask nothing of any host but
 the server.
 """
 
@@ -64,6 +64,7 @@ def test_gallery_page_does_what_it_shows_in_chromium(
         f"{page}: failed after {result['steps']}: {result['error']}\n"
         f"seen: {result['seen']}\nbrowser console errors: {result['consoleErrors']}\n"
         f"screenshots: {result['screenshots']}")
-    assert result["steps"][-1] == PAGES[page]
+    assert PAGES[page] in result["steps"]
+    assert result["steps"][-1] == "reloaded: the thread came back"
     assert result["consoleErrors"] == []
     assert result["offsite"] == [], f"{page} asked other hosts: {result['offsite']}"

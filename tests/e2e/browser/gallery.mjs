@@ -35,7 +35,10 @@ async function shot(page, name) {
   result.screenshots.push(path);
 }
 
+const said = [];
+
 async function say(page, text) {
+  said.push(text);
   const input = page.getByTestId("chat").locator("textarea, input[type=text]").first();
   await input.click();
   await input.fill(text);
@@ -189,6 +192,22 @@ const scenarios = {
   },
 };
 
+// What else each page shows again after a reload.
+const afterReload = {
+  async "agentic-chat"(page) {
+    await chatSays(page, "Your name is Ada.");
+  },
+  async "shared-state"(page) {
+    const texts = page.getByTestId("shared-list").locator("[data-testid=shared-todo]");
+    await texts.filter({ hasText: "call mom" }).waitFor({ timeout: STEP_MS });
+    const all = (await texts.allInnerTexts()).map((t) => t.trim()).join("|");
+    if (all !== "water the plants|call mom") throw new Error(`after a reload the list is ${all}`);
+  },
+  async "predictive-state-updates"(page) {
+    await page.getByTestId("document").getByText("stopped for a moment to look.").waitFor({ timeout: STEP_MS });
+  },
+};
+
 try {
   browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -216,6 +235,12 @@ try {
     step("page loaded");
     await scenarios[pageName](page);
     await shot(page, "final");
+    // A reload comes back to the page's thread (ConnectingAgent -> POST /ag-ui/connect).
+    await page.reload();
+    await page.getByTestId(`page-${pageName}`).getByTestId("chat").waitFor({ timeout: STEP_MS });
+    for (const text of [said[0], said[said.length - 1]]) await chatSays(page, text);
+    if (afterReload[pageName]) await afterReload[pageName](page);
+    step("reloaded: the thread came back");
     result.ok = true;
   } catch (e) {
     result.error = String(e && e.message ? e.message : e).split("\n").slice(0, 6).join("\n");

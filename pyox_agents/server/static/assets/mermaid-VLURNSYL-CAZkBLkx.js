@@ -1,1 +1,0 @@
-export{p as Mermaid}from"./v2-CkHKUb_J.js";
