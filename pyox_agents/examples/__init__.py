@@ -24,6 +24,7 @@ from pyox_agents.examples._document import (
     DocumentState,
     document_reply,
     predictive_state_updates_agent,
+    undo_document,
     write_document,
 )
 from pyox_agents.examples._gallery import FEATURES, gallery_agents
@@ -82,6 +83,7 @@ __all__ = [
     "steps_reply",
     "task_tool",
     "tool_based_generative_ui_agent",
+    "undo_document",
     "weather_reply",
     "write_document",
 ]

@@ -5,9 +5,10 @@ demo pins) on one agent of `pyox_agents.examples`, driven by the offline demo mo
 `tests/e2e/browser/gallery.mjs` plays a person on it with playwright-core and checks what they
 see: the background the page's tool changed, the weather card, the answer to a question
 continuing the run and an approved booking, the task's steps completing live, the haiku card,
-the list both sides edit, the document growing while the tool's argument streams and then
-committed; then a reload brings the page's thread back (its messages, and its state). Screenshots go to tests/e2e/artifacts/. The page must ask nothing of any host but
-the server.
+the list both sides edit, the document growing while the tool's argument streams, then
+committed, kept, and a later change undone; then a reload brings the page's thread back (its
+messages and its state). Screenshots go to tests/e2e/artifacts/. The page must ask nothing of
+any host but the server.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ PAGES = {
     "agentic-generative-ui": "the agent finished the task",
     "tool-based-generative-ui": "the run went on with the page's answer",
     "shared-state": "the agent added a todo beside the person's",
-    "predictive-state-updates": "the document grew while the argument streamed, then was committed",
+    "predictive-state-updates": "the person undid the next change: the story is back",
 }
 
 

@@ -37,6 +37,11 @@ GENERATE_HAIKU = {
         "japanese": {"type": "array", "items": {"type": "string"}},
         "english": {"type": "array", "items": {"type": "string"}}}},
 }
+CONFIRM_CHANGES = {
+    "name": "confirm_changes",
+    "description": "Ask the person whether to keep the change just made to the document.",
+    "parameters": {"type": "object", "properties": {}},
+}
 
 
 @dataclass

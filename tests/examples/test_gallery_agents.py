@@ -18,7 +18,13 @@ from pyox_agents.examples import (
     SHARED_STATE,
     TOOL_BASED_GENERATIVE_UI,
 )
-from tests.examples.drive import CHANGE_BACKGROUND, GENERATE_HAIKU, SELECT_STEPS, Thread
+from tests.examples.drive import (
+    CHANGE_BACKGROUND,
+    CONFIRM_CHANGES,
+    GENERATE_HAIKU,
+    SELECT_STEPS,
+    Thread,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -161,5 +167,21 @@ async def test_the_document_is_predicted_from_the_streaming_argument_then_commit
     assert predict < kinds.index("TOOL_CALL_START") < kinds.index("STATE_DELTA")
     assert len(run.of("TOOL_CALL_ARGS")) > 3
     [call] = run.calls("write_document")
-    assert thread.state == {"document": call["arguments"]["text"]}
+    assert thread.state == {"document": call["arguments"]["text"], "previous": ""}
     assert thread.state["document"].startswith("A story about a lighthouse")
+
+
+@pytest.mark.parametrize(("kept", "said"), [(True, "Kept: the document is saved."),
+                                            (False, "Undone: the document is as it was.")])
+async def test_the_person_keeps_or_undoes_the_written_document(
+        gallery: Gallery, kept: bool, said: str) -> None:
+    """Predictive state updates: "optionally a `confirm_changes` human-in-the-loop step"."""
+    thread = gallery(PREDICTIVE_STATE_UPDATES, tools=[CONFIRM_CHANGES], state={"document": ""})
+    run = await thread.say("write a story about a lighthouse")
+    [confirm] = run.calls("confirm_changes")
+    written = thread.state["document"]
+    assert written.startswith("A story about a lighthouse")
+    after = await thread.answer(confirm["id"], {"accepted": kept})
+    assert after.text == said
+    assert thread.state == ({"document": written, "previous": ""} if kept else
+                            {"document": "", "previous": None})

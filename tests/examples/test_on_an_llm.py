@@ -70,6 +70,6 @@ async def test_on_an_llm_the_document_follows_the_streamed_argument(
     kinds = [event["type"] for event in run.events]
     assert kinds.index("CUSTOM") < kinds.index("TOOL_CALL_START") < kinds.index("STATE_DELTA")
     assert [e["delta"] for e in run.of("TOOL_CALL_ARGS")] == pieces
-    assert thread.state == {"document": "Once upon a time."}
+    assert thread.state == {"document": "Once upon a time.", "previous": ""}
     assert run.text == "I wrote it."
     assert "The document now:\n(empty)" in llm.requests[0].json["messages"][0]["content"]

@@ -179,16 +179,28 @@ const scenarios = {
     const doc = page.getByTestId("document");
     await doc.getByText("A story about a lighthouse").waitFor({ timeout: STEP_MS });
     step("the document appeared while the tool's argument streamed");
-    await page.getByTestId("document-status").getByText("saved").waitFor({ timeout: STEP_MS });
-    await idle(page);
-    const final = (await doc.textContent()) ?? "";
-    if (!final.endsWith("stopped for a moment to look.")) throw new Error(`the document ends ${JSON.stringify(final.slice(-60))}`);
+    const confirm = () => page.getByTestId("chat").locator("[data-testid=confirm-changes][data-status=executing]").last();
+    await confirm().getByRole("button", { name: "Keep" }).waitFor({ timeout: STEP_MS });
+    const story = (await doc.textContent()) ?? "";
+    if (!story.endsWith("stopped for a moment to look.")) throw new Error(`the document ends ${JSON.stringify(story.slice(-60))}`);
     const seen = await page.evaluate(() => window.__lengths);
     result.seen.lengths = seen;
-    const growing = [...new Set(seen.filter((v) => v.startsWith("the agent is writing")).map((v) => Number(v.split(":")[1])))].filter((n) => n > 0 && n < final.length);
+    const growing = [...new Set(seen.filter((v) => v.startsWith("the agent is writing")).map((v) => Number(v.split(":")[1])))].filter((n) => n > 0 && n < story.length);
     if (growing.length < 3) throw new Error(`the document did not grow while it was written: ${seen}`);
     step("the document grew while the argument streamed, then was committed");
     await shot(page, "1-written");
+    await confirm().getByRole("button", { name: "Keep" }).click();
+    await chatSays(page, "Kept: the document is saved.");
+    await idle(page);
+    step("the person kept the change");
+    await say(page, "write a poem about the sea");
+    await doc.getByText("A poem about the sea").waitFor({ timeout: STEP_MS });
+    await confirm().getByRole("button", { name: "Undo" }).click();
+    await chatSays(page, "Undone: the document is as it was.");
+    await doc.getByText("A story about a lighthouse").waitFor({ timeout: STEP_MS });
+    await idle(page);
+    if (((await doc.textContent()) ?? "") !== story) throw new Error("the undo did not put the story back");
+    step("the person undid the next change: the story is back");
   },
 };
 

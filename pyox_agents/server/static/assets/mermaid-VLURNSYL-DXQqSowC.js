@@ -1,1 +1,0 @@
-export{h as Mermaid}from"./v2-BwrgjuT0.js";
