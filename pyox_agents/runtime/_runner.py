@@ -299,10 +299,12 @@ class Runner(ToolCalls):
 
     def _reply_id(self) -> str | None:
         """The id of the reply to the model request just recorded (None: no request was)."""
-        history = self.conversation.history
-        if not history or history[-1].kind != "model_request":
-            return None
-        return reply_message_id(self.conversation.id, history, len(history) - 1)
+        conversation = self.conversation
+        with conversation._lock:  # the entries as they are: no snapshot of the whole history
+            history = conversation._history
+            if not history or history[-1].kind != "model_request":
+                return None
+            return reply_message_id(conversation.id, history, len(history) - 1)
 
     async def _system_messages(self, ctx: RunContext) -> list[Message]:
         instructions = self.setup.instructions

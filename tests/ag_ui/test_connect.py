@@ -110,6 +110,28 @@ async def test_ids_stay_the_same_after_an_approval_resume() -> None:
     assert (streamed_ids(first) | streamed_ids(second)) <= set(ids)
 
 
+async def test_a_frontend_tools_result_keeps_the_clients_id() -> None:
+    """A tool round through the page: the result the client sent comes back under its id."""
+    color = {"name": "pick_color", "description": "Ask the person for a color.",
+             "parameters": {"type": "object", "properties": {}}}
+    app = create_app({"a": _agent(ToolCall("pick_color", {}), "Blue it is.")},
+                     store=MemoryStore())
+    async with serving(app) as url, httpx.AsyncClient() as client:
+        _, first = await post_run(client, f"{url}/agents/a/ag-ui", body("t8", tools=[color]))
+        [call] = [e["toolCallId"] for e in first if e["type"] == "TOOL_CALL_START"]
+        answer = {"id": "tool-answer-1", "role": "tool", "toolCallId": call, "content": "blue"}
+        _, second = await post_run(client, f"{url}/agents/a/ag-ui",
+                                   body("t8", [*snapshot(first), answer], tools=[color]))
+        held = snapshot(second)
+        again = await connect(client, url, body("t8", held))
+        fresh = await connect(client, url, body("t8", []))
+    assert snapshot(again, 0) == held
+    assert "tool-answer-1" in [m["id"] for m in held]
+    ids = [m["id"] for m in snapshot(fresh, 0)]
+    assert len(ids) == len(set(ids)) == len(held)
+    assert streamed_ids(first) | streamed_ids(second) <= set(ids)
+
+
 async def test_a_connect_to_a_paused_thread_ends_with_its_interrupt() -> None:
     app = create_app({"a": _agent(ToolCall("clear_todos", {}), "Cleared.")},
                      store=MemoryStore())
