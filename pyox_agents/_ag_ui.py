@@ -13,15 +13,17 @@ from pyox_agents._run_request import RequestError, RunRequest
 from pyox_agents.adapters.ag_ui import (
     APPROVAL_SCHEMA,
     MEDIA_TYPE,
+    connect_batches,
     encode,
     encode_event,
     read_input,
     request_from_input,
+    thread_messages,
     translate,
     upgrade_binary_parts,
 )
 from pyox_agents.agent import Agent
-from pyox_agents.service import RunService
+from pyox_agents.service import RunService, rejoin
 from pyox_agents.state._validation import validation_problems
 from pyox_agents.stores.base import Store
 
@@ -29,6 +31,7 @@ __all__ = [
     "APPROVAL_SCHEMA",
     "MEDIA_TYPE",
     "RequestError",
+    "connect",
     "encode",
     "encode_event",
     "parse_request",
@@ -77,13 +80,7 @@ async def stream(
         RequestError: before the first event, for input the run cannot start from: `status`
             (409, 422) and a message naming the field.
     """
-    if not isinstance(run_input, RunAgentInput):
-        try:
-            run_input = RunAgentInput.model_validate(upgrade_binary_parts(run_input))
-        except pydantic.ValidationError as exc:
-            where, what = validation_problems(exc, root="body")[0]
-            raise RequestError(422, f"not a valid RunAgentInput: {where}: {what}",
-                               where) from None
+    run_input = _valid(run_input)
     if store is not None and agent.store is None:
         agent = agent.with_store(store)
     runs = service if service is not None else RunService(store)
@@ -92,3 +89,45 @@ async def stream(
     live = await runs.start(agent, request, name=agent.name or "", paused=paused)
     async for event in translate(run_input, live.follow()):
         yield event
+
+
+async def connect(
+    agent: Agent,
+    run_input: RunAgentInput | Mapping[str, Any],
+    *,
+    store: Store | None = None,
+    service: RunService | None = None,
+) -> AsyncIterator[BaseEvent]:
+    """The AG-UI events that bring a client back to the thread of `run_input` (a reload, or
+    CopilotKit's `connectAgent`), without our server: `RUN_STARTED`, `MESSAGES_SNAPSHOT` (the
+    thread's messages under the ids they were streamed with), `STATE_SNAPSHOT`, then the run
+    still going on the thread (replayed from its start, then live), then `RUN_FINISHED`.
+
+    The messages come from the agent's store (`store` when it has none); the running run and
+    the kept state from `service` (the one your `stream` calls share). An unknown thread is
+    an empty snapshot. Check that the caller may read the thread before you call this.
+
+    Raises:
+        RequestError: 422 naming the field, for input that is not a `RunAgentInput`.
+    """
+    run_input = _valid(run_input)
+    if store is not None and agent.store is None:
+        agent = agent.with_store(store)
+    runs = service if service is not None else RunService(agent.store)
+    back = await rejoin(runs, agent, run_input.thread_id)
+    batches = connect_batches(run_input, thread_messages(back.messages, run_input.messages),
+                              state=back.state, pending=back.pending,
+                              paused_run_id=back.paused_run_id, tail=back.tail)
+    async for batch in batches:
+        for event in batch:
+            yield event
+
+
+def _valid(run_input: RunAgentInput | Mapping[str, Any]) -> RunAgentInput:
+    if isinstance(run_input, RunAgentInput):
+        return run_input
+    try:
+        return RunAgentInput.model_validate(upgrade_binary_parts(run_input))
+    except pydantic.ValidationError as exc:
+        where, what = validation_problems(exc, root="body")[0]
+        raise RequestError(422, f"not a valid RunAgentInput: {where}: {what}", where) from None

@@ -7,7 +7,8 @@
         events = ag_ui.stream(agent, await request.json(), store=store)
         return StreamingResponse(ag_ui.encode(events), media_type=ag_ui.MEDIA_TYPE)
 
-`stream` runs the agent and yields `ag_ui.core` events; `encode` writes them as SSE. The lower
+`stream` runs the agent and yields `ag_ui.core` events; `encode` writes them as SSE. `connect`
+gives a client that comes back to a thread its history, state and the run still going. The lower
 level pieces are `parse_request` (a body -> `RunAgentInput` + `RunRequest`), `translate`
 (runtime events -> AG-UI events) and `encode_event` (one event -> JSON).
 
@@ -19,6 +20,7 @@ from pyox_agents._ag_ui import (
     APPROVAL_SCHEMA,
     MEDIA_TYPE,
     RequestError,
+    connect,
     encode,
     encode_event,
     parse_request,
@@ -30,6 +32,7 @@ __all__ = [
     "APPROVAL_SCHEMA",
     "MEDIA_TYPE",
     "RequestError",
+    "connect",
     "encode",
     "encode_event",
     "parse_request",

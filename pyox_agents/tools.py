@@ -49,6 +49,8 @@ class Tool:
 
     `idempotent` tools may be run again safely: on a conflicting state change they are re-run on
     the new version instead of failing. `approval` tools wait for a person before they run.
+    `predict_state` maps shared-state keys to arguments of this tool: a client that predicts
+    state (AG-UI `PredictState`) writes each argument into its key while the model streams it.
     """
 
     name: str
@@ -59,6 +61,7 @@ class Tool:
     idempotent: bool = False
     approval: bool = False
     timeout: float | None = None
+    predict_state: Mapping[str, str] = field(default_factory=dict)
     _arguments: type[pydantic.BaseModel] = field(default=pydantic.BaseModel, repr=False)
 
     @property
@@ -133,6 +136,7 @@ def tool(
     idempotent: bool = False,
     approval: bool = False,
     timeout: float | None = None,
+    predict_state: Mapping[str, str] | None = None,
 ) -> Callable[[F], Tool]: ...
 
 
@@ -145,11 +149,17 @@ def tool(
     idempotent: bool = False,
     approval: bool = False,
     timeout: float | None = None,
+    predict_state: Mapping[str, str] | None = None,
 ) -> Tool | Callable[[F], Tool]:
     """Make `function` a tool: `@tool` or `@tool(name=..., idempotent=..., approval=...)`.
 
     `timeout` (seconds) stops a call that runs longer: its result is a timeout error the model
     reads, and the run goes on.
+
+    `predict_state={"document": "text"}` (state key -> argument name) lets a client show the
+    argument in its state while the model streams it: before the tool's call starts, the run
+    emits `CustomEvent("PredictState", [{"state_key", "tool", "tool_argument"}, ...])`, which
+    AG-UI clients (CopilotKit) read. The shared state itself changes when the tool finishes.
 
     The description is `description`, else the docstring (an "Args:" section describes each
     argument); the schema comes from the type hints. An optional first parameter annotated
@@ -157,8 +167,9 @@ def tool(
     to the model.
 
     Raises:
-        TypeError: the function has `*args`, `**kwargs` or positional-only parameters, or a
-            parameter type pydantic cannot describe.
+        TypeError: the function has `*args`, `**kwargs` or positional-only parameters, a
+            parameter type pydantic cannot describe, or `predict_state` names an argument the
+            function does not have.
     """
 
     def make(fn: F) -> Tool:
@@ -170,6 +181,7 @@ def tool(
             idempotent=idempotent,
             approval=approval,
             timeout=timeout,
+            predict_state=predict_state,
             local=caller,
         )
 
@@ -181,6 +193,7 @@ def tool(
             idempotent=idempotent,
             approval=approval,
             timeout=timeout,
+            predict_state=predict_state,
             local=sys._getframe(1).f_locals,
         )
     return make
@@ -194,12 +207,14 @@ def make_tool(
     idempotent: bool = False,
     approval: bool = False,
     timeout: float | None = None,
+    predict_state: Mapping[str, str] | None = None,
     local: Mapping[str, Any] | None = None,
 ) -> Tool:
     """`@tool` as a plain function, with `local` the namespace to resolve type hints in."""
     tool_name = _checked_name(fn, name, timeout)
     doc, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
     takes_ctx, fields = _fields(fn, tool_name, arg_docs, local)
+    predictions = _checked_predictions(tool_name, predict_state, fields)
     try:
         arguments = pydantic.create_model(
             f"{tool_name}_arguments",
@@ -219,6 +234,7 @@ def make_tool(
         idempotent=idempotent,
         approval=approval,
         timeout=timeout,
+        predict_state=predictions,
         _arguments=arguments,
     )
 
@@ -237,6 +253,27 @@ def _checked_name(fn: Callable[..., Any], name: str | None, timeout: float | Non
             "(what model providers accept); pass @tool(name=...)"
         )
     return tool_name
+
+
+def _checked_predictions(tool_name: str, predict_state: Mapping[str, str] | None,
+                         fields: Mapping[str, Any]) -> dict[str, str]:
+    """`predict_state` as a dict, once each key is a state key and each value an argument."""
+    if predict_state is None:
+        return {}
+    where = f"tool {tool_name!r}: @tool(predict_state=...)"
+    if not isinstance(predict_state, Mapping):
+        raise TypeError(f"{where} maps state keys to argument names, such as "
+                        f"{{'document': 'text'}}; got {predict_state!r}")
+    for key, argument in predict_state.items():
+        if not isinstance(key, str) or not key or not isinstance(argument, str):
+            raise TypeError(f"{where}: each state key and argument name is a non-empty str, "
+                            f"got {key!r}: {argument!r}")
+        if argument not in fields:
+            known = ", ".join(repr(name) for name in fields) or "none"
+            raise TypeError(f"{where}: state key {key!r} names argument {argument!r}, which "
+                            f"the function does not take (its arguments: {known}); name one "
+                            "of them")
+    return dict(predict_state)
 
 
 def _fields(fn: Callable[..., Any], tool_name: str, arg_docs: Mapping[str, str],

@@ -6,10 +6,10 @@ reaches the page as an AG-UI `STATE_DELTA` or an AI SDK `data-state` part; the p
 same lists on the page, and the next run starts from their edits. `checkout` waits for a
 person's approval before it turns the cart into an order.
 
-`demo_agents(model)` gives the agents by name, ready for `create_app`. The offline `"demo"`
-model understands a few phrases ("add milk and eggs to my cart", "clear completed", "check
-out", "plan a trip to Rome", "plan my week", "pack for a beach holiday"); a real model
-("openai:gpt-5-mini", "ollama:llama3.2") follows the instructions below.
+`shop_agent(model)` makes the agent (`demo_agents(model)` gives it, with the gallery's, by
+name). The offline `"demo"` model understands a few phrases ("add milk and eggs to my cart",
+"clear completed", "check out", "plan a trip to Rome", "plan my week", "pack for a beach
+holiday"); a real model ("openai:gpt-5-mini", "ollama:llama3.2") follows the instructions below.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pyox_agents.models.demo import DemoModel, decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
 from pyox_agents.tools import RunContext, tool
 
-__all__ = ["AGENT_NAME", "DemoState", "demo_agents", "demo_tools", "shop_reply"]
+__all__ = ["AGENT_NAME", "DemoState", "demo_tools", "shop_agent", "shop_reply"]
 
 AGENT_NAME = "demo"
 """The name the demo agent is served under: `/agents/demo/ag-ui`, `/agents/demo/ai-sdk`."""
@@ -266,14 +266,13 @@ def shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
     return decide(messages, tools)
 
 
-def demo_agents(model: Model | str = "demo") -> dict[str, Agent]:
-    """The demo's agents by name (`{"demo": Agent}`), for `create_app`.
+def shop_agent(model: Model | str = "demo", *, name: str = AGENT_NAME) -> Agent:
+    """The todo and cart agent (`DemoState`), named `name`.
 
     `model` is a `Model` or a model name: "demo" (offline, the default: `DemoModel(shop_reply)`),
     "openai:<model>", "ollama:<model>" and the other names `Agent(model=...)` takes.
     """
     if model == "demo":
         model = DemoModel(shop_reply)
-    agent = Agent(model=model, tools=demo_tools(), instructions=_instructions,
-                  state_type=DemoState, name=AGENT_NAME)
-    return {AGENT_NAME: agent}
+    return Agent(model=model, tools=demo_tools(), instructions=_instructions,
+                 state_type=DemoState, name=name)

@@ -12,11 +12,13 @@ result the model reads (`arguments_problem`) and the run goes on.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 from pyox_agents.events import (
+    CustomEvent,
     ReasoningDelta,
     ReasoningEnded,
     ReasoningStarted,
@@ -37,10 +39,21 @@ from pyox_agents.models.base import (
     UsageChunk,
 )
 from pyox_agents.state._depth import deeper_than
-from pyox_agents.state.frozen import MAX_DEPTH, lone_surrogate
+from pyox_agents.state.frozen import MAX_DEPTH, freeze, lone_surrogate
+from pyox_agents.state.history import HistoryEntry
 from pyox_agents.state.messages import Reply, ToolCall, Usage
 
-__all__ = ["ReplyStream", "arguments_problem", "new_message_id", "valid_text"]
+__all__ = [
+    "PREDICT_STATE",
+    "ReplyStream",
+    "arguments_problem",
+    "new_message_id",
+    "reply_message_id",
+    "valid_text",
+]
+
+PREDICT_STATE = "PredictState"
+"""The name of the `CustomEvent` sent before the call of a tool with `predict_state`."""
 
 
 def valid_text(text: str) -> str:
@@ -82,12 +95,37 @@ def new_message_id() -> str:
     return "msg_" + secrets.token_hex(8)
 
 
-class ReplyStream:
-    """One model reply as it arrives: `add` each chunk, then `finish` for the `Reply`."""
+def reply_message_id(thread_id: str, history: Sequence[HistoryEntry], request: int) -> str:
+    """The id of the assistant message answering the model request `history[request]`.
 
-    def __init__(self, send: Callable[[RuntimeEvent], None]) -> None:
+    Derived from what the thread keeps (the run the request belongs to, else the thread, and
+    the request's place in the append-only history), so the id streamed while the reply
+    arrives is the one the thread's messages give back later, on any process.
+    """
+    scope = thread_id
+    for index in range(request - 1, -1, -1):
+        entry = history[index]
+        if entry.kind == "run_start":
+            scope = entry.content or thread_id
+            break
+    digest = hashlib.sha256(f"{scope}\n{request}".encode()).hexdigest()
+    return "msg_" + digest[:16]
+
+
+class ReplyStream:
+    """One model reply as it arrives: `add` each chunk, then `finish` for the `Reply`.
+
+    `predictions` maps a tool's name to its `predict_state` (state key -> argument name): a call
+    of such a tool is preceded by `CustomEvent(PREDICT_STATE, [{state_key, tool,
+    tool_argument}, ...])`, so a client can show the argument in its state as it streams.
+    """
+
+    def __init__(self, send: Callable[[RuntimeEvent], None],
+                 predictions: Mapping[str, Mapping[str, str]] | None = None,
+                 message_id: str | None = None) -> None:
         self._send = send
-        self.message_id = new_message_id()
+        self._predictions = predictions or {}
+        self.message_id = message_id or new_message_id()
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._names: dict[int, str] = {}
@@ -134,11 +172,19 @@ class ReplyStream:
             self._ids[index] = chunk.id or "call_" + secrets.token_hex(12)
             self._arguments[index] = []
             self._open_call = index
+            self._predict(self._names[index])
             self._send(ToolCallStarted(self._ids[index], self._names[index], self.message_id))
         if chunk.arguments:
             delta = valid_text(chunk.arguments)
             self._arguments[index].append(delta)
             self._send(ToolCallArgsDelta(self._ids[index], delta))
+
+    def _predict(self, name: str) -> None:
+        predicted = self._predictions.get(name)
+        if predicted:
+            self._send(CustomEvent(PREDICT_STATE, freeze([
+                {"state_key": key, "tool": name, "tool_argument": argument}
+                for key, argument in predicted.items()])))
 
     def finish(self) -> Reply:
         """Close what is open and return the whole reply."""

@@ -34,7 +34,7 @@ from pyox_agents.runtime._calls import ToolCalls
 from pyox_agents.runtime._journal import Journal, StoreError
 from pyox_agents.runtime._planning import PlannerModel
 from pyox_agents.runtime._records import Gate
-from pyox_agents.runtime._replies import ReplyStream
+from pyox_agents.runtime._replies import ReplyStream, reply_message_id
 from pyox_agents.runtime._setup import Access, Emit, Instructions, Setup, SubagentPaused, discard
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message, Reply, Usage
@@ -301,12 +301,23 @@ class Runner(ToolCalls):
         return reply
 
     async def _stream_reply(self, request: ModelRequest) -> Reply:
-        self._stream = ReplyStream(self._send)
+        self._stream = ReplyStream(self._send, {
+            name: tool.predict_state for name, tool in self.setup.tools.items()},
+            self._reply_id())
         async for chunk in self.model.stream(request):
             self._stream.add(chunk)
         reply = self._stream.finish()
         self._stream = None
         return reply
+
+    def _reply_id(self) -> str | None:
+        """The id of the reply to the model request just recorded (None: no request was)."""
+        conversation = self.conversation
+        with conversation._lock:  # the entries as they are: no snapshot of the whole history
+            history = conversation._history
+            if not history or history[-1].kind != "model_request":
+                return None
+            return reply_message_id(conversation.id, history, len(history) - 1)
 
     async def _system_messages(self, ctx: RunContext) -> list[Message]:
         instructions = self.setup.instructions

@@ -3,6 +3,8 @@
 Routes (DESIGN.md, "Server"):
 
 - `POST /agents/{name}/ag-ui`: body `RunAgentInput`, answer an AG-UI event stream.
+  `POST /agents/{name}/ag-ui/connect`: the thread's history, state and live tail (a client
+  that comes back); `GET /agents/{name}/ag-ui/capabilities`: what the agent can do.
 - `POST /agents/{name}/ai-sdk`: body as the AI SDK `DefaultChatTransport` sends it, answer a UI
   message stream (`?v=5|6|7` picks the client's major, 7 by default).
 - `GET /agents/{name}/ai-sdk/{chat_id}/stream`: 204 when nothing runs on the chat, else the run
@@ -32,6 +34,7 @@ from starlette.staticfiles import StaticFiles
 
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
+from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect
 from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server.sse import EventStreamResponse
@@ -243,6 +246,9 @@ def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
     """The app's routes: each protocol's refusals in the body format its clients read."""
     return [
         Route("/agents/{name}/ag-ui", handled(server, _ag_ui_run), methods=["POST"]),
+        Route("/agents/{name}/ag-ui/connect", handled(server, ag_ui_connect), methods=["POST"]),
+        Route("/agents/{name}/ag-ui/capabilities", handled(server, ag_ui_capabilities),
+              methods=["GET"]),
         Route("/agents/{name}/ai-sdk", handled(server, _ai_sdk_run, text_error),
               methods=["POST"]),
         Route("/agents/{name}/ai-sdk/{chat_id}/stream",

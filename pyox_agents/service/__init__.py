@@ -2,6 +2,7 @@
 process, the pending-approval lookup, and opening a thread's conversation."""
 
 from pyox_agents._run_request import Busy, Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents.service._connect import Rejoined, rejoin
 from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._runs import RunService
@@ -11,10 +12,12 @@ __all__ = [
     "Busy",
     "Decision",
     "LiveRun",
+    "Rejoined",
     "RequestError",
     "RunRequest",
     "RunService",
     "ServerLimits",
     "ToolOutput",
+    "rejoin",
     "thread_view",
 ]

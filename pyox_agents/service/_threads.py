@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from pyox_agents.service._runs import RunService
-from pyox_agents.state.jsonvalue import file_to_json
+from pyox_agents.service._transcript import transcript
 
 __all__ = ["thread_view"]
 
@@ -15,6 +15,9 @@ __all__ = ["thread_view"]
 async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
     """`thread_id` as JSON: `{id, messages, state, version, running}`; a message's `images`
     and `files` are `{url, media_type[, filename]}` objects.
+
+    `messages` are the thread's messages as people saw them (`transcript`), each with the id
+    its client was streamed (`{id, role, content, tool_calls, call_id}`).
 
     Raises:
         LookupError: the store has no such thread (or there is no store).
@@ -25,15 +28,7 @@ async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
     # the run first: one that ends while the store is read has kept its state before it left
     live = runs.active(thread_id)
     conversation = await store.aload(thread_id)
-    messages: list[dict[str, Any]] = [
-        {"role": m.role, "content": m.content,
-         "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
-                        for c in m.tool_calls],
-         "call_id": m.call_id,
-         "images": [{"url": i.url, "media_type": i.media_type} for i in m.images],
-         "files": [file_to_json(f) for f in m.files]}
-        for m in conversation.messages
-    ]
+    messages = transcript(conversation)
     kept = await runs.kept_state(thread_id)
     state = live.last_state() if live is not None and live.events else kept.state
     running = live is not None or await runs.running_elsewhere(thread_id)

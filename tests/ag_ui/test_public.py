@@ -15,8 +15,9 @@ pytestmark = pytest.mark.anyio
 
 
 def test_the_public_names_are_exactly_these() -> None:
-    assert set(ag_ui.__all__) == {"APPROVAL_SCHEMA", "MEDIA_TYPE", "RequestError", "encode",
-                                  "encode_event", "parse_request", "stream", "translate"}
+    assert set(ag_ui.__all__) == {"APPROVAL_SCHEMA", "MEDIA_TYPE", "RequestError", "connect",
+                                  "encode", "encode_event", "parse_request", "stream",
+                                  "translate"}
 
 
 def body(run_id: str, *texts: str, **fields: object) -> dict[str, object]:
@@ -61,3 +62,19 @@ async def test_stream_with_a_service_that_keeps_state_continues_the_threads_stat
     assert first[-1].type == "RUN_FINISHED"
     second = [e async for e in ag_ui.stream(agent, body("r2", "a", "b"), service=service)]
     assert second[1].type == "STATE_SNAPSHOT" and second[1].snapshot == {"n": 1}
+
+
+async def test_connect_without_the_server_gives_back_a_threads_messages_and_state() -> None:
+    """`ag_ui.connect` with the service the runs share: the thread's messages under the ids
+    they were streamed with, and its kept state."""
+    store = MemoryStore()
+    agent = Agent(ScriptedModel(["Hi!"]), store=store)
+    service = RunService(store, keep_state=True)
+    run = [e async for e in ag_ui.stream(agent, body("r1", "hi", state={"n": 1}),
+                                         service=service)]
+    streamed = next(e.message_id for e in run if e.type.value == "TEXT_MESSAGE_START")
+    back = [e async for e in ag_ui.connect(agent, body("r2"), service=service)]
+    assert [e.type.value for e in back] == ["RUN_STARTED", "MESSAGES_SNAPSHOT",
+                                            "STATE_SNAPSHOT", "RUN_FINISHED"]
+    assert [m.id for m in back[1].messages][1:] == [streamed]  # type: ignore[attr-defined]
+    assert back[2].snapshot == {"n": 1}  # type: ignore[attr-defined]

@@ -3,6 +3,7 @@ every import it makes (at the top, inside functions, under `TYPE_CHECKING`), fou
 
     server/, ag_ui.py, ai_sdk.py, __init__.py   compose (the public faces)
     demo/                                     the demo's agents and model (server/ serves them)
+    examples/                                 the seven feature agents (one unit with demo/)
     adapters/ag_ui/, adapters/ai_sdk/         pure translation, one package per protocol
     adapters/                                 what both protocols share
     service/                                  protocol-free serving
@@ -44,6 +45,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents.adapters", "adapters", 6.5),
     ("pyox_agents.service", "service", 6),
     ("pyox_agents.demo", "demo", 5.5),
+    ("pyox_agents.examples", "demo", 5.5),  # the feature gallery the demo serves
     ("pyox_agents.agent", "agent", 5),
     ("pyox_agents.remote", "remote", 4.5),
     ("pyox_agents.runtime", "runtime", 4),

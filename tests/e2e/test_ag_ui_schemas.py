@@ -7,7 +7,8 @@ the run in the browser. The corpus: the streams of the requests of
 threads: a backend tool's state change, an approval interrupt), served by `create_app`, and
 hand-made runtime-event sequences (the cases of tests/ag_ui/test_translate.py) for what a
 scripted run rarely produces: reasoning, subagents, a frontend tool's pending call, a cancelled
-run, an input interrupt, a failed run, usage. Without `protocolVersion` in the request every
+run, an input interrupt, a failed run, usage, a tool's live events (custom, activity, sources,
+files, preliminary results, PredictState). Without `protocolVersion` in the request every
 event must parse with 0.0.59's schemas; with "1.0", with 1.0's.
 """
 
@@ -22,15 +23,20 @@ import anyio
 import httpx
 import pytest
 
-from pyox_agents.adapters.ag_ui import encode_event, translate
+from pyox_agents.adapters.ag_ui import connect_batches, encode_event, thread_messages, translate
 from pyox_agents.events import (
     ApprovalRequested,
+    CustomEvent,
+    FileAttached,
+    PreliminaryResult,
+    Progress,
     ReasoningDelta,
     ReasoningEnded,
     ReasoningStarted,
     RunFailed,
     RunFinished,
     RuntimeEvent,
+    SourceCited,
     StateChanged,
     StepFinished,
     StepStarted,
@@ -102,6 +108,30 @@ SEQUENCES: dict[str, list[RuntimeEvent]] = {
                    RunFailed(AgentError("model_error", "the provider answered 503"))],
     "internal-error": [START, RunFailed(AgentError("internal_error", "KeyError: 'x'"))],
     "failed-before-start": [RunFailed(AgentError("model_error", "down"))],
+    "tool-events": [START, CustomEvent("PredictState", freeze([
+                        {"state_key": "document", "tool": "write", "tool_argument": "text"}])),
+                    *call("c1", "write", "m1"),
+                    CustomEvent("weather", freeze({"city": "Oslo"}), call_id="c1"),
+                    CustomEvent("nothing", None, call_id="c1"),
+                    Progress("c1-steps", "steps", freeze({"done": []}), call_id="c1"),
+                    Progress("c1-steps", "steps", freeze({"done": ["a"]}),
+                             [{"op": "add", "path": "/done/0", "value": "a"}], call_id="c1"),
+                    Progress("c1-n", "count", 1, call_id="c1"),
+                    Progress("c1-n", "count", 2, [{"op": "replace", "path": "", "value": 2}],
+                             call_id="c1"),
+                    SourceCited("c1-source-1", url="https://example.com", call_id="c1"),
+                    SourceCited("c1-source-2", title="Q3", media_type="application/pdf",
+                                call_id="c1"),
+                    FileAttached("data:text/plain;base64,aGk=", "text/plain", call_id="c1"),
+                    PreliminaryResult("c1", "write", freeze({"n": 1})),
+                    ToolResult("c1", "write", result="ok"),
+                    SubagentStarted(SUB, "c1", "r", "ch"),
+                    CustomEvent("tick", 1, call_id="c2", run_id=SUB),
+                    Progress("c2-p", "p", freeze({"n": 1}), call_id="c2", run_id=SUB),
+                    Progress("c2-p", "p", freeze({"n": 2}),
+                             [{"op": "replace", "path": "/n", "value": 2}], call_id="c2",
+                             run_id=SUB),
+                    SubagentFinished(SUB, "c1", answer=1), RunFinished("ok", freeze({}))],
 }
 
 
@@ -112,8 +142,31 @@ async def _iterate(events: Iterable[RuntimeEvent]) -> AsyncIterator[RuntimeEvent
 
 async def translated_streams(declared: str | None) -> list[list[dict[str, Any]]]:
     given = run_input(protocolVersion=declared)
-    return [[json.loads(encode_event(event)) async for event in translate(given, _iterate(seq))]
-            for seq in SEQUENCES.values()]
+    streams = [[json.loads(encode_event(event)) async for event in translate(given, _iterate(seq))]
+               for seq in SEQUENCES.values()]
+    child = run_input(protocolVersion=declared, parentRunId="run-before")
+    streams.append([json.loads(encode_event(e))
+                    async for e in translate(child, _iterate(SEQUENCES["text-and-steps"]))])
+    return streams + await connect_streams(given)
+
+
+async def connect_streams(given: Any) -> list[list[dict[str, Any]]]:
+    """A connect's streams: a paused thread's history, and a run's live tail."""
+    records = [{"id": "u1", "role": "user", "content": "hi", "tool_calls": [], "call_id": None},
+               {"id": "m1", "role": "assistant", "content": "", "call_id": None,
+                "tool_calls": [{"id": "c1", "name": "delete", "arguments": {"x": 1}}]},
+               {"id": "result-c0", "role": "tool", "content": "boom", "call_id": "c0",
+                "tool_calls": [], "is_error": True, "result": None}]
+    messages = thread_messages(records, [])
+
+    async def tail() -> AsyncIterator[list[RuntimeEvent]]:
+        yield SEQUENCES["tool-events"]
+
+    out = []
+    for batches in (connect_batches(given, messages, state={"n": 1}, pending=approval()),
+                    connect_batches(given, messages, tail=tail())):
+        out.append([json.loads(encode_event(e)) async for batch in batches for e in batch])
+    return out
 
 
 def declaring(body: bytes, declared: str | None) -> bytes:
@@ -165,7 +218,8 @@ def test_every_event_of_the_corpus_parses_with_the_declared_clients_schemas(
     streams += anyio.run(corpus_streams, tmp_path, declared)
     kinds = {event["type"] for events in streams for event in events}
     assert {"REASONING_START", "SUBAGENT_STARTED", "SUBAGENT_ERROR", "STATE_DELTA", "RUN_ERROR",
-            "TOOL_CALL_RESULT", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"} <= kinds
+            "TOOL_CALL_RESULT", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "CUSTOM",
+            "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"} <= kinds
     outcomes = [e.get("outcome", {}).get("type") for s in streams for e in s
                 if e["type"] == "RUN_FINISHED"]
     assert "interrupt" in outcomes
@@ -176,3 +230,17 @@ def test_every_event_of_the_corpus_parses_with_the_declared_clients_schemas(
     report = run_node("agui_schemas.mjs", SCHEMAS[client], str(path))
     assert report["checked"] == sum(len(events) for events in streams)
     assert report["failures"] == [], json.dumps(report["failures"][:5], indent=1)
+
+
+@pytest.mark.parametrize("client", ["1.0", "0.0"])
+def test_the_capabilities_parse_with_the_clients_agent_capabilities_schema(
+        run_node: RunNode, serve: Any, tmp_path: Path, client: str) -> None:
+    """`GET /agents/{name}/ag-ui/capabilities` "answers a body that `@ag-ui/core`'s
+    `AgentCapabilitiesSchema` accepts"."""
+    gate = Gate()
+    app = create_app(agents(gate), store=SQLiteStore(tmp_path / "store.db"))
+    url = f"{serve(app)}/agents/todo/ag-ui/capabilities"
+    report = run_node("agui_capabilities.mjs", SCHEMAS[client], url)
+    gate.close()
+    assert report["status"] == 200 and report["success"], report["issues"]
+    assert report["body"]["tools"]["items"] and report["body"]["state"]["deltas"] is True

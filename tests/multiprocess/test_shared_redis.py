@@ -339,6 +339,39 @@ def test_a_run_on_a_is_replayed_and_followed_on_b_which_refuses_a_second_run(
         store.close()
 
 
+def test_an_ag_ui_connect_on_b_restores_the_thread_then_follows_the_run_on_a(
+    cluster: Cluster,
+) -> None:
+    """AG-UI connect on B while A runs the thread: the history before the run, then A's run
+    replayed from its start and followed live, each message once and under the ids A's own
+    client got."""
+    a, b = cluster.start("A", "B", lease_ttl=10)
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    first = post(a, f"/agents/{AGENT}/ag-ui",
+                 ag_ui_body(thread, "r1", "note:one", state={"notes": []}))
+    assert first.status_code == 200, first.text
+    on_a = Stream("POST", f"{a.url}/agents/{AGENT}/ag-ui",
+                  ag_ui_body(thread, "r2", "note:one", "wait:g1"))
+    assert cluster.started("g1").startswith("A ")
+    back = Stream("POST", f"{b.url}/agents/{AGENT}/ag-ui/connect", ag_ui_body(thread, "c1"))
+    wait_until(lambda: any(f.get("toolCallName") == "wait_gate" for f in back.frames),
+               "B's connect to replay A's run up to the waiting tool call", cluster)
+    assert not back.ended.is_set()  # ... and it follows the run, which has not ended
+    cluster.open("g1")
+    on_a_events, on_b_events = on_a.finish(cluster), back.finish(cluster)
+    assert [e["type"] for e in on_b_events[:3]] == ["RUN_STARTED", "MESSAGES_SNAPSHOT",
+                                                    "STATE_SNAPSHOT"]
+    before = on_b_events[1]["messages"]
+    assert [m["role"] for m in before] == ["user", "assistant", "tool", "assistant", "user"]
+    starts = [e["messageId"] for e in on_b_events if e["type"] == "TEXT_MESSAGE_START"]
+    assert starts == [e["messageId"] for e in on_a_events if e["type"] == "TEXT_MESSAGE_START"]
+    # A's client sent only user messages; B's holds the first run's replies too
+    final_a = [m for m in on_a_events[-2]["messages"] if m["role"] != "user"]
+    final_b = [m for m in on_b_events[-2]["messages"] if m["role"] != "user"]
+    assert final_b == [m for m in before if m["role"] != "user"] + final_a
+    assert on_b_events[-1]["type"] == "RUN_FINISHED"
+
+
 def test_an_approval_issued_by_a_is_answered_through_b(cluster: Cluster) -> None:
     """AG-UI: A's run ends with an approval interrupt; the resume goes to B, the approved tool
     runs on B and the run completes; GET /runs/{id} says "completed" on both processes."""

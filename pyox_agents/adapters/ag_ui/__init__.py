@@ -2,6 +2,8 @@
 service looked up: the approval request a paused run waits for), and runtime events -> AG-UI
 events -> SSE frames. No Agent, no store, no service: `pyox_agents.ag_ui` composes those."""
 
+from pyox_agents.adapters.ag_ui._capabilities import agent_capabilities
+from pyox_agents.adapters.ag_ui._connect import connect_batches, thread_messages
 from pyox_agents.adapters.ag_ui._encode import MEDIA_TYPE, encode, encode_event
 from pyox_agents.adapters.ag_ui._events import (
     APPROVAL_SCHEMA,
@@ -17,7 +19,9 @@ from pyox_agents.adapters.ag_ui._request import check_schema, read_input, reques
 __all__ = [
     "APPROVAL_SCHEMA",
     "MEDIA_TYPE",
+    "agent_capabilities",
     "check_schema",
+    "connect_batches",
     "content_parts",
     "declares_1_0",
     "encode",
@@ -26,6 +30,7 @@ __all__ = [
     "read_input",
     "request_from_input",
     "result_id",
+    "thread_messages",
     "translate",
     "translate_batches",
     "upgrade_binary_parts",

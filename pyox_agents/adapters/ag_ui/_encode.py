@@ -12,6 +12,10 @@ Mapping (DESIGN.md, "Protocol mapping"):
   REASONING_MESSAGE_START/CONTENT/END, REASONING_END (id "reasoning-<messageId>")
 - ToolCall* -> TOOL_CALL_START{parentMessageId}/ARGS/END; ToolResult -> TOOL_CALL_RESULT
   {messageId: "result-<toolCallId>"}; StateChanged -> STATE_DELTA, right after its result
+- CustomEvent -> CUSTOM{name, value} (the runtime's PredictState comes just before TOOL_CALL_START);
+  Progress -> ACTIVITY_SNAPSHOT{messageId: id, activityType: kind, content}, then ACTIVITY_DELTA
+  {patch}; SourceCited / FileAttached / PreliminaryResult -> CUSTOM "source" / "file" /
+  "preliminary_result" (_tool_events.py)
 - Subagent* -> SUBAGENT_STARTED/FINISHED (SUBAGENT_ERROR when it failed); its events carry
   `subagentRunId`
 - RunFinished -> MESSAGES_SNAPSHOT, RUN_FINISHED{outcome: success (pendingToolCallIds for the

@@ -45,8 +45,13 @@ from pyox_agents.adapters.ag_ui._messages import (
     result_id,
 )
 from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
+from pyox_agents.adapters.ag_ui._tool_events import ToolEvents
 from pyox_agents.events import (
     ApprovalRequested,
+    CustomEvent,
+    FileAttached,
+    PreliminaryResult,
+    Progress,
     ReasoningDelta,
     ReasoningEnded,
     ReasoningStarted,
@@ -54,6 +59,7 @@ from pyox_agents.events import (
     RunFinished,
     RunStarted,
     RuntimeEvent,
+    SourceCited,
     StateChanged,
     StepFinished,
     StepStarted,
@@ -120,14 +126,17 @@ def step_name(index: int) -> str:
 class _Translation(OpenParts):
     """The state of one stream's translation: what is open, and this run's messages."""
 
-    def __init__(self, run_input: RunAgentInput) -> None:
+    def __init__(self, run_input: RunAgentInput, *, restore: bool = False) -> None:
         super().__init__()
         self.input = run_input
+        self.restore = restore
+        """A connect: the stream restores the client's messages (the input's) after RUN_STARTED."""
         self.v1 = declares_1_0(run_input)
         """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
         self.started = False
         self.ended = False
         self.request: ApprovalRequested | None = None
+        self.tool_events = ToolEvents()
 
     # -- one case per runtime event ------------------------------------------------------------
 
@@ -185,6 +194,8 @@ class _Translation(OpenParts):
             case StateChanged(delta=delta, run_id=owner):
                 yield StateDeltaEvent.model_validate(
                     {"delta": [thaw(op) for op in delta], **self._attributed(owner)})
+            case CustomEvent() | Progress() | SourceCited() | FileAttached() | PreliminaryResult():
+                yield from self.tool_events.on(event, self._attributed(event.run_id))
             case ApprovalRequested():
                 self.request = event
             case SubagentStarted(run_id=run_id, call_id=call_id, name=name):
@@ -210,7 +221,10 @@ class _Translation(OpenParts):
     def _start(self, state: Any, *, announce: bool) -> Iterator[BaseEvent]:
         self.started = True
         yield RunStartedEvent(thread_id=self.input.thread_id, run_id=self.input.run_id,
+                              parent_run_id=self.input.parent_run_id,
                               protocol_version=PROTOCOL_VERSION if self.v1 else None)
+        if self.restore:
+            yield MessagesSnapshotEvent(messages=list(self.input.messages))
         if announce:
             yield StateSnapshotEvent(snapshot=thaw(state))
 
@@ -222,7 +236,8 @@ class _Translation(OpenParts):
             yield from self._failed(AgentError("internal_error", INTERNAL_ERROR_MESSAGE))
             return
         yield from self._close_all()
-        yield MessagesSnapshotEvent(messages=self._snapshot())
+        if self.drafts or not self.restore:  # a connect that streamed nothing said it all
+            yield MessagesSnapshotEvent(messages=self._snapshot())
         extra: dict[str, Any] = {}
         if event.outcome == "interrupt":
             assert request is not None and self.request is not None
@@ -274,7 +289,8 @@ async def translate(
 ) -> AsyncIterator[BaseEvent]:
     """The AG-UI events of one run, from its runtime events.
 
-    The stream opens with `RUN_STARTED{threadId, runId (the client's), protocolVersion "1.0"}`
+    The stream opens with `RUN_STARTED{threadId, runId (the client's), parentRunId (the
+    client's, if it sent one), protocolVersion "1.0"}`
     and a `STATE_SNAPSHOT` of the state the run starts from, and ends with exactly one of
     `RUN_FINISHED` (after a `MESSAGES_SNAPSHOT`) and `RUN_ERROR`, with everything it opened
     closed before. Every event carries a `timestamp` in milliseconds. The 1.0-only fields
@@ -286,13 +302,15 @@ async def translate(
 
 
 async def translate_batches(
-    run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]]
+    run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
+    restore: bool = False,
 ) -> AsyncIterator[list[BaseEvent]]:
     """`translate`, a batch at a time: the AG-UI events of each batch of runtime events.
 
     A server writes each batch in one go; the events and their order are `translate`'s.
+    `restore` (a connect): a `MESSAGES_SNAPSHOT` of `run_input.messages` follows `RUN_STARTED`.
     """
-    translation = _Translation(run_input)
+    translation = _Translation(run_input, restore=restore)
     try:
         async for batch in batches:
             out = [_stamped(e) for event in batch for e in translation.on(event)]

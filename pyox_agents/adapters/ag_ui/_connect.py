@@ -1,0 +1,143 @@
+"""The AG-UI stream of a connect: a client that comes back to a thread (a page reloaded, or
+CopilotKit's `connectAgent`) gets its history, its state and the live tail of a run still going.
+
+    RUN_STARTED, MESSAGES_SNAPSHOT (the thread's messages with the ids they were streamed
+    with), STATE_SNAPSHOT, then the events of the run still going (replayed from its start:
+    none of them is in the snapshot), then MESSAGES_SNAPSHOT and RUN_FINISHED; a thread with
+    nothing running: RUN_STARTED, MESSAGES_SNAPSHOT, STATE_SNAPSHOT (the kept state) and
+    RUN_FINISHED, with the interrupt outcome when a paused run waits on a person.
+
+A message the client still holds keeps the client's id (a user message by its place among the
+user messages, a tool result by its tool call id, an assistant message by one of its calls), so
+no message reaches a client under two ids.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from ag_ui.core import (
+    AssistantMessage,
+    BaseEvent,
+    DeveloperMessage,
+    FunctionCall,
+    Message,
+    RunAgentInput,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+
+from pyox_agents.adapters.ag_ui._events import translate_batches
+from pyox_agents.adapters.ag_ui._messages import result_text
+from pyox_agents.adapters.ag_ui._parts import content_parts
+from pyox_agents.events import (
+    ApprovalRequested,
+    RunFinished,
+    RunStarted,
+    RuntimeEvent,
+)
+from pyox_agents.state.frozen import freeze
+from pyox_agents.state.jsonvalue import file_from_json
+from pyox_agents.state.messages import Image
+from pyox_agents.state.messages import Message as PlainMessage
+from pyox_agents.state.run import ApprovalRequest
+
+__all__ = ["connect_batches", "thread_messages"]
+
+
+def thread_messages(records: Sequence[Mapping[str, Any]], client: Sequence[Message]
+                    ) -> list[Message]:
+    """The thread's messages (transcript records) as AG-UI messages, each one the client
+    holds under the client's id."""
+    known = _client_ids(client)
+    users = iter(m.id for m in client if m.role == "user")
+    out: list[Message] = []
+    for record in records:
+        role = record["role"]
+        message_id = str(record["id"])
+        if role == "user":
+            message_id = next(users, message_id)
+        elif role == "tool":
+            message_id = known.get(("tool", record["call_id"]), message_id)
+        elif role == "assistant":
+            message_id = next((known[("call", c["id"])] for c in record["tool_calls"]
+                               if ("call", c["id"]) in known), message_id)
+        out.append(_message(message_id, record))
+    return out
+
+
+def _client_ids(client: Sequence[Message]) -> dict[tuple[str, str], str]:
+    known: dict[tuple[str, str], str] = {}
+    for message in client:
+        if isinstance(message, ToolMessage):
+            known[("tool", message.tool_call_id)] = message.id
+        elif isinstance(message, AssistantMessage):
+            for call in message.tool_calls or ():
+                known[("call", call.id)] = message.id
+    return known
+
+
+def _message(message_id: str, record: Mapping[str, Any]) -> Message:
+    role = record["role"]
+    content = str(record.get("content") or "")
+    if role == "tool":
+        error = bool(record.get("is_error"))
+        if not error and record.get("result") is not None:
+            content = result_text(record["result"])
+        return ToolMessage(id=message_id, tool_call_id=str(record["call_id"]), content=content,
+                           error=content if error else None)
+    if role == "assistant":
+        calls = [ToolCall(id=c["id"], function=FunctionCall(
+            name=c["name"], arguments=json.dumps(c["arguments"], separators=(",", ":"))))
+            for c in record["tool_calls"]]
+        return AssistantMessage(id=message_id, content=content or None,
+                                tool_calls=calls or None)
+    return _plain_message(message_id, role, content, record)
+
+
+def _plain_message(message_id: str, role: str, content: str, record: Mapping[str, Any]
+                   ) -> Message:
+    if role == "system":
+        return SystemMessage(id=message_id, content=content)
+    if role == "developer":
+        return DeveloperMessage(id=message_id, content=content)
+    images = [Image(i["url"], i["media_type"]) for i in record.get("images") or ()]
+    files = [file_from_json(f) for f in record.get("files") or ()]
+    return UserMessage(id=message_id,
+                       content=content_parts(PlainMessage.user(content, *images, *files)))
+
+
+async def connect_batches(
+    run_input: RunAgentInput,
+    messages: Sequence[Message],
+    *,
+    state: Any = None,
+    pending: ApprovalRequest | None = None,
+    paused_run_id: str | None = None,
+    tail: AsyncIterable[Sequence[RuntimeEvent]] | None = None,
+) -> AsyncIterator[list[BaseEvent]]:
+    """The AG-UI events of a connect, a batch at a time (see the module).
+
+    `messages`: the thread's messages (`thread_messages`); `tail`: the events of the run still
+    going, from its `RunStarted`; without one, `state` is the thread's kept state and `pending`
+    the question its paused run (`paused_run_id`) waits on.
+    """
+    restored = run_input.model_copy(update={"messages": list(messages)})
+    async for batch in translate_batches(restored, tail or _idle(run_input, state, pending,
+                                                                paused_run_id), restore=True):
+        yield batch
+
+
+async def _idle(run_input: RunAgentInput, state: Any, pending: ApprovalRequest | None,
+                paused_run_id: str | None) -> AsyncIterator[list[RuntimeEvent]]:
+    kept = freeze({} if state is None else state)
+    events: list[RuntimeEvent] = [RunStarted(paused_run_id or run_input.run_id,
+                                             run_input.thread_id, kept)]
+    if pending is not None:
+        events.append(ApprovalRequested(pending))
+    events.append(RunFinished(None, kept, outcome="interrupt" if pending else "success"))
+    yield events

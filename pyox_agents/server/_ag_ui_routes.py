@@ -1,0 +1,50 @@
+"""The AG-UI routes beside the run: `POST /agents/{name}/ag-ui/connect` (a client that comes
+back to a thread: its history, state and live tail) and `GET /agents/{name}/ag-ui/capabilities`.
+Each takes the app's `_Server`, as `handled` gives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from pyox_agents.adapters import ag_ui
+from pyox_agents.service import rejoin
+
+__all__ = ["ag_ui_capabilities", "ag_ui_connect"]
+
+
+async def ag_ui_connect(server: Any, request: Request) -> Response:
+    """Stream the thread of the body's `RunAgentInput` (only `threadId` matters) to a client
+    that comes back: history and state, then the run still going, if any (see
+    `pyox_agents.adapters.ag_ui.connect_batches`). The same owner check as other thread routes;
+    an unknown thread is empty."""
+    principal = await server.principal(request)
+    _, agent = server.agent(request)
+    run_input = ag_ui.read_input(await server.body(request))
+    await server.runs.check_owner(run_input.thread_id, principal)
+    back = await rejoin(server.runs, agent, run_input.thread_id)
+    batches = ag_ui.connect_batches(
+        run_input, ag_ui.thread_messages(back.messages, run_input.messages), state=back.state,
+        pending=back.pending, paused_run_id=back.paused_run_id, tail=back.tail)
+
+    async def frames() -> AsyncIterator[bytes]:
+        async for batch in batches:
+            yield "".join(f"data: {ag_ui.encode_event(e)}\n\n" for e in batch).encode()
+
+    response: Response = server.sse(frames(), None)
+    return response
+
+
+async def ag_ui_capabilities(server: Any, request: Request) -> Response:
+    """The agent's AG-UI `AgentCapabilities` (`ag_ui.agent_capabilities`)."""
+    await server.principal(request)
+    name, agent = server.agent(request)
+    return JSONResponse(ag_ui.agent_capabilities(
+        name, [t.spec for t in agent.tools.values()],
+        predictions={t.name: t.predict_state for t in agent.tools.values() if t.predict_state},
+        persistent=agent.store is not None,
+        max_steps=agent.limits.steps if agent.limits is not None else None))

@@ -1,0 +1,112 @@
+"""A thread's messages as people saw them, each with the id its client was streamed.
+
+Built from the thread's append-only history, not from `State.messages` (what the model reads
+next): compaction and cleared results do not hide what was said, and notices (the loop's words
+to the model) are not shown. A restore takes back what came after the point it returns to.
+
+Ids: an assistant message has the id its reply streamed with (`reply_message_id`), a tool
+result `result-<call id>`, a user message `user_<digest>` of its place in the history (clients
+that sent it keep their own id: the protocol adapter matches them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pyox_agents.runtime._replies import reply_message_id
+from pyox_agents.state.conversation import State
+from pyox_agents.state.history import (
+    ContextChangeEntry,
+    HistoryEntry,
+    ImportEntry,
+    ModelReplyEntry,
+    Restored,
+    RunStartEntry,
+    ToolResultEntry,
+    UserMessageEntry,
+)
+from pyox_agents.state.jsonvalue import file_to_json
+from pyox_agents.state.messages import NOTICE_PREFIX, Message
+
+__all__ = ["result_message_id", "transcript"]
+
+
+def result_message_id(call_id: str) -> str:
+    """The id of the message of a tool call's result (AG-UI's `TOOL_CALL_RESULT.messageId`)."""
+    return f"result-{call_id}"
+
+
+def transcript(conversation: State, *, before_run: str | None = None) -> list[dict[str, Any]]:
+    """The messages of `conversation` as JSON records, oldest first.
+
+    Each record: `{id, role, content, tool_calls: [{id, name, arguments}], call_id}`; a tool
+    result also has `is_error` and `result` (its JSON value when it succeeded). `before_run`:
+    stop at the last start of that run (a run still going, whose messages its events give).
+    """
+    history = conversation.history
+    end = len(history)
+    if before_run is not None:
+        starts = [i for i, e in enumerate(history)
+                  if isinstance(e, RunStartEntry) and e.content == before_run]
+        end = starts[-1] if starts else end
+    thread_id = conversation.id
+    kept: list[tuple[int, dict[str, Any]]] = []
+    request = 0
+    for index in range(end):
+        entry = history[index]
+        if entry.kind == "model_request":
+            request = index
+            continue
+        if isinstance(entry, ContextChangeEntry) and isinstance(entry.content, Restored):
+            kept = [(at, record) for at, record in kept if at < entry.content.history_length]
+            continue
+        kept.extend((index, record)
+                    for record in _records(thread_id, history, index, entry, request))
+    return [record for _, record in kept]
+
+
+def _records(thread_id: str, history: Sequence[HistoryEntry], index: int, entry: HistoryEntry,
+             request: int) -> list[dict[str, Any]]:
+    match entry:
+        case ImportEntry(content=messages):
+            return [_record(_place_id(thread_id, "import", index, n), m)
+                    for n, m in enumerate(messages) if _shown(m)]
+        case UserMessageEntry(content=message):
+            return [_record(_place_id(thread_id, "user", index, 0), message)]
+        case ModelReplyEntry(purpose="think", content=reply):
+            message = Message.assistant(reply.text, reply.tool_calls)
+            return [_record(reply_message_id(thread_id, history, request), message)]
+        case ToolResultEntry():
+            record = _record(result_message_id(entry.call.id), entry.message)
+            record["is_error"] = entry.is_error or entry.outcome != "ok"
+            record["result"] = entry.content if entry.outcome == "ok" else None
+            return [record]
+    return []
+
+
+def _shown(message: Message) -> bool:
+    return not (message.role == "user" and message.content.startswith(NOTICE_PREFIX))
+
+
+def _place_id(thread_id: str, kind: str, index: int, n: int) -> str:
+    digest = hashlib.sha256(f"{thread_id}\n{index}\n{n}".encode()).hexdigest()
+    return f"{kind}_{digest[:16]}"
+
+
+def _record(message_id: str, message: Message) -> dict[str, Any]:
+    if message.role == "tool" and message.call_id is not None:
+        message_id = result_message_id(message.call_id)
+    return {
+        "id": message_id,
+        "role": message.role,
+        "content": message.content,
+        "tool_calls": [{"id": c.id, "name": c.name,
+                        "arguments": json.loads(json.dumps(dict(c.arguments)))}
+                       for c in message.tool_calls],
+        "call_id": message.call_id,
+        "images": [{"url": i.url, "media_type": i.media_type} for i in message.images],
+        "files": [file_to_json(f) for f in message.files],
+    }
