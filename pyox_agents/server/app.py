@@ -280,12 +280,12 @@ async def _ai_sdk_run(server: _Server, request: Request) -> Response:
     live.meta["ai_sdk"] = chat
     if server.runs.shared:  # other processes replay it: they need the chat as JSON
         await server.runs.publish_meta(live, {"ai_sdk": chat.to_json()})
-    return _ai_sdk_response(server, live, chat, version)
+    return _ai_sdk_response(server, live, chat, version, agent)
 
 
 async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
-    server.agent(request)
+    _, agent = server.agent(request)
     chat_id = request.path_params["chat_id"]
     await server.runs.check_owner(chat_id, principal)
     found = await server.runs.follow(chat_id)  # this process, or (shared runs) another one
@@ -296,16 +296,18 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     if isinstance(chat, Mapping):  # published by another process as JSON
         chat = ai_sdk.Chat.from_json(chat)
     # the run speaks the major it was started with
-    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None)
+    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None, agent)
 
 
-def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int) -> Response:
-    return _ai_sdk_events(server, live.follow_batches(), chat, version, live)
+def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int,
+                     agent: Agent) -> Response:
+    return _ai_sdk_events(server, live.follow_batches(), chat, version, live, agent)
 
 
 def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any, version: int,
-                   live: LiveRun | None) -> Response:
-    chunks = ai_sdk.translate_batches(chat, batches, sdk_version=version)
+                   live: LiveRun | None, agent: Agent) -> Response:
+    chunks = ai_sdk.translate_batches(chat, batches, sdk_version=version,
+                                      state_snapshots=agent.state_snapshots)
 
     async def frames() -> AsyncIterator[bytes]:
         async for batch in chunks:
