@@ -97,7 +97,10 @@ def test_state_run_on_ai_7(serve: Serve, run_node: RunNode) -> None:
     assert final == {"count": 6}
     assert_state_run(out, final)
     seen = [e["data"] for e in out["dataEvents"] if e["type"] == "data-state"]
-    assert seen == [{"count": 1}, {"count": 3}, {"count": 6}, {"count": 6}]
+    assert seen == [{"count": 1}, {"count": 3}, {"count": 6}]  # one per step that changed it
+    patches = [e for e in out["dataEvents"] if e["type"] == "data-state-delta"]
+    assert [p["data"] for p in patches] == [[{"op": "replace", "path": "/count", "value": 3}],
+                                            [{"op": "replace", "path": "/count", "value": 6}]]
     (message,) = assistants(out)
     assert [p["state"] for p in tool_parts(message)] == ["output-available"] * 2
     assert out["finishes"][-1]["finishReason"] == "stop"
