@@ -6,7 +6,8 @@ Routes (DESIGN.md, "Server"):
 - `POST /agents/{name}/ai-sdk`: body as the AI SDK `DefaultChatTransport` sends it, answer a UI
   message stream (`?v=5|6|7` picks the client's major, 7 by default).
 - `GET /agents/{name}/ai-sdk/{chat_id}/stream`: 204 when nothing runs on the chat, else the run
-  from its first chunk, then live. `POST /agents/{name}/ai-sdk/{chat_id}/stop` cancels it.
+  from its first chunk, then live. `POST /agents/{name}/ai-sdk/{chat_id}/stop` cancels it;
+  `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
 - `GET /agents`, `GET /threads/{id}`, `GET /runs/{run_id}`, `GET /healthz`.
 
 Bad input is answered before any stream (400, 404, 409, 413, 422). A run goes on when its client
@@ -32,6 +33,7 @@ from starlette.staticfiles import StaticFiles
 
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
+from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
 from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server.sse import EventStreamResponse
@@ -249,6 +251,8 @@ def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
               handled(server, _ai_sdk_resume, text_error), methods=["GET"]),
         Route("/agents/{name}/ai-sdk/{chat_id}/stop",
               handled(server, _ai_sdk_stop, text_error), methods=["POST"]),
+        Route("/agents/{name}/ai-sdk/{chat_id}/messages",
+              handled(server, ai_sdk_messages, text_error), methods=["GET"]),
         Route("/agents", handled(server, _list_agents), methods=["GET"]),
         Route("/threads/{thread_id}", handled(server, _get_thread), methods=["GET"]),
         Route("/runs/{run_id}", handled(server, _get_run), methods=["GET"]),
