@@ -114,3 +114,64 @@ def test_a_live_state_kept_from_patches_equals_the_final_state(serve: Serve,
     assert live == final and len(final["todos"]) == 4
     snapshots = [e for e in out["dataEvents"] if e["type"] == "data-state"]
     assert len(snapshots) == 2  # "at finish": the opening and the final state only
+
+
+@tool(approval=True)
+def reset(ctx: RunContext) -> str:
+    """Set the list to empty (a person approves first)."""
+    ctx.state["todos"] = []
+    return "reset"
+
+
+@pytest.mark.parametrize("major", [7, 6, 5])
+def test_messages_pass_validate_ui_messages_and_continue_the_chat(
+        serve: Serve, run_node: RunNode, major: int) -> None:
+    """`GET .../messages` is "ready for useChat({ messages })": the client's own validator
+    accepts it, and a chat started from it goes on with the same assistant ids."""
+    agent = Agent(ScriptedModel([ToolCall("add_todo", {"text": "milk"}, id="c1"), "Added.",
+                                 "Still here."]), tools=[add_todo])
+    base = serve(create_app({"a": agent}, store=MemoryStore()))
+    api = f"{base}/agents/a/ai-sdk?v={major}"
+    first = run_node("aisdk_chat.mjs", api, {"major": major, "chatId": f"hist-{major}",
+                                             "body": {"state": {"todos": []}},
+                                             "messages": ["add milk"]})
+    streamed = assistant(first)
+    loaded = run_node("aisdk_messages.mjs",
+                      f"{base}/agents/a/ai-sdk/hist-{major}/messages?v={major}", str(major))
+    assert loaded["status"] == 200 and loaded["valid"], loaded["error"]
+    (user_message, message) = loaded["messages"]
+    assert message["id"] == streamed["id"]
+    (part,) = [p for p in message["parts"] if p["type"] == "tool-add_todo"]
+    assert part["state"] == "output-available" and part["output"] == "added"
+    assert message["parts"][-1]["data"] == {"todos": [{"text": "milk", "done": False}]}
+    again = run_node("aisdk_chat.mjs", api, {"major": major, "chatId": f"hist-{major}",
+                                             "initialMessages": loaded["messages"],
+                                             "messages": ["anything else?"]})
+    assert again["chunkErrors"] == [] and again["status"] == "ready", again["error"]
+    ids = [m["id"] for m in again["messages"] if m["role"] == "assistant"]
+    assert ids[0] == streamed["id"] and len(ids) == 2
+    assert again["requests"][0]["body"]["messages"][1]["parts"][-1]["type"] == "data-state"
+
+
+def test_messages_show_a_waiting_approval_that_the_page_can_answer(
+        serve: Serve, run_node: RunNode) -> None:
+    """A reloaded page sees the call waiting for a person and answers it from the history."""
+    agent = Agent(ScriptedModel([ToolCall("reset", {}, id="c1"), "Cleared."]),
+                  tools=[reset])
+    base = serve(create_app({"a": agent}, store=MemoryStore()))
+    api = f"{base}/agents/a/ai-sdk"
+    first = run_node("aisdk_chat.mjs", api, {"chatId": "wait", "messages": ["clear"],
+                                             "body": {"state": {"todos": [1]}}})
+    loaded = run_node("aisdk_messages.mjs", f"{base}/agents/a/ai-sdk/wait/messages")
+    assert loaded["valid"], loaded["error"]
+    (part,) = [p for m in loaded["messages"] for p in m["parts"] if p["type"] == "tool-reset"]
+    assert part["state"] == "approval-requested"
+    out = run_node("aisdk_chat.mjs", api, {"chatId": "wait",
+                                           "initialMessages": loaded["messages"],
+                                           "messages": [{"approvals": [{"approved": True}]}]})
+    assert out["chunkErrors"] == [] and out["status"] == "ready", out["error"]
+    (message,) = [m for m in out["messages"] if m["role"] == "assistant"]
+    assert message["id"] == assistant(first)["id"]
+    assert [p["data"] for p in message["parts"] if p["type"] == "data-state"] == [{"todos": []}]
+    (part,) = [p for p in message["parts"] if p["type"] == "tool-reset"]
+    assert part["state"] == "output-available"
