@@ -139,7 +139,7 @@ def test_messages_pass_validate_ui_messages_and_continue_the_chat(
     loaded = run_node("aisdk_messages.mjs",
                       f"{base}/agents/a/ai-sdk/hist-{major}/messages?v={major}", str(major))
     assert loaded["status"] == 200 and loaded["valid"], loaded["error"]
-    (user_message, message) = loaded["messages"]
+    (_, message) = loaded["messages"]
     assert message["id"] == streamed["id"]
     (part,) = [p for p in message["parts"] if p["type"] == "tool-add_todo"]
     assert part["state"] == "output-available" and part["output"] == "added"

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{A as t,M as n,j as r}from"./CopilotKitView-gGInpsNi.js";import{r as i}from"./random-id-BpMKjinL.js";import{C as a,D as o,E as s,O as c,S as l,T as u,_ as d,b as f,c as p,d as m,f as h,g,h as ee,l as te,m as ne,o as re,p as ie,s as _,u as v,v as ae,w as y,x as b,y as x}from"./index-CdhQDids.js";function oe(e){return o(re,e)}function se(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
+import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{A as t,M as n,j as r}from"./CopilotKitView-C0YCN446.js";import{r as i}from"./random-id-CBlasV72.js";import{C as a,D as o,E as s,O as c,S as l,T as u,_ as d,b as f,c as p,d as m,f as h,g,h as ee,l as te,m as ne,o as re,p as ie,s as _,u as v,v as ae,w as y,x as b,y as x}from"./index-BEYkP2w4.js";function oe(e){return o(re,e)}function se(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
 <html>
 <head>
 <meta charset="utf-8" />

@@ -1,0 +1,1 @@
+export{t as Mermaid}from"./CopilotKitView-C0YCN446.js";
