@@ -16,7 +16,8 @@ __all__ = ["ai_sdk_messages"]
 
 
 async def ai_sdk_messages(server: Any, request: Request) -> Response:
-    """The chat's messages: 404 without a store, for an unknown chat or another's."""
+    """The chat's messages: 404 without a store, for an unknown chat or another's; 400 for
+    an `ai` major other than 5, 6 or 7."""
     principal = await server.principal(request)
     _, agent = server.agent(request)
     chat_id = request.path_params["chat_id"]
@@ -29,7 +30,15 @@ async def ai_sdk_messages(server: Any, request: Request) -> Response:
     except LookupError:
         raise RequestError(404, f"no chat {chat_id!r}") from None
     paused = await server.runs.paused(agent, chat_id)
-    version = int(request.headers.get("x-ai-sdk-version") or request.query_params.get("v", "7"))
     return JSONResponse(ai_sdk.history_to_ui_messages(
         conversation.history, view["state"], pending=paused.pending if paused else None,
-        sdk_version=version if version in ai_sdk.SDK_VERSIONS else 7))
+        sdk_version=_sdk_version(request)))
+
+
+def _sdk_version(request: Request) -> int:
+    """The client's `ai` major, as the POST reads it (header or `?v=`; 7 by default)."""
+    raw = request.headers.get("x-ai-sdk-version") or request.query_params.get("v", "7")
+    if raw not in ("5", "6", "7"):
+        raise RequestError(400, f"the `ai` major (header x-ai-sdk-version or ?v=) must be 5, 6 "
+                                f"or 7, got {raw!r}")
+    return int(raw)

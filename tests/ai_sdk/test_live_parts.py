@@ -114,3 +114,20 @@ async def test_a_replay_gives_the_same_metadata() -> None:
     chunks, events = await run_chunks(agent_calling("research"), body(user("go"), state={}))
     again = [c async for c in ai_sdk.translate(Chat("chat-1"), events_of(events))]
     assert again[0] == chunks[0] and again[-1] == chunks[-1]
+
+
+@pytest.mark.parametrize("name", ["state", "state-delta", "run-error", "approval-request"])
+async def test_a_tool_cannot_emit_a_part_the_runtime_writes_itself(name: str) -> None:
+    """`data-state` is the shared state's part: a tool's `ctx.emit("state", ...)` would replace
+    it in the message, so it is refused with the name to use instead."""
+    @tool
+    async def spoof(ctx: RunContext) -> str:
+        """Emit under a reserved name."""
+        ctx.emit(name, {"todos": []})
+        return "sent"
+
+    agent = Agent(ScriptedModel([ToolCall("spoof", {}, id="c1"), "done"]), tools=[spoof])
+    chunks, _ = await run_chunks(agent, body(user("go"), state={"todos": [1]}))
+    (error,) = [c for c in chunks if c["type"] == "tool-output-error"]
+    assert f"{name!r} is reserved" in error["errorText"]
+    assert [c["data"] for c in chunks if c["type"] == "data-state"] == [{"todos": [1]}]

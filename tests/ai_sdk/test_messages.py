@@ -129,3 +129,23 @@ def test_an_unknown_chat_is_404_naming_it(live_server: Serve) -> None:
     base = live_server(app(["Hi."]))
     got = messages(base, "nope")
     assert got.status_code == 404 and "'nope'" in got.text
+
+
+def test_an_unknown_ai_major_is_400_naming_the_choices(live_server: Serve) -> None:
+    base = live_server(app(["Hi."]))
+    post(base, body(user("hi")))
+    got = httpx.get(f"{base}{URL}/chat-1/messages?v=abc", timeout=10)
+    assert got.status_code == 400 and "must be 5, 6 or 7, got 'abc'" in got.text
+
+
+def test_ai_5_sees_a_waiting_approval_as_the_data_part_it_was_streamed(
+        live_server: Serve) -> None:
+    """ai 5 has no approval parts: it answers the `data-approval-request` with `approvals`."""
+    base = live_server(app([ToolCall("reset", {}, id="c1"), "Reset."]))
+    chunks = post(base, body(user("reset"), state={"count": 4}), **{"x-ai-sdk-version": "5"})
+    (streamed,) = [c for c in chunks if c["type"] == "data-approval-request"]
+    (_, assistant) = messages(base, **{"x-ai-sdk-version": "5"}).json()
+    (part,) = [p for p in assistant["parts"] if p["type"] == "tool-reset"]
+    assert part["state"] == "input-available" and "approval" not in part
+    (kept,) = [p for p in assistant["parts"] if p["type"] == "data-approval-request"]
+    assert kept == streamed

@@ -7,8 +7,8 @@
   said (a continuation, after an approval or a client tool's output, writes into the same
   message, as it did on the wire); a `step-start` part per model reply, its reasoning, text
   and tool parts in their final states (`output-available`, `output-error`, `output-denied`;
-  a call waiting for a person `approval-requested` with its approval id; one waiting for the
-  page's own tool `input-available`);
+  a call waiting for a person `approval-requested` with its approval id, or for ai 5 the
+  `data-approval-request` part; one waiting for the page's own tool `input-available`);
 - the last assistant message ends with the `data-state` part of the thread's shared state.
 
 A `regenerate` went back in the history (`Restored`): what it replaced is left out. Live parts
@@ -51,13 +51,24 @@ def history_to_ui_messages(history: Sequence[Any], state: Any = None, *,
         elif kind == "tool_result" and entry.call.id in calls:
             calls[entry.call.id].update(_outcome(entry, sdk_version))
     if pending is not None and pending.call_id in calls:
-        part = calls[pending.call_id]
-        if sdk_version >= 6:
-            part.update(state="approval-requested", approval={"id": pending.id})
+        _waiting(calls[pending.call_id], pending, out, sdk_version)
     assistants = [m for m in out if m["role"] == "assistant"]
     if assistants and state is not None:
         assistants[-1]["parts"].append({"type": "data-state", "id": STATE_ID, "data": state})
     return out
+
+
+def _waiting(part: dict[str, Any], pending: ApprovalRequest, out: list[UIMessage],
+             sdk_version: int) -> None:
+    """Show the call waiting for a person as the stream did: an `approval-requested` part (ai 6
+    and 7), or (ai 5) the `data-approval-request` part the page answers with `approvals`."""
+    if sdk_version >= 6:
+        part.update(state="approval-requested", approval={"id": pending.id})
+        return
+    message = next(m for m in reversed(out) if part in m["parts"])
+    message["parts"].append({"type": "data-approval-request", "id": pending.id, "data": {
+        "approvalId": pending.id, "toolCallId": pending.call_id, "toolName": pending.tool,
+        "input": dict(pending.arguments), "prompt": pending.prompt}})
 
 
 def _in_effect(history: Sequence[Any]) -> list[tuple[int, Any]]:
