@@ -21,6 +21,7 @@ from pyox_agents.events import (
     RunFailed,
     RunFinished,
     RuntimeEvent,
+    StateSnapshots,
 )
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.names import resolve_model
@@ -98,6 +99,10 @@ class Agent:
             of a model, for deterministic agents (see `pyox_agents.runtime._planning`).
         tool_timeout: seconds after which a tool call is stopped (its result becomes a timeout
             error, the run goes on); a tool's own `@tool(timeout=...)` comes first.
+        state_snapshots: how often a web frontend is sent the whole shared state besides its
+            changes: "change" (after every change), "step" (at most once per step end, the
+            default) or "finish" (only at the end). The AI SDK stream reads it; each change
+            always goes out as a small patch.
     """
 
     def __init__(
@@ -114,6 +119,7 @@ class Agent:
         limits: Limits | None = None,
         planner: Planner | None = None,
         tool_timeout: float | None = None,
+        state_snapshots: StateSnapshots = "step",
     ) -> None:
         if model is None and planner is None:
             raise TypeError("Agent() needs a model (or a planner): Agent(model=...)")
@@ -140,6 +146,10 @@ class Agent:
         self.limits = limits
         self.planner = planner
         self.tool_timeout = tool_timeout
+        if state_snapshots not in ("change", "step", "finish"):
+            raise ValueError(f'Agent(state_snapshots=...) is "change", "step" or "finish", '
+                             f"got {state_snapshots!r}")
+        self.state_snapshots: StateSnapshots = state_snapshots
         self._paused: PausedRuns = {}  # store-less agents' paused runs
         self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
         self._resolved: Model | None = None

@@ -14,6 +14,7 @@ import contextlib
 import inspect
 import logging
 import secrets
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -152,7 +153,9 @@ class Runner(ToolCalls):
             journal.audit("run_resumed" if resumed else "run_started",
                           {"thread_id": conversation.id, "goal": journal.run.goal})
             await journal.save()
-            self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value))
+            model = None if isinstance(self.model, PlannerModel) else self.model.name
+            self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value,
+                                  model=model, started_at=int(time.time() * 1000)))
             if self.setup.reporters:
                 await self._report("on_run_start", self._context())
             paused = await self._loop()

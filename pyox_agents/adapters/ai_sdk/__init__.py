@@ -17,6 +17,7 @@ from pyox_agents.adapters.ai_sdk._encode import (
     translate,
     translate_batches,
 )
+from pyox_agents.adapters.ai_sdk._history import history_to_ui_messages
 from pyox_agents.adapters.ai_sdk._request import (
     SDK_VERSIONS,
     Chat,
@@ -39,6 +40,7 @@ __all__ = [
     "encode",
     "encode_chunk",
     "finish_reason",
+    "history_to_ui_messages",
     "parse_request",
     "translate",
     "translate_batches",

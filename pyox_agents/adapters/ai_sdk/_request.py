@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
@@ -51,7 +51,9 @@ class Chat:
     `id` is the chat id (the thread); `message_id` the id of the assistant message a
     continuation (after an approval or a client tool output) keeps writing into, else None (the
     stream starts a new assistant message); `denied_calls` the tool calls a person refused in
-    this request, whose results are sent as `tool-output-denied`.
+    this request, whose results are sent as `tool-output-denied`; `state_seen` the shared
+    state the client holds (its last `data-state` part, when it sent no edits of its own), so
+    an opening snapshot equal to it is left out (None: unknown, always sent).
     """
 
     id: str
@@ -59,6 +61,7 @@ class Chat:
     message_id: str | None = None
     denied_calls: frozenset[str] = frozenset()
     sdk_version: int = 7
+    state_seen: Any = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """This chat as JSON (another server process replays the run from it)."""
@@ -118,9 +121,10 @@ def parse_request(
         if message_id is None and isinstance(data.get("messageId"), str):
             message_id = data["messageId"]
     decisions, denied = _decisions(ui_messages, data.get("approvals"), continuing)
-    chat = Chat(chat_id, trigger, message_id, frozenset(denied), sdk_version)
     seen = _last_state_part(ui_messages)
     state = data.get("state")
+    chat = Chat(chat_id, trigger, message_id, frozenset(denied), sdk_version,
+                state_seen=seen if state is None or state == seen else None)
     messages, paths = _converted(ui_messages)
     request = RunRequest(
         thread_id=chat_id,

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{G as t,K as n,W as r}from"./v2-0wzPILKd.js";import{r as i}from"./random-id-9Kn--Cal.js";import{C as a,D as o,E as s,O as c,S as l,T as u,_ as d,b as f,c as p,d as m,f as h,g,h as ee,l as te,m as ne,o as re,p as ie,s as _,u as v,v as ae,w as y,x as b,y as x}from"./index-W_m8jff8.js";function oe(e){return o(re,e)}function se(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
+import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{G as t,K as n,W as r}from"./v2-CJS8hCV_.js";import{r as i}from"./random-id-DZj4UaF1.js";import{C as a,D as o,E as s,O as c,S as l,T as u,_ as d,b as f,c as p,d as m,f as h,g,h as ee,l as te,m as ne,o as re,p as ie,s as _,u as v,v as ae,w as y,x as b,y as x}from"./index-B5RhbFfM.js";function oe(e){return o(re,e)}function se(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
 <html>
 <head>
 <meta charset="utf-8" />

@@ -1,1 +1,0 @@
-export{h as Mermaid}from"./v2-0wzPILKd.js";
