@@ -32,11 +32,12 @@ from pyox_agents.events import (
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
 from pyox_agents.runtime import _tracing
 from pyox_agents.runtime._calls import ToolCalls
+from pyox_agents.runtime._instructions import system_messages
 from pyox_agents.runtime._journal import Journal, StoreError
 from pyox_agents.runtime._planning import PlannerModel
 from pyox_agents.runtime._records import Gate
 from pyox_agents.runtime._replies import ReplyStream, reply_message_id
-from pyox_agents.runtime._setup import Access, Emit, Instructions, Setup, SubagentPaused, discard
+from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused, discard
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message, Reply, Usage
 from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, StopReason
@@ -323,27 +324,7 @@ class Runner(ToolCalls):
             return reply_message_id(conversation.id, history, len(history) - 1)
 
     async def _system_messages(self, ctx: RunContext) -> list[Message]:
-        instructions = self.setup.instructions
-        if self.context:
-            extra = "Context from the app:\n" + "\n".join(f"- {c}" for c in self.context)
-            text = await self._instructions_text(ctx, instructions)
-            return [Message.system(f"{text}\n\n{extra}" if text else extra)]
-        text = await self._instructions_text(ctx, instructions)
-        return [Message.system(text)] if text else []
-
-    @staticmethod
-    async def _instructions_text(ctx: RunContext, instructions: Instructions) -> str:
-        if instructions is None:
-            return ""
-        if callable(instructions):
-            text = instructions(ctx)
-            if inspect.isawaitable(text):
-                text = await text
-            if not isinstance(text, str):
-                kind = type(text).__name__
-                raise TypeError(f"the instructions callable returned {kind}, not str")
-            return text
-        return instructions
+        return await system_messages(ctx, self.setup.instructions, self.context)
 
     # -- helpers -------------------------------------------------------------------------------
 
