@@ -51,7 +51,8 @@ def main() -> None:
     RESULTS.write_text(header)
     timings = []
     for script, extra in (("state_delta.py", []), ("store_steps.py",
-                                                    ["--steps", "50"] if args.quick else [])):
+                                                    ["--steps", "50"] if args.quick else []),
+                          ("ai_sdk_state.py", quick)):
         out, took = run(script, *extra, timeout=300)
         command = " ".join([".venv/bin/python", f"bench/{script}", *extra])
         write_section(script.removesuffix(".py").replace("_", " "),

@@ -28,6 +28,7 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
+from pyox_agents.remote import RemoteAgent
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._loops import loop
 from pyox_agents.runtime._permissions import Allow, Ask, Deny
@@ -54,7 +55,7 @@ from pyox_agents.state.history import (
     ToolResultEntry,
     UserMessageEntry,
 )
-from pyox_agents.state.messages import Image, Message, Reply, ToolCall, Usage
+from pyox_agents.state.messages import File, Image, Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import (
     SCHEMA_VERSION,
     AgentError,
@@ -95,6 +96,7 @@ __all__ = [
     "Deny",
     "ErrorEntry",
     "ExtraDataEntry",
+    "File",
     "FileAttached",
     "FinishEntry",
     "FrozenDict",
@@ -112,6 +114,7 @@ __all__ = [
     "ReasoningDelta",
     "ReasoningEnded",
     "ReasoningStarted",
+    "RemoteAgent",
     "Reply",
     "Restored",
     "RunContext",

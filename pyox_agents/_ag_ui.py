@@ -20,6 +20,7 @@ from pyox_agents.adapters.ag_ui import (
     request_from_input,
     thread_messages,
     translate,
+    upgrade_binary_parts,
 )
 from pyox_agents.agent import Agent
 from pyox_agents.service import RunService, rejoin
@@ -126,7 +127,7 @@ def _valid(run_input: RunAgentInput | Mapping[str, Any]) -> RunAgentInput:
     if isinstance(run_input, RunAgentInput):
         return run_input
     try:
-        return RunAgentInput.model_validate(run_input)
+        return RunAgentInput.model_validate(upgrade_binary_parts(run_input))
     except pydantic.ValidationError as exc:
         where, what = validation_problems(exc, root="body")[0]
         raise RequestError(422, f"not a valid RunAgentInput: {where}: {what}", where) from None

@@ -86,5 +86,6 @@ async def stream(
         agent = agent.with_store(store)
     runs = service if service is not None else RunService(agent.store)
     live = await runs.start(agent, request, name=agent.name or "")
-    async for chunk in translate(chat, live.follow(), sdk_version=sdk_version):
+    async for chunk in translate(chat, live.follow(), sdk_version=sdk_version,
+                                 state_snapshots=agent.state_snapshots):
         yield chunk

@@ -139,6 +139,7 @@ class RunContext:
         """
         if not isinstance(name, str) or not name:
             raise TypeError(f"ctx.emit needs a non-empty str name, got {name!r}")
+        _check_not_reserved("ctx.emit", name)
         value = freeze(value, path=f"ctx.emit({name!r}) value")
         self._deliver(CustomEvent(name, value, id=id, transient=transient, call_id=self.call_id))
 
@@ -155,6 +156,7 @@ class RunContext:
         """
         if not isinstance(kind, str) or not kind:
             raise TypeError(f"ctx.progress needs a non-empty str kind, got {kind!r}")
+        _check_not_reserved("ctx.progress", kind)
         view = id if id is not None else f"{self.call_id}-{kind}"
         content = freeze(content, path=f"ctx.progress({kind!r}) content")
         before = self._views.get(view, _NO_VIEW)
@@ -248,3 +250,14 @@ class PersonNeeded(BaseException):
 
 class PersonDeclined(Exception):
     """A person declined to answer a tool's `ctx.ask_person`."""
+
+
+RESERVED_NAMES = frozenset({"state", "state-delta", "run-error", "approval-request"})
+"""Names of the AI SDK parts the runtime writes itself (`data-state`, ...): not for tools."""
+
+
+def _check_not_reserved(where: str, name: str) -> None:
+    if name in RESERVED_NAMES:
+        raise ValueError(f"{where}({name!r}, ...): {name!r} is reserved (the AI SDK part "
+                         f"data-{name} is the runtime's own); pick another name, such as "
+                         f"{name + '-view'!r}")

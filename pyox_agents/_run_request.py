@@ -7,7 +7,7 @@ Below both the adapters (which make these) and the service (which runs them): pl
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyox_agents.models.base import ToolSpec
@@ -66,7 +66,8 @@ class RunRequest:
     from the server, when its protocol echoes it (the AI SDK's `data-state` part), else None;
     `saw_thread` whether the client has received this thread's state before (a fresh page has
     not: its `{}` means "nothing yet", not "cleared"). `regenerate` replaces the last reply of
-    the thread.
+    the thread. `part_paths` names where each image and file of `messages` was in the request
+    ((message index, "images" or "files", index) -> "messages[2].content[1]"), for errors.
     """
 
     thread_id: str
@@ -80,3 +81,4 @@ class RunRequest:
     context: tuple[str, ...] = ()
     forwarded_props: Any = None
     regenerate: bool = False
+    part_paths: Mapping[tuple[int, str, int], str] = field(default_factory=dict)

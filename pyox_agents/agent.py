@@ -21,6 +21,7 @@ from pyox_agents.events import (
     RunFailed,
     RunFinished,
     RuntimeEvent,
+    StateSnapshots,
 )
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.names import resolve_model
@@ -98,6 +99,10 @@ class Agent:
             of a model, for deterministic agents (see `pyox_agents.runtime._planning`).
         tool_timeout: seconds after which a tool call is stopped (its result becomes a timeout
             error, the run goes on); a tool's own `@tool(timeout=...)` comes first.
+        state_snapshots: how often a web frontend is sent the whole shared state besides its
+            changes: "change" (after every change), "step" (at most once per step end, the
+            default) or "finish" (only at the end). The AI SDK stream reads it; each change
+            always goes out as a small patch.
     """
 
     def __init__(
@@ -114,6 +119,7 @@ class Agent:
         limits: Limits | None = None,
         planner: Planner | None = None,
         tool_timeout: float | None = None,
+        state_snapshots: StateSnapshots = "step",
     ) -> None:
         if model is None and planner is None:
             raise TypeError("Agent() needs a model (or a planner): Agent(model=...)")
@@ -140,6 +146,10 @@ class Agent:
         self.limits = limits
         self.planner = planner
         self.tool_timeout = tool_timeout
+        if state_snapshots not in ("change", "step", "finish"):
+            raise ValueError(f'Agent(state_snapshots=...) is "change", "step" or "finish", '
+                             f"got {state_snapshots!r}")
+        self.state_snapshots: StateSnapshots = state_snapshots
         self._paused: PausedRuns = {}  # store-less agents' paused runs
         self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
         self._resolved: Model | None = None
@@ -222,9 +232,11 @@ class Agent:
             TypeError: `state` is not JSON (the message names the path of the bad value), or
                 `conversation` is neither a State nor a str.
             pydantic.ValidationError: `state` does not validate against `state_type`.
-            ValueError: the model is a name with no provider, or the State is finished; when
-                iterated, the conversation's last run is still running (in this process, or
-                another holds the thread's store lease).
+            ValueError: the model is a name with no provider, or the State is finished, or a
+                message holds an image or file the model cannot take (`InputNotAccepted`,
+                naming the part and what the model takes); when iterated, the conversation's
+                last run is still running (in this process, or another holds the thread's
+                store lease).
         """
         return self.start(conversation, state=state, client_tools=client_tools, context=context,
                           forwarded_props=forwarded_props, fence=fence, owner=owner).events()
@@ -518,6 +530,7 @@ class Agent:
             limits=self.limits,
             planner=self.planner,
             tool_timeout=self.tool_timeout,
+            name=self.name,
         )
 
 

@@ -47,13 +47,25 @@ __all__ = [
 ]
 
 
+StateSnapshots: TypeAlias = Literal["change", "step", "finish"]
+"""How often a frontend gets the whole shared state besides its patches (`Agent(state_snapshots=)`):
+after every change, at most once per step end, or only at the end of the run."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunStarted:
-    """A run began on thread `thread_id` with the (validated, read-only) shared `state`."""
+    """A run began on thread `thread_id` with the (validated, read-only) shared `state`.
+
+    `model` names the model that answers (`Model.name`, None for a planner) and `started_at`
+    is when the run began, in milliseconds since the epoch (a frontend shows them as the
+    message's metadata; they travel with the event, so a replay shows the same).
+    """
 
     run_id: str
     thread_id: str
     state: Any
+    model: str | None = None
+    started_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

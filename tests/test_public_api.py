@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pyox_agents
-from pyox_agents import models, stores
+from pyox_agents import models, stores, tracing
 
 
 def test_the_top_level_names_are_exactly_these() -> None:
@@ -30,6 +30,7 @@ def test_the_top_level_names_are_exactly_these() -> None:
         "Deny",
         "ErrorEntry",
         "ExtraDataEntry",
+        "File",
         "FinishEntry",
         "FrozenDict",
         "FrozenList",
@@ -43,6 +44,7 @@ def test_the_top_level_names_are_exactly_these() -> None:
         "ReasoningDelta",
         "ReasoningEnded",
         "ReasoningStarted",
+        "RemoteAgent",
         "Reply",
         "Restored",
         "RunContext",
@@ -92,8 +94,12 @@ def test_the_top_level_names_are_exactly_these() -> None:
     }
 
 
+def test_the_tracing_names_are_exactly_these() -> None:
+    assert set(tracing.__all__) == {"disable", "enable", "enabled"}
+
+
 def test_every_public_name_exists_and_has_a_docstring() -> None:
-    for module in (pyox_agents, models, stores):
+    for module in (pyox_agents, models, stores, tracing):
         for name in module.__all__:
             value = getattr(module, name)
             if callable(value):

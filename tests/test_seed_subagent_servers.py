@@ -156,7 +156,7 @@ async def test_ai_sdk_a_subagents_approval_is_the_parents_approval_request(
         assert [c["toolCallId"] for c in requests] == ["pay1", "b1"]
         assert len({c["approvalId"] for c in requests}) == 1
         request = requests[0]
-        assert first[-1] == {"type": "finish", "finishReason": "tool-calls"}
+        assert first[-1]["type"] == "finish" and first[-1]["finishReason"] == "tool-calls"
         assert paid == []
         message = assistant_from(first)
         for part in message["parts"]:  # as addToolApprovalResponse does: each part it names
@@ -167,7 +167,7 @@ async def test_ai_sdk_a_subagents_approval_is_the_parents_approval_request(
         assert response.status_code == 200, response.text
         second = chunks_of(response.text)
     check_stream_rules(second, parts={"b1", "pay1"})
-    assert second[0] == {"type": "start", "messageId": first[0]["messageId"]}
+    assert second[0]["type"] == "start" and second[0]["messageId"] == first[0]["messageId"]
     outputs = {c["toolCallId"]: c for c in second if c["type"].startswith("tool-output")}
     states = [c["data"] for c in second if c["type"] == "data-state"]
     if approved:

@@ -6,16 +6,18 @@ import { AiSdkView } from "./views/AiSdkView";
 // CopilotKit is most of the page's code: it loads when its tab is first opened.
 const CopilotKitView = lazy(() =>
   import("./views/CopilotKitView").then((m) => ({ default: m.CopilotKitView })));
+const GalleryView = lazy(() => import("./views/GalleryView").then((m) => ({ default: m.GalleryView })));
 
 const VIEWS = [
   { id: "ag-ui", label: "AG-UI", note: "@ag-ui/client HttpAgent: STATE_SNAPSHOT / STATE_DELTA" },
   { id: "ai-sdk", label: "AI SDK", note: "@ai-sdk/react useChat: data-state parts, resume" },
   { id: "copilotkit", label: "CopilotKit", note: "CopilotKit v2 chat + useAgent, no CopilotKit runtime" },
+  { id: "gallery", label: "Gallery", note: "the seven CopilotKit features, each on an agent of pyox_agents.examples" },
 ] as const;
 type ViewId = (typeof VIEWS)[number]["id"];
 
 function viewFromHash(): ViewId {
-  const id = location.hash.slice(1);
+  const id = location.hash.slice(1).split("/")[0];
   return (VIEWS.find((v) => v.id === id)?.id ?? "ag-ui") as ViewId;
 }
 
@@ -48,17 +50,25 @@ export function App() {
         <span className="muted">a todo list and a cart, shared with an agent</span>
         <nav className="tabs">
           {VIEWS.map((v) => (
-            <a key={v.id} href={`#${v.id}`} className={v.id === view ? "current" : ""} title={v.note}>
+            <a key={v.id} href={`#${v.id}`} className={v.id === view ? "current" : ""} title={v.note} data-testid={`tab-${v.id}`}>
               {v.label}
             </a>
           ))}
         </nav>
       </header>
       <div className="main">
-        <ThreadList threads={listThreads(view)} current={threadId} onSelect={select} onNew={() => select(newThread(view).id)} />
-        <Suspense fallback={<p className="muted">Loading…</p>}>
-          <Current key={`${view}:${threadId}`} threadId={threadId} />
-        </Suspense>
+        {view === "gallery" ? (
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <GalleryView />
+          </Suspense>
+        ) : (
+          <>
+            <ThreadList threads={listThreads(view)} current={threadId} onSelect={select} onNew={() => select(newThread(view).id)} />
+            <Suspense fallback={<p className="muted">Loading…</p>}>
+              <Current key={`${view}:${threadId}`} threadId={threadId} />
+            </Suspense>
+          </>
+        )}
       </div>
       <footer className="muted">{VIEWS.find((v) => v.id === view)!.note}</footer>
     </div>

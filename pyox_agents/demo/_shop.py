@@ -6,10 +6,11 @@ reaches the page as an AG-UI `STATE_DELTA` or an AI SDK `data-state` part; the p
 same lists on the page, and the next run starts from their edits. `checkout` waits for a
 person's approval before it turns the cart into an order.
 
-`demo_agents(model)` gives the agents by name, ready for `create_app`. The offline `"demo"`
-model understands a few phrases ("add milk and eggs to my cart", "clear completed", "check
-out", "plan a trip to Rome", "plan my week", "pack for a beach holiday"); a real model
-("openai:gpt-5-mini", "ollama:llama3.2") follows the instructions below.
+`shop_agent(model)` makes the agent (`demo_agents(model)` gives it, with the gallery's, by
+name). The offline `"demo"` model understands a few phrases ("add milk and eggs to my cart",
+"clear completed", "check out", "find a recipe for pancakes", "plan a trip to Rome", "plan my
+week", "pack for a beach holiday"); a real model ("openai:gpt-5-mini", "ollama:llama3.2")
+follows the instructions below.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pyox_agents.agent import Agent
+from pyox_agents.demo._recipes import find_recipe
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.demo import DemoModel, decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
 from pyox_agents.tools import RunContext, tool
 
-__all__ = ["AGENT_NAME", "DemoState", "demo_agents", "demo_tools", "shop_reply"]
+__all__ = ["AGENT_NAME", "DemoState", "demo_tools", "shop_agent", "shop_reply"]
 
 AGENT_NAME = "demo"
 """The name the demo agent is served under: `/agents/demo/ag-ui`, `/agents/demo/ai-sdk`."""
@@ -221,7 +223,7 @@ def show_state(ctx: RunContext) -> str:
 def demo_tools() -> list[Any]:
     """The demo's tools, in the order the model is told about them."""
     return [add_todo, complete_todo, edit_todo, remove_todo, clear_completed, add_to_cart,
-            remove_from_cart, checkout, show_state]
+            remove_from_cart, checkout, show_state, find_recipe]
 
 
 def _instructions(ctx: RunContext) -> str:
@@ -230,6 +232,7 @@ def _instructions(ctx: RunContext) -> str:
 
 _CHECKOUT = re.compile(r"\b(check ?out|place (?:the |my )?order|order (?:it|them|everything))\b",
                        re.I)
+_RECIPE = re.compile(r"\brecipe (?:for|of) (?:an? )?([\w ]+?)[.?!]*$", re.I)
 _CLEAR_DONE = re.compile(r"\bclear\b.*\b(completed?|done|ticked|finished)\b", re.I)
 _CART_WORDS = re.compile(r"\b(cart|basket|buy|shop(?:ping)?)\b", re.I)
 _TODO_WORDS = re.compile(r"\b(todos?|to-dos?|list|tasks?)\b", re.I)
@@ -241,9 +244,10 @@ _TODO_TOOLS = frozenset({"add_todo", "complete_todo", "edit_todo", "remove_todo"
 def shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
     """The offline demo model's reply, taught the demo's own phrases (`DemoModel(shop_reply)`).
 
-    It calls `checkout` for "check out" / "place the order", `clear_completed` for "clear
-    completed", and sends "... to my cart" to the cart tools and "... to my list" to the todo
-    tools; everything else is `decide`'s (see `pyox_agents.models.demo`).
+    It calls `checkout` for "check out" / "place the order", `find_recipe` for "find a recipe
+    for pancakes", `clear_completed` for "clear completed", and sends "... to my cart" to the
+    cart tools and "... to my list" to the todo tools; everything else is `decide`'s (see
+    `pyox_agents.models.demo`).
     """
     names = {spec.name for spec in tools}
     if messages and messages[-1].role == "tool":
@@ -253,10 +257,15 @@ def shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
                 return Reply(text=f"The order was not placed ({last.content}); your cart is "
                                   "as it was.")
             return Reply(text=f"Thank you! {last.content[:1].upper()}{last.content[1:]}.")
+        if last.name == "find_recipe" and not last.is_error:
+            return Reply(text=f"Here is a recipe for {last.content}.")
         return decide(messages, tools)
     text = next((m.content for m in reversed(messages) if m.role == "user"), "")
     if _CHECKOUT.search(text) and "checkout" in names:
         return Reply(tool_calls=(ToolCall("checkout", {}),))
+    recipe = _RECIPE.search(text)
+    if recipe and "find_recipe" in names:
+        return Reply(tool_calls=(ToolCall("find_recipe", {"dish": recipe.group(1)}),))
     if _CLEAR_DONE.search(text) and "clear_completed" in names:
         return Reply(tool_calls=(ToolCall("clear_completed", {}),))
     scope = _CART_TOOLS if _CART_WORDS.search(text) else (
@@ -266,14 +275,13 @@ def shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
     return decide(messages, tools)
 
 
-def demo_agents(model: Model | str = "demo") -> dict[str, Agent]:
-    """The demo's agents by name (`{"demo": Agent}`), for `create_app`.
+def shop_agent(model: Model | str = "demo", *, name: str = AGENT_NAME) -> Agent:
+    """The todo and cart agent (`DemoState`), named `name`.
 
     `model` is a `Model` or a model name: "demo" (offline, the default: `DemoModel(shop_reply)`),
     "openai:<model>", "ollama:<model>" and the other names `Agent(model=...)` takes.
     """
     if model == "demo":
         model = DemoModel(shop_reply)
-    agent = Agent(model=model, tools=demo_tools(), instructions=_instructions,
-                  state_type=DemoState, name=AGENT_NAME)
-    return {AGENT_NAME: agent}
+    return Agent(model=model, tools=demo_tools(), instructions=_instructions,
+                 state_type=DemoState, name=name)

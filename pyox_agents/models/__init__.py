@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyox_agents.models._inputs import ANY_INPUT, InputKinds, InputNotAccepted
 from pyox_agents.models._provider import ProviderError
 from pyox_agents.models.base import (
     Model,
@@ -32,11 +33,14 @@ if TYPE_CHECKING:
     from pyox_agents.models.openai import OpenAIModel
 
 __all__ = [
+    "ANY_INPUT",
     "MODEL_FORMS",
     "PRICES",
     "AnthropicModel",
     "DemoModel",
     "FunctionModel",
+    "InputKinds",
+    "InputNotAccepted",
     "Message",
     "Model",
     "ModelChunk",

@@ -10,12 +10,13 @@ import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from pyox_agents.models._inputs import InputKinds, Source
+from pyox_agents.models._part_blocks import ANTHROPIC_INPUTS, anthropic_blocks
 from pyox_agents.models._provider import (
     Endpoint,
     ErrorKinds,
     LoopClient,
     ProviderError,
-    data_url_parts,
     describe_failure,
     missing_extra,
     plain,
@@ -83,6 +84,8 @@ class AnthropicModel:
             5xx (529 overloaded too) or a connection error, with exponential backoff.
         client: an `anthropic.AsyncAnthropic` to use as it is (base_url, api_key, timeout and
             max_retries are then ignored).
+        inputs: the images and files the server takes (`accepts`); default the Messages API's:
+            JPEG/PNG/GIF/WebP images, PDFs and plain text, as data or by URL.
 
     With extended thinking, the thinking blocks of a reply that called tools are sent back
     with the tool results, signatures included, as the API requires. A missing key is reported
@@ -99,6 +102,7 @@ class AnthropicModel:
         timeout: float | None = 300.0,
         max_retries: int = 2,
         client: anthropic.AsyncAnthropic | None = None,
+        inputs: InputKinds | None = None,
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ValueError(
@@ -112,6 +116,7 @@ class AnthropicModel:
         self.settings: dict[str, Any] = dict(settings or {})
         self.timeout = timeout
         self.max_retries = max_retries
+        self.input_kinds = ANTHROPIC_INPUTS if inputs is None else inputs
         self._given_client = client
         self._clients: LoopClient[anthropic.AsyncAnthropic] = LoopClient(
             self._make_client, closes=client is None
@@ -122,6 +127,10 @@ class AnthropicModel:
     def name(self) -> str:
         """`"anthropic:<model>"`."""
         return f"anthropic:{self.model}"
+
+    def accepts(self, media_type: str, source: Source = "data") -> bool:
+        """Whether this model takes an image or file of `media_type` from `source`."""
+        return self.input_kinds.accepts(media_type, source)
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model!r})"
@@ -318,7 +327,8 @@ def to_anthropic_messages(
 
     System messages join into the `system` parameter. Tool results become `tool_result` blocks
     (with `is_error`) in a user message; consecutive user turns merge into one message, as the
-    API wants parallel results together. Images become `image` blocks (data: URLs as base64).
+    API wants parallel results together. Images become `image` blocks, files `document` blocks
+    (data: URLs as base64; plain text as a text source).
     `thinking` maps an assistant reply's first tool call id to the thinking blocks to send
     back before it.
     """
@@ -338,12 +348,9 @@ def to_anthropic_messages(
             if message.content:
                 system.append(message.content)
         elif message.role == "user":
-            blocks = [_image_block(image.url, image.media_type) for image in message.images]
-            if message.content:
-                blocks.append({"type": "text", "text": message.content})
-            add("user", blocks)
+            add("user", anthropic_blocks(message))
         elif message.role == "assistant":
-            blocks = []
+            blocks: list[dict[str, Any]] = []
             if message.tool_calls and thinking:
                 blocks.extend(thinking.get(message.tool_calls[0].id, ()))
             if message.content:
@@ -366,17 +373,6 @@ def to_anthropic_messages(
                 result["is_error"] = True
             add("user", [result])
     return "\n\n".join(system), out
-
-
-def _image_block(url: str, media_type: str) -> dict[str, Any]:
-    parts = data_url_parts(url)
-    if parts is not None:
-        data_type, data = parts
-        return {
-            "type": "image",
-            "source": {"type": "base64", "media_type": data_type or media_type, "data": data},
-        }
-    return {"type": "image", "source": {"type": "url", "url": url}}
 
 
 def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:

@@ -81,7 +81,13 @@ class ModelError(Exception):
 
 @runtime_checkable
 class Model(Protocol):
-    """An LLM the agent can ask. Implementations stream chunks for one request at a time."""
+    """An LLM the agent can ask. Implementations stream chunks for one request at a time.
+
+    A model may also say which images and files it takes: a method `accepts(media_type,
+    source) -> bool` (source "data" or "url") and an `input_kinds` (`InputKinds`) for error
+    messages. A run whose messages hold a part its model does not accept is refused before it
+    starts; a model without `accepts` is given every part as it is.
+    """
 
     @property
     def name(self) -> str:

@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pyox_agents.models._demo_reading import is_greeting, last_user_text, read_intent
 from pyox_agents.models._demo_replies import VERBS, help_reply, state_summary, summary
 from pyox_agents.models._demo_tools import fill, main_argument, properties_of, tool_for, types_of
+from pyox_agents.models._inputs import ANY_INPUT, Source
 from pyox_agents.models._streaming import stream_reply
 from pyox_agents.models.base import ModelChunk, ModelRequest, ToolSpec
 from pyox_agents.state.messages import Message, Reply, ToolCall
@@ -65,6 +66,13 @@ class DemoModel:
     def name(self) -> str:
         """Always "demo"."""
         return "demo"
+
+    input_kinds = ANY_INPUT
+    """The demo model is given every image and file (it reads only the text)."""
+
+    def accepts(self, media_type: str, source: Source = "data") -> bool:
+        """Always True: the demo model takes every image and file (it reads only the text)."""
+        return True
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Decide the reply by rules and stream it."""

@@ -12,6 +12,8 @@ import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from pyox_agents.models._inputs import InputKinds, Source
+from pyox_agents.models._part_blocks import OPENAI_INPUTS, openai_parts
 from pyox_agents.models._provider import (
     Endpoint,
     ErrorKinds,
@@ -72,6 +74,9 @@ class OpenAIModel:
         provider: a short name for the server, used in `name` and in error messages.
         client: an `openai.AsyncOpenAI` to use as it is (base_url, api_key, timeout and
             max_retries are then ignored).
+        inputs: the images and files the server takes (`accepts`); default what the Chat
+            Completions API takes: images (data or URL), WAV/MP3 audio and PDFs (data). Pass
+            `InputKinds({"image/*": ("data", "url")})` for a server that takes images only.
 
     A missing key is reported when the model is first asked (the run fails with code
     "no_api_key", naming the environment variable), not at construction.
@@ -88,6 +93,7 @@ class OpenAIModel:
         max_retries: int = 2,
         provider: str = "openai",
         client: openai.AsyncOpenAI | None = None,
+        inputs: InputKinds | None = None,
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ValueError(f"OpenAIModel needs a model name such as 'gpt-5-mini', got {model!r}")
@@ -100,6 +106,7 @@ class OpenAIModel:
         self.timeout = timeout
         self.max_retries = max_retries
         self.provider = provider
+        self.input_kinds = OPENAI_INPUTS if inputs is None else inputs
         self._given_client = client
         self._clients: LoopClient[openai.AsyncOpenAI] = LoopClient(
             self._make_client, closes=client is None
@@ -109,6 +116,11 @@ class OpenAIModel:
     def name(self) -> str:
         """`"<provider>:<model>"`, such as "openai:gpt-5-mini" or "ollama:llama3.2"."""
         return f"{self.provider}:{self.model}"
+
+    def accepts(self, media_type: str, source: Source = "data") -> bool:
+        """Whether this model takes an image or file of `media_type` from `source` ("data" or
+        "url"), per `input_kinds`."""
+        return self.input_kinds.accepts(media_type, source)
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, provider={self.provider!r})"
@@ -262,7 +274,8 @@ class _ChunkReader:
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """`messages` in the Chat Completions format.
 
-    System messages stay system messages; images become `image_url` parts; an assistant's tool
+    System messages stay system messages; images become `image_url` parts, files `input_audio`
+    (WAV, MP3) or `file` parts (PDF, as data); an assistant's tool
     calls become `tool_calls` (arguments that were not a JSON object are sent as `{}`); a tool
     result becomes a `tool` message answering its `tool_call_id` (an error starts "Error: ").
     """
@@ -271,15 +284,8 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if message.role == "system":
             out.append({"role": "system", "content": message.content})
         elif message.role == "user":
-            if message.images:
-                parts: list[dict[str, Any]] = []
-                if message.content:
-                    parts.append({"type": "text", "text": message.content})
-                parts.extend(
-                    {"type": "image_url", "image_url": {"url": image.url}}
-                    for image in message.images
-                )
-                out.append({"role": "user", "content": parts})
+            if message.images or message.files:
+                out.append({"role": "user", "content": openai_parts(message)})
             else:
                 out.append({"role": "user", "content": message.content})
         elif message.role == "assistant":

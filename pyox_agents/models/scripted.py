@@ -10,6 +10,7 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TypeAlias
 
+from pyox_agents.models._inputs import ANY_INPUT, InputKinds, Source
 from pyox_agents.models._streaming import stream_reply
 from pyox_agents.models.base import ModelChunk, ModelError, ModelRequest, ToolSpec
 from pyox_agents.state.messages import Message, Reply, ToolCall
@@ -54,11 +55,15 @@ class ScriptedModel:
     parallel tool calls in one reply) or a `Reply`. A request past the end of the script fails the
     run with a `ScriptExhausted` error that says how many replies the script had.
 
+    It takes every image and file (`inputs=ANY_INPUT`); give it the `InputKinds` of a real
+    model to stand in for one that takes fewer.
+
     Example:
         ScriptedModel([ToolCall("add_todo", {"text": "Book the flight"}), "Done."])
     """
 
-    def __init__(self, script: Sequence[ReplySpec]) -> None:
+    def __init__(self, script: Sequence[ReplySpec], *, inputs: InputKinds = ANY_INPUT) -> None:
+        self.input_kinds = inputs
         if isinstance(script, str | ToolCall | Reply):
             raise TypeError("ScriptedModel takes a list of replies, e.g. ScriptedModel(['Hi'])")
         self._replies = [to_reply(spec) for spec in script]
@@ -70,6 +75,10 @@ class ScriptedModel:
     def name(self) -> str:
         """Always "scripted"."""
         return "scripted"
+
+    def accepts(self, media_type: str, source: Source = "data") -> bool:
+        """Whether this model takes an image or file of `media_type` (per `input_kinds`)."""
+        return self.input_kinds.accepts(media_type, source)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream the next scripted reply."""
@@ -95,9 +104,12 @@ class FunctionModel:
 
     `messages` is the list the model would see (each a `Message` with `.role` and `.content`);
     `tools` the tools it may call. `fn` returns what a `ScriptedModel` script element holds.
+    It takes the images and files `inputs` says: every one by default.
     """
 
-    def __init__(self, fn: ReplyFunction, *, name: str = "function") -> None:
+    def __init__(self, fn: ReplyFunction, *, name: str = "function",
+                 inputs: InputKinds = ANY_INPUT) -> None:
+        self.input_kinds = inputs
         self._fn = fn
         self._name = name
 
@@ -105,6 +117,10 @@ class FunctionModel:
     def name(self) -> str:
         """The name given at construction, "function" by default."""
         return self._name
+
+    def accepts(self, media_type: str, source: Source = "data") -> bool:
+        """Whether this model takes an image or file of `media_type` (per `input_kinds`)."""
+        return self.input_kinds.accepts(media_type, source)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Call the function and stream its reply."""

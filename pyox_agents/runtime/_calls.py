@@ -17,6 +17,7 @@ import pydantic_core
 from pyox_agents._run_context import Preliminary
 from pyox_agents.events import PreliminaryResult, RuntimeEvent, StateChanged, ToolResult
 from pyox_agents.models.base import ToolSpec
+from pyox_agents.runtime import _tracing
 from pyox_agents.runtime._journal import Journal, new_request
 from pyox_agents.runtime._permissions import Ask, Deny, decide, permission_name
 from pyox_agents.runtime._records import ClosedCall, Gate, spent_plus
@@ -63,6 +64,17 @@ class _Call:
     paused: ApprovalRequest | None = None
     subagent: dict[str, str] | None = None
     client: bool = False
+    error_type: str | None = None
+    """What kind of error ended the call, for tracing: the exception's class, if it raised."""
+
+    def traced(self, span: _tracing.ToolSpan) -> None:
+        """Tell the call's span how it ended."""
+        if self.paused is not None or self.client:
+            span.ended("paused" if self.paused is not None else "handed_over")
+            return
+        result = self.events[0]
+        assert isinstance(result, ToolResult)
+        span.ended(self.outcome, result.result, result.error, self.error_type)
 
 
 class ToolCalls:
@@ -116,7 +128,12 @@ class ToolCalls:
         return next((step.paused[call.id] for call in calls if call.id in step.paused), None)
 
     async def _call_tool(self, call: ToolCall, step: _StepCalls) -> None:
-        done = await self._run_tool(call, step.stops)
+        if _tracing.on is None:
+            done = await self._run_tool(call, step.stops)
+        else:
+            with _tracing.tool_span(call, self.conversation.id) as span:
+                done = await self._run_tool(call, step.stops)
+                done.traced(span)
         if done.paused is not None:
             step.paused[call.id] = done.paused
             if done.subagent is not None and self.journal is not None:
@@ -283,8 +300,10 @@ class ToolCalls:
         """What a tool that raised `exc` gives: a pause when it waits for a person, else an
         error result the model reads (with what its subagents used)."""
         if isinstance(exc, TimeoutError) and timeout is not None:
-            return self._error(call, f"the tool did not finish within {timeout:g} s and was "
-                                     "stopped; nothing of it was applied")
+            timed_out = self._error(call, f"the tool did not finish within {timeout:g} s and "
+                                          "was stopped; nothing of it was applied")
+            timed_out.error_type = "timeout"
+            return timed_out
         if isinstance(exc, SubagentPaused) and self.journal is not None:
             return _Call(paused=exc.request, subagent=exc.link)
         if isinstance(exc, PersonNeeded):
@@ -294,6 +313,7 @@ class ToolCalls:
         failed = self._error(call, message, outcome="denied" if declined else "error")
         failed.child_ids, failed.usage = ctx.child_ids, ctx.child_usage
         failed.spent = ctx.child_spent
+        failed.error_type = f"{type(exc).__module__}.{type(exc).__qualname__}"
         return failed
 
     def _error(self, call: ToolCall, message: str, *, outcome: str = "error") -> _Call:

@@ -14,6 +14,7 @@ import contextlib
 import inspect
 import logging
 import secrets
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from pyox_agents.events import (
     StepStarted,
 )
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
+from pyox_agents.runtime import _tracing
 from pyox_agents.runtime._calls import ToolCalls
 from pyox_agents.runtime._journal import Journal, StoreError
 from pyox_agents.runtime._planning import PlannerModel
@@ -119,7 +121,11 @@ class Runner(ToolCalls):
         """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`."""
         _RUNNING.add(self.run_id)
         try:
-            await self._execute(parent_id, parent_call_id, resumed)
+            if _tracing.on is None:
+                await self._execute(parent_id, parent_call_id, resumed)
+            else:
+                with _tracing.run_span(self, resumed):
+                    await self._execute(parent_id, parent_call_id, resumed)
         finally:
             _RUNNING.discard(self.run_id)
 
@@ -147,7 +153,9 @@ class Runner(ToolCalls):
             journal.audit("run_resumed" if resumed else "run_started",
                           {"thread_id": conversation.id, "goal": journal.run.goal})
             await journal.save()
-            self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value))
+            model = None if isinstance(self.model, PlannerModel) else self.model.name
+            self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value,
+                                  model=model, started_at=int(time.time() * 1000)))
             if self.setup.reporters:
                 await self._report("on_run_start", self._context())
             paused = await self._loop()
@@ -288,6 +296,14 @@ class Runner(ToolCalls):
         return await self._ask_model(request)
 
     async def _ask_model(self, request: ModelRequest) -> Reply:
+        if _tracing.on is None:
+            return await self._stream_reply(request)
+        with _tracing.chat_span(self.model.name, request, self.conversation.id) as span:
+            reply = await self._stream_reply(request)
+            span.replied(reply)
+        return reply
+
+    async def _stream_reply(self, request: ModelRequest) -> Reply:
         self._stream = ReplyStream(self._send, {
             name: tool.predict_state for name, tool in self.setup.tools.items()},
             self._reply_id())

@@ -44,6 +44,7 @@ class Setup:
     limits: Limits | None = None
     planner: Any = None
     tool_timeout: float | None = None
+    name: str | None = None
 
 
 @dataclass

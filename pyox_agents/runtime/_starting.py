@@ -7,6 +7,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from pyox_agents.models._inputs import check_inputs
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._parts import AgentParts
@@ -48,6 +49,7 @@ def prepare(
         )
     conversation._check_can_run()
     setup = agent._setup()
+    check_inputs(setup.model, conversation.messages)
     value = validated(agent, {} if state is NOT_GIVEN else state)
     shared = SharedState(value, state_type=agent.state_type)
     goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
@@ -64,7 +66,9 @@ def turn_runner(agent: AgentParts, conversation: State) -> Runner:
     if not isinstance(conversation, State):
         raise TypeError(f"expected a State, got {type(conversation).__name__}")
     shared = SharedState({}, state_type=agent.state_type)
-    return Runner(agent._setup(), conversation, Access(shared, conversation))
+    setup = agent._setup()
+    check_inputs(setup.model, conversation.messages)
+    return Runner(setup, conversation, Access(shared, conversation))
 
 
 def validated(agent: AgentParts, state: Any) -> Any:

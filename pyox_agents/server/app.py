@@ -8,7 +8,8 @@ Routes (DESIGN.md, "Server"):
 - `POST /agents/{name}/ai-sdk`: body as the AI SDK `DefaultChatTransport` sends it, answer a UI
   message stream (`?v=5|6|7` picks the client's major, 7 by default).
 - `GET /agents/{name}/ai-sdk/{chat_id}/stream`: 204 when nothing runs on the chat, else the run
-  from its first chunk, then live. `POST /agents/{name}/ai-sdk/{chat_id}/stop` cancels it.
+  from its first chunk, then live. `POST /agents/{name}/ai-sdk/{chat_id}/stop` cancels it;
+  `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
 - `GET /agents`, `GET /threads/{id}`, `GET /runs/{run_id}`, `GET /healthz`.
 
 Bad input is answered before any stream (400, 404, 409, 413, 422). A run goes on when its client
@@ -35,6 +36,7 @@ from starlette.staticfiles import StaticFiles
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
 from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect
+from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
 from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server.sse import EventStreamResponse
@@ -255,6 +257,8 @@ def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
               handled(server, _ai_sdk_resume, text_error), methods=["GET"]),
         Route("/agents/{name}/ai-sdk/{chat_id}/stop",
               handled(server, _ai_sdk_stop, text_error), methods=["POST"]),
+        Route("/agents/{name}/ai-sdk/{chat_id}/messages",
+              handled(server, ai_sdk_messages, text_error), methods=["GET"]),
         Route("/agents", handled(server, _list_agents), methods=["GET"]),
         Route("/threads/{thread_id}", handled(server, _get_thread), methods=["GET"]),
         Route("/runs/{run_id}", handled(server, _get_run), methods=["GET"]),
@@ -286,12 +290,12 @@ async def _ai_sdk_run(server: _Server, request: Request) -> Response:
     live.meta["ai_sdk"] = chat
     if server.runs.shared:  # other processes replay it: they need the chat as JSON
         await server.runs.publish_meta(live, {"ai_sdk": chat.to_json()})
-    return _ai_sdk_response(server, live, chat, version)
+    return _ai_sdk_response(server, live, chat, version, agent)
 
 
 async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
-    server.agent(request)
+    _, agent = server.agent(request)
     chat_id = request.path_params["chat_id"]
     await server.runs.check_owner(chat_id, principal)
     found = await server.runs.follow(chat_id)  # this process, or (shared runs) another one
@@ -302,16 +306,18 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     if isinstance(chat, Mapping):  # published by another process as JSON
         chat = ai_sdk.Chat.from_json(chat)
     # the run speaks the major it was started with
-    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None)
+    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None, agent)
 
 
-def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int) -> Response:
-    return _ai_sdk_events(server, live.follow_batches(), chat, version, live)
+def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int,
+                     agent: Agent) -> Response:
+    return _ai_sdk_events(server, live.follow_batches(), chat, version, live, agent)
 
 
 def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any, version: int,
-                   live: LiveRun | None) -> Response:
-    chunks = ai_sdk.translate_batches(chat, batches, sdk_version=version)
+                   live: LiveRun | None, agent: Agent) -> Response:
+    chunks = ai_sdk.translate_batches(chat, batches, sdk_version=version,
+                                      state_snapshots=agent.state_snapshots)
 
     async def frames() -> AsyncIterator[bytes]:
         async for batch in chunks:

@@ -12,6 +12,7 @@ import pydantic
 
 from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
 from pyox_agents.agent import Agent
+from pyox_agents.models._inputs import InputNotAccepted, check_inputs
 from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.conversation import State
@@ -30,7 +31,13 @@ __all__ = [
 async def open_conversation(agent: Agent, request: RunRequest) -> State:
     """The thread's conversation with the request's news added: the client's results for its
     tools' calls and its new user messages; a new conversation from the client's messages when
-    the agent's store has none (or the agent has no store)."""
+    the agent's store has none (or the agent has no store).
+
+    Raises:
+        RequestError: 422 naming the part, when the agent's model cannot take an image or
+            file of the request's messages.
+    """
+    _check_inputs(agent, request)
     thread_id = request.thread_id
     store = agent.store
     conversation: State | None = None
@@ -54,6 +61,17 @@ async def open_conversation(agent: Agent, request: RunRequest) -> State:
     return conversation
 
 
+def _check_inputs(agent: Agent, request: RunRequest) -> None:
+    try:
+        model = agent.resolve_model()
+    except ValueError:
+        return  # a model name with no provider: refused_as_request_errors answers it (500)
+    try:
+        check_inputs(model, request.messages, request.part_paths)
+    except InputNotAccepted as exc:
+        raise RequestError(422, str(exc), exc.path) from None
+
+
 @contextlib.contextmanager
 def refused_as_request_errors(agent: Agent) -> Iterator[None]:
     """Turn what `Agent.start` refuses into HTTP answers: a state that is not JSON or does not
@@ -70,6 +88,8 @@ def refused_as_request_errors(agent: Agent) -> Iterator[None]:
         raise RequestError(422, _validation_message(exc), "state") from None
     except TypeError as exc:
         raise RequestError(422, str(exc), "state") from None
+    except InputNotAccepted as exc:  # a part kept in the thread that this model cannot take
+        raise RequestError(422, str(exc), exc.path) from None
     except ValueError as exc:
         raise RequestError(409, str(exc)) from None
 

@@ -13,7 +13,8 @@ __all__ = ["thread_view"]
 
 
 async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
-    """`thread_id` as JSON: `{id, messages, state, version, running}`.
+    """`thread_id` as JSON: `{id, messages, state, version, running}`; a message's `images`
+    and `files` are `{url, media_type[, filename]}` objects.
 
     `messages` are the thread's messages as people saw them (`transcript`), each with the id
     its client was streamed (`{id, role, content, tool_calls, call_id}`).

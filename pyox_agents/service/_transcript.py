@@ -28,6 +28,7 @@ from pyox_agents.state.history import (
     ToolResultEntry,
     UserMessageEntry,
 )
+from pyox_agents.state.jsonvalue import file_to_json
 from pyox_agents.state.messages import NOTICE_PREFIX, Message
 
 __all__ = ["result_message_id", "transcript"]
@@ -106,4 +107,6 @@ def _record(message_id: str, message: Message) -> dict[str, Any]:
                         "arguments": json.loads(json.dumps(dict(c.arguments)))}
                        for c in message.tool_calls],
         "call_id": message.call_id,
+        "images": [{"url": i.url, "media_type": i.media_type} for i in message.images],
+        "files": [file_to_json(f) for f in message.files],
     }

@@ -36,7 +36,7 @@ from pyox_agents.state.history import (
     utc_now,
 )
 from pyox_agents.state.jsonvalue import json_equal
-from pyox_agents.state.messages import NOTICE_PREFIX, Image, Message
+from pyox_agents.state.messages import NOTICE_PREFIX, File, Image, Message
 from pyox_agents.state.snapshot import Fold, StateSnapshot, cleared, replay
 from pyox_agents.state.stopped import (
     Stopped,
@@ -129,8 +129,8 @@ class State(StateReads):
 
         Raises:
             TypeError: `message` is not a Message.
-            ValueError: not a user message, blocks other than text and images, or no text and
-                no image.
+            ValueError: not a user message, blocks other than text, images and files, or no
+                text, no image and no file.
         """
         if not isinstance(message, Message):
             raise TypeError(f"add_message() takes a Message, got {type(message).__name__}: write "
@@ -141,9 +141,9 @@ class State(StateReads):
                              f"Message.notice(text)")
         if message.tool_calls or message.call_id is not None or message.name is not None or (
                 message.is_error):
-            raise ValueError("add_message() takes a message of text and images only; this one "
-                             "has tool calls or tool-result fields: use Message.user(text, "
-                             "*images)")
+            raise ValueError("add_message() takes a message of text and images only (and "
+                             "files); this one has tool calls or tool-result fields: use "
+                             "Message.user(text, *images)")
         if not isinstance(message.content, str):
             raise ValueError(f"add_message() got a message whose text is a "
                              f"{type(message.content).__name__}, not a str: write "
@@ -155,7 +155,13 @@ class State(StateReads):
                                  f"{type(image).__name__}, not an Image: a user message holds "
                                  f"text and Image blocks only, e.g. Message.user(text, "
                                  f"Image(url=...))")
-        if not message.content.strip() and not message.images:
+        files = message.files if isinstance(message.files, tuple | list) else [message.files]
+        for index, file in enumerate(files):
+            if not isinstance(file, File):
+                raise ValueError(f"add_message() got a message whose files[{index}] is a "
+                                 f"{type(file).__name__}, not a File: write Message.user(text, "
+                                 f"File(url=..., media_type=...))")
+        if not message.content.strip() and not message.images and not message.files:
             raise ValueError("add_message() got a message with no text and no image: give it "
                              "some text, e.g. Message.user('Now fix it')")
         if message.content.startswith(NOTICE_PREFIX):

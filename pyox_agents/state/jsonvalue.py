@@ -27,11 +27,13 @@ from pyox_agents.state.frozen import (
     FrozenList,
     freeze,
 )
-from pyox_agents.state.messages import Image, Message, Reply, ToolCall, Usage
+from pyox_agents.state.messages import File, Image, Message, Reply, ToolCall, Usage
 
 __all__ = [
     "call_from_json",
     "call_to_json",
+    "file_from_json",
+    "file_to_json",
     "frozen_call",
     "frozen_delta",
     "frozen_message",
@@ -196,10 +198,16 @@ def frozen_message(message: Message, where: str = "message") -> Message:
         if not isinstance(image, Image):
             raise TypeError(f"{where}.images[{index}] must be an Image, got "
                             f"{type(image).__name__}: write Image(url=...)")
+    files = tuple(message.files)
+    for index, file in enumerate(files):
+        if not isinstance(file, File):
+            raise TypeError(f"{where}.files[{index}] must be a File, got "
+                            f"{type(file).__name__}: write File(url=..., media_type=...)")
     if (all(a is b for a, b in zip(calls, message.tool_calls, strict=True))
-            and type(message.tool_calls) is tuple and type(message.images) is tuple):
+            and type(message.tool_calls) is tuple and type(message.images) is tuple
+            and type(message.files) is tuple):
         return message
-    return dataclasses.replace(message, tool_calls=calls, images=images)
+    return dataclasses.replace(message, tool_calls=calls, images=images, files=files)
 
 
 def frozen_reply(reply: Reply, where: str = "reply") -> Reply:
@@ -257,7 +265,29 @@ def message_to_json(message: Message) -> dict[str, JSON]:
         "call_id": message.call_id,
         "name": message.name,
         "is_error": message.is_error,
+        **({"files": [file_to_json(f) for f in message.files]} if message.files else {}),
     }
+
+
+def file_to_json(file: File) -> dict[str, JSON]:
+    """The JSON row of a `File` (the filename only when there is one)."""
+    row: dict[str, JSON] = {"url": file.url, "media_type": file.media_type}
+    if file.filename is not None:
+        row["filename"] = file.filename
+    return row
+
+
+def file_from_json(row: object) -> File:
+    """The `File` of a JSON row (ValueError when it is not one)."""
+    data = _object(row, "file")
+    filename = data.get("filename")
+    if filename is not None and not isinstance(filename, str):
+        raise ValueError(f"a file's filename must be a string or null, got {filename!r}")
+    try:
+        return File(url=_typed(data, "url", str), media_type=_typed(data, "media_type", str),
+                    filename=filename)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def message_from_json(row: object) -> Message:
@@ -269,13 +299,14 @@ def message_from_json(row: object) -> Message:
     images = tuple(Image(url=_typed(i, "url", str), media_type=_typed(i, "media_type", str))
                    for i in (_object(x, "image") for x in _typed(data, "images", list)))
     calls = tuple(call_from_json(c) for c in _typed(data, "tool_calls", list))
+    files = tuple(file_from_json(f) for f in _typed(data, "files", list)) if "files" in data else ()
     call_id, name = data.get("call_id"), data.get("name")
     if not (call_id is None or isinstance(call_id, str)) or not (
             name is None or isinstance(name, str)):
         raise ValueError("a message's call_id and name must be strings or null")
     return Message(role=role, content=_typed(data, "content", str),  # type: ignore[arg-type]
                    images=images, tool_calls=calls, call_id=call_id, name=name,
-                   is_error=_typed(data, "is_error", bool))
+                   is_error=_typed(data, "is_error", bool), files=files)
 
 
 def reply_to_json(reply: Reply) -> dict[str, JSON]:

@@ -6,6 +6,7 @@ record. A `Message` is what a model is given; a `Reply` is what one model reques
 
 from __future__ import annotations
 
+import base64
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,39 @@ class Image:
 
     url: str
     media_type: str = "image/png"
+
+
+@dataclass(frozen=True, slots=True)
+class File:
+    """A file given to the model: a document (PDF, text), audio, video or any other media type.
+
+    `url` is where the bytes are: an https: URL, or a `data:<media type>;base64,<data>` URL
+    carrying them; `media_type` says what they are ("application/pdf", "audio/wav", ...);
+    `filename` is the name the person gave it, when known. Whether a model can take a file
+    depends on its media type and source: `Model.accepts` says (`pyox_agents.models`), and a run
+    is refused before it starts when its model cannot take one of its messages' files.
+    """
+
+    url: str
+    media_type: str
+    filename: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.url, str) or not self.url:
+            raise TypeError(f"File.url must be a non-empty str (an https: or data: URL), got "
+                            f"{self.url!r}")
+        if not isinstance(self.media_type, str) or "/" not in self.media_type:
+            raise TypeError(f"File.media_type must be a media type such as 'application/pdf', "
+                            f"got {self.media_type!r}")
+        if self.filename is not None and not isinstance(self.filename, str):
+            raise TypeError(f"File.filename must be a str or None, got "
+                            f"{type(self.filename).__name__}")
+
+    @classmethod
+    def from_bytes(cls, data: bytes, media_type: str, filename: str | None = None) -> File:
+        """A file carrying `data` itself (as a base64 data: URL)."""
+        encoded = base64.b64encode(data).decode("ascii")
+        return cls(f"data:{media_type};base64,{encoded}", media_type, filename)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +109,10 @@ class Reply:
 class Message:
     """One message of the conversation, as the model sees it.
 
-    `role` is "system", "user", "assistant" or "tool"; `content` is its text. An assistant
-    message may carry `tool_calls`; a tool message answers the call `call_id` (`is_error` when
-    the tool failed). Build user messages with `Message.user` and notices with `Message.notice`.
+    `role` is "system", "user", "assistant" or "tool"; `content` is its text. A user message
+    may carry `images` and `files` (documents, audio, video). An assistant message may carry
+    `tool_calls`; a tool message answers the call `call_id` (`is_error` when the tool failed).
+    Build user messages with `Message.user` and notices with `Message.notice`.
     """
 
     role: Role
@@ -87,6 +122,7 @@ class Message:
     call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    files: tuple[File, ...] = ()
 
     @classmethod
     def system(cls, text: str) -> Message:
@@ -94,14 +130,22 @@ class Message:
         return cls(role="system", content=text)
 
     @classmethod
-    def user(cls, text: str, *images: Image) -> Message:
-        """A message from the person using the agent, with optional images."""
+    def user(cls, text: str, *images: Image | File) -> Message:
+        """A message from the person using the agent, with optional images and files.
+
+        `Image` values go to `images`, `File` values (a PDF, audio, ...) to `files`, each in
+        the order given.
+        """
         if not isinstance(text, str):
             raise TypeError(f"Message.user() takes the text as a str, got {type(text).__name__}")
-        for image in images:
-            if not isinstance(image, Image):
-                raise TypeError(f"Message.user() images must be Image, got {type(image).__name__}")
-        return cls(role="user", content=text, images=images)
+        for part in images:
+            if not isinstance(part, Image | File):
+                raise TypeError(f"Message.user() images and files must be Image or File, got "
+                                f"{type(part).__name__}: write Image(url=...) or "
+                                f"File(url=..., media_type=...)")
+        return cls(role="user", content=text,
+                   images=tuple(p for p in images if isinstance(p, Image)),
+                   files=tuple(p for p in images if isinstance(p, File)))
 
     @classmethod
     def notice(cls, text: str) -> Message:

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from pyox_agents import Agent, ApprovalRequested, RunContext, State, tool
+from pyox_agents.adapters.ag_ui import upgrade_binary_parts
 from pyox_agents.adapters.ag_ui._request import check_schema
 from pyox_agents.ag_ui import parse_request
 from pyox_agents.models import ScriptedModel
 from pyox_agents.service import Decision, RequestError, ToolOutput
-from pyox_agents.state.messages import Image, Message, ToolCall
+from pyox_agents.state.messages import File, Image, Message, ToolCall
 from pyox_agents.stores import MemoryStore
 from tests.ag_ui.helpers import THREAD
 
@@ -107,10 +108,62 @@ def test_text_and_image_parts_become_text_and_images() -> None:
                                              Image("https://x.test/a.png", "image/png")),)
 
 
+def test_document_audio_and_video_parts_become_files_with_their_paths() -> None:
+    content = [{"type": "text", "text": "read"},
+               {"type": "document", "source": {"type": "url", "value": "https://x.test/a.pdf"},
+                "metadata": {"filename": "a.pdf"}},
+               {"type": "image", "source": {"type": "url", "value": "https://x.test/a.png"}},
+               {"type": "audio", "source": {"type": "data", "value": "UklGRg==",
+                                            "mimeType": "audio/wav"}},
+               {"type": "video", "source": {"type": "url", "value": "https://x.test/v",
+                                            "mimeType": "video/mp4"}}]
+    request = parse_request(body(messages=[USER, {"id": "u", "role": "user",
+                                                  "content": content}]), AGENT)[1]
+    assert request.messages[1] == Message.user(
+        "read", Image("https://x.test/a.png", "image/png"),
+        File("https://x.test/a.pdf", "application/pdf", "a.pdf"),
+        File("data:audio/wav;base64,UklGRg==", "audio/wav"),
+        File("https://x.test/v", "video/mp4"))
+    assert request.part_paths == {(1, "files", 0): "messages[1].content[1]",
+                                  (1, "images", 0): "messages[1].content[2]",
+                                  (1, "files", 1): "messages[1].content[3]",
+                                  (1, "files", 2): "messages[1].content[4]"}
+
+
+def test_a_url_part_whose_media_type_cannot_be_told_is_a_422_asking_for_it() -> None:
+    content = [{"type": "document", "source": {"type": "url", "value": "https://x.test/doc"}}]
+    error = refused(body(messages=[{"id": "u", "role": "user", "content": content}]))
+    assert (error.status, error.field) == (422, "messages[0].content[0].source.mimeType")
+
+
+def test_a_legacy_binary_part_is_read_as_its_media_part_leaving_the_body_as_it_was() -> None:
+    """@ag-ui/core 0.0.59: `binary` {mimeType, id?, url?, data?, filename?}."""
+    content = [{"type": "binary", "mimeType": "image/png", "data": "AAAA"},
+               {"type": "binary", "mimeType": "text/csv", "url": "https://x.test/t.csv",
+                "filename": "t.csv"}]
+    raw = {"threadId": THREAD, "runId": "r1", "messages": [
+        {"id": "u", "role": "user", "content": content}]}
+    kept = json.loads(json.dumps(raw))
+    upgraded = upgrade_binary_parts(raw)
+    assert raw == kept and upgraded["messages"][0]["content"] == [
+        {"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "image/png"}},
+        {"type": "document", "source": {"type": "url", "value": "https://x.test/t.csv",
+                                        "mimeType": "text/csv"},
+         "metadata": {"filename": "t.csv"}}]
+    request = parse_request(json.dumps(raw).encode(), AGENT)[1]
+    assert request.messages[0] == Message.user(
+        "", Image("data:image/png;base64,AAAA", "image/png"),
+        File("https://x.test/t.csv", "text/csv", "t.csv"))
+
+
 def test_a_part_the_agent_cannot_be_given_is_a_422_naming_it() -> None:
-    content = [{"type": "audio", "source": {"type": "url", "value": "https://x.test/a.mp3"}}]
+    """A provider's file handle names bytes only that provider can read: refused, not dropped.
+    (Audio by URL, refused here before, is now taken when the agent's model takes it:
+    tests/test_multimodal.py.)"""
+    content = [{"type": "audio", "source": {"type": "file", "value": "file-abc123"}}]
     error = refused(body(messages=[{"id": "u", "role": "user", "content": content}]))
     assert (error.status, error.field) == (422, "messages[0].content[0]")
+    assert "file source" in str(error) and "data source or a url source" in str(error)
 
 
 def test_a_tool_result_for_no_known_call_is_a_422() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pyox_agents import Agent, Image, Message, ToolCall, tool
+from pyox_agents import Agent, File, Image, Message, ToolCall, tool
 from pyox_agents.ai_sdk import parse_request
 from pyox_agents.models import ScriptedModel
 from pyox_agents.service import Decision, RequestError, ToolOutput
@@ -154,6 +154,40 @@ def test_user_image_file_part_becomes_an_image() -> None:
     ]}
     _, request = parse(body(message))
     assert request.messages[0].images == (Image("data:image/png;base64,AA==", "image/png"),)
+
+
+def test_user_file_parts_of_any_other_media_type_become_files_not_dropped() -> None:
+    """ai's `FileUIPart`: {type: "file", mediaType, url, filename?}."""
+    message = {"id": "u1", "role": "user", "parts": [
+        {"type": "text", "text": "look"},
+        {"type": "file", "mediaType": "application/pdf", "url": "https://x/y.pdf",
+         "filename": "y.pdf"},
+        {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,AA=="},
+        {"type": "file", "mediaType": "audio/wav", "url": "data:audio/wav;base64,UklGRg=="},
+    ]}
+    _, request = parse(body(user("hi", "u0"), message))
+    assert request.messages[1].files == (
+        File("https://x/y.pdf", "application/pdf", "y.pdf"),
+        File("data:audio/wav;base64,UklGRg==", "audio/wav"))
+    assert request.part_paths == {(1, "files", 0): "messages[1].parts[1]",
+                                  (1, "images", 0): "messages[1].parts[2]",
+                                  (1, "files", 1): "messages[1].parts[3]"}
+
+
+def test_a_file_only_user_message_is_kept() -> None:
+    message = {"id": "u1", "role": "user", "parts": [
+        {"type": "file", "mediaType": "application/pdf", "url": "https://x/y.pdf"}]}
+    _, request = parse(body(message))
+    assert request.messages == (Message.user("", File("https://x/y.pdf", "application/pdf")),)
+
+
+def test_a_file_part_without_url_or_media_type_is_a_422_naming_it() -> None:
+    message = {"id": "u1", "role": "user", "parts": [
+        {"type": "text", "text": "look"}, {"type": "file", "url": "https://x/y.pdf"}]}
+    with pytest.raises(RequestError, match=r"messages\[0\]\.parts\[1\] is a file part "
+                                           r"without a url and a mediaType") as caught:
+        parse(body(message))
+    assert (caught.value.status, caught.value.field) == (422, "messages[0].parts[1]")
 
 
 def test_state_comes_from_the_state_body_field() -> None:

@@ -71,8 +71,12 @@ scripts = st.tuples(st.lists(replies, max_size=4), st.sampled_from(["answer", "e
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(script=scripts, version=st.sampled_from([5, 6, 7]))
-def test_any_scripted_run_gives_a_well_ordered_stream(script: Any, version: int) -> None:
+@given(script=scripts, version=st.sampled_from([5, 6, 7]),
+       mode=st.sampled_from(["change", "step", "finish"]))
+def test_any_scripted_run_gives_a_well_ordered_stream(script: Any, version: int,
+                                                      mode: Any) -> None:
+    """Each change is a patch; snapshots come where `state_snapshots` says, and the patches
+    replayed onto the snapshot before them give the next one and the final state."""
     steps, ending = script
     replies: list[Any] = [
         [dataclasses.replace(p, id=f"c{i}_{j}") if isinstance(p, ToolCall) else p
@@ -82,28 +86,41 @@ def test_any_scripted_run_gives_a_well_ordered_stream(script: Any, version: int)
     initial = {"items": [], "count": 0}
 
     async def main() -> tuple[list[dict[str, Any]], list[Any]]:
-        agent = Agent(ScriptedModel(replies), tools=TOOLS)
+        agent = Agent(ScriptedModel(replies), tools=TOOLS, state_snapshots=mode)
         return await run_chunks(agent, body(user("go"), state=initial), v=version)
 
     chunks, events = anyio.run(main)
     check_stream_rules(chunks, version)
-    # data-state (with its delta just before) comes right after the output of each change
     changes = [e for e in events if isinstance(e, StateChanged)]
+    # every change comes as its patch right after the output of the tool that made it
     for change in changes:
         at = next(i for i, c in enumerate(chunks) if c["type"] == "tool-output-available"
                   and c["toolCallId"] == change.call_id)
-        assert [c["type"] for c in chunks[at + 1: at + 3]] == ["data-state-delta", "data-state"]
-        assert chunks[at + 2]["data"] == change.state
-    # one snapshot at the start, one per change, one at the end; the patches replay to it
+        assert chunks[at + 1] == {"type": "data-state-delta", "transient": True,
+                                  "data": [dict(op) for op in change.delta]}
+    # snapshots: the opening one, then where the mode puts them, and the final state last
+    kinds = [c["type"] for c in chunks]
     states = snapshots(chunks)
-    assert len(states) == len(changes) + 2 and states[0] == initial
-    patches = [c["data"] for c in chunks if c["type"] == "data-state-delta"]
+    assert states[0] == initial and kinds.index("data-state") == 1
+    later = [i for i, kind in enumerate(kinds) if kind == "data-state"][1:]
+    for at in later:
+        before, after = kinds[at - 1], kinds[at + 1]
+        if mode == "change":
+            assert before == "data-state-delta"
+        elif mode == "step":
+            assert after == "finish-step" or at > kinds.index("finish") - 4
+        else:
+            assert at > len(kinds) - 5  # only at the end
+    if mode == "finish":
+        assert len(states) <= 2
     replayed: Any = initial
-    for patch in patches:
-        replayed = jsonpatch.apply_patch(replayed, patch)
-    assert replayed == states[-1]
+    for chunk in chunks:
+        if chunk["type"] == "data-state-delta":
+            replayed = jsonpatch.apply_patch(replayed, chunk["data"])
+        elif chunk["type"] == "data-state":
+            assert chunk["data"] == replayed
     if isinstance(events[-1], RunFinished):
-        assert states[-1] == events[-1].state
+        assert states[-1] == events[-1].state == replayed
     # every tool call the runtime answered has exactly one answer on the wire
     answered = {e.call_id for e in events if isinstance(e, ToolResult) and e.run_id is None}
     for call_id in answered:

@@ -3,10 +3,12 @@ every import it makes (at the top, inside functions, under `TYPE_CHECKING`), fou
 
     server/, ag_ui.py, ai_sdk.py, __init__.py   compose (the public faces)
     demo/                                     the demo's agents and model (server/ serves them)
+    examples/                                 the seven feature agents (one unit with demo/)
     adapters/ag_ui/, adapters/ai_sdk/         pure translation, one package per protocol
     adapters/                                 what both protocols share
     service/                                  protocol-free serving
     agent.py                                  the facade of a run
+    remote/                                   agents behind AG-UI endpoints, as subagents
     runtime/                                  the loop and its parts
     tools.py                                  what a tool sees
     _run_request.py                           what a client asks for (adapters make it, the
@@ -37,12 +39,15 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents.ai_sdk", "faces", 9),
     ("pyox_agents._ag_ui", "faces", 9),
     ("pyox_agents._ai_sdk", "faces", 9),
+    ("pyox_agents.tracing", "faces", 9),
     ("pyox_agents.adapters.ag_ui", "adapters/ag_ui", 7),
     ("pyox_agents.adapters.ai_sdk", "adapters/ai_sdk", 7),
     ("pyox_agents.adapters", "adapters", 6.5),
     ("pyox_agents.service", "service", 6),
     ("pyox_agents.demo", "demo", 5.5),
+    ("pyox_agents.examples", "demo", 5.5),  # the feature gallery the demo serves
     ("pyox_agents.agent", "agent", 5),
+    ("pyox_agents.remote", "remote", 4.5),
     ("pyox_agents.runtime", "runtime", 4),
     ("pyox_agents.mcp", "mcp", 3.5),
     ("pyox_agents.tools", "tools", 3),

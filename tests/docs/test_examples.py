@@ -166,6 +166,8 @@ PUBLIC_MODULES = {
     "pyox_agents.ag_ui": "ag_ui.md",
     "pyox_agents.ai_sdk": "ai_sdk.md",
     "pyox_agents.mcp": "mcp.md",
+    "pyox_agents.remote": "remote.md",
+    "pyox_agents.tracing": "tracing.md",
 }
 
 

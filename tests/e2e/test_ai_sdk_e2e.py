@@ -97,7 +97,10 @@ def test_state_run_on_ai_7(serve: Serve, run_node: RunNode) -> None:
     assert final == {"count": 6}
     assert_state_run(out, final)
     seen = [e["data"] for e in out["dataEvents"] if e["type"] == "data-state"]
-    assert seen == [{"count": 1}, {"count": 3}, {"count": 6}, {"count": 6}]
+    assert seen == [{"count": 1}, {"count": 3}, {"count": 6}]  # one per step that changed it
+    patches = [e for e in out["dataEvents"] if e["type"] == "data-state-delta"]
+    assert [p["data"] for p in patches] == [[{"op": "replace", "path": "/count", "value": 3}],
+                                            [{"op": "replace", "path": "/count", "value": 6}]]
     (message,) = assistants(out)
     assert [p["state"] for p in tool_parts(message)] == ["output-available"] * 2
     assert out["finishes"][-1]["finishReason"] == "stop"
@@ -258,3 +261,33 @@ def test_client_tool_output_continues_the_same_message_on_ai_7(
     (message,) = assistants(out)
     assert [p["state"] for p in tool_parts(message)] == ["output-available"]
     assert message["parts"][-1] == {"type": "text", "text": "You picked red.", "state": "done"}
+
+
+def test_client_tool_run_in_on_tool_call_continues_the_run_on_ai_7(
+    serve: Serve, run_node: RunNode,
+) -> None:
+    """A tool the page runs itself: declared in the `clientTools` body field, run in useChat's
+    `onToolCall` with `addToolOutput`, and `sendAutomaticallyWhen` continues the run with it."""
+    seen: list[str] = []
+
+    def model(messages: list[Any], tools: list[Any]) -> Any:
+        assert "get_location" in [t.name for t in tools]
+        if messages[-1].role == "tool":
+            seen.append(messages[-1].content)
+            return "You are in Oslo."
+        return ToolCall("get_location", {})
+
+    base = serve(create_app({"counter": Agent(FunctionModel(model), tools=[inc])},
+                            store=MemoryStore()))
+    declared = [{"name": "get_location", "description": "Where the person is",
+                 "inputSchema": {"type": "object", "properties": {}}}]
+    out = run_node("aisdk_chat.mjs", f"{base}/agents/counter/ai-sdk", {
+        "chatId": "chat-on-tool-call", "body": {"clientTools": declared},
+        "onToolCall": {"get_location": "Oslo"}, "messages": ["where am I?"]})
+    assert_clean(out)
+    assert seen == ["Oslo"]
+    assert len(out["requests"]) == 2
+    (message,) = assistants(out)
+    assert [(p["type"], p["state"], p["output"]) for p in tool_parts(message)] == [
+        ("tool-get_location", "output-available", "Oslo")]
+    assert message["parts"][-1]["text"] == "You are in Oslo."

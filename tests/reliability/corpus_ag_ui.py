@@ -114,10 +114,14 @@ CASES: list[Case] = [
     Case("user-part-unknown-type", "a content part of an unknown type", 422,
          text(messages=[{"id": "m", "role": "user", "content": [{"type": "hologram"}]}]),
          field="messages[0].content"),
-    Case("user-part-audio", "an audio part the agent cannot be given", 422,
+    Case("user-part-file-handle", "an audio part by a provider's file handle, which the agent "
+         "cannot be given", 422,
          text(messages=[{"id": "m", "role": "user", "content": [
-             {"type": "audio", "source": {"type": "data", "value": "AAAA",
-                                          "mimeType": "audio/wav"}}]}]),
+             {"type": "audio", "source": {"type": "file", "value": "file-abc"}}]}]),
+         field="messages[0].content[0]"),
+    Case("user-part-binary-id-only", "a legacy binary part naming only an id", 422,
+         text(messages=[{"id": "m", "role": "user", "content": [
+             {"type": "binary", "mimeType": "application/pdf", "id": "f1"}]}]),
          field="messages[0].content[0]"),
     Case("tool-result-unknown-call", "a tool result for a call no message made", 422,
          text(messages=[USER, {"id": "t", "role": "tool", "toolCallId": "ghost", "content": "x"}]),

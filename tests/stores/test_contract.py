@@ -19,7 +19,7 @@ import pytest
 
 from pyox_agents.state.audit import audit_record, verify_audit
 from pyox_agents.state.conversation import State
-from pyox_agents.state.messages import Image, Message, Reply, ToolCall, Usage
+from pyox_agents.state.messages import File, Image, Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import RunState, RunStatus, Spent, Step, StopReason
 from pyox_agents.stores import MemoryStore, SQLiteStore, StepRecord, Store, StoreConflict
 
@@ -149,6 +149,23 @@ def test_saving_then_loading_gives_an_equal_state(store: Store) -> None:
     assert loaded.history == state.history
     assert loaded.created_at == state.created_at and loaded.updated_at == state.updated_at
     assert loaded.finished and loaded.answer == {"file": "b.py", "line": 2, "fix": "use Decimal"}
+
+
+def test_a_user_messages_images_and_files_are_kept_as_sent(store: Store) -> None:
+    """A thread reloads with every part of its user messages: images, and files of any media
+    type with data or URL sources and their filenames."""
+    parts = (Image("https://x.test/a.png", "image/png"),
+             File("data:application/pdf;base64,JVBERi0xLjQ=", "application/pdf", "report.pdf"),
+             File("https://x.test/voice.mp3", "audio/mpeg"))
+    state = State(id="files", messages=[Message.user("Read these", *parts)])
+    state.add_message(Message.user("", File("data:text/plain;base64,aGk=", "text/plain",
+                                            "note ✓.txt")))
+    store.save(state)
+    loaded = store.load(state.id)
+    assert loaded.messages == state.messages
+    assert loaded.messages[0].images == parts[:1] and loaded.messages[0].files == parts[1:]
+    assert loaded.messages[1].files[0].filename == "note ✓.txt"
+    assert loaded.history == state.history
 
 
 def test_saving_again_appends_only_the_new_entries(store: Store) -> None:

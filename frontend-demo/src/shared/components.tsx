@@ -207,6 +207,7 @@ export function ChatPanel({ items, running, onSend, onStop, header }: { items: C
               <ToolCallView key={t.id} tool={t} />
             ))}
             {m.text && <div className="text">{m.text}</div>}
+            {m.extra}
           </div>
         ))}
         {running && <div className="muted" data-testid="running">The agent is working…</div>}

@@ -84,7 +84,8 @@ export type ToolView = {
   status: "running" | "done" | "error" | "waiting" | "denied";
   result?: string;
 };
-export type ChatItem = { id: string; role: "user" | "assistant"; text: string; tools: ToolView[] };
+/** One message of the chat; `extra` is shown under its text (a view's own parts: sources, progress, metadata). */
+export type ChatItem = { id: string; role: "user" | "assistant"; text: string; tools: ToolView[]; extra?: import("react").ReactNode };
 
 /** A pending approval of a tool call (checkout). */
 export type Approval = { tool: string; args: unknown; message: string };

@@ -1,38 +1,59 @@
 // The AI SDK view: useChat + DefaultChatTransport against POST /agents/demo/ai-sdk.
-// State comes from the `data-state` part (onData); the person's edits travel as the body's
-// `state`; an approval is a tool part in state "approval-requested"; `resume: true` picks up
-// a run that was streaming when the page was reloaded.
+// The chat's history comes from GET /agents/demo/ai-sdk/{id}/messages (UIMessage[], ready for
+// useChat); the state is kept live from `data-state` snapshots and `data-state-delta` patches
+// (liveState.ts); the person's edits travel as the body's `state`; an approval is a tool part
+// in state "approval-requested"; `resume: true` picks up a run that was streaming when the page
+// was reloaded, into the same message. Under a message: its sources, a tool's live progress,
+// and its metadata (model, tokens, cost).
 
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
-import { AGENT, type Approval, type ChatItem, type DemoState, type Edit } from "../shared/model";
+import { AGENT, EMPTY, type Approval, type ChatItem, type DemoState, type Edit } from "../shared/model";
 import { ApprovalDialog, Board, ChatPanel, ErrorBanner, StatePanel } from "../shared/components";
 import { useBoard } from "../shared/useBoard";
-import { loadThread, stopRun, titleThread, type ThreadRecord } from "../shared/threads";
+import { lastState, nextState } from "../shared/liveState";
+import { responseError, stopRun, titleThread } from "../shared/threads";
 
 const VIEW = "ai-sdk";
 
-/** The server's thread messages as UIMessages: tool calls become tool parts with their output. */
-export function toUiMessages(thread: ThreadRecord): UIMessage[] {
-  const results = new Map(thread.messages.filter((m) => m.role === "tool").map((m) => [m.call_id, m.content]));
-  const out: UIMessage[] = [];
-  thread.messages.forEach((m, i) => {
-    if (m.role === "user") out.push({ id: `h${i}`, role: "user", parts: [{ type: "text", text: m.content }] });
-    if (m.role !== "assistant") return;
-    const parts: UIMessage["parts"] = m.tool_calls.map((c) => ({
-      type: `tool-${c.name}` as `tool-${string}`,
-      toolCallId: c.id,
-      state: "output-available" as const,
-      input: c.arguments,
-      output: results.get(c.id) ?? "",
-    }));
-    if (m.content) parts.push({ type: "text", text: m.content });
-    const last = out[out.length - 1];
-    if (last?.role === "assistant") last.parts.push(...parts); // one UI message per turn
-    else out.push({ id: `h${i}`, role: "assistant", parts });
-  });
-  return out;
+/** The chat as the server keeps it (UIMessage[]), or [] for a chat it does not know yet. */
+export async function loadMessages(chatId: string): Promise<UIMessage[]> {
+  const response = await fetch(`agents/${AGENT}/ai-sdk/${encodeURIComponent(chatId)}/messages`);
+  if (response.status === 404) return [];
+  if (!response.ok) throw await responseError(response, `loading chat ${chatId}`);
+  return (await response.json()) as UIMessage[];
+}
+
+type Metadata = { model?: string; usage?: { inputTokens: number; outputTokens: number }; cost?: number };
+
+/** What a message shows under its text: sources, a tool's live progress, its metadata. */
+function extras(m: UIMessage): ReactNode {
+  const parts = m.parts as { type: string; url?: string; title?: string; data?: unknown }[];
+  const sources = parts.filter((p) => p.type === "source-url");
+  const progress = parts.filter((p) => p.type === "data-search").map((p) => p.data as { dish: string; looking_in: string; done: number; of: number });
+  const meta = m.metadata as Metadata | undefined;
+  return (
+    <>
+      {progress.map((p, i) => (
+        <div key={i} className="progress" data-testid="progress">
+          {p.done < p.of ? `Looking in ${p.looking_in} for ${p.dish} (${p.done}/${p.of})…` : `Looked in ${p.of} places for ${p.dish}.`}
+        </div>
+      ))}
+      {sources.length > 0 && (
+        <div className="sources">
+          {sources.map((p) => (
+            <a key={p.url} href={p.url} target="_blank" rel="noreferrer" data-testid="source">{p.title ?? p.url}</a>
+          ))}
+        </div>
+      )}
+      {meta?.usage && (
+        <div className="meta" data-testid="meta">
+          {meta.model} · {meta.usage.inputTokens} in / {meta.usage.outputTokens} out tokens · ${(meta.cost ?? 0).toFixed(4)}
+        </div>
+      )}
+    </>
+  );
 }
 
 type ToolPart = {
@@ -58,37 +79,38 @@ function chatItems(messages: UIMessage[]): ChatItem[] {
           : p.state.startsWith("approval") ? "waiting" : "running") as ChatItem["tools"][number]["status"],
         result: p.state === "output-available" ? (typeof p.output === "string" ? p.output : JSON.stringify(p.output)) : p.errorText,
       }));
-    return { id: m.id, role: m.role === "user" ? "user" : "assistant", text, tools };
+    return { id: m.id, role: m.role === "user" ? "user" : "assistant", text, tools, extra: m.role === "assistant" ? extras(m) : undefined };
   });
 }
 
 export function AiSdkView({ threadId }: { threadId: string }) {
-  const [thread, setThread] = useState<ThreadRecord | null | undefined>(undefined);
+  const [messages, setMessages] = useState<UIMessage[] | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
-    setThread(undefined);
-    loadThread(threadId)
-      .then((t) => live && setThread(t))
+    setMessages(undefined);
+    loadMessages(threadId)
+      .then((m) => live && setMessages(m))
       .catch((e) => {
         if (!live) return;
         setError(String(e.message ?? e));
-        setThread(null);
+        setMessages([]);
       });
     return () => {
       live = false;
     };
   }, [threadId]);
-  if (thread === undefined) return <div className="view muted">Loading the thread…</div>;
-  return <AiSdkChat key={threadId} threadId={threadId} thread={thread} loadError={error} />;
+  if (messages === undefined) return <div className="view muted">Loading the thread…</div>;
+  return <AiSdkChat key={threadId} threadId={threadId} initial={messages} loadError={error} />;
 }
 
-function AiSdkChat({ threadId, thread, loadError }: { threadId: string; thread: ThreadRecord | null; loadError: string | null }) {
+function AiSdkChat({ threadId, initial, loadError }: { threadId: string; initial: UIMessage[]; loadError: string | null }) {
   const board = useBoard();
   const [error, setError] = useState<string | null>(loadError);
+  const live = useRef<unknown>(lastState<unknown>(initial, EMPTY)); // the state as the server sent it
   const stateRef = useRef<DemoState>(board.current.current);
   useEffect(() => {
-    if (thread) board.reset(thread.state);
+    board.reset(live.current);
     stateRef.current = board.current.current;
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
@@ -97,7 +119,6 @@ function AiSdkChat({ threadId, thread, loadError }: { threadId: string; thread: 
     () => new DefaultChatTransport({ api: `agents/${AGENT}/ai-sdk`, body: () => ({ state: stateRef.current }) }),
     [],
   );
-  const initial = useMemo(() => (thread ? toUiMessages(thread) : []), [thread]);
   const chat = useChat({
     id: threadId,
     messages: initial,
@@ -105,13 +126,11 @@ function AiSdkChat({ threadId, thread, loadError }: { threadId: string; thread: 
     resume: true,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onData: (part) => {
-      if (part.type === "data-state") {
-        board.log("data-state", part.data);
-        board.fromAgent(structuredClone(part.data));
-        stateRef.current = board.current.current;
-      } else if (part.type === "data-state-delta") {
-        board.log("data-state-delta", part.data);
-      }
+      if (part.type !== "data-state" && part.type !== "data-state-delta") return;
+      board.log(part.type, part.data);
+      live.current = nextState(live.current, part);
+      board.fromAgent(structuredClone(live.current));
+      stateRef.current = board.current.current;
     },
     onError: (e) => setError(`The run failed: ${e.message}`),
   });
@@ -136,6 +155,7 @@ function AiSdkChat({ threadId, thread, loadError }: { threadId: string; thread: 
     const next = change(board.current.current);
     board.reset(next);
     stateRef.current = next;
+    live.current = next;
   };
   const stop = () => {
     void chat.stop();

@@ -13,6 +13,7 @@ from pyox_agents.adapters.ag_ui._events import (
     translate,
     translate_batches,
 )
+from pyox_agents.adapters.ag_ui._parts import content_parts, upgrade_binary_parts
 from pyox_agents.adapters.ag_ui._request import check_schema, read_input, request_from_input
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "agent_capabilities",
     "check_schema",
     "connect_batches",
+    "content_parts",
     "declares_1_0",
     "encode",
     "encode_event",
@@ -31,4 +33,5 @@ __all__ = [
     "thread_messages",
     "translate",
     "translate_batches",
+    "upgrade_binary_parts",
 ]

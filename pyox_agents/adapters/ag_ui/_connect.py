@@ -33,6 +33,7 @@ from ag_ui.core import (
 
 from pyox_agents.adapters.ag_ui._events import translate_batches
 from pyox_agents.adapters.ag_ui._messages import result_text
+from pyox_agents.adapters.ag_ui._parts import content_parts
 from pyox_agents.events import (
     ApprovalRequested,
     RunFinished,
@@ -40,6 +41,9 @@ from pyox_agents.events import (
     RuntimeEvent,
 )
 from pyox_agents.state.frozen import freeze
+from pyox_agents.state.jsonvalue import file_from_json
+from pyox_agents.state.messages import Image
+from pyox_agents.state.messages import Message as PlainMessage
 from pyox_agents.state.run import ApprovalRequest
 
 __all__ = ["connect_batches", "thread_messages"]
@@ -92,15 +96,19 @@ def _message(message_id: str, record: Mapping[str, Any]) -> Message:
             for c in record["tool_calls"]]
         return AssistantMessage(id=message_id, content=content or None,
                                 tool_calls=calls or None)
-    return _plain_message(message_id, role, content)
+    return _plain_message(message_id, role, content, record)
 
 
-def _plain_message(message_id: str, role: str, content: str) -> Message:
+def _plain_message(message_id: str, role: str, content: str, record: Mapping[str, Any]
+                   ) -> Message:
     if role == "system":
         return SystemMessage(id=message_id, content=content)
     if role == "developer":
         return DeveloperMessage(id=message_id, content=content)
-    return UserMessage(id=message_id, content=content)
+    images = [Image(i["url"], i["media_type"]) for i in record.get("images") or ()]
+    files = [file_from_json(f) for f in record.get("files") or ()]
+    return UserMessage(id=message_id,
+                       content=content_parts(PlainMessage.user(content, *images, *files)))
 
 
 async def connect_batches(

@@ -8,22 +8,18 @@ Unknown extra fields are ignored. `forwardedProps` reaches tools as `ctx.forward
 from __future__ import annotations
 
 import json
-import mimetypes
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pydantic
 from ag_ui.core import (
     AssistantMessage,
-    DataSource,
     DeveloperMessage,
-    ImagePart,
     ResumeEntry,
     RunAgentInput,
     SystemMessage,
     TextPart,
     ToolMessage,
-    UrlSource,
     UserMessage,
 )
 from ag_ui.core import ToolCall as AgUiToolCall
@@ -31,9 +27,10 @@ from ag_ui.core import ToolCall as AgUiToolCall
 from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
 from pyox_agents.adapters._body import read_json
 from pyox_agents.adapters.ag_ui._events import interrupt_reason
+from pyox_agents.adapters.ag_ui._parts import upgrade_binary_parts, user_content
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state._validation import validation_problems
-from pyox_agents.state.messages import Image, Message, ToolCall
+from pyox_agents.state.messages import Message, ToolCall
 from pyox_agents.state.run import ApprovalRequest
 
 __all__ = ["check_schema", "read_input", "request_from_input"]
@@ -46,7 +43,7 @@ _TYPES_SHOWN = frozenset({"str", "int", "float", "bool", "dict", "list", "none"}
 
 
 def read_input(body: bytes) -> RunAgentInput:
-    """The `RunAgentInput` in `body`.
+    """The `RunAgentInput` in `body` (legacy `binary` content parts read as media parts).
 
     Raises:
         RequestError: 400 when `body` is not JSON; 422, naming the field, when it is not a valid
@@ -57,7 +54,7 @@ def read_input(body: bytes) -> RunAgentInput:
         raise RequestError(422, f"the body is a JSON {type(data).__name__}, not a RunAgentInput "
                                 "object: send {threadId, runId, messages, ...}", "body")
     try:
-        return RunAgentInput.model_validate(data)
+        return RunAgentInput.model_validate(upgrade_binary_parts(data))
     except pydantic.ValidationError as exc:
         where, what = validation_problems(exc, root="body", location=_field)[0]
         raise RequestError(422, f"the body is not a valid RunAgentInput: {where}: {what}",
@@ -83,7 +80,7 @@ def request_from_input(
             result for no known call, a resume that does not answer the open interrupt or
             answers it with an invalid payload.
     """
-    messages, outputs = _messages(run_input)
+    messages, outputs, paths = _messages(run_input)
     state = run_input.state
     return RunRequest(
         thread_id=run_input.thread_id,
@@ -99,14 +96,20 @@ def request_from_input(
         ),
         context=tuple(f"{c.description}: {c.value}" for c in run_input.context or ()),
         forwarded_props=run_input.forwarded_props,
+        part_paths=paths,
     )
 
 
 # -- messages ----------------------------------------------------------------------------------
 
 
-def _messages(run_input: RunAgentInput) -> tuple[tuple[Message, ...], tuple[ToolOutput, ...]]:
+_Paths = dict[tuple[int, str, int], str]
+
+
+def _messages(run_input: RunAgentInput
+              ) -> tuple[tuple[Message, ...], tuple[ToolOutput, ...], _Paths]:
     out: list[Message] = []
+    paths: _Paths = {}
     outputs: list[ToolOutput] = []
     calls: dict[str, ToolCall] = {}
     for index, message in enumerate(run_input.messages):
@@ -115,8 +118,12 @@ def _messages(run_input: RunAgentInput) -> tuple[tuple[Message, ...], tuple[Tool
             continue  # a subagent's message, shown by the client; not this conversation's
         match message:
             case UserMessage(content=content):
-                text, images = _user_content(content, where)
-                out.append(Message.user(text, *images))
+                parts = user_content(content, where)
+                paths.update(((len(out), "images", n), f"{where}.content[{i}]")
+                             for n, i in enumerate(parts.image_at))
+                paths.update(((len(out), "files", n), f"{where}.content[{i}]")
+                             for n, i in enumerate(parts.file_at))
+                out.append(Message.user(parts.text, *parts.images, *parts.files))
             case SystemMessage(content=content) | DeveloperMessage(content=content):
                 out.append(Message.system(content))
             case AssistantMessage(content=content, tool_calls=tool_calls):
@@ -137,7 +144,7 @@ def _messages(run_input: RunAgentInput) -> tuple[tuple[Message, ...], tuple[Tool
                 outputs.append(ToolOutput(call_id, text, is_error=error is not None))
             case _:
                 continue  # reasoning and activity messages are the client's display only
-    return tuple(out), tuple(outputs)
+    return tuple(out), tuple(outputs), paths
 
 
 def _tool_call(call: AgUiToolCall) -> ToolCall:
@@ -149,32 +156,6 @@ def _tool_call(call: AgUiToolCall) -> ToolCall:
     if not isinstance(arguments, dict):
         return ToolCall(call.function.name, {}, id=call.id, raw_arguments=text)
     return ToolCall(call.function.name, arguments, id=call.id)
-
-
-def _user_content(content: str | Sequence[Any], where: str) -> tuple[str, list[Image]]:
-    if isinstance(content, str):
-        return content, []
-    texts: list[str] = []
-    images: list[Image] = []
-    for index, part in enumerate(content):
-        if isinstance(part, TextPart):
-            texts.append(part.text)
-        elif isinstance(part, ImagePart) and isinstance(part.source, DataSource):
-            mime = part.source.mime_type
-            images.append(Image(f"data:{mime};base64,{part.source.value}", mime))
-        elif isinstance(part, ImagePart) and isinstance(part.source, UrlSource):
-            url = part.source.value
-            mime = part.source.mime_type or mimetypes.guess_type(url)[0] or "image/png"
-            images.append(Image(url, mime))
-        else:
-            kind = getattr(part, "type", type(part).__name__)
-            source = getattr(getattr(part, "source", None), "type", "")
-            what = f"an {kind} part with a {source} source" if source else f"a {kind} part"
-            raise RequestError(
-                422, f"{where}.content[{index}] is {what}, which this agent cannot be given; "
-                     "send text, or images as data or URL sources",
-                f"{where}.content[{index}]")
-    return "\n".join(texts), images
 
 
 def _tool_content(content: str | Sequence[Any], where: str) -> str:

@@ -17,6 +17,7 @@ from pyox_agents.adapters.ai_sdk._encode import (
     translate,
     translate_batches,
 )
+from pyox_agents.adapters.ai_sdk._history import history_to_ui_messages
 from pyox_agents.adapters.ai_sdk._request import (
     SDK_VERSIONS,
     Chat,
@@ -24,6 +25,7 @@ from pyox_agents.adapters.ai_sdk._request import (
     parse_request,
     ui_messages_to_messages,
 )
+from pyox_agents.adapters.ai_sdk._user_parts import user_ui_parts
 
 __all__ = [
     "CHUNK_TYPES",
@@ -38,8 +40,10 @@ __all__ = [
     "encode",
     "encode_chunk",
     "finish_reason",
+    "history_to_ui_messages",
     "parse_request",
     "translate",
     "translate_batches",
     "ui_messages_to_messages",
+    "user_ui_parts",
 ]

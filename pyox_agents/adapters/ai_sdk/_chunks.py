@@ -2,25 +2,9 @@
 
 One `ChunkWriter` per stream; `write(event)` gives the chunks an event means. The output is a
 function of the chat and the events only (no clock, no random ids), so a run replayed from its
-first event (a reloaded page resuming the stream) gives the same chunks again.
-
-What each client major accepts (the `uiMessageChunkSchema` of `ai` 5.0, 6.0 and 7.0; an unknown
-chunk type, or an unknown `finishReason`, fails the whole request on the client):
-
-- approval request: ai 6 and 7 `tool-approval-request` (7 adds `reason`, the request's
-  prompt); ai 5, which has no approval parts, a persistent `data-approval-request` part whose
-  id is the approval id, data `{approvalId, toolCallId, toolName, input, prompt}`, answered with
-  the `approvals: [{id, approved, reason?}]` body field.
-- a call a person refused: ai 6 and 7 `tool-output-denied`; ai 5 `tool-output-error`.
-- a run stopped (server `stop`): `abort` (`reason` from ai 6), then finish `interrupted` on
-  ai 7, `other` on 5 and 6.
-- a run paused (approval, client tools to run): finish `tool-calls`; answered: `stop`; stopped
-  by a limit or a permission: `other`; failed: a transient `data-run-error{code, message}`,
-  `error{errorText: message}`, then finish `error` (the message and code AG-UI's RUN_ERROR has;
-  an internal error's exception text stays in the server's log and the run's record).
-
-`finishReason: "unknown"` (5 only) and the 7-only types (`reset-step`, `custom`,
-`reasoning-file`, `steering-message`, `tool-approval-response`) are never written.
+first event (a reloaded page resuming the stream) gives the same chunks again. What each major
+is sent: _versions.py; the shared state's parts: _state_parts.py; a tool's live parts and the
+message metadata: _live_parts.py.
 """
 
 from __future__ import annotations
@@ -30,9 +14,21 @@ from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 from pyox_agents.adapters._run_errors import public_message
+from pyox_agents.adapters.ai_sdk._live_parts import finish_metadata, live_part, start_metadata
 from pyox_agents.adapters.ai_sdk._request import Chat
+from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID, StateParts
+from pyox_agents.adapters.ai_sdk._versions import (
+    CHUNK_TYPES,
+    FINISH_REASONS,
+    STOPPED,
+    finish_reason,
+)
 from pyox_agents.events import (
     ApprovalRequested,
+    CustomEvent,
+    FileAttached,
+    PreliminaryResult,
+    Progress,
     ReasoningDelta,
     ReasoningEnded,
     ReasoningStarted,
@@ -40,7 +36,9 @@ from pyox_agents.events import (
     RunFinished,
     RunStarted,
     RuntimeEvent,
+    SourceCited,
     StateChanged,
+    StateSnapshots,
     StepFinished,
     StepStarted,
     SubagentFinished,
@@ -53,54 +51,11 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
-from pyox_agents.state.stopped import StoppedByFinish
 
 __all__ = ["CHUNK_TYPES", "FINISH_REASONS", "STATE_ID", "Chunk", "ChunkWriter", "finish_reason"]
 
 Chunk: TypeAlias = dict[str, Any]
 """One UI message stream chunk: a JSON object with a `type`."""
-
-STATE_ID = "state"
-"""The id of the `data-state` part: one part per assistant message, replaced in place."""
-
-_COMMON = frozenset({
-    "start", "start-step", "finish-step", "text-start", "text-delta", "text-end",
-    "reasoning-start", "reasoning-delta", "reasoning-end", "tool-input-start", "tool-input-delta",
-    "tool-input-available", "tool-input-error", "tool-output-available", "tool-output-error",
-    "source-url", "source-document", "file", "error", "finish", "abort", "message-metadata",
-})
-_SIX = _COMMON | {"tool-approval-request", "tool-output-denied"}
-
-CHUNK_TYPES: Mapping[int, frozenset[str]] = {
-    5: _COMMON,
-    6: _SIX,
-    7: _SIX | {"tool-approval-response", "custom", "reasoning-file", "steering-message",
-               "reset-step"},
-}
-"""Chunk types each `ai` major accepts (besides `data-*`); this module writes a subset."""
-
-_REASONS = frozenset({"stop", "length", "content-filter", "tool-calls", "error", "other"})
-FINISH_REASONS: Mapping[int, frozenset[str]] = {
-    5: _REASONS | {"unknown"},
-    6: _REASONS,
-    7: _REASONS | {"interrupted"},
-}
-"""`finish.finishReason` values each `ai` major accepts; "unknown" is never written."""
-
-STOPPED = "the run was stopped"
-
-
-def finish_reason(event: RunFinished | RunFailed, sdk_version: int) -> str:
-    """The `finishReason` of the `finish` chunk that ends a run, for an `ai` major."""
-    if isinstance(event, RunFailed):
-        return "error"
-    if event.outcome == "cancelled":
-        return "interrupted" if sdk_version >= 7 else "other"
-    if event.outcome == "interrupt" or event.pending_call_ids:
-        return "tool-calls"  # the client answers (approval) or runs the tools, then continues
-    if event.stopped is not None and not isinstance(event.stopped, StoppedByFinish):
-        return "other"
-    return "stop"
 
 
 class ChunkWriter:
@@ -110,7 +65,8 @@ class ChunkWriter:
     run that fails or is stopped still closes every part before its `finish`.
     """
 
-    def __init__(self, chat: Chat, sdk_version: int) -> None:
+    def __init__(self, chat: Chat, sdk_version: int,
+                 state_snapshots: StateSnapshots = "step") -> None:
         self.chat = chat
         self.version = sdk_version
         self.started = False
@@ -123,8 +79,7 @@ class ChunkWriter:
         self._invalid: set[str] = set()  # calls answered with tool-input-error
         self._call_runs: dict[str, str] = {}  # a subagent's call id -> its subagent's run id
         self._subagent_calls: dict[str, str] = {}  # a subagent's run id -> the call it runs in
-        self._state: Any = None
-        self._has_state = False  # False until RunStarted: no snapshot of a state never seen
+        self._states = StateParts(state_snapshots, chat.state_seen)
 
     # -- one event -------------------------------------------------------------------------------
 
@@ -138,14 +93,14 @@ class ChunkWriter:
         match event:
             case RunStarted(run_id=run_id, state=state):
                 if not self.started:
-                    out += self._start(run_id)
-                self._state, self._has_state = state, True
-                out.append(self._snapshot())
+                    out += self._start(run_id, start_metadata(event))
+                out += self._states.opening(state)
             case StepStarted(run_id=None) if not self._step_open:
                 self._step_open = True
                 out.append({"type": "start-step"})
             case StepFinished(run_id=None) if self._step_open:
                 self._step_open = False
+                out += self._states.step_end()
                 out.append({"type": "finish-step"})
             case TextStarted(message_id=mid, run_id=None):
                 self._texts.add(mid)
@@ -180,10 +135,13 @@ class ChunkWriter:
             case ToolResult():
                 out += self._result(event)
             case StateChanged(delta=delta, state=state):
-                self._state, self._has_state = state, True
-                out.append({"type": "data-state-delta", "data": [dict(op) for op in delta],
-                            "transient": True})
-                out.append(self._snapshot())
+                out += self._states.changed(delta, state)
+            case CustomEvent() | Progress() | SourceCited() | FileAttached():
+                out.append(live_part(event))
+            case PreliminaryResult(call_id=call_id, result=result) if call_id in self._awaiting:
+                out.append({"type": "tool-output-available", "toolCallId": call_id,
+                            "output": result, "preliminary": True,
+                            **_nested("nested" if self._awaiting[call_id] else None)})
             case ApprovalRequested(run_id=None):
                 out += self._approval(event)
             case RunFinished():
@@ -200,15 +158,18 @@ class ChunkWriter:
 
     # -- parts -----------------------------------------------------------------------------------
 
-    def _start(self, run_id: str | None) -> list[Chunk]:
+    def _start(self, run_id: str | None, metadata: Mapping[str, Any] | None = None
+               ) -> list[Chunk]:
         self.started = True
         message_id = self.chat.message_id
         if message_id is None and run_id is not None:
             message_id = "msg_" + run_id[:32]  # from the run: a replay gives the same id
-        return [{"type": "start", "messageId": message_id} if message_id else {"type": "start"}]
-
-    def _snapshot(self) -> Chunk:
-        return {"type": "data-state", "id": STATE_ID, "data": self._state}
+        chunk: Chunk = {"type": "start"}
+        if message_id:
+            chunk["messageId"] = message_id
+        if metadata:
+            chunk["messageMetadata"] = dict(metadata)
+        return [chunk]
 
     def _input_done(self, call_id: str, name: str, arguments: Mapping[str, Any],
                     run_id: str | None) -> Chunk:
@@ -284,20 +245,19 @@ class ChunkWriter:
         self.ended = True
         cancelled = event.outcome == "cancelled"
         out = self._close(f"cancelled: {STOPPED}", calls=cancelled)
-        self._state = event.state
-        out.append(self._snapshot())
+        out += self._states.final(event.state)
         if cancelled:
             out.append({"type": "abort", "reason": STOPPED} if self.version >= 6
                        else {"type": "abort"})
-        out.append({"type": "finish", "finishReason": finish_reason(event, self.version)})
+        out.append({"type": "finish", "finishReason": finish_reason(event, self.version),
+                    "messageMetadata": finish_metadata(event.usage)})
         return out
 
     def _fail(self, event: RunFailed) -> list[Chunk]:
         self.ended = True
         message = public_message(event.error)
         out = self._close(f"the run failed: {message}", calls=True)
-        if self._has_state:
-            out.append(self._snapshot())
+        out += self._states.final(self._states.state)
         out.append({"type": "data-run-error", "transient": True,
                     "data": {"code": event.error.code, "message": message}})
         out.append({"type": "error", "errorText": message})

@@ -7,10 +7,10 @@
 - `encode_chunk(chunk)`: one chunk as compact JSON (the text of an SSE `data:` line);
   `encode(chunks)`: whole SSE frames, ending `data: [DONE]`.
 
-The shared state travels as one `data-state` part (id "state") per assistant message, replaced
-in place: the state the run starts from, then after every tool that changed it (right after the
-tool's output), then at the end. Each change also comes as a transient `data-state-delta` (an
-RFC 6902 patch, for `onData` handlers that patch their own copy).
+The shared state travels as transient `data-state-delta` parts (an RFC 6902 patch per change,
+for `onData` handlers that keep a live copy) and one persistent `data-state` part (id "state")
+per assistant message, replaced in place at the start, at step ends (or after every change, or
+only at the end: `state_snapshots`) and at the end (_state_parts.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
 from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
-from pyox_agents.events import RuntimeEvent
+from pyox_agents.events import RuntimeEvent, StateSnapshots
 
 __all__ = ["DONE", "HEADERS", "encode", "encode_chunk", "translate", "translate_batches"]
 
@@ -39,9 +39,11 @@ DONE = "[DONE]"
 
 
 async def translate(
-    chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_version: int = 7
+    chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_version: int = 7,
+    state_snapshots: StateSnapshots = "step",
 ) -> AsyncIterator[Chunk]:
-    """The chunks of a run's `events` for the chat, as an `ai` `sdk_version` client reads them.
+    """The chunks of a run's `events` for the chat, as an `ai` `sdk_version` client reads them;
+    `state_snapshots` (the agent's) says when the whole shared state is written.
 
     Deterministic: the same events give the same chunks (a replay's `start` carries the same
     `messageId`). The last chunk is one `finish`; everything opened is closed before it.
@@ -49,20 +51,22 @@ async def translate(
     Raises:
         ValueError: `sdk_version` is not 5, 6 or 7.
     """
-    batches = translate_batches(chat, one_each(events), sdk_version=sdk_version)
+    batches = translate_batches(chat, one_each(events), sdk_version=sdk_version,
+                                state_snapshots=state_snapshots)
     async for chunk in flattened(batches):
         yield chunk
 
 
 async def translate_batches(
-    chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7
+    chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7,
+    state_snapshots: StateSnapshots = "step",
 ) -> AsyncIterator[list[Chunk]]:
     """`translate`, a batch at a time (a server writes each batch in one go).
 
     Reads `batches` to their end, past `finish`: a server's run is then over, so the client's
     next request finds the chat free.
     """
-    writer = ChunkWriter(chat, check_sdk_version(sdk_version))
+    writer = ChunkWriter(chat, check_sdk_version(sdk_version), state_snapshots)
     async for batch in batches:
         out = [chunk for event in batch for chunk in writer.write(event)]
         if out:

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
 from pyox_agents.adapters._body import read_json
+from pyox_agents.adapters.ai_sdk._user_parts import user_message
 from pyox_agents.models.base import ToolSpec
-from pyox_agents.state.messages import Image, Message, ToolCall
+from pyox_agents.state.messages import Message, ToolCall
 
 __all__ = ["SDK_VERSIONS", "Chat", "parse_request", "ui_messages_to_messages"]
 
@@ -50,7 +51,9 @@ class Chat:
     `id` is the chat id (the thread); `message_id` the id of the assistant message a
     continuation (after an approval or a client tool output) keeps writing into, else None (the
     stream starts a new assistant message); `denied_calls` the tool calls a person refused in
-    this request, whose results are sent as `tool-output-denied`.
+    this request, whose results are sent as `tool-output-denied`; `state_seen` the shared
+    state the client holds (its last `data-state` part, when it sent no edits of its own), so
+    an opening snapshot equal to it is left out (None: unknown, always sent).
     """
 
     id: str
@@ -58,6 +61,7 @@ class Chat:
     message_id: str | None = None
     denied_calls: frozenset[str] = frozenset()
     sdk_version: int = 7
+    state_seen: Any = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """This chat as JSON (another server process replays the run from it)."""
@@ -117,12 +121,15 @@ def parse_request(
         if message_id is None and isinstance(data.get("messageId"), str):
             message_id = data["messageId"]
     decisions, denied = _decisions(ui_messages, data.get("approvals"), continuing)
-    chat = Chat(chat_id, trigger, message_id, frozenset(denied), sdk_version)
     seen = _last_state_part(ui_messages)
     state = data.get("state")
+    chat = Chat(chat_id, trigger, message_id, frozenset(denied), sdk_version,
+                state_seen=seen if state is None or state == seen else None)
+    messages, paths = _converted(ui_messages)
     request = RunRequest(
         thread_id=chat_id,
-        messages=tuple(ui_messages_to_messages(ui_messages)),
+        messages=tuple(messages),
+        part_paths=paths,
         state=seen if state is None else state,
         state_seen=seen,
         saw_thread=seen is not None,
@@ -149,25 +156,37 @@ def _ui_messages(raw: Any) -> list[dict[str, Any]]:
 def ui_messages_to_messages(ui_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
     """The runtime's messages for a list of `UIMessage`s (as the model will see them).
 
-    Parts of unknown types, reasoning, data parts and tools the backend ran on its own
-    (`providerExecuted`, e.g. a subagent's calls) are left out.
+    A user message's `file` parts become its images (`image/*`) and files (any other media
+    type, with the part's `filename`). Parts of unknown types, reasoning, data parts and tools
+    the backend ran on its own (`providerExecuted`, e.g. a subagent's calls) are left out.
+
+    Raises:
+        RequestError: 422 naming the part: a user message's `file` part without a string
+            `url` and `mediaType`.
     """
+    return _converted(ui_messages)[0]
+
+
+def _converted(ui_messages: Sequence[Mapping[str, Any]]
+               ) -> tuple[list[Message], dict[tuple[int, str, int], str]]:
+    """The messages, and where each image and file came from (`RunRequest.part_paths`)."""
     out: list[Message] = []
-    for ui in ui_messages:
+    paths: dict[tuple[int, str, int], str] = {}
+    for number, ui in enumerate(ui_messages):
         parts = _parts(ui)
         role = ui.get("role")
         if role == "user":
-            text = "\n".join(p["text"] for p in parts if _is_text(p))
-            images = tuple(Image(p["url"], p["mediaType"]) for p in parts if _is_image(p))
-            if text or images:
-                out.append(Message(role="user", content=text, images=images))
+            message, where = user_message(ui, f"messages[{number}]")
+            if message is not None:
+                paths.update(((len(out), field, n), at) for (field, n), at in where.items())
+                out.append(message)
         elif role == "system":
             text = "\n".join(p["text"] for p in parts if _is_text(p))
             if text:
                 out.append(Message.system(text))
         elif role == "assistant":
             out.extend(_assistant_messages(parts))
-    return out
+    return out, paths
 
 
 def _parts(ui: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -180,12 +199,6 @@ def _parts(ui: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _is_text(part: Mapping[str, Any]) -> bool:
     return part["type"] == "text" and isinstance(part.get("text"), str)
-
-
-def _is_image(part: Mapping[str, Any]) -> bool:
-    media = part.get("mediaType")
-    return (part["type"] == "file" and isinstance(part.get("url"), str)
-            and isinstance(media, str) and media.startswith("image/"))
 
 
 def _tool_name(part: Mapping[str, Any]) -> str | None:

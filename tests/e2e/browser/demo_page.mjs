@@ -112,6 +112,8 @@ async function scenario(page) {
   await item(page, "cart", "bread").waitFor({ timeout: STEP_MS });
   step("checkout denied, refused");
 
+  if (view === "ai-sdk") await aiSdkParts(page);
+
   // 5. Reload: the thread and its state come back.
   await page.reload();
   await item(page, "cart", "bread").waitFor({ timeout: STEP_MS });
@@ -122,6 +124,33 @@ async function scenario(page) {
   step("reloaded: thread and state back");
   await page.getByTestId("state-panel").locator("summary").click();
   await shot(page, "3-reloaded");
+}
+
+// AI SDK view only: a tool's live progress, a reload while it runs (history from /messages, the
+// stream resumed into the same message), then its source link and the message's metadata.
+async function aiSdkParts(page) {
+  const ask = "find a recipe for pancakes";
+  await say(page, ask);
+  const progress = page.getByTestId("chat").getByTestId("progress");
+  await progress.filter({ hasText: /Looking in/ }).first().waitFor({ timeout: STEP_MS });
+  step("live progress shown");
+  await shot(page, "4-progress");
+  const resumed = page.waitForResponse((r) => r.url().endsWith("/stream") && r.request().method() === "GET", { timeout: STEP_MS });
+  await page.reload();
+  if ((await resumed).status() !== 200) throw new Error("the reloaded page found no running stream to resume");
+  await page.getByTestId("chat").getByText(ask).first().waitFor({ timeout: STEP_MS });
+  const answer = page.getByTestId("msg-assistant").filter({ hasText: "Here is a recipe for pancakes" });
+  await answer.waitFor({ timeout: STEP_MS });
+  await idle(page);
+  if ((await answer.count()) !== 1) throw new Error(`the resumed run shows ${await answer.count()} answers, not one message`);
+  if ((await page.getByTestId("chat").getByText(ask).count()) !== 1) throw new Error("the question shows twice after the reload");
+  step("reloaded mid-run: resumed into one message");
+  const source = answer.getByTestId("source");
+  if ((await source.getAttribute("href")) !== "https://en.wikipedia.org/wiki/Pancakes") throw new Error("no source link under the answer");
+  await answer.getByTestId("meta").filter({ hasText: /demo · \d+ in \/ \d+ out tokens/ }).waitFor({ timeout: STEP_MS });
+  await answer.getByTestId("progress").filter({ hasText: "Looked in 3 places" }).waitFor({ timeout: STEP_MS });
+  step("source link and metadata under the answer");
+  await shot(page, "5-recipe");
 }
 
 try {

@@ -15,6 +15,9 @@
 //                     (a missing toolCallId/tool takes the next part in state 'input-available')
 //        after answering, the continuation request is sent the useChat way:
 //        sendAutomaticallyWhen (default) or, with continueWith: "sendMessage", chat.sendMessage().
+//     onToolCall: {tool: output}  the page runs these tools itself: useChat's onToolCall calls
+//                               addToolOutput (not awaited, as the docs say); the continuation
+//                               goes by sendAutomaticallyWhen
 //     stopAfterChunks: n        call chat.stop() once n chunks arrived (a page closed mid-stream)
 //     resume: true              then a FRESH chat with the same id (a page reload) calls
 //                               resumeStream() -> GET <api>/<chatId>/stream
@@ -156,7 +159,14 @@ function recordingFetch(rec, onChunk) {
 function makeChat(messages, rec, onChunk) {
   const transportOptions = { api, body: options.body, headers: options.headers, fetch: recordingFetch(rec, onChunk) };
   if (options.resumeStreamIsReplay !== undefined) transportOptions.resumeStreamIsReplay = options.resumeStreamIsReplay;
-  return new NodeChat({
+  let self;
+  const runs = options.onToolCall ?? {};
+  const onToolCall = ({ toolCall }) => {
+    if (!(toolCall.toolName in runs)) return;
+    void self.addToolOutput({ tool: toolCall.toolName, toolCallId: toolCall.toolCallId, output: runs[toolCall.toolName] });
+  };
+  return (self = new NodeChat({
+    ...(options.onToolCall && { onToolCall }),
     id: chatId,
     messages,
     transport: new ai.DefaultChatTransport(transportOptions),
@@ -166,7 +176,7 @@ function makeChat(messages, rec, onChunk) {
     onFinish: ({ message, isError, isAbort, isDisconnect, finishReason }) =>
       rec.finishes.push({ messageId: message?.id ?? null, isError, isAbort, isDisconnect, finishReason }),
     ...(options.continueWith !== 'sendMessage' && { sendAutomaticallyWhen: autoSend }),
-  });
+  }));
 }
 
 // Wait until the automatic continuation (sendAutomaticallyWhen) has run; if no request starts
@@ -202,6 +212,7 @@ chat = makeChat(copy(options.initialMessages ?? []), rec, stopper);
 for (const step of options.messages ?? []) {
   const turn = typeof step === 'string' ? { text: step } : step;
   if (turn.text !== undefined) await chat.sendMessage({ text: turn.text });
+  if (options.onToolCall) await settle(chat, rec, rec.requests.length);
   if (!turn.approvals?.length && !turn.toolOutputs?.length) continue;
   const before = rec.requests.length;
   for (const a of turn.approvals ?? []) {

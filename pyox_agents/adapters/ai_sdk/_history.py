@@ -1,0 +1,120 @@
+"""A thread's history as the `UIMessage[]` a reloaded `useChat` page starts from
+(`useChat({messages})`), with the ids the stream gave.
+
+- a user message: `{id: "user-<n>", role: "user", parts: [text, files]}` (n: its place in the
+  history; the client's own ids are not kept, and nothing refers to them);
+- an assistant message per turn, id `msg_<the first 32 hex digits of the run>` as `start`
+  said (a continuation, after an approval or a client tool's output, writes into the same
+  message, as it did on the wire); a `step-start` part per model reply, its reasoning, text
+  and tool parts in their final states (`output-available`, `output-error`, `output-denied`;
+  a call waiting for a person `approval-requested` with its approval id, or for ai 5 the
+  `data-approval-request` part; one waiting for the page's own tool `input-available`);
+- the last assistant message ends with the `data-state` part of the thread's shared state.
+
+A `regenerate` went back in the history (`Restored`): what it replaced is left out. Live parts
+(`data-<name>`, sources, files from tools) and message metadata are not kept in the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID
+from pyox_agents.state.run import ApprovalRequest
+
+__all__ = ["history_to_ui_messages"]
+
+UIMessage = dict[str, Any]
+
+
+def history_to_ui_messages(history: Sequence[Any], state: Any = None, *,
+                           pending: ApprovalRequest | None = None,
+                           sdk_version: int = 7) -> list[UIMessage]:
+    """The `UIMessage`s of a thread's `history` (`State.history` entries), its shared `state`
+    last, and `pending` (the approval the thread waits for) on its call's part."""
+    out: list[UIMessage] = []
+    calls: dict[str, dict[str, Any]] = {}  # call id -> its tool part
+    for number, entry in _in_effect(history):
+        kind = entry.kind
+        if kind == "user_message" or kind == "import":
+            messages = entry.content if kind == "import" else (entry.content,)
+            out.extend(_user(message, f"user-{number}-{i}")
+                       for i, message in enumerate(messages) if message.role == "user")
+        elif kind == "run_start":
+            if not out or out[-1]["role"] != "assistant":
+                run_id = entry.content
+                message_id = "msg_" + run_id[:32] if run_id else f"msg-{number}"
+                out.append({"id": message_id, "role": "assistant", "parts": []})
+        elif kind == "model_reply" and entry.purpose == "think" and out:
+            out[-1]["parts"].extend(_reply_parts(entry.content, calls))
+        elif kind == "tool_result" and entry.call.id in calls:
+            calls[entry.call.id].update(_outcome(entry, sdk_version))
+    if pending is not None and pending.call_id in calls:
+        _waiting(calls[pending.call_id], pending, out, sdk_version)
+    assistants = [m for m in out if m["role"] == "assistant"]
+    if assistants and state is not None:
+        assistants[-1]["parts"].append({"type": "data-state", "id": STATE_ID, "data": state})
+    return out
+
+
+def _waiting(part: dict[str, Any], pending: ApprovalRequest, out: list[UIMessage],
+             sdk_version: int) -> None:
+    """Show the call waiting for a person as the stream did: an `approval-requested` part (ai 6
+    and 7), or (ai 5) the `data-approval-request` part the page answers with `approvals`."""
+    if sdk_version >= 6:
+        part.update(state="approval-requested", approval={"id": pending.id})
+        return
+    message = next(m for m in reversed(out) if part in m["parts"])
+    message["parts"].append({"type": "data-approval-request", "id": pending.id, "data": {
+        "approvalId": pending.id, "toolCallId": pending.call_id, "toolName": pending.tool,
+        "input": dict(pending.arguments), "prompt": pending.prompt}})
+
+
+def _in_effect(history: Sequence[Any]) -> list[tuple[int, Any]]:
+    """The entries the conversation still has: a `Restored` drops those after its point."""
+    kept: list[tuple[int, Any]] = []
+    for number, entry in enumerate(history):
+        if entry.kind == "context_change" and type(entry.content).__name__ == "Restored":
+            kept = [(n, e) for n, e in kept if n < entry.content.history_length]
+        else:
+            kept.append((number, entry))
+    return kept
+
+
+def _user(message: Any, message_id: str) -> UIMessage:
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    parts += [{"type": "file", "mediaType": image.media_type, "url": image.url}
+              for image in message.images]
+    return {"id": message_id, "role": "user", "parts": parts}
+
+
+def _reply_parts(reply: Any, calls: dict[str, dict[str, Any]]) -> Iterable[dict[str, Any]]:
+    yield {"type": "step-start"}
+    if reply.reasoning:
+        yield {"type": "reasoning", "text": reply.reasoning, "state": "done"}
+    if reply.text:
+        yield {"type": "text", "text": reply.text, "state": "done"}
+    for call in reply.tool_calls:
+        part = {"type": f"tool-{call.name}", "toolCallId": call.id, "state": "input-available",
+                "input": dict(call.arguments)}
+        calls[call.id] = part
+        yield part
+
+
+def _outcome(entry: Any, sdk_version: int) -> dict[str, Any]:
+    """The final state of a tool part for its `ToolResultEntry`."""
+    if entry.outcome == "denied" and sdk_version >= 6:
+        return {"state": "output-denied"}
+    if entry.is_error or entry.outcome != "ok":
+        return {"state": "output-error", "errorText": entry.text or "the tool failed"}
+    return {"state": "output-available", "output": _plain(entry.content)}
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy of a result (frozen containers become dicts and lists)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value

@@ -1,1 +1,0 @@
-import{At as e}from"./index-CdhQDids.js";var t=e();function n({code:e,language:n,className:r,children:i}){return(0,t.jsxs)(`div`,{className:r,"data-language":n,"data-streamdown":`code-block`,children:[(0,t.jsx)(`pre`,{children:(0,t.jsx)(`code`,{children:e})}),i]})}export{n as CodeBlock};

@@ -1,0 +1,1 @@
+import{t as e}from"./jsx-runtime-DePvh3-m.js";var t=e();function n({code:e,language:n,className:r,children:i}){return(0,t.jsxs)(`div`,{className:r,"data-language":n,"data-streamdown":`code-block`,children:[(0,t.jsx)(`pre`,{children:(0,t.jsx)(`code`,{children:e})}),i]})}export{n as CodeBlock};

@@ -1,0 +1,1 @@
+export{h as Mermaid}from"./v2-CJS8hCV_.js";

@@ -1,1 +1,0 @@
-export{t as Mermaid}from"./CopilotKitView-gGInpsNi.js";

@@ -1,0 +1,134 @@
+// Drives the page (page/App.tsx, served with the runtime by server.ts) in Debian's Chromium with
+// playwright-core, like a person would, for one scenario:
+//
+//   node drive.mjs <base-url> <chat|frontend-tool|interrupt|shared-state> <artifacts-dir>
+//
+// Prints ONE JSON line: {ok, scenario, steps: [names done], error, consoleErrors, offsite:
+// [requests to other hosts], screenshot, threadId}. Exit 0 even when a step fails (the Python test asserts
+// on `ok`); exit 1 only when the script itself broke.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const [base, scenario, artifacts] = process.argv.slice(2);
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const STEP_MS = Number(process.env.STEP_MS || 20000);
+mkdirSync(artifacts, { recursive: true });
+
+const result = { ok: false, scenario, steps: [], error: null, consoleErrors: [], offsite: [], screenshot: null, threadId: null };
+const profile = mkdtempSync(join(tmpdir(), "pyox-ckruntime-chromium-"));
+
+const chat = (page) => page.getByTestId("chat");
+const step = (name) => result.steps.push(name);
+
+// Types in CopilotChat's input and sends; the message is sent when the input is empty again
+// and the message list shows it.
+async function say(page, text) {
+  const input = chat(page).getByTestId("copilot-chat-textarea");
+  await input.click();
+  await input.fill(text);
+  await input.press("Enter");
+  await page.waitForFunction((el) => el.value === "", await input.elementHandle(), { timeout: STEP_MS });
+  await chat(page).getByTestId("copilot-message-list").getByText(text, { exact: true }).first().waitFor({ timeout: STEP_MS });
+}
+
+async function sees(page, text, where = chat(page)) {
+  await where.getByText(text).first().waitFor({ timeout: STEP_MS });
+}
+
+// Connected to the runtime (useAgent's isReady) and no run going on (agent.isRunning).
+async function idle(page) {
+  await page.waitForTimeout(200);
+  await page.getByTestId("running").getByText("idle").waitFor({ timeout: STEP_MS });
+}
+
+const scenarios = {
+  async chat(page) {
+    await say(page, "hello");
+    await sees(page, "Hello from pyox-agents, through the CopilotKit runtime.");
+    await idle(page);
+    step("text answer shown");
+  },
+
+  async "frontend-tool"(page) {
+    await say(page, "make the background teal");
+    await page.locator("[data-testid=page][data-background=teal]").waitFor({ timeout: STEP_MS });
+    step("the page ran change_background");
+    await sees(page, "The background is teal now.");
+    await idle(page);
+    step("the run continued with the tool's result");
+  },
+
+  async interrupt(page) {
+    await say(page, "check out");
+    const approval = page.getByTestId("approval");
+    await approval.waitFor({ timeout: STEP_MS });
+    await sees(page, "place_order", approval);
+    step("approval shown");
+    await approval.getByRole("button", { name: "Approve" }).click();
+    await approval.waitFor({ state: "detached", timeout: STEP_MS });
+    await sees(page, "order 1", page.getByTestId("orders"));
+    await sees(page, "Your order is placed.");
+    await idle(page);
+    step("approved: the run resumed and completed");
+  },
+
+  async "shared-state"(page) {
+    await say(page, "add buy milk");
+    await sees(page, "buy milk", page.getByTestId("todos"));
+    await sees(page, "Added buy milk.");
+    await idle(page);
+    step("the tool's change shown by useAgent");
+    await page.getByRole("button", { name: 'Add "walk the dog"' }).click();
+    await sees(page, "walk the dog", page.getByTestId("todos"));
+    step("the person added a todo");
+    await say(page, "list my todos");
+    await sees(page, "Your todos: buy milk, walk the dog.");
+    await idle(page);
+    step("the next run saw the person's edit");
+  },
+};
+
+let browser;
+try {
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1200, height: 800 },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  const origin = new URL(base).origin;
+  page.on("console", (m) => {
+    if (m.type() === "error") result.consoleErrors.push(m.text());
+  });
+  page.on("pageerror", (e) => result.consoleErrors.push(`pageerror: ${e.message}`));
+  await page.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(origin) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
+    result.offsite.push(url);
+    return route.abort(); // this machine has no network: say what the page asked for, fast
+  });
+  try {
+    await page.goto(base);
+    await chat(page).getByTestId("copilot-chat-textarea").waitFor({ timeout: STEP_MS });
+    await idle(page);
+    step("page loaded");
+    await scenarios[scenario](page);
+    result.threadId = await page.getByTestId("thread").textContent();
+    result.ok = true;
+  } catch (e) {
+    result.error = String(e && e.message ? e.message : e).split("\n").slice(0, 6).join("\n");
+  }
+  result.screenshot = join(artifacts, `copilotkit-runtime-${scenario}.png`);
+  await page.screenshot({ path: result.screenshot, fullPage: true });
+} catch (e) {
+  console.error(e);
+  process.exitCode = 1;
+} finally {
+  if (browser) await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+  console.log(JSON.stringify(result));
+}

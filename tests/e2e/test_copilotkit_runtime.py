@@ -1,0 +1,330 @@
+"""The CopilotKit runtime as production apps deploy it, in front of our server, from Chromium.
+
+"The CopilotKit runtime as production apps deploy it: a Node `@copilotkit/runtime` endpoint
+(`CopilotRuntime` with an `HttpAgent` pointing at our server) in front of the server, driven
+from Chromium by `<CopilotKit runtimeUrl=...>`: chat, a frontend tool, an interrupt, shared
+state. CI installs it from the pinned lock file."
+
+tests/e2e/copilotkit_runtime/ holds its own package.json and lock: `@copilotkit/runtime`
+1.75.0, `@copilotkit/react-core` 1.74.0 (the v2 components) and React 19.2.4. The runtime's
+agent is `@ag-ui/client`'s `HttpAgent` as the runtime bundles it, 0.0.59 (the strict 0.0.x
+schemas, no `protocolVersion`). `runtime.ts` is the "Production setup" block of
+docs/guides/copilotkit.md, word for word; `server.ts` serves it under /api/copilotkit next to
+the built page (page/App.tsx), on one origin. Each test starts our server (uvicorn on
+127.0.0.1), that Node server pointed at it, and Debian's Chromium driven by playwright-core
+(`drive.mjs`), and asserts what the person sees. A rules-based model answers, so runs are
+deterministic. The page must ask nothing of any host but its own.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from pyox_agents import Agent, Message, RunContext, ToolCall, tool
+from pyox_agents.models import FunctionModel
+from pyox_agents.server import bearer_tokens, create_app
+from pyox_agents.stores import MemoryStore
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = HERE / "copilotkit_runtime"
+ARTIFACTS = HERE / "artifacts"
+GUIDE = HERE.parents[1] / "docs" / "guides" / "copilotkit.md"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+SOURCES = ["runtime.ts", "server.ts", "tsconfig.json", "tsconfig.server.json", "vite.config.ts",
+           "package-lock.json", "page"]
+
+# The first test also installs (`npm ci`, ~800 MB) and builds the package.
+pytestmark = pytest.mark.timeout(600)
+
+
+# The agent: a todo list and orders in the shared state, an approval before an order, and the
+# page's `change_background` frontend tool. A rules-based model answers.
+
+
+@tool
+def add_todo(ctx: RunContext, text: str) -> str:
+    """Add a todo to the list."""
+    ctx.state["todos"] = [*ctx.state.get("todos", []), {"text": text, "done": False}]
+    return f"added {text}"
+
+
+@tool
+def list_todos(ctx: RunContext) -> str:
+    """The todos on the list, comma-separated."""
+    return ", ".join(todo["text"] for todo in ctx.state.get("todos", []))
+
+
+@tool(approval=True)
+def place_order(ctx: RunContext) -> str:
+    """Place an order (a person approves it first)."""
+    orders = [*ctx.state.get("orders", [])]
+    ctx.state["orders"] = [*orders, f"order {len(orders) + 1}"]
+    return "ordered"
+
+
+def _tool_name(messages: list[Message], call_id: str | None) -> str:
+    for message in messages:
+        for call in message.tool_calls:
+            if call.id == call_id:
+                return call.name
+    raise AssertionError(f"no tool call {call_id} in the conversation")
+
+
+def rules(messages: list[Message], tools: list[Any]) -> Any:
+    """What the model answers: a fixed reply or tool call per phrase, then a reply per result."""
+    last = messages[-1]
+    if last.role == "tool":
+        name = _tool_name(messages, last.call_id)
+        return {
+            "change_background": "The background is teal now.",
+            "add_todo": "Added buy milk.",
+            "list_todos": f"Your todos: {last.content}.",
+            "place_order": "Your order is placed." if last.content == "ordered" else "Not ordered.",
+        }[name]
+    said = last.content.strip().lower()
+    if said == "hello":
+        return "Hello from pyox-agents, through the CopilotKit runtime."
+    if said == "make the background teal":
+        assert "change_background" in [t.name for t in tools], "the page's tool was not sent"
+        return ToolCall("change_background", {"color": "teal"})
+    if said.startswith("add "):
+        return ToolCall("add_todo", {"text": said.removeprefix("add ")})
+    if said == "list my todos":
+        return ToolCall("list_todos", {})
+    if said == "check out":
+        return ToolCall("place_order", {})
+    return f"I do not know how to answer {said!r}."
+
+
+def todo_agent() -> Agent:
+    """The agent the runtime's `HttpAgent` reaches at /agents/todo/ag-ui."""
+    return Agent(FunctionModel(rules), tools=[add_todo, list_todos, place_order], name="todo")
+
+
+# The Node package: installed from its lock, built (tsc type-checks runtime.ts and the page).
+
+
+def _locked(name: str) -> Any:
+    lock = (Path(tempfile.gettempdir()) / f"pyox-ckruntime-{name}.lock").open("w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return lock
+
+
+def _newest(paths: list[Path]) -> float:
+    files = [f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()]
+    return max(f.stat().st_mtime for f in files)
+
+
+def _npm(npm: str, *args: str) -> None:
+    proc = subprocess.run([npm, *args], cwd=PACKAGE, capture_output=True, text=True,
+                          timeout=900, check=False)
+    if proc.returncode != 0:
+        pytest.fail(f"`npm {' '.join(args)}` in {PACKAGE} failed ({proc.returncode}):\n"
+                    f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-4000:]}",
+                    pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def runtime_package() -> Path:
+    """node_modules installed from package-lock.json (`npm ci` when missing or older), then
+    `npm run build` (tsc for runtime.ts, server.ts and the page, vite for the page) when a
+    source is newer than the build."""
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        pytest.fail("Node >= 20 and npm are needed for the CopilotKit runtime tests",
+                    pytrace=False)
+    with _locked("npm"):
+        marker = PACKAGE / "node_modules" / ".package-lock.json"
+        if not marker.exists() or marker.stat().st_mtime < (PACKAGE / "package-lock.json").stat(
+        ).st_mtime:
+            _npm(npm, "ci", "--no-audit", "--no-fund")
+        built = [PACKAGE / "out" / "server.js", PACKAGE / "dist" / "index.html"]
+        if not all(p.exists() for p in built) or min(p.stat().st_mtime for p in built) < _newest(
+                [PACKAGE / name for name in SOURCES]):
+            _npm(npm, "run", "build")
+    return PACKAGE
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's Chromium (.ci/run installs it with apt-get)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium is not at {CHROMIUM}: `apt-get install chromium` (or set "
+                    "CHROMIUM to its path)", pytrace=False)
+    return CHROMIUM
+
+
+@dataclass(frozen=True)
+class Front:
+    """The Node runtime (which serves the page too) and our server behind it."""
+
+    page: str
+    server: str
+    log: list[str]
+    """What the Node runtime printed (stdout and stderr)."""
+
+
+RuntimeFor = Callable[[Any], Front]
+
+
+@pytest.fixture
+def runtime_for(serve: Callable[[Any], str], runtime_package: Path) -> Iterator[RuntimeFor]:
+    """``runtime_for(app) -> Front``: `app` served by uvicorn, and the Node CopilotKit runtime in
+    front of it (PYOX_AGENTS_URL), which also serves the page. Everything stops when the test
+    ends."""
+    started: list[tuple[subprocess.Popen[str], threading.Thread]] = []
+
+    def start(app: Any) -> Front:
+        server = serve(app)
+        env = {**os.environ, "PYOX_AGENTS_URL": server,
+               "COPILOTKIT_TELEMETRY_DISABLED": "true", "DO_NOT_TRACK": "1"}
+        proc = subprocess.Popen(["node", "out/server.js"], cwd=runtime_package, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        log: list[str] = []
+        # Reads what it logs once it listens, so that a full pipe never blocks it.
+        reader = threading.Thread(target=log.extend, args=(proc.stdout,), daemon=True)
+        started.append((proc, reader))
+        for line in proc.stdout:  # its first JSON line says where it listens
+            log.append(line)
+            if line.startswith('{"url"'):
+                break
+        else:
+            proc.wait(timeout=10)
+            pytest.fail(f"the Node runtime did not start ({proc.returncode}):\n{''.join(log)}",
+                        pytrace=False)
+        reader.start()
+        return Front(page=json.loads(log[-1])["url"], server=server, log=log)
+
+    try:
+        yield start
+    finally:
+        for proc, reader in started:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+            if reader.ident is not None:
+                reader.join(timeout=5)
+            assert proc.stdout is not None
+            proc.stdout.close()
+
+
+@pytest.fixture
+def runtime_in_front(runtime_for: RuntimeFor) -> Front:
+    """The runtime in front of our server serving the todo agent (no auth)."""
+    return runtime_for(create_app({"todo": todo_agent()}, store=MemoryStore()))
+
+
+def drive(front: Front, scenario: str, chromium: str, query: str = "") -> dict[str, Any]:
+    """Run one scenario of drive.mjs in Chromium on the page at `front` (+ `query`); its JSON
+    report."""
+    proc = subprocess.run(["node", "drive.mjs", front.page + query, scenario, str(ARTIFACTS)],
+                          cwd=PACKAGE, capture_output=True, text=True, timeout=240, check=False,
+                          env={**os.environ, "CHROMIUM": chromium})
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        pytest.fail(f"drive.mjs broke ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
+                    pytrace=False)
+    result: dict[str, Any] = json.loads(lines[-1])
+    assert result["ok"], (
+        f"{scenario}: failed after {result['steps']}: {result['error']}\n"
+        f"browser console errors: {result['consoleErrors']}\nscreenshot: {result['screenshot']}"
+        f"\n--- the Node runtime printed ---\n{''.join(front.log)}"
+    )
+    assert result["offsite"] == [], f"the page asked other hosts: {result['offsite']}"
+    assert result["consoleErrors"] == [], f"the browser console: {result['consoleErrors']}"
+    return result
+
+
+def test_chat_through_the_runtime_shows_the_agents_answer(runtime_in_front: Front,
+                                                          chromium: str) -> None:
+    """A message typed in `<CopilotChat>` goes page -> runtime -> our server, and the agent's
+    text answer appears in the chat."""
+    result = drive(runtime_in_front, "chat", chromium)
+    assert result["steps"] == ["page loaded", "text answer shown"]
+
+
+def test_a_frontend_tool_runs_in_the_page_and_the_run_continues(runtime_in_front: Front,
+                                                                chromium: str) -> None:
+    """`useFrontendTool` registers `change_background`; the agent calls it, the page runs it
+    (the background turns teal), and the follow-up run answers from its result."""
+    result = drive(runtime_in_front, "frontend-tool", chromium)
+    assert result["steps"][-2:] == ["the page ran change_background",
+                                    "the run continued with the tool's result"]
+
+
+def test_an_approval_interrupt_is_answered_in_the_page_and_the_run_resumes(
+        runtime_in_front: Front, chromium: str) -> None:
+    """An `approval=True` tool ends the run with an interrupt; `useInterrupt` renders it, the
+    person approves, and the run resumes (same runId, through the runtime): the order appears
+    in the shared state and the agent confirms it."""
+    result = drive(runtime_in_front, "interrupt", chromium)
+    assert result["steps"][-2:] == ["approval shown", "approved: the run resumed and completed"]
+
+
+def test_shared_state_flows_both_ways_through_the_runtime(runtime_in_front: Front,
+                                                          chromium: str) -> None:
+    """`useAgent` shows the todo a tool added; the person's edit (`agent.setState`) reaches the
+    next run, whose tool reads both todos."""
+    result = drive(runtime_in_front, "shared-state", chromium)
+    assert result["steps"][-3:] == ["the tool's change shown by useAgent",
+                                    "the person added a todo",
+                                    "the next run saw the person's edit"]
+
+
+def test_the_pages_authorization_reaches_the_server_through_the_runtime(
+        runtime_for: RuntimeFor, chromium: str) -> None:
+    """`<CopilotKit headers={{Authorization: ...}}>` goes to the runtime, which forwards
+    `authorization` to the agent's requests by default: with `create_app(auth=bearer_tokens(...))`
+    the thread belongs to the person whose token the page sent, and is not found for another."""
+    app = create_app({"todo": todo_agent()}, store=MemoryStore(),
+                     auth=bearer_tokens({"tok-ann": "ann", "tok-bob": "bob"}))
+    front = runtime_for(app)
+    result = drive(front, "chat", chromium, query="/?token=tok-ann")
+    thread = f"{front.server}/threads/{result['threadId']}"
+    for_ann = httpx.get(thread, headers={"Authorization": "Bearer tok-ann"})
+    assert for_ann.status_code == 200, for_ann.text
+    assert "Hello from pyox-agents" in for_ann.text
+    assert httpx.get(thread, headers={"Authorization": "Bearer tok-bob"}).status_code == 404
+
+
+def test_the_runtime_runs_the_ag_ui_client_it_pins(runtime_package: Path) -> None:
+    """The `HttpAgent` in front of our server is the one `@copilotkit/runtime` 1.75.0 resolves:
+    `@ag-ui/client` 0.0.59."""
+    script = ("const {createRequire} = require('node:module');"
+              "const r = createRequire(require.resolve('@copilotkit/runtime/package.json'));"
+              "const v = (p) => r(p + '/package.json').version;"
+              "console.log(JSON.stringify({runtime: v('@copilotkit/runtime'), "
+              "client: v('@ag-ui/client')}))")
+    proc = subprocess.run(["node", "-e", script], cwd=runtime_package, capture_output=True,
+                          text=True, timeout=30, check=True)
+    assert json.loads(proc.stdout) == {"runtime": "1.75.0", "client": "0.0.59"}
+
+
+def test_the_guides_production_setup_is_the_runtime_the_tests_run() -> None:
+    """The guide's "Production setup: the CopilotKit runtime" block is runtime.ts word for
+    word: the code these tests run, type-checked by `npm run build` (tsc --strict) against the
+    runtime's own pinned packages."""
+    guide = GUIDE.read_text(encoding="utf-8")
+    section = guide.split("## Production setup: the CopilotKit runtime", 1)
+    assert len(section) == 2, f"{GUIDE} has no 'Production setup: the CopilotKit runtime' part"
+    blocks = re.findall(r"```ts\n(.*?)```", section[1].split("\n## ", 1)[0], re.S)
+    assert blocks, "the production setup part has no ts block"
+    assert blocks[0] == (PACKAGE / "runtime.ts").read_text(encoding="utf-8")

@@ -1,0 +1,71 @@
+"""The demo's feature gallery in a real Chromium, against the real server: one test per page.
+
+Each of the seven pages is a CopilotKit v2 app (`@copilotkit/react-core/v2`, the version the
+demo pins) on one agent of `pyox_agents.examples`, driven by the offline demo model.
+`tests/e2e/browser/gallery.mjs` plays a person on it with playwright-core and checks what they
+see: the background the page's tool changed, the weather card, the answer to a question
+continuing the run and an approved booking, the task's steps completing live, the haiku card,
+the list both sides edit, the document growing while the tool's argument streams, then
+committed, kept, and a later change undone; then a reload brings the page's thread back (its
+messages and its state). Screenshots go to tests/e2e/artifacts/. The page must ask nothing of
+any host but the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pyox_agents.demo import demo_agents
+from pyox_agents.server import create_app
+from pyox_agents.server.cli import STATIC_DIR
+from pyox_agents.stores import SQLiteStore
+from tests.e2e.test_demo_page import ARTIFACTS, CHROMIUM, chromium, playwright_ready
+
+__all__ = ["chromium", "playwright_ready"]  # the fixtures, shared with the demo page's tests
+
+SCRIPT = Path(__file__).parent / "browser" / "gallery.mjs"
+PAGES = {
+    "agentic-chat": "the agent read the forwarded properties",
+    "backend-tool-rendering": "the agent said the weather",
+    "human-in-the-loop": "the approved run resumed and booked the flight",
+    "agentic-generative-ui": "the agent finished the task",
+    "tool-based-generative-ui": "the run went on with the page's answer",
+    "shared-state": "the agent added a todo beside the person's",
+    "predictive-state-updates": "the person undid the next change: the story is back",
+}
+
+
+def _drive(base: str, page: str) -> dict[str, Any]:
+    proc = subprocess.run(["node", str(SCRIPT), base, page, str(ARTIFACTS)],
+                          capture_output=True, text=True, timeout=240, check=False,
+                          env={**os.environ, "CHROMIUM": CHROMIUM})
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        pytest.fail(f"gallery.mjs broke ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
+                    pytrace=False)
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_gallery_page_does_what_it_shows_in_chromium(
+        page: str, chromium: str, playwright_ready: None, serve: Callable[[Any], str],
+        tmp_path: Path) -> None:
+    app = create_app(demo_agents("demo"), store=SQLiteStore(tmp_path / "demo.db"),
+                     page=STATIC_DIR)
+    result = _drive(serve(app), page)
+    assert result["ok"], (
+        f"{page}: failed after {result['steps']}: {result['error']}\n"
+        f"seen: {result['seen']}\nbrowser console errors: {result['consoleErrors']}\n"
+        f"screenshots: {result['screenshots']}")
+    assert PAGES[page] in result["steps"]
+    assert result["steps"][-1] == "reloaded: the thread came back"
+    assert result["consoleErrors"] == []
+    assert result["offsite"] == [], f"{page} asked other hosts: {result['offsite']}"
