@@ -158,6 +158,7 @@ class RunService:
             batches = await self._open(agent, request, live, principal, paused)
         except BaseException:
             self._remove_active(live)
+            live.end()  # whoever began to follow it (a connect) hears it never ran
             if live.lease is not None:
                 await self._peers.arelease_lease(request.thread_id, self.owner, live.lease)
             raise
