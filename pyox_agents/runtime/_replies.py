@@ -184,7 +184,7 @@ class ReplyStream:
         if predicted:
             self._send(CustomEvent(PREDICT_STATE, freeze([
                 {"state_key": key, "tool": name, "tool_argument": argument}
-                for key, argument in predicted.items()])))
+                for key, argument in predicted.items()]), transient=True))
 
     def finish(self) -> Reply:
         """Close what is open and return the whole reply."""

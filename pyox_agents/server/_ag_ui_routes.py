@@ -47,4 +47,5 @@ async def ag_ui_capabilities(server: Any, request: Request) -> Response:
         name, [t.spec for t in agent.tools.values()],
         predictions={t.name: t.predict_state for t in agent.tools.values() if t.predict_state},
         persistent=agent.store is not None,
-        max_steps=agent.limits.steps if agent.limits is not None else None))
+        max_steps=agent.limits.steps if agent.limits is not None else None,
+        accepts=getattr(agent.resolve_model(), "accepts", None)))

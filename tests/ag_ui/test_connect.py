@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from pyox_agents import Agent, RunContext, tool
-from pyox_agents.models import ScriptedModel
+from pyox_agents.models import InputKinds, ScriptedModel
 from pyox_agents.server import bearer_tokens, create_app
 from pyox_agents.state.messages import ToolCall
 from pyox_agents.stores import MemoryStore
@@ -259,3 +259,14 @@ async def test_capabilities_name_the_tools_and_what_the_agent_streams() -> None:
     assert caps["custom"]["predictState"] == [
         {"state_key": "document", "tool": "write", "tool_argument": "text"}]
     assert missing.status_code == 404
+
+
+async def test_capabilities_say_which_inputs_the_agents_model_takes() -> None:
+    images_only = ScriptedModel(["x"], inputs=InputKinds({"image/*": ("data", "url")}))
+    agents = {"images": Agent(images_only), "all": Agent(ScriptedModel(["x"]))}
+    async with serving(create_app(agents)) as url, httpx.AsyncClient() as client:
+        images = (await client.get(f"{url}/agents/images/ag-ui/capabilities")).json()
+        every = (await client.get(f"{url}/agents/all/ag-ui/capabilities")).json()
+    assert images["multimodal"]["input"] == {"image": True, "audio": False, "video": False,
+                                             "pdf": False, "file": False}
+    assert set(every["multimodal"]["input"].values()) == {True}

@@ -185,7 +185,8 @@ async def test_predict_state_is_announced_just_before_the_tools_call_starts() ->
     kinds = [type(e).__name__ for e in events]
     at = kinds.index("ToolCallStarted")
     assert events[at - 1] == CustomEvent("PredictState", [
-        {"state_key": "document", "tool": "_write_document", "tool_argument": "text"}])
+        {"state_key": "document", "tool": "_write_document", "tool_argument": "text"}],
+        transient=True)  # a hint for the client's view, not kept in an AI SDK message
     assert kinds.count("CustomEvent") == 1
 
 

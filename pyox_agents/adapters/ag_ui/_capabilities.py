@@ -2,13 +2,13 @@
 
 Declared: its tools (and that the client may add its own, called in parallel), shared state as
 snapshots and deltas, approvals and interrupts (an approval may edit the arguments), reasoning
-streamed, image input, a resumable stream (`/ag-ui/connect`), and under `custom` the live
+streamed, the kinds of input its model takes, a resumable stream (`/ag-ui/connect`), and under `custom` the live
 events tools send (`CUSTOM`, activities) and the tools that predict state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ag_ui.core import AgentCapabilities, Tool
@@ -25,12 +25,14 @@ def agent_capabilities(
     predictions: Mapping[str, Mapping[str, str]] | None = None,
     persistent: bool = False,
     max_steps: int | None = None,
+    accepts: Callable[[str, str], bool] | None = None,
 ) -> dict[str, Any]:
     """The JSON body of the capabilities of agent `name`.
 
     `predictions`: each tool's `predict_state` (state key -> argument); `persistent`: threads,
     runs and the shared state are kept between requests (a store); `max_steps`: the agent's
-    limit on decisions per run, if any.
+    limit on decisions per run, if any; `accepts(media_type, source)`: whether the agent's
+    model takes an input of that type (None: it takes every kind).
     """
     predicted = [{"state_key": key, "tool": tool, "tool_argument": argument}
                  for tool, mapping in (predictions or {}).items()
@@ -44,7 +46,7 @@ def agent_capabilities(
         "state": {"snapshots": True, "deltas": True, "memory": persistent,
                   "persistent_state": persistent},
         "reasoning": {"supported": True, "streaming": True},
-        "multimodal": {"input": {"image": True}},
+        "multimodal": {"input": _inputs(accepts)},
         "human_in_the_loop": {"supported": True, "approvals": True, "interrupts": True,
                               "approve_with_edits": True},
         "execution": {"max_iterations": max_steps} if max_steps is not None else None,
@@ -54,3 +56,13 @@ def agent_capabilities(
     dumped: dict[str, Any] = capabilities.model_dump(mode="json", by_alias=True,
                                                      exclude_none=True)
     return dumped
+
+
+_KINDS = {"image": "image/png", "audio": "audio/wav", "video": "video/mp4",
+          "pdf": "application/pdf", "file": "text/plain"}
+"""An AG-UI input kind, and a media type that stands for it."""
+
+
+def _inputs(accepts: Callable[[str, str], bool] | None) -> dict[str, bool]:
+    return {kind: accepts is None or accepts(media_type, "data") or accepts(media_type, "url")
+            for kind, media_type in _KINDS.items()}
