@@ -2,8 +2,9 @@
 
 Declared: its tools (and that the client may add its own, called in parallel), shared state as
 snapshots and deltas, approvals and interrupts (an approval may edit the arguments), reasoning
-streamed, the kinds of input its model takes, a resumable stream (`/ag-ui/connect`), and under `custom` the live
-events tools send (`CUSTOM`, activities) and the tools that predict state.
+streamed, the kinds of input its model takes, a resumable stream (`/ag-ui/connect`), and
+under `custom` the live events tools send (`CUSTOM`, activities) and the tools that predict
+state.
 """
 
 from __future__ import annotations
