@@ -97,9 +97,6 @@ async def test_ag_ui_validate_finds_nothing_in_the_seven_features_streams(
     assert haiku.calls("generate_haiku") and not haiku.of("TOOL_CALL_RESULT")  # the page's tool
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a resumed run's TOOL_CALL_RESULT answers a call its own stream never made known (AGUI207, "
-    "an error): the run's MESSAGES_SNAPSHOT, which has the call, comes only at its end"))
 async def test_ag_ui_validate_finds_nothing_in_a_resumed_approval(
         gallery: Gallery, tmp_path: Path) -> None:
     """Human in the loop with `useInterrupt`: the run "resumed with the same runId as

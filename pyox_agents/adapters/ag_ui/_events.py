@@ -223,8 +223,8 @@ class _Translation(OpenParts):
         yield RunStartedEvent(thread_id=self.input.thread_id, run_id=self.input.run_id,
                               parent_run_id=self.input.parent_run_id,
                               protocol_version=PROTOCOL_VERSION if self.v1 else None)
-        if self.restore:
-            yield MessagesSnapshotEvent(messages=list(self.input.messages))
+        if self.restore or self.input.resume:  # a resume answers calls an earlier run made:
+            yield MessagesSnapshotEvent(messages=list(self.input.messages))  # name them first
         if announce:
             yield StateSnapshotEvent(snapshot=thaw(state))
 
@@ -308,7 +308,8 @@ async def translate_batches(
     """`translate`, a batch at a time: the AG-UI events of each batch of runtime events.
 
     A server writes each batch in one go; the events and their order are `translate`'s.
-    `restore` (a connect): a `MESSAGES_SNAPSHOT` of `run_input.messages` follows `RUN_STARTED`.
+    `restore` (a connect): a `MESSAGES_SNAPSHOT` of `run_input.messages` follows `RUN_STARTED`;
+    so it does for a resume, whose results answer calls an earlier run of the thread made.
     """
     translation = _Translation(run_input, restore=restore)
     try:
