@@ -22,14 +22,14 @@ from pyox_agents.server import create_app
 
 
 @tool
-def add_todo(ctx: RunContext, text: str) -> str:
+async def add_todo(ctx: RunContext, text: str) -> str:
     """Add a todo to the list."""
     ctx.state["todos"].append({"text": text, "done": False})
     return f"Added {text!r}"
 
 
 @tool
-def complete_todo(ctx: RunContext, index: int) -> str:
+async def complete_todo(ctx: RunContext, index: int) -> str:
     """Mark the todo at `index` as done."""
     ctx.state["todos"][index]["done"] = True
     return f"Completed todo {index}"
