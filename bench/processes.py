@@ -164,7 +164,16 @@ async def burst(port: int, c: int) -> tuple[float, list[str]]:
     return time.perf_counter() - start, [r for r in results if r]
 
 
-def throughput_round(workers: int, c: int, port: int, redis_url: str) -> dict[str, Any]:
+def redis_cpu(redis_server: "Redis") -> float:
+    """CPU seconds of the redis-server process so far."""
+    import psutil
+
+    times = psutil.Process(redis_server.proc.pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def throughput_round(workers: int, c: int, port: int, redis_server: "Redis") -> dict[str, Any]:
+    redis_url = redis_server.url
     env = {"BENCH_BEFORE": "0", "BENCH_AFTER": "50", "BENCH_REDIS": redis_url}
     server = Server("ours_app", port, cpu="0,1", env=env, workers=workers)
     with server:
@@ -173,11 +182,14 @@ def throughput_round(workers: int, c: int, port: int, redis_url: str) -> dict[st
         cpu = server.cpu_seconds()
         client = time.process_time()
         load = os.getloadavg()[0]
+        store_cpu = redis_cpu(redis_server)
         wall, errors = asyncio.run(burst(port, c))
         client = time.process_time() - client
         cpu = server.cpu_seconds() - cpu
+        store_cpu = redis_cpu(redis_server) - store_cpu
     return {"workers": workers, "rps": c / wall, "wall": wall, "server_cpu_ms": cpu / c * 1000,
-            "client_cpu": client, "errors": errors, "load": load}
+            "client_cpu": client, "errors": errors, "load": load,
+            "redis_cpu_ms": store_cpu / c * 1000}
 
 
 # ---------------------------------------------------------------- follow latency
@@ -262,10 +274,11 @@ def main() -> None:
         for round_ in range(args.rounds):
             for workers in ((1, 2) if round_ % 2 == 0 else (2, 1)):
                 port += 1
-                row = throughput_round(workers, args.c, port, redis_server.url)
+                row = throughput_round(workers, args.c, port, redis_server)
                 rows.append(row)
                 print(f"workers {workers}: {row['rps']:.0f} runs/s, wall {row['wall']:.2f} s, "
-                      f"server CPU {row['server_cpu_ms']:.2f} ms/run, client CPU "
+                      f"server CPU {row['server_cpu_ms']:.2f} ms/run, redis-server "
+                      f"{row['redis_cpu_ms']:.2f} ms/run, client CPU "
                       f"{row['client_cpu']:.1f} s, errors {len(row['errors'])}, load "
                       f"{row['load']:.1f}", flush=True)
         env = {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(args.tokens),
@@ -288,6 +301,7 @@ def report(rows: list[dict[str, Any]], follow: dict[str, Any], args: Any, load: 
         out.append([w, len(group), f"{median(rps):.0f}", spread(rps),
                     f"{median(rps) / median([r['rps'] for r in by[1]]):.2f}x",
                     f"{median([r['server_cpu_ms'] for r in group]):.2f}",
+                    f"{median([r['redis_cpu_ms'] for r in group]):.2f}",
                     f"{median([r['client_cpu'] for r in group]):.1f}",
                     f"{median([r['load'] for r in group]):.1f}",
                     sum(len(r["errors"]) for r in group)])
@@ -296,7 +310,8 @@ def report(rows: list[dict[str, Any]], follow: dict[str, Any], args: Any, load: 
     ms = [x * 1000 for x in lat]
     lines = [
         table(["workers", "bursts", f"runs/s (C={args.c}, median)", "spread", "vs 1 worker",
-               "server CPU ms/run (all workers)", "client CPU s/burst",
+               "server CPU ms/run (all workers)", "redis-server CPU ms/run",
+               "client CPU s/burst",
                "load average (1 min) before", "errors + wrong states"], out),
         "",
         f"Two workers vs one: {ratio:.2f}x the runs per second (goal ≥ 1.7x: "
