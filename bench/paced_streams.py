@@ -189,10 +189,12 @@ class Burst:
             return f"status {head[:40]!r}"
         if b"transfer-encoding: chunked" in head.lower():
             rest = _dechunk(rest)
+        # the deltas, in order, come first (a final message snapshot may repeat the text)
         seen = [int(i) for i in re.findall(re.escape(text).encode() + rb"t(\d+) ", rest)]
+        seen = seen[:self.tokens]
         if seen != list(range(self.tokens)):
             return f"tokens {len(seen)} of {self.tokens}, in order: {seen == sorted(seen)}"
-        if b"RUN_FINISHED" not in rest[-300:]:
+        if b'"RUN_FINISHED"' not in rest.rstrip().rsplit(b"\n\n", 1)[-1][:60]:
             return "no RUN_FINISHED"
         return ""
 
