@@ -7,8 +7,9 @@ body (`read_input`: `json.loads`, the depth check, the lone-surrogate check, pyd
 a size limit). `freeze` copies a plain dict or list (what json.loads gives) with dict's and
 list's own code and walks it once, leaving str/int/bool/None items as they are. The state here
 is `{"todos": [{"id", "text", "done"} x N]}` in a body with one user message; the baseline is
-`json.loads` of the state's own JSON text, timed in the same loop, interleaved with each step. Medians of `--repeat` rounds (GC disabled while timing, as the
-steps are compared, not the collector).
+`json.loads` of the state's own JSON text, timed in the same loop, interleaved with each step.
+Medians of `--repeat` rounds (GC disabled while timing, as the steps are compared, not the
+collector).
 
 Run: .venv/bin/python bench/state_intake.py [--sizes 1000,10000,100000] [--repeat 15]
 """
