@@ -144,6 +144,31 @@ class BenchModel:
         yield ToolCallChunk(index=0, arguments=json.dumps({"text": text}))
 
 
+class PacedModel:
+    """A `Model` that mostly waits, as real models do: `tokens` text deltas `pace` seconds
+    apart (an asyncio sleep before each), no tool call. Each delta names the run and its
+    index, `<user text>t<i> `, so a client can check that every token arrived, in order."""
+
+    name = "paced"
+
+    def __init__(self, tokens: int, pace: float) -> None:
+        self.tokens = tokens
+        self.pace = pace
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        from pyox_agents.models.base import TextChunk
+
+        text = next(m.content for m in reversed(request.messages) if m.role == "user")
+        for i in range(self.tokens):
+            await asyncio.sleep(self.pace)
+            yield TextChunk(f"{text}t{i} ")
+
+
+def _paced() -> tuple[int, float]:
+    return int(os.environ.get("BENCH_TOKENS", "200")), float(os.environ.get("BENCH_PACE_MS",
+                                                                                "20")) / 1000
+
+
 def _ours_agent() -> Any:
     from pyox_agents import Agent, RunContext, tool
 
@@ -153,6 +178,8 @@ def _ours_agent() -> Any:
         ctx.state["items"].append(text)
         return "added"
 
+    if os.environ.get("BENCH_MODEL") == "paced":
+        return Agent(PacedModel(*_paced()), name=AGENT)
     before, after = _workload()
     return Agent(BenchModel(before, after), tools=[add_item], name=AGENT)
 
@@ -170,6 +197,10 @@ def ours_app() -> Any:
         options["limits"] = ServerLimits(runs_total=None, runs_per_principal=None)
     if "tune_gc" in inspect.signature(create_app).parameters:  # as `pyox-agents serve` does
         options["tune_gc"] = True
+    if os.environ.get("BENCH_REDIS"):  # shared by every process serving this app
+        from pyox_agents.stores.redis import RedisStore
+
+        options["store"] = RedisStore(os.environ["BENCH_REDIS"])
     return instrument(create_app({AGENT: _ours_agent()}, **options))
 
 
@@ -371,19 +402,27 @@ class Server:
 
     factory: str
     port: int
-    cpu: int = 0
+    cpu: int | str = 0
     env: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
+    loop: str = field(default_factory=lambda: os.environ.get("BENCH_LOOP", "asyncio"))
+    """uvicorn's `--loop`: asyncio (the default) or uvloop; env BENCH_LOOP."""
+    http: str = field(default_factory=lambda: os.environ.get("BENCH_HTTP", "h11"))
+    """uvicorn's `--http`: h11 (the default) or httptools; env BENCH_HTTP."""
+    workers: int = 1
+    """uvicorn worker processes (`--workers`); above 1, `cpu` may be "0,1"."""
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> "Server":
+        factory = self.factory if ":" in self.factory else f"common:{self.factory}"
         command = ["taskset", "-c", str(self.cpu), sys.executable, "-m", "uvicorn", "--factory",
-                   f"common:{self.factory}", "--app-dir", str(BENCH_DIR), "--host", "127.0.0.1",
-                   "--port", str(self.port), "--workers", "1", "--loop", "asyncio",
-                   "--http", "h11", "--log-level", "warning", "--no-access-log"]
+                   factory, "--app-dir", str(BENCH_DIR), "--host", "127.0.0.1",
+                   "--port", str(self.port), "--workers", str(self.workers),
+                   "--loop", self.loop, "--http", self.http, "--log-level", "warning",
+                   "--no-access-log"]
         # BENCH_LIBRARY=/path/to/copy measures a patched copy of pyox_agents (profile notes)
         env = {**os.environ, "PYTHONPATH": os.environ.get("BENCH_LIBRARY", str(ROOT)), **self.env}
         # cwd is not ROOT: `-m` puts the cwd first on sys.path, before BENCH_LIBRARY
@@ -418,12 +457,23 @@ class Server:
         assert self.proc is not None
         try:
             return sum(int((task / "schedstat").read_text().split()[0])
-                       for task in Path(f"/proc/{self.proc.pid}/task").iterdir()) / 1e9
+                       for pid in self.pids()
+                       for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
         except (OSError, ValueError):
             import psutil
 
             times = psutil.Process(self.proc.pid).cpu_times()
             return times.user + times.system
+
+    def pids(self) -> list[int]:
+        """The server process and, with `workers` > 1, its worker processes."""
+        assert self.proc is not None
+        if self.workers == 1:
+            return [self.proc.pid]
+        import psutil
+
+        parent = psutil.Process(self.proc.pid)
+        return [self.proc.pid, *(child.pid for child in parent.children(recursive=True))]
 
     def psutil_cpu_seconds(self) -> float:
         """user+sys of the server by psutil (10 ms ticks), to cross-check `cpu_seconds`."""

@@ -24,6 +24,7 @@ cancelled 240 s after its burst starts. Run:
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 import uuid
@@ -47,8 +48,13 @@ from common import (
     write_section,
 )
 
-FACTORIES = {"ours": "ours_app", "pai": "pai_app", "floor": "floor_app"}
-LABELS = {"ours": "ours (AG-UI)", "pai": "pydantic-ai AGUIAdapter", "floor": "floor"}
+FACTORIES = {"ours": "ours_app", "fast": "ours_app", "pai": "pai_app", "floor": "floor_app",
+             "floorfast": "floor_app"}
+LABELS = {"ours": "ours (AG-UI)", "fast": "ours, uvloop + httptools",
+          "pai": "pydantic-ai AGUIAdapter", "floor": "floor",
+          "floorfast": "floor, uvloop + httptools"}
+STACKS = {"fast": ("uvloop", "httptools"), "floorfast": ("uvloop", "httptools")}
+"""uvicorn (--loop, --http) per target; the others use BENCH_LOOP/BENCH_HTTP (asyncio, h11)."""
 PER_CLIENT = 25
 BURST_TIMEOUT = 240.0
 
@@ -125,7 +131,10 @@ async def warm_up(server: Server) -> None:
 
 
 def measure(target: str, c: int, port: int, env: dict[str, str]) -> Burst:
-    with Server(FACTORIES[target], port, env=env) as server:
+    server_ = Server(FACTORIES[target], port, env=env)
+    if target in STACKS:
+        server_.loop, server_.http = STACKS[target]
+    with server_ as server:
         asyncio.run(warm_up(server))
         rss_idle, _ = server.memory()
         cpu = server.cpu_seconds()
@@ -201,6 +210,17 @@ def report(bursts: list[Burst], command: str, env_note: str) -> str:
         lines.append("pai / ours server CPU per run: " + ", ".join(
             f"C={c} {med('pai', c, 'cpu_per_run_ms') / med('ours', c, 'cpu_per_run_ms'):.1f}x"
             for c in cs if groups.get(("pai", c))) + ".")
+    if "fast" in targets and "ours" in targets:
+        lines.append("uvloop + httptools vs asyncio + h11, server CPU per run (ours): " + ", ".join(
+            f"C={c} {med('fast', c, 'cpu_per_run_ms') / med('ours', c, 'cpu_per_run_ms'):.2f}x"
+            for c in cs) + "; TTFE p99: " + ", ".join(
+            f"C={c} {med('fast', c, 'ttfe_p99') / med('ours', c, 'ttfe_p99'):.2f}x"
+            for c in cs) + " (below 1: the uvloop + httptools stack is cheaper/faster).")
+    if "floorfast" in targets and "floor" in targets:
+        lines.append("The same for the floor, server CPU per run: " + ", ".join(
+            f"C={c} "
+            f"{med('floorfast', c, 'cpu_per_run_ms') / med('floor', c, 'cpu_per_run_ms'):.2f}x"
+            for c in cs) + ".")
     lines.append(
         "\nServer on CPU 0 (taskset), load generator on CPU 1, 127.0.0.1; a fresh server per "
         "burst, 3 warm-up runs first; clients of 25 runs each. Figures are medians over the "
@@ -212,7 +232,8 @@ def report(bursts: list[Burst], command: str, env_note: str) -> str:
         "loop iterations), which is why the floor shows it too: the GC pause (gc.callbacks, "
         "one collection) is the part that is a single stop of the loop. Other processes used "
         f"{median([b.background for b in bursts]):.0%} of the machine during the bursts "
-        "(median)." + env_note)
+        "(median); load average at the end {:.1f} (1 min) on {} cores.".format(
+            os.getloadavg()[0], os.cpu_count()) + env_note)
     lines.append(f"\nCommand: `{command}`")
     firsts = [f"{b.target} C={b.c}: {b.first_error}" for b in bursts if b.first_error]
     if firsts:
@@ -223,7 +244,9 @@ def report(bursts: list[Burst], command: str, env_note: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,500,1000", help="concurrent runs per burst")
-    parser.add_argument("--targets", default="ours,pai,floor")
+    parser.add_argument("--targets", default="ours,pai,floor", help="of ours, fast (ours on "
+                        "uvloop + httptools), pai, floor, floorfast (the floor on uvloop + "
+                        "httptools)")
     parser.add_argument("--repeat", type=int, default=3, help="bursts per (target, C) for ours "
                         "and the floor, at least")
     parser.add_argument("--min-runs", type=int, default=1000, help="more bursts for small C, "
@@ -234,6 +257,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="C=100 and 500, one burst each")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the servers, "
                         "e.g. BENCH_GC_FREEZE=1 or BENCH_GC_THRESHOLD=700,10,100000")
+    parser.add_argument("--section", default="concurrency", help="the section of results.md "
+                        "to write (e.g. `uvloop and httptools` for --targets ours,fast,floor)")
     parser.add_argument("--no-write", action="store_true", help="print only, leave results.md")
     args = parser.parse_args()
     if args.quick:
@@ -274,7 +299,7 @@ def main() -> None:
     text = report(bursts, command.strip(), env_note)
     print(text)
     if not args.no_write:
-        write_section("concurrency", text)
+        write_section(args.section, text)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Run every bench and write bench/results.md: the tables, the commands, the time they took.
 
-The HTTP benches need the `bench` extra: `.venv/bin/pip install -e '.[bench]'`. The whole run
-takes about 4 minutes on 2 cores (`--quick`: about 1 minute); each bench is bounded
+The HTTP benches need the `bench` extra: `.venv/bin/pip install -e '.[bench]'`, and
+processes.py a `redis-server` on PATH. The whole run takes about 15-30 minutes on 2 cores, most
+of it the 10,000 paced streams (`--quick`: about 5 minutes); each bench is bounded
 (concurrency.py stops starting bursts after 9 minutes, every burst is cancelled after 240 s).
 
 Run: .venv/bin/python bench/run_all.py [--quick]
@@ -58,10 +59,16 @@ def main() -> None:
         write_section(script.removesuffix(".py").replace("_", " "),
                       f"{out.strip()}\n\nCommand: `{command}` ({took:.0f} s)")
         timings.append((script, took))
-    # These two write their own sections of results.md.
-    for script in ("stream_throughput.py", "concurrency.py"):
-        _, took = run(script, *quick, timeout=600)
+    # These write their own sections of results.md.
+    for script in ("stream_throughput.py", "concurrency.py", "state_intake.py", "processes.py"):
+        _, took = run(script, *(["--repeat", "5"] if args.quick and script == "state_intake.py"
+                                else quick if script != "state_intake.py" else []),
+                      timeout=900)
         timings.append((script, took))
+    # 10,000 paced streams take minutes of CPU for us, the floor and pydantic-ai (at 1,000)
+    _, took = run("paced_streams.py", *(quick or ["--sizes", "1000,10000", "--rounds", "1"]),
+                  timeout=3600)
+    timings.append(("paced_streams.py", took))
     total = time.monotonic() - started
     summary = ", ".join(f"{name} {took:.0f} s" for name, took in timings)
     with RESULTS.open("a") as file:

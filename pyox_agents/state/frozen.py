@@ -7,7 +7,7 @@ what lets versions share structure. `thaw` makes a plain editable deep copy.
 
 The C `heapq` functions write any list subclass's storage directly, past its methods; importing
 this module routes them, for frozen lists and draft views only, through the stdlib's
-pure-Python versions, which call the list's own methods (see `_guard_heapq`). What no subclass
+pure-Python versions, which call the list's own methods (see `_heapq_guard`). What no subclass
 can stop: calling `list`'s or `dict`'s own C methods on an instance by hand
 (`list.append(value, x)`), and `exec`/`eval` given a frozen dict as globals.
 """
@@ -15,13 +15,11 @@ can stop: calling `list`'s or `dict`'s own C methods on an instance by hand
 from __future__ import annotations
 
 import enum
-import heapq
-import importlib.util
 import math
-import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn, TypeAlias
 
+from pyox_agents.state._heapq_guard import guard_heapq
 from pyox_agents.state._json_errors import MAX_DEPTH, check_text, not_json, too_deep
 from pyox_agents.state._pointers import lone_surrogate, parse_pointer, pointer, python_path
 
@@ -205,58 +203,6 @@ class FrozenList(list[JSON], metaclass=_Sealed):
         return (FrozenList, (list(self),))
 
 
-def _pure_heapq() -> Any:
-    """The stdlib `heapq` module's pure-Python functions (they call the list's own methods)."""
-    spec = importlib.util.find_spec("heapq")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    saved = sys.modules.get("_heapq")
-    sys.modules["_heapq"] = None  # type: ignore[assignment]
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if saved is None:
-            del sys.modules["_heapq"]
-        else:
-            sys.modules["_heapq"] = saved
-    return module
-
-
-def _guard_heapq() -> None:
-    """Route `heapq`'s in-place functions through the list's methods for shared-state lists.
-
-    The C `heapq` functions accept any list subclass and then write its storage directly,
-    past every method a subclass defines: a frozen version would change without an error and
-    a draft's change would be recorded nowhere. Given a `FrozenList` or a draft view, the
-    guarded functions run the stdlib's pure-Python versions instead, which call `append`,
-    `pop` and `__setitem__`: a frozen list refuses, a draft records its ops. Any other list
-    goes to the C function as before.
-    """
-    if getattr(heapq, "_pyox_guarded", False):
-        return
-    pure = _pure_heapq()
-    for name in ("heappush", "heappop", "heapify", "heapreplace", "heappushpop",
-                 "_heappop_max", "_heapify_max", "_heapreplace_max"):
-        fast = getattr(heapq, name, None)
-        slow = getattr(pure, name, None)
-        if fast is None or slow is None or fast is slow:
-            continue
-        setattr(heapq, name, _guarded(fast, slow))
-    heapq._pyox_guarded = True  # type: ignore[attr-defined]
-
-
-def _guarded(fast: Callable[..., Any], slow: Callable[..., Any]) -> Callable[..., Any]:
-    def guarded(heap: Any, *args: Any) -> Any:
-        if type(heap) is not list and isinstance(heap, FrozenList | StateView):
-            return slow(heap, *args)
-        return fast(heap, *args)
-
-    guarded.__name__ = guarded.__qualname__ = fast.__name__
-    guarded.__doc__ = fast.__doc__
-    guarded.__module__ = "heapq"
-    return guarded
-
-
 class StateView:
     """Base of the live views a draft hands out (`DraftDict`, `DraftList`).
 
@@ -279,7 +225,7 @@ class StateView:
         raise NotImplementedError
 
 
-_guard_heapq()
+guard_heapq(FrozenList, StateView)
 
 
 def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) -> JSON:
@@ -314,6 +260,10 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
     if len(at) >= MAX_DEPTH:
         raise TypeError(too_deep(path, at))
     kind = type(value)
+    if kind is dict and len(at) + 1 < MAX_DEPTH:
+        return _freeze_dict(value, path, at)  # type: ignore[arg-type]
+    if kind is list and len(at) + 1 < MAX_DEPTH:
+        return _freeze_list(value, path, at)  # type: ignore[arg-type]
     if kind in _SCALARS:
         if kind is float and not math.isfinite(value):  # type: ignore[arg-type]
             raise TypeError(not_json(value, python_path(path, at)))
@@ -325,19 +275,7 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
     if isinstance(value, StateView):
         return value._frozen(at)
     if isinstance(value, dict):
-        frozen = FrozenDict()
-        for key, item in value.items():
-            if not isinstance(key, str) or isinstance(key, enum.Enum):
-                raise TypeError(
-                    f"{python_path(path, at)} has a key {key!r} ({type(key).__name__}); keys of "
-                    f"shared state must be str: use str(key)"
-                )
-            if not key.isascii():
-                check_text(key, path, at, key=True)
-            at.append(key)
-            dict.__setitem__(frozen, str(key), _freeze(item, path, at))
-            at.pop()
-        return frozen
+        return _freeze_mapping(value, path, at)
     if isinstance(value, list):
         items = FrozenList()
         for index, item in enumerate(value):
@@ -358,6 +296,71 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
             raise TypeError(not_json(value, python_path(path, at)))
         return float(value)
     raise TypeError(not_json(value, python_path(path, at)))
+
+
+# A plain dict or list (what json.loads gives) is copied whole by `dict`'s or `list`'s own C
+# code, then walked once: str, int, bool and None items, most of a state, stay as they are
+# (a non-ASCII str is checked for lone surrogates); every other item goes through `_freeze`,
+# which raises, with the path, what the slow path would. Items sit at depth len(at) + 1, which
+# the callers keep under MAX_DEPTH, so a scalar item needs no depth check.
+
+
+def _freeze_dict(value: dict[Any, Any], path: str, at: list[str | int]) -> FrozenDict:
+    frozen: FrozenDict = dict.__new__(FrozenDict)
+    dict.update(frozen, value)
+    for key, item in value.items():
+        if type(key) is not str:
+            return _freeze_mapping(value, path, at)  # refuses the key, with its path
+        if not key.isascii():
+            check_text(key, path, at, key=True)
+        kind = type(item)
+        if kind is str:
+            if not item.isascii():
+                at.append(key)
+                check_text(item, path, at)
+                at.pop()
+        elif kind is not int and kind is not bool and item is not None:
+            at.append(key)
+            new = _freeze(item, path, at)
+            at.pop()
+            if new is not item:
+                dict.__setitem__(frozen, key, new)
+    return frozen
+
+
+def _freeze_list(value: list[Any], path: str, at: list[str | int]) -> FrozenList:
+    frozen: FrozenList = list.__new__(FrozenList)
+    list.extend(frozen, value)
+    for index, item in enumerate(value):
+        kind = type(item)
+        if kind is str:
+            if not item.isascii():
+                at.append(index)
+                check_text(item, path, at)
+                at.pop()
+        elif kind is not int and kind is not bool and item is not None:
+            at.append(index)
+            new = _freeze(item, path, at)
+            at.pop()
+            if new is not item:
+                list.__setitem__(frozen, index, new)
+    return frozen
+
+
+def _freeze_mapping(value: dict[Any, Any], path: str, at: list[str | int]) -> FrozenDict:
+    frozen = FrozenDict()
+    for key, item in value.items():
+        if not isinstance(key, str) or isinstance(key, enum.Enum):
+            raise TypeError(
+                f"{python_path(path, at)} has a key {key!r} ({type(key).__name__}); keys of "
+                f"shared state must be str: use str(key)"
+            )
+        if not key.isascii():
+            check_text(key, path, at, key=True)
+        at.append(key)
+        dict.__setitem__(frozen, str(key), _freeze(item, path, at))
+        at.pop()
+    return frozen
 
 
 def thaw(value: object) -> JSON:

@@ -52,13 +52,24 @@ class LoopClient:
     redis: aredis.Redis
     scripts: dict[str, Any]
     closer: AsyncGenerator[None, None]
+    followers: aredis.Redis
+    """The client of `follow_events`: each follower holds a connection while it waits in
+    XREAD BLOCK, so they have their own, one each, and leave `redis`'s to the other calls."""
 
 
-async def _close_at_shutdown(client: aredis.Redis) -> AsyncGenerator[None, None]:
+COMMAND_CONNECTIONS = 64
+"""The connections of one loop's client for the other calls; more calls at once wait for one."""
+
+FOLLOWER_CONNECTIONS = 2**31 - 1
+"""Followers are not limited here: one connection per run followed (Redis's maxclients)."""
+
+
+async def _close_at_shutdown(*clients: aredis.Redis) -> AsyncGenerator[None, None]:
     try:
         yield
     finally:
-        await client.aclose()
+        for client in clients:
+            await client.aclose()
 
 
 class RedisConnection:
@@ -97,6 +108,11 @@ class RedisConnection:
         """The `redis.asyncio` client of the running event loop."""
         return (await self._loop_client()).redis
 
+    async def follower_client(self) -> aredis.Redis:
+        """The `redis.asyncio` client of the running event loop for XREAD BLOCK (one connection
+        per follower, apart from the pool of the other calls)."""
+        return (await self._loop_client()).followers
+
     async def _loop_client(self) -> LoopClient:
         """The asyncio client of the running loop (a client's connections belong to one loop)."""
         try:
@@ -109,13 +125,20 @@ class RedisConnection:
         if client is None:
             for old in [old for old in self._async if old.is_closed()]:
                 del self._async[old]
+            # a pool that makes a call wait for a free connection (redis-py's default pool
+            # refuses the 101st with "Too many connections", so 101 runs at once failed)
+            connection = aredis.Redis.from_pool(aredis.BlockingConnectionPool.from_url(
+                self.url, decode_responses=True, max_connections=COMMAND_CONNECTIONS,
+                timeout=None))
             # no socket timeout: a follower's XREAD BLOCK waits longer than redis-py's default
-            connection = aredis.Redis.from_url(self.url, decode_responses=True,
-                                               socket_timeout=None)
-            closer = _close_at_shutdown(connection)
+            followers = aredis.Redis.from_url(self.url, decode_responses=True,
+                                              socket_timeout=None,
+                                              max_connections=FOLLOWER_CONNECTIONS)
+            closer = _close_at_shutdown(connection, followers)
             await closer.asend(None)
             client = LoopClient(connection, {name: connection.register_script(text)
-                                               for name, text in SCRIPTS.items()}, closer)
+                                               for name, text in SCRIPTS.items()}, closer,
+                                followers)
             self._async[loop] = client
         return client
 

@@ -66,7 +66,7 @@ class RunEventLog(RedisConnection):
         `get_active`) where that matters.
         """
         key = self.key("events", run_key)
-        client = await self.async_client()
+        client = await self.follower_client()
         last = after_id
         while True:
             reply = await client.xread({key: last}, count=512, block=block_ms)

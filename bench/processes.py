@@ -1,0 +1,338 @@
+"""Two uvicorn worker processes against one, sharing a RedisStore; and a run followed from the
+other process.
+
+Throughput: bursts of C=500 AG-UI runs (the concurrency bench's run: `add_item` changes the
+shared state, then 50 text deltas) against `uvicorn --workers 1` and `--workers 2`, the same
+app and the same Redis (a redis-server started here), neither pinned: the two workers, Redis and
+this load generator share the machine's 2 cores. Rounds interleave 1 and 2 workers; runs per
+second = C / the burst's wall time, median over the rounds. The client is a bare asyncio
+HTTP/1.1 client (one connection per run, `Connection: close`), several times cheaper than
+httpx, so that the load generator takes as little of the 2 cores as it can; its CPU is printed.
+Every run must end with RUN_FINISHED and the state `{"items": [<its text>]}`.
+
+Follow latency: two single-worker servers A and B on the same Redis. `F` AI SDK runs are started
+on A at once (a paced model: `--tokens` deltas `--pace` ms apart); each chat is followed from B
+(`GET /agents/bench/ai-sdk/{chat}/stream`, the AI SDK's resume, which follows the run through
+the store: XREAD BLOCK). Per token: the time it reached the client from B minus its commit time
+(the ms timestamp of its Redis stream id, XADD `*`; same machine clock), for the tokens committed
+after B's stream began (the ones before are the catch-up). Goal: p99 under 20 ms.
+
+Run: .venv/bin/python bench/processes.py [--quick] [--rounds N] [--c 500] [--follows 20]
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import (
+    AG_UI_PATH,
+    AI_SDK_PATH,
+    Server,
+    ai_sdk_body,
+    median,
+    run_input,
+    spread,
+    table,
+    write_section,
+)
+
+REDIS_PORT = 16391
+
+
+class Redis:
+    """A throwaway redis-server on 127.0.0.1:`port`, no persistence."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.dir = tempfile.mkdtemp(prefix="bench-redis-")
+
+    def __enter__(self) -> "Redis":
+        server = shutil.which("redis-server")
+        if server is None:
+            raise SystemExit("redis-server is not installed (apt-get install redis-server)")
+        self.proc = subprocess.Popen([server, "--port", str(self.port), "--save", "",
+                                      "--appendonly", "no", "--dir", self.dir],
+                                     stdout=subprocess.DEVNULL)
+        import redis
+
+        client = redis.Redis(port=self.port)
+        for _ in range(100):
+            try:
+                client.ping()
+                return self
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise SystemExit("redis-server did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- a cheap HTTP client
+
+
+def _dechunk(raw: bytes) -> bytes:
+    """The body of a chunked HTTP/1.1 response (`raw` is the bytes after the headers)."""
+    out = bytearray()
+    pos = 0
+    while True:
+        end = raw.index(b"\r\n", pos)
+        size = int(raw[pos:end].split(b";")[0], 16)
+        if size == 0:
+            return bytes(out)
+        out += raw[end + 2:end + 2 + size]
+        pos = end + 2 + size + 2
+
+
+async def raw_post(port: int, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    """POST `body` as JSON with `Connection: close`; (status, response body)."""
+    payload = json.dumps(body).encode()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                 b"accept: text/event-stream\r\nconnection: close\r\ncontent-length: %d\r\n\r\n"
+                 % (path.encode(), len(payload)) + payload)
+    data = await reader.read(-1)
+    writer.close()
+    head, _, rest = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    if b"transfer-encoding: chunked" in head.lower():
+        rest = _dechunk(rest)
+    return status, rest
+
+
+def check_run(status: int, body: bytes, text: str) -> str:
+    """'' if the AG-UI stream ended with RUN_FINISHED and state {"items": [text]}, else why."""
+    import jsonpatch
+
+    if status != 200:
+        return f"status {status}"
+    state: Any = None
+    last: dict[str, Any] = {}
+    for frame in body.split(b"\n\n"):
+        if not frame.startswith(b"data:"):
+            continue
+        if b'"STATE_' in frame[:40]:
+            event = json.loads(frame[5:])
+            state = (event["snapshot"] if event["type"] == "STATE_SNAPSHOT"
+                     else jsonpatch.apply_patch(state, event["delta"]))
+        last = {"frame": frame}
+    if not last or b"RUN_FINISHED" not in last["frame"]:
+        return "no RUN_FINISHED"
+    if state != {"items": [text]}:
+        return f"wrong state {state!r}"
+    return ""
+
+
+# ---------------------------------------------------------------- throughput
+
+
+async def burst(port: int, c: int) -> tuple[float, list[str]]:
+    """C runs released together; (wall seconds, errors)."""
+    texts = [f"item-{i}-{uuid.uuid4().hex[:6]}" for i in range(c)]
+    go = asyncio.Event()
+
+    async def one(text: str) -> str:
+        key = uuid.uuid4().hex
+        await go.wait()
+        try:
+            status, body = await raw_post(port, AG_UI_PATH, run_input(f"t-{key}", f"r-{key}", text))
+        except OSError as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return check_run(status, body, text)
+
+    tasks = [asyncio.create_task(one(text)) for text in texts]
+    await asyncio.sleep(0.05)
+    start = time.perf_counter()
+    go.set()
+    results = await asyncio.gather(*tasks)
+    return time.perf_counter() - start, [r for r in results if r]
+
+
+def redis_cpu(redis_server: "Redis") -> float:
+    """CPU seconds of the redis-server process so far."""
+    import psutil
+
+    times = psutil.Process(redis_server.proc.pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def throughput_round(workers: int, c: int, port: int, redis_server: "Redis") -> dict[str, Any]:
+    redis_url = redis_server.url
+    env = {"BENCH_BEFORE": "0", "BENCH_AFTER": "50", "BENCH_REDIS": redis_url}
+    server = Server("ours_app", port, cpu="0,1", env=env, workers=workers)
+    with server:
+        time.sleep(1.0 * workers)  # every worker imported and listening
+        asyncio.run(burst(port, 10 * workers))  # warm-up, every worker
+        cpu = server.cpu_seconds()
+        client = time.process_time()
+        load = os.getloadavg()[0]
+        store_cpu = redis_cpu(redis_server)
+        wall, errors = asyncio.run(burst(port, c))
+        client = time.process_time() - client
+        cpu = server.cpu_seconds() - cpu
+        store_cpu = redis_cpu(redis_server) - store_cpu
+    return {"workers": workers, "rps": c / wall, "wall": wall, "server_cpu_ms": cpu / c * 1000,
+            "client_cpu": client, "errors": errors, "load": load,
+            "redis_cpu_ms": store_cpu / c * 1000}
+
+
+# ---------------------------------------------------------------- follow latency
+
+TOKEN = re.compile(rb"(f\d+-[0-9a-f]{4})t(\d+) ")
+
+
+async def follow_latency(a: int, b: int, redis_url: str, follows: int) -> dict[str, Any]:
+    """`follows` AI SDK runs on A, each followed from B; latencies of B's tokens, seconds."""
+    received: dict[bytes, float] = {}
+    started_at: dict[str, float] = {}
+    order_ok = True
+    async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=4 * follows)) \
+            as client:
+
+        async def one(i: int) -> None:
+            nonlocal order_ok
+            chat = f"c{i}-{uuid.uuid4().hex[:8]}"
+            text = f"f{i}-{uuid.uuid4().hex[:4]}"
+            async with client.stream("POST", f"http://127.0.0.1:{a}{AI_SDK_PATH}",
+                                     json=ai_sdk_body(chat, text)) as origin:
+                origin_iter = origin.aiter_raw()
+                await anext(origin_iter)  # the run is on
+                url = f"http://127.0.0.1:{b}{AI_SDK_PATH}/{chat}/stream"
+                async with client.stream("GET", url) as follower:
+                    if follower.status_code != 200:
+                        raise RuntimeError(f"follow {url}: status {follower.status_code}")
+                    seen = -1
+                    first = True
+                    async for chunk in follower.aiter_raw():
+                        now = time.time()
+                        if first:
+                            started_at[text] = now
+                            first = False
+                        for match in TOKEN.finditer(chunk):
+                            index = int(match.group(2))
+                            order_ok &= index == seen + 1
+                            seen = index
+                            received.setdefault(match.group(0), now)
+                async for _ in origin_iter:
+                    pass
+
+        await asyncio.gather(*(one(i) for i in range(follows)))
+    import redis
+
+    commits: dict[bytes, float] = {}
+    store = redis.Redis.from_url(redis_url)
+    for key in store.scan_iter("pyox:events:*"):
+        for entry_id, fields in store.xrange(key):
+            ms = int(entry_id.split(b"-")[0]) / 1000
+            for match in TOKEN.finditer(fields.get(b"event", b"")):
+                commits.setdefault(match.group(0), ms)
+    latencies = []
+    for token, at in received.items():
+        committed = commits.get(token)
+        run = token.split(b"t")[0].decode()
+        if committed is not None and committed > started_at.get(run, float("inf")):
+            latencies.append(at - committed)
+    return {"latencies": sorted(latencies), "tokens": len(received), "order_ok": order_ok,
+            "missing": sum(1 for token in commits if token not in received)}
+
+
+def percentile(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))] if values else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--c", type=int, default=500, help="runs per burst")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of (1 worker, 2 workers)")
+    parser.add_argument("--follows", type=int, default=20, help="runs followed at once")
+    parser.add_argument("--tokens", type=int, default=100)
+    parser.add_argument("--pace", type=float, default=10.0, help="ms between tokens")
+    parser.add_argument("--quick", action="store_true", help="2 rounds, 5 follows")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.follows = 2, 5
+    port = 18950
+    rows: list[dict[str, Any]] = []
+    with Redis(REDIS_PORT) as redis_server:
+        for round_ in range(args.rounds):
+            for workers in ((1, 2) if round_ % 2 == 0 else (2, 1)):
+                port += 1
+                row = throughput_round(workers, args.c, port, redis_server)
+                rows.append(row)
+                print(f"workers {workers}: {row['rps']:.0f} runs/s, wall {row['wall']:.2f} s, "
+                      f"server CPU {row['server_cpu_ms']:.2f} ms/run, redis-server "
+                      f"{row['redis_cpu_ms']:.2f} ms/run, client CPU "
+                      f"{row['client_cpu']:.1f} s, errors {len(row['errors'])}, load "
+                      f"{row['load']:.1f}", flush=True)
+        env = {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(args.tokens),
+               "BENCH_PACE_MS": str(args.pace), "BENCH_REDIS": redis_server.url}
+        with Server("ours_app", port + 1, cpu="0,1", env=env) as a, \
+                Server("ours_app", port + 2, cpu="0,1", env=env) as b:
+            load = os.getloadavg()[0]
+            follow = asyncio.run(follow_latency(a.port, b.port, redis_server.url,
+                                                args.follows))
+    print(report(rows, follow, args, load))
+    if not args.no_write:
+        write_section("processes", report(rows, follow, args, load))
+
+
+def report(rows: list[dict[str, Any]], follow: dict[str, Any], args: Any, load: float) -> str:
+    by = {w: [r for r in rows if r["workers"] == w] for w in (1, 2)}
+    out = []
+    for w, group in by.items():
+        rps = [r["rps"] for r in group]
+        out.append([w, len(group), f"{median(rps):.0f}", spread(rps),
+                    f"{median(rps) / median([r['rps'] for r in by[1]]):.2f}x",
+                    f"{median([r['server_cpu_ms'] for r in group]):.2f}",
+                    f"{median([r['redis_cpu_ms'] for r in group]):.2f}",
+                    f"{median([r['client_cpu'] for r in group]):.1f}",
+                    f"{median([r['load'] for r in group]):.1f}",
+                    sum(len(r["errors"]) for r in group)])
+    ratio = median([r["rps"] for r in by[2]]) / median([r["rps"] for r in by[1]])
+    lat = follow["latencies"]
+    ms = [x * 1000 for x in lat]
+    lines = [
+        table(["workers", "bursts", f"runs/s (C={args.c}, median)", "spread", "vs 1 worker",
+               "server CPU ms/run (all workers)", "redis-server CPU ms/run",
+               "client CPU s/burst",
+               "load average (1 min) before", "errors + wrong states"], out),
+        "",
+        f"Two workers vs one: {ratio:.2f}x the runs per second (goal ≥ 1.7x: "
+        f"{'met' if ratio >= 1.7 else 'NOT met'}).",
+        "",
+        f"Follow from the other process ({args.follows} AI SDK runs at once, {args.tokens} "
+        f"tokens {args.pace:g} ms apart, each resumed from process B): {len(lat)} tokens "
+        f"committed after the follow began; delivery after commit p50 "
+        f"{percentile(ms, 0.5):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, max "
+        f"{max(ms, default=float('nan')):.1f} ms (goal p99 < 20 ms: "
+        f"{'met' if percentile(ms, 0.99) < 20 else 'NOT met'}); tokens in order: "
+        f"{follow['order_ok']}; committed but never delivered: {follow['missing']}. Commit time "
+        f"= the ms of the Redis stream id (1 ms resolution); load average {load:.1f}.",
+        "",
+        "Both servers unpinned; redis-server, the servers and this client share 2 cores, and "
+        "other processes ran on the machine too (load average column).",
+        "",
+        "Command: `.venv/bin/python bench/processes.py " + " ".join(sys.argv[1:]) + "`",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
