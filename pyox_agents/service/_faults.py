@@ -4,6 +4,7 @@ client told when the store failed to keep it (after the run's last step)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 
@@ -13,7 +14,7 @@ from pyox_agents.state.run import AgentError
 from pyox_agents.stores import StoreUnavailable
 from pyox_agents.stores.base import Store
 
-__all__ = ["keep", "told", "unkept"]
+__all__ = ["keep", "refuse_unsaved", "told", "unkept"]
 
 _log = logging.getLogger(__name__)
 
@@ -64,3 +65,13 @@ def told(last: RuntimeEvent, failure: AgentError | None) -> RuntimeEvent:
         return RunFailed(AgentError(last.error.code, f"{last.error.message}; {failure.message}"))
     assert isinstance(last, RunFinished), last
     return RunFailed(failure)
+
+
+async def refuse_unsaved(live: LiveRun) -> None:
+    """Wait for the run's first event (its start, once saved); if the store was unavailable
+    for that first save, raise `StoreUnavailable`: nothing of the run exists, so the request
+    is refused (503, `Retry-After`) rather than answered with a stream of one error."""
+    async with contextlib.aclosing(live.follow_batches()) as batches:  # type: ignore[type-var]
+        first = (await anext(batches, [None]))[0]
+    if isinstance(first, RunFailed) and first.error.code == "store_unavailable":
+        raise StoreUnavailable(first.error.message)

@@ -26,7 +26,7 @@ from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
-from pyox_agents.service._faults import keep, told
+from pyox_agents.service._faults import keep, refuse_unsaved, told
 from pyox_agents.service._follow import follow_remote
 from pyox_agents.service._limits import ServerLimits, check_limits
 from pyox_agents.service._live import LiveRun
@@ -142,6 +142,7 @@ class RunService:
             Busy: a run is already active on the thread.
             RequestError: the request cannot run (404 for another principal's thread, 413 over
                 a size limit, 422 with the field, 429 over a concurrency limit).
+            StoreUnavailable: the store could not save the run's start (nothing was saved).
         """
         if self.closing:
             raise RequestError(503, "the server is shutting down and starts no new run; send "
@@ -182,6 +183,7 @@ class RunService:
                 raise
         self._owners.setdefault(request.thread_id, principal)
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
+        await refuse_unsaved(live)
         return live
 
     async def check_owner(self, thread_id: str, principal: str | None) -> None:
