@@ -77,7 +77,7 @@ class RunService:
         self.keep_state = keep_state and store is not None
         """Whether the thread's latest shared state is kept between runs (needs a store)."""
         self.limits = limits or ServerLimits()
-        self._owners: dict[str, str | None] = {}  # threads seen without a store: their owner
+        self._owners: collections.OrderedDict[str, str | None] = collections.OrderedDict()
         self._sharing = store if isinstance(store, SharedRuns) else None
         self.shared = self._sharing is not None
         """Whether runs are shared with other processes through the store."""
@@ -86,8 +86,7 @@ class RunService:
         self._active: dict[str, LiveRun] = {}
         self._runs_of: collections.Counter[str | None] = collections.Counter()
         """How many active runs each principal has (the per-principal limit, in O(1))."""
-        self.closing = False
-        """The server shuts down (`shutdown`): new runs are refused with 503."""
+        self.closing = False  # shutting down (`shutdown`): new runs are refused with 503
 
     @property
     def _peers(self) -> SharedRuns:
@@ -182,6 +181,9 @@ class RunService:
                     await self._peers.arelease_lease(request.thread_id, self.owner, live.lease or 0)
                 raise
         self._owners.setdefault(request.thread_id, principal)
+        self._owners.move_to_end(request.thread_id)
+        if len(self._owners) > _OWNERS_KEPT:  # the store knows the rest; without one, a
+            self._owners.popitem(last=False)  # thread keeps nothing an evicted owner guards
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         await refuse_unsaved(live)
         return live
@@ -389,6 +391,10 @@ class RunService:
 
 
 _log = logging.getLogger(__name__)
+
+_OWNERS_KEPT = 10_000
+"""How many owners of the latest threads started a service remembers (a cache: the store
+holds them all); one per thread for ever was a leak of a long-lived server."""
 
 _NOBODY = object()
 """The owner of a thread nobody has yet."""
