@@ -113,6 +113,24 @@ class Journal:
                                  decision={"index": index, "calls": described}, gates=[])
             run.in_flight = dict(in_flight)
 
+    def adopt(self, calls: tuple[ToolCall, ...], idempotent: Mapping[str, bool]) -> None:
+        """Calls an earlier run of the thread left open (it was cut, or is paused, before they
+        closed) that this run finishes: mark them in flight as a decision's are, without
+        counting a decision, so a person's answer about them is kept and a crash is told."""
+        run = self.run
+        if self.in_flight is not None or not calls:
+            return
+        described = [DecisionCall(call_id=call.id, tool=call.name,
+                                  arguments=dict(call.arguments),
+                                  key=self.key_for(len(run.steps) + position, call),
+                                  idempotent=idempotent.get(call.name, False))
+                     for position, call in enumerate(calls)]
+        self.audit("adopted", {"calls": described})
+        first = described[0]
+        run.in_flight = dict(InFlight(
+            step=len(run.steps), key=first["key"], idempotent=first["idempotent"], attempt=1,
+            decision={"index": max(run.spent.steps - 1, 0), "calls": described}, gates=[]))
+
     def key_for(self, step: int, call: ToolCall) -> str:
         """The idempotency key of `call` as step `step` of this run."""
         return idempotency_key(self.run.run_id, step, call.id, call.arguments)

@@ -195,11 +195,12 @@ class Runner(ToolCalls):
                 raise StoppedForShutdown
             self._step = step
             self._send(StepStarted(step))
+            idempotent = {name: tool.idempotent for name, tool in self.setup.tools.items()}
             if self.conversation.pending_calls:  # a step left open (a resume): finish it first
+                journal.adopt(self.conversation.pending_calls, idempotent)
                 paused = await self.use_tools()
             else:
                 reply = await self.think()
-                idempotent = {name: tool.idempotent for name, tool in self.setup.tools.items()}
                 journal.decide(reply.tool_calls, reply.usage, idempotent)
                 if not reply.tool_calls:
                     self._step = None

@@ -27,8 +27,12 @@ async def keep_lease(peers: SharedRuns, live: LiveRun, owner: str, ttl: float) -
     assert token is not None and run_key is not None
     while True:
         await anyio.sleep(ttl / 3)
+        if live.lease is None:  # released: marking it active again would hold the thread
+            return
         try:
-            await peers.arenew_lease(live.thread_id, owner, token, ttl)
+            held = await peers.arenew_lease(live.thread_id, owner, token, ttl)
+            if live.lease is None or not held:
+                return
             await peers.aset_active(live.thread_id, run_key, ttl)
         except Exception:
             _log.warning("thread %s: its lease could not be renewed", live.thread_id,
