@@ -87,7 +87,7 @@ def postgres_outage() -> Iterator[Outage]:
     from pyox_agents.stores import PostgresStore
 
     with postgres_process() as server:
-        store = PostgresStore(server.url, connect_timeout=1.0, pool_timeout=2.0)
+        store = PostgresStore(server.url, connect_timeout=2.0, pool_timeout=5.0)
         yield Outage(store, server.stop, server.start)
         store.close()
 
