@@ -33,13 +33,22 @@ from pyox_agents.state.run import (
     StopReason,
 )
 from pyox_agents.state.shared import SharedState
+from pyox_agents.stores import StoreUnavailable
 from pyox_agents.stores.base import Store
 
 __all__ = ["Journal", "StoreError", "arguments_hash", "idempotency_key"]
 
 
 class StoreError(RuntimeError):
-    """Saving a run's record failed (the disk, the database); the run cannot go on safely."""
+    """Saving a run's record failed (the disk, the database); the run cannot go on safely.
+
+    `code` is the run's error code: "store_unavailable" when the store could not be reached
+    or written (`StoreUnavailable`: try again later), else "store_error".
+    """
+
+    def __init__(self, message: str, code: str = "store_error") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def arguments_hash(arguments: Mapping[str, Any]) -> str:
@@ -103,6 +112,24 @@ class Journal:
                                  idempotent=first["idempotent"], attempt=1,
                                  decision={"index": index, "calls": described}, gates=[])
             run.in_flight = dict(in_flight)
+
+    def adopt(self, calls: tuple[ToolCall, ...], idempotent: Mapping[str, bool]) -> None:
+        """Calls an earlier run of the thread left open (it was cut, or is paused, before they
+        closed) that this run finishes: mark them in flight as a decision's are, without
+        counting a decision, so a person's answer about them is kept and a crash is told."""
+        run = self.run
+        if self.in_flight is not None or not calls:
+            return
+        described = [DecisionCall(call_id=call.id, tool=call.name,
+                                  arguments=dict(call.arguments),
+                                  key=self.key_for(len(run.steps) + position, call),
+                                  idempotent=idempotent.get(call.name, False))
+                     for position, call in enumerate(calls)]
+        self.audit("adopted", {"calls": described})
+        first = described[0]
+        run.in_flight = dict(InFlight(
+            step=len(run.steps), key=first["key"], idempotent=first["idempotent"], attempt=1,
+            decision={"index": max(run.spent.steps - 1, 0), "calls": described}, gates=[]))
 
     def key_for(self, step: int, call: ToolCall) -> str:
         """The idempotency key of `call` as step `step` of this run."""
@@ -305,8 +332,9 @@ class Journal:
         try:
             await anyio.to_thread.run_sync(self._write, self._tickets, run, shared, version)
         except Exception as exc:  # kept for the next save, which must carry them
+            code = "store_unavailable" if isinstance(exc, StoreUnavailable) else "store_error"
             raise StoreError(f"the run's record could not be saved: "
-                             f"{type(exc).__name__}: {exc}") from exc
+                             f"{type(exc).__name__}: {exc}", code) from exc
 
     def _write(self, ticket: int, run: dict[str, Any], shared: Any, version: int) -> None:
         """One store transaction: the conversation's new entries, the run, its audit records.

@@ -35,6 +35,14 @@ from pyox_agents.runtime._calls import ToolCalls
 from pyox_agents.runtime._instructions import system_messages
 from pyox_agents.runtime._journal import Journal, StoreError
 from pyox_agents.runtime._planning import PlannerModel
+from pyox_agents.runtime._process_runs import (
+    SHUTDOWN,
+    StoppedForShutdown,
+    executing,
+    left_for_recovery,
+    running_here,
+    stopping,
+)
 from pyox_agents.runtime._records import Gate
 from pyox_agents.runtime._replies import ReplyStream, reply_message_id
 from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused, discard
@@ -49,15 +57,6 @@ from pyox_agents.state.stopped import (
 from pyox_agents.tools import RunContext
 
 __all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
-
-_RUNNING: set[str] = set()
-"""The ids of the runs executing in this process now."""
-
-
-def running_here(run_id: str) -> bool:
-    """Whether run `run_id` is executing in this process now."""
-    return run_id in _RUNNING
-
 
 class Runner(ToolCalls):
     """Executes a run, or single turns, of an agent on a conversation."""
@@ -120,15 +119,12 @@ class Runner(ToolCalls):
         resumed: bool = False,
     ) -> None:
         """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`."""
-        _RUNNING.add(self.run_id)
-        try:
+        with executing(self.run_id):
             if _tracing.on is None:
                 await self._execute(parent_id, parent_call_id, resumed)
             else:
                 with _tracing.run_span(self, resumed):
                     await self._execute(parent_id, parent_call_id, resumed)
-        finally:
-            _RUNNING.discard(self.run_id)
 
     def continue_run(self, run: RunState) -> None:
         """Make this runner continue `run`, a saved run that is not running anywhere, instead of
@@ -160,13 +156,15 @@ class Runner(ToolCalls):
             if self.setup.reporters:
                 await self._report("on_run_start", self._context())
             paused = await self._loop()
-        except ModelError as exc:
+        except StoppedForShutdown:
+            self._send(RunFailed(SHUTDOWN))
+        except (ModelError, StoreError) as exc:
             await self._fail(AgentError(exc.code, str(exc)))
-        except StoreError as exc:
-            await self._fail(AgentError("store_error", str(exc)))
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 self._close_pending("cancelled: the run was stopped")
+                if left_for_recovery(self.run_id):  # a shutdown: the record stays as saved
+                    raise
                 conversation._fail_run("cancelled")
                 journal.stop(StopReason.CANCELLED, "the run was cancelled")
                 with contextlib.suppress(StoreError):  # nobody to tell: the record stays as was
@@ -175,8 +173,7 @@ class Runner(ToolCalls):
         except Exception as exc:  # a bug in a hook or in pyox-agents: report it, never raise it
             cause = _first(exc)
             if isinstance(cause, ModelError | StoreError):
-                code = cause.code if isinstance(cause, ModelError) else "store_error"
-                await self._fail(AgentError(code, str(cause)))
+                await self._fail(AgentError(cause.code, str(cause)))
             else:  # the details: here, in the server's log, and in the run's record
                 logging.getLogger(__name__).error("run %s failed with an internal error",
                                                   self.run_id, exc_info=cause)
@@ -203,13 +200,16 @@ class Runner(ToolCalls):
         while True:
             if await self._ended():
                 return None
+            if stopping(self.run_id):
+                raise StoppedForShutdown
             self._step = step
             self._send(StepStarted(step))
+            idempotent = {name: tool.idempotent for name, tool in self.setup.tools.items()}
             if self.conversation.pending_calls:  # a step left open (a resume): finish it first
+                journal.adopt(self.conversation.pending_calls, idempotent)
                 paused = await self.use_tools()
             else:
                 reply = await self.think()
-                idempotent = {name: tool.idempotent for name, tool in self.setup.tools.items()}
                 journal.decide(reply.tool_calls, reply.usage, idempotent)
                 if not reply.tool_calls:
                     self._step = None

@@ -1,8 +1,14 @@
 """A refused request answered as its status, with the body its protocol's clients read: JSON
-`{error, field?}` for AG-UI and the server's own routes, plain text for the AI SDK."""
+`{error, field?}` for AG-UI and the server's own routes, plain text for the AI SDK.
+
+A store that cannot be reached while a request is answered (`StoreUnavailable`) is a 503 with
+`Retry-After`, the body saying so (`"store": "unreachable"` in JSON): never a 500, and never a
+hang, since every store bounds its connect and command timeouts.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -10,8 +16,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from pyox_agents.service import RequestError
+from pyox_agents.stores import StoreUnavailable
 
-__all__ = ["handled", "json_error", "text_error"]
+__all__ = ["handled", "json_error", "store_unreachable", "text_error"]
 
 
 def json_error(exc: RequestError) -> Response:
@@ -19,6 +26,8 @@ def json_error(exc: RequestError) -> Response:
     body: dict[str, Any] = {"error": _text(exc)}
     if exc.field is not None:
         body["field"] = exc.field
+    if isinstance(exc, _Unreachable):
+        body["store"] = "unreachable"
     return JSONResponse(body, status_code=exc.status, headers=exc.headers)
 
 
@@ -33,9 +42,21 @@ def _text(exc: RequestError) -> str:
     return str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+class _Unreachable(RequestError):
+    """503: the store cannot be reached now; retry after `Retry-After` seconds."""
+
+
+def store_unreachable(exc: StoreUnavailable) -> RequestError:
+    """The refusal of a request the store's outage stopped: 503 with `Retry-After`."""
+    wait = max(1, math.ceil(exc.retry_after))
+    return _Unreachable(503, f"the store is unreachable, so this request was not done: {exc}; "
+                             f"try again in {wait} s", headers={"Retry-After": str(wait)})
+
+
 def handled(server: Any, endpoint: Any,
              refusal: Callable[[RequestError], Response] = json_error) -> Any:
-    """Answer a `RequestError` as its status, with the body the route's protocol reads."""
+    """Answer a `RequestError` as its status, and a store outage as 503, with the body the
+    route's protocol reads."""
 
     async def handle(request: Request) -> Response:
         try:
@@ -43,5 +64,7 @@ def handled(server: Any, endpoint: Any,
             return response
         except RequestError as exc:
             return refusal(exc)
+        except StoreUnavailable as exc:
+            return refusal(store_unreachable(exc))
 
     return handle

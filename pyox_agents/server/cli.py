@@ -1,11 +1,12 @@
 """The `pyox-agents` command: `demo` serves the demo page and agent, `serve` a user's own agents.
 
     pyox-agents demo [--host 127.0.0.1] [--port 8000] [--model demo] [--store sqlite:PATH]
-    pyox-agents serve module:attribute [--host ...] [--port ...] [--store ...]
+    pyox-agents serve module:attribute [--host ...] [--port ...] [--store ...] [--grace 25]
 
 Both serve the AG-UI and AI SDK endpoints of `create_app`. `demo` also serves the built page
 (shipped in the package, no Node needed) at `/`. By default threads are kept in a SQLite file
 in the user's data directory, so a reloaded page, or a restarted server, gets them back.
+On SIGTERM, runs get `--grace` seconds to finish their step; the rest are left resumable.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
     from pyox_agents.stores.base import Store
 
 __all__ = ["STATIC_DIR", "default_store_path", "load_target", "main", "open_store"]
+
+DEFAULT_GRACE = 25.0
+"""`--grace`: the seconds a SIGTERM gives the runs to finish their step. Under the 30 s that
+Kubernetes (`terminationGracePeriodSeconds`) waits before SIGKILL, so the process ends on its
+own, its streams told; uvicorn's own `timeout_graceful_shutdown` has no default (it waits)."""
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """The built demo page (`frontend-demo`, `npm run build`), shipped inside the package."""
@@ -149,6 +155,9 @@ def _parser() -> argparse.ArgumentParser:
                          "(default: 127.0.0.1)")
         sub.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
         sub.add_argument("--store", metavar="STORE", default=None, help=store_help)
+        sub.add_argument("--grace", metavar="SECONDS", type=_seconds, default=DEFAULT_GRACE,
+                         help="on SIGTERM, how long runs get to finish their step before the "
+                              "rest stop, resumable (default: %(default)g)")
 
     demo = commands.add_parser(
         "demo", help="serve the demo page: a todo list and a cart shared with an agent",
@@ -169,12 +178,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _serve(app: Any, host: str, port: int) -> None:
-    import uvicorn
+def _seconds(text: str) -> float:
+    """A `--grace` value: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds; "
+                                         "write e.g. --grace 25")
+    return value
 
-    # uvloop and httptools when installed (the `fast` extra), else asyncio and h11: they cut the
-    # server's CPU per run by 10-35% (bench/concurrency.py --targets ours,fast,floor,floorfast)
-    uvicorn.run(app, host=host, port=port, log_level="warning", loop="auto", http="auto")
+
+def _serve(app: Any, args: argparse.Namespace) -> None:
+    from pyox_agents.server._graceful import serve
+
+    serve(app, args.host, args.port, args.grace)
 
 
 def _demo(args: argparse.Namespace) -> None:
@@ -198,7 +217,7 @@ def _demo(args: argparse.Namespace) -> None:
     print(f"  model {args.model}, threads kept in {args.store or default_store_path()}; "
           f"endpoints /agents/{AGENT_NAME}/ag-ui and /agents/{AGENT_NAME}/ai-sdk", flush=True)
     _say_who_can_reach(args.host)
-    _serve(app, args.host, args.port)
+    _serve(app, args)
 
 
 def _say_who_can_reach(host: str) -> None:
@@ -219,7 +238,7 @@ def _serve_target(args: argparse.Namespace) -> None:
 
     if isinstance(target, Agent | dict):
         _say_who_can_reach(args.host)  # our app around the user's agents has no auth
-    _serve(app, args.host, args.port)
+    _serve(app, args)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

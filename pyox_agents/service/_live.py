@@ -32,6 +32,10 @@ class LiveRun:
     """The thread's kept shared state when the run started (servers that keep it)."""
     start: list[Any] = field(default_factory=list)
     """The state the server chose for the run to start from (none for a resumed run)."""
+    shutdown: bool = False
+    """The server shuts down: the run stops at its next step boundary, left for recovery."""
+    shared: int = 0
+    """How many of `events` were logged in the store for other processes (shared runs)."""
     _more: Wakeup = field(default_factory=Wakeup)
 
     @property

@@ -13,6 +13,7 @@ import asyncio
 import collections
 import contextlib
 import json
+import logging
 import os
 import secrets
 import socket
@@ -23,8 +24,9 @@ import anyio
 
 from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
-from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
-from pyox_agents.service._event_json import event_to_json
+from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
+from pyox_agents.runtime._process_runs import SHUTDOWN
+from pyox_agents.service._faults import keep, refuse_unsaved, told
 from pyox_agents.service._follow import follow_remote
 from pyox_agents.service._limits import ServerLimits, check_limits
 from pyox_agents.service._live import LiveRun
@@ -35,6 +37,8 @@ from pyox_agents.service._open import (
     refused_as_request_errors,
     start_state,
 )
+from pyox_agents.service._sharing import keep_lease, release, share
+from pyox_agents.service._shutdown import drain
 from pyox_agents.service._thread_state import ThreadState
 from pyox_agents.state._ids import is_id
 from pyox_agents.state.run import AgentError, RunState
@@ -73,7 +77,7 @@ class RunService:
         self.keep_state = keep_state and store is not None
         """Whether the thread's latest shared state is kept between runs (needs a store)."""
         self.limits = limits or ServerLimits()
-        self._owners: dict[str, str | None] = {}  # threads seen without a store: their owner
+        self._owners: collections.OrderedDict[str, str | None] = collections.OrderedDict()
         self._sharing = store if isinstance(store, SharedRuns) else None
         self.shared = self._sharing is not None
         """Whether runs are shared with other processes through the store."""
@@ -82,6 +86,7 @@ class RunService:
         self._active: dict[str, LiveRun] = {}
         self._runs_of: collections.Counter[str | None] = collections.Counter()
         """How many active runs each principal has (the per-principal limit, in O(1))."""
+        self.closing = False  # shutting down (`shutdown`): new runs are refused with 503
 
     @property
     def _peers(self) -> SharedRuns:
@@ -136,7 +141,11 @@ class RunService:
             Busy: a run is already active on the thread.
             RequestError: the request cannot run (404 for another principal's thread, 413 over
                 a size limit, 422 with the field, 429 over a concurrency limit).
+            StoreUnavailable: the store could not save the run's start (nothing was saved).
         """
+        if self.closing:
+            raise RequestError(503, "the server is shutting down and starts no new run; send "
+                                    "the request again in a moment", headers={"Retry-After": "1"})
         check_limits(self.limits, request, running=len(self._active),
                      running_for_principal=self._runs_of[principal])
         if not is_id(request.thread_id):
@@ -164,9 +173,20 @@ class RunService:
             raise
         if self.shared:
             live.run_key = secrets.token_hex(16)
-            await self._peers.aset_active(request.thread_id, live.run_key, self.lease_ttl)
+            try:
+                await self._peers.aset_active(request.thread_id, live.run_key, self.lease_ttl)
+            except BaseException:  # the run has not begun: nothing of it is lost
+                await batches.aclose()  # type: ignore[attr-defined]
+                self._remove_active(live)  # its lease is released, or expires after lease_ttl
+                with contextlib.suppress(Exception):
+                    await self._peers.arelease_lease(request.thread_id, self.owner, live.lease or 0)
+                raise
         self._owners.setdefault(request.thread_id, principal)
+        self._owners.move_to_end(request.thread_id)
+        if len(self._owners) > _OWNERS_KEPT:  # the store knows the rest; without one, a
+            self._owners.popitem(last=False)  # thread keeps nothing an evicted owner guards
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
+        await refuse_unsaved(live)
         return live
 
     async def check_owner(self, thread_id: str, principal: str | None) -> None:
@@ -205,6 +225,15 @@ class RunService:
             await asyncio.wait([live.task])
         return True
 
+    async def shutdown(self, grace: float) -> None:
+        """Stop serving runs, gracefully: new runs are refused (503), each active run finishes
+        the step it is in and stops at its next step boundary, and those still going after
+        `grace` seconds stop where they are. A run stopped so is not recorded "cancelled": its
+        record stays as last saved, and the thread's next request (on any process) continues
+        it, as after a crash. Its stream ends with `RunFailed(code="server_shutdown")`."""
+        self.closing = True
+        await drain(self._active, grace)
+
     async def close(self) -> None:
         """Cancel every active run (the server is shutting down)."""
         for thread_id in list(self._active):
@@ -225,42 +254,36 @@ class RunService:
         deadline = self.limits.run_seconds
         keeper = None
         if live.run_key is not None:  # the lease is kept while the process lives, events or not
-            keeper = asyncio.create_task(self._keep_lease(live), name="keep lease")
+            keeper = asyncio.create_task(
+                keep_lease(self._peers, live, self.owner, self.lease_ttl), name="keep lease")
         try:
             with anyio.fail_after(deadline):
                 await self._drain(live, batches)
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
-            await self._keep(live, ())
-            live.add((failed,))
-            if live.run_key is not None:
-                with anyio.CancelScope(shield=True):
-                    await self._share(live, failed)
+            await self._finish(live, [failed], ())
         finally:
             if keeper is not None:
                 keeper.cancel()
             self._remove_active(live)
-            if live.run_key is not None:  # free the thread before the client hears the end
+            if live.lease is not None:  # the run ended without telling its end
                 with anyio.CancelScope(shield=True):
-                    await self._release(live)
+                    await release(self._peers, live, self.owner, self.lease_ttl)
             live.end()
 
-    async def _keep(self, live: LiveRun, last: Sequence[RuntimeEvent]) -> None:
-        """Keep the versions of the shared state the run went through (its start, its events,
-        then `last`) as the thread's: before its end is told, so the client's next request
-        finds them. The write is not interrupted by a cancel, and may be asked for again."""
-        if live.kept is None:
-            return
-        kept = live.kept.copy()
-        for state in live.start:  # kept even when the run ended before it announced it
-            kept.add(state)
-        for event in (*live.events, *last):
-            if isinstance(event, RunStarted | StateChanged):
-                kept.add(event.state)
-        if kept.version != live.kept.version:
-            await asyncio.shield(self._store.awrite_kept_state(live.thread_id, kept.to_json()))
-        live.kept = None  # kept: once per run
+    async def _finish(self, live: LiveRun, batch: Sequence[RuntimeEvent],
+                      last: Sequence[RuntimeEvent]) -> None:
+        """Tell the run's end (`batch`'s last event, saying if keeping its state failed) once
+        its state is kept (as of `last`) and its thread and lease freed: a client that hears
+        the end finds the thread free."""
+        batch = [*batch[:-1], told(batch[-1], await keep(self.store, live, last))]
+        self._remove_active(live)
+        if live.lease is not None:
+            with anyio.CancelScope(shield=True):
+                await share(self._peers, live, batch)
+                await release(self._peers, live, self.owner, self.lease_ttl)
+        live.add(batch)
 
     async def kept_state(self, thread_id: str) -> ThreadState:
         """The thread's kept shared state (version 0 when none is kept).
@@ -278,12 +301,6 @@ class RunService:
                 kept.add(loaded.shared_state)
         return kept
 
-    async def _keep_lease(self, live: LiveRun) -> None:
-        """Renew the run's lease every third of its time to live, until the run ends."""
-        while True:
-            await anyio.sleep(self.lease_ttl / 3)
-            await self._renew(live)
-
     async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
         last: Sequence[RuntimeEvent] = ()
@@ -292,37 +309,19 @@ class RunService:
                 async for batch in batches:
                     if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
                         last = batch
-                        await self._keep(live, batch)
-                        if live.run_key is None:  # its thread is free once the client hears so
-                            self._remove_active(live)
+                        await self._finish(live, batch, batch)
+                        continue
                     live.add(batch)
                     if live.run_key is not None:
-                        await self._share(live, *batch)
+                        await share(self._peers, live)
         except asyncio.CancelledError:
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
-                final = RunFinished(answer=None, state=live.last_state(), outcome="cancelled")
-                await self._keep(live, last)
-                live.add((final,))
-                if live.run_key is not None:
-                    with anyio.CancelScope(shield=True):
-                        await self._share(live, final)
+                final: RuntimeEvent = RunFinished(answer=None, state=live.last_state(),
+                                                  outcome="cancelled")
+                if live.shutdown:
+                    final = RunFailed(SHUTDOWN)
+                await self._finish(live, [final], last)
             raise
-
-    async def _share(self, live: LiveRun, *events: RuntimeEvent) -> None:
-        assert live.run_key is not None
-        await self._peers.aappend_events(live.run_key,
-                                        [json.dumps(event_to_json(event)) for event in events])
-
-    async def _renew(self, live: LiveRun) -> None:
-        assert live.run_key is not None and live.lease is not None
-        await self._peers.arenew_lease(live.thread_id, self.owner, live.lease, self.lease_ttl)
-        await self._peers.aset_active(live.thread_id, live.run_key, self.lease_ttl)
-
-    async def _release(self, live: LiveRun) -> None:
-        assert live.run_key is not None and live.lease is not None
-        await self._peers.amark_done(live.run_key)
-        await self._peers.aclear_active(live.thread_id, live.run_key)
-        await self._peers.arelease_lease(live.thread_id, self.owner, live.lease)
 
     async def _open(
         self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None,
@@ -391,6 +390,12 @@ class RunService:
         if edited is not None:
             await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
 
+
+_log = logging.getLogger(__name__)
+
+_OWNERS_KEPT = 10_000
+"""How many owners of the latest threads started a service remembers (a cache: the store
+holds them all); one per thread for ever was a leak of a long-lived server."""
 
 _NOBODY = object()
 """The owner of a thread nobody has yet."""

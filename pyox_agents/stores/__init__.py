@@ -7,6 +7,7 @@ raises an ImportError naming the extra to install.
 
 from typing import TYPE_CHECKING, Any
 
+from pyox_agents.stores._outages import StoreUnavailable
 from pyox_agents.stores.base import (
     LoadedThread,
     SharedRuns,
@@ -32,6 +33,7 @@ __all__ = [
     "StepRecord",
     "Store",
     "StoreConflict",
+    "StoreUnavailable",
     "ThreadInfo",
 ]
 

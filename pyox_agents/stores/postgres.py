@@ -30,12 +30,14 @@ from pyox_agents.stores._encoding import (
     missing_thread,
     parse_time,
 )
+from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
 from pyox_agents.stores.postgres_connection import (
     Query,
     Refused,
     SchemaVersionError,
     milliseconds,
+    outage,
     redact,
 )
 from pyox_agents.stores.postgres_events import RunEventLog
@@ -93,6 +95,7 @@ _HOLDER = (
 )
 
 
+@reports_outages(outage)
 class PostgresStore(RunEventLog, Store):
     """A store in the PostgreSQL database at `url` (`postgresql://USER@HOST:PORT/DATABASE`),
     its tables in schema `schema` (created on first use).
@@ -102,11 +105,14 @@ class PostgresStore(RunEventLog, Store):
     and active-run methods have real asyncio twins on an `AsyncConnectionPool` of the running
     event loop (the other async twins run the sync method in a worker thread). An event log
     expires `events_ttl` seconds after its latest append, and `done_ttl` seconds after
-    `mark_done`.
+    `mark_done`. A connection not made within `connect_timeout` seconds, or no pooled
+    connection free within `pool_timeout`, raises `StoreUnavailable` (not retried: see
+    `PostgresConnection`).
 
     Raises:
         ValueError: `url` is not a PostgreSQL URL (the message gives the form).
-        ConnectionError: the database cannot be reached (the message says what to check).
+        StoreUnavailable: the database cannot be reached (a `ConnectionError`; the message
+            says what to check).
         SchemaVersionError: the database holds a newer version of the schema.
     """
 

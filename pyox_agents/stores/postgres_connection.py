@@ -17,16 +17,22 @@ from typing import Any
 
 try:
     import psycopg
-    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise ImportError(
         "pyox_agents.stores.postgres needs psycopg 3 with its pool, which is not installed: "
         'pip install "pyox-agents[postgres]"'
     ) from exc
 
+from pyox_agents.stores._outages import StoreUnavailable
 from pyox_agents.stores.postgres_schema import REFUSED, SCHEMA_VERSION, TABLES
 
-__all__ = ["PostgresConnection", "Query", "Refused", "SchemaVersionError", "milliseconds"]
+__all__ = ["PostgresConnection", "Query", "Refused", "SchemaVersionError", "milliseconds",
+           "outage"]
+
+_OUTAGE_STATES = ("08", "57P01", "57P02", "57P03", "53100", "25006")
+"""SQLSTATEs of an outage: no connection (class 08), the server shutting down or starting up
+(57P01-3), a full disk (53100), a read-only server (25006)."""
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
 _PASSWORD = re.compile(r"(://[^:/@]*):[^@/]*@")
@@ -78,6 +84,14 @@ def milliseconds(seconds: float, name: str) -> int:
     return max(1, round(seconds * 1000))
 
 
+def outage(store: PostgresConnection, exc: BaseException) -> StoreUnavailable | None:
+    """The `StoreUnavailable` a psycopg error that escaped `run`/`arun` stands for (a lost
+    connection while following an event log), or None."""
+    if isinstance(exc, PoolTimeout | psycopg.OperationalError | psycopg.InterfaceError):
+        return store.unreachable(exc)
+    return None
+
+
 def channel(schema: str, run_key: str) -> str:
     """The NOTIFY channel of the event log `run_key` (as the schema's functions name it)."""
     return "pyox_" + hashlib.md5(f"{schema}:{run_key}".encode(), usedforsecurity=False).hexdigest()
@@ -107,12 +121,19 @@ class PostgresConnection:
 
     Raises:
         ValueError: `url` is not a PostgreSQL URL, or `schema` not a plain lower-case name.
-        ConnectionError: the database cannot be reached or refuses the connection.
+        StoreUnavailable: the database cannot be reached or refuses the connection.
         SchemaVersionError: the database holds a newer schema version than this package's.
+
+    Outages are bounded, not retried: a connection not made within `connect_timeout` seconds,
+    or no pooled connection free within `pool_timeout`, raises `StoreUnavailable`, as psycopg
+    does (it never re-sends a statement on its own). A pooled connection is checked as it is
+    taken (psycopg_pool's `check_connection`), so the first request after the server comes
+    back is not failed by a connection the restart broke.
     """
 
     def __init__(self, url: str, *, schema: str = "pyox_agents", pool_size: int = 10,
-                 events_ttl: float = 86400.0, done_ttl: float = 3600.0) -> None:
+                 events_ttl: float = 86400.0, done_ttl: float = 3600.0,
+                 connect_timeout: float = 5.0, pool_timeout: float = 10.0) -> None:
         check_url(url)
         if not _SCHEMA_NAME.fullmatch(schema):
             raise ValueError(f"schema {schema!r} must be 1 to 48 lower-case letters, digits or "
@@ -122,9 +143,12 @@ class PostgresConnection:
         self.events_ttl = events_ttl
         self.done_ttl = done_ttl
         self._pool_size = pool_size
+        self.connect_timeout = connect_timeout
+        self.pool_timeout = pool_timeout
         self._create_schema()
         self.pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=True,
-                                   kwargs={"autocommit": True}, name="pyox_agents")
+                                   kwargs=self._connection_kwargs(), name="pyox_agents",
+                                   timeout=pool_timeout, check=ConnectionPool.check_connection)
         """The sync pool (psycopg_pool's `ConnectionPool`, autocommit connections)."""
         self._async: dict[asyncio.AbstractEventLoop, LoopPool] = {}
 
@@ -132,9 +156,12 @@ class PostgresConnection:
         """`text` with `{s}` replaced by the schema's name."""
         return text.replace("{s}", self.schema)
 
-    def unreachable(self, exc: BaseException) -> ConnectionError:
+    def _connection_kwargs(self) -> dict[str, Any]:
+        return {"autocommit": True, "connect_timeout": max(1, round(self.connect_timeout))}
+
+    def unreachable(self, exc: BaseException) -> StoreUnavailable:
         """The error of a database that cannot be reached, saying what to check."""
-        return ConnectionError(
+        return StoreUnavailable(
             f"cannot connect to PostgreSQL at {redact(self.url)} ({' '.join(str(exc).split())}): "
             "check that the server runs and accepts connections there (host, port, user, "
             "password and database in the URL), e.g. with `psql URL`"
@@ -144,7 +171,7 @@ class PostgresConnection:
         """Create the schema's tables and functions unless this version is there; refuse a
         newer one. Under an advisory lock, so processes starting together do it once."""
         try:
-            with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
+            with psycopg.connect(self.url, **self._connection_kwargs()) as conn:
                 self._migrate(conn)
         except psycopg.OperationalError as exc:
             raise self.unreachable(exc) from None
@@ -183,12 +210,14 @@ class PostgresConnection:
 
         Raises:
             Refused: a schema function refused the change.
-            ConnectionError: the database cannot be reached.
+            StoreUnavailable: the database cannot be reached (or its disk is full).
         """
         try:
             with self.pool.connection() as conn:
                 cursor = conn.execute(self.sql(query.sql).encode(), query.params)
                 return cursor.fetchall() if cursor.description else []
+        except PoolTimeout as exc:
+            raise self.unreachable(exc) from None
         except psycopg.Error as exc:
             raise self._translate(exc) from None
 
@@ -199,14 +228,19 @@ class PostgresConnection:
             async with pool.connection() as conn:
                 cursor = await conn.execute(self.sql(query.sql).encode(), query.params)
                 return await cursor.fetchall() if cursor.description else []
+        except PoolTimeout as exc:
+            raise self.unreachable(exc) from None
         except psycopg.Error as exc:
             raise self._translate(exc) from None
 
     def _translate(self, exc: psycopg.Error) -> BaseException:
         if exc.sqlstate == REFUSED:
             return Refused(exc.diag.message_primary or "", exc.diag.message_detail or "")
-        if isinstance(exc, psycopg.OperationalError) and exc.sqlstate in (None, "08000", "08001",
-                                                                           "08003", "08006"):
+        state = exc.sqlstate or ""
+        if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and (
+                not state or state.startswith(_OUTAGE_STATES)):
+            return self.unreachable(exc)
+        if state.startswith(_OUTAGE_STATES[1:]):
             return self.unreachable(exc)
         return exc
 
@@ -222,8 +256,9 @@ class PostgresConnection:
             for old in [old for old in self._async if old.is_closed()]:
                 del self._async[old]
             pool = AsyncConnectionPool(self.url, min_size=1, max_size=self._pool_size,
-                                       open=False, kwargs={"autocommit": True},
-                                       name="pyox_agents-async")
+                                       open=False, kwargs=self._connection_kwargs(),
+                                       name="pyox_agents-async", timeout=self.pool_timeout,
+                                       check=AsyncConnectionPool.check_connection)
             await pool.open()
             closer = _close_at_shutdown(pool)
             await closer.asend(None)
@@ -236,7 +271,7 @@ class PostgresConnection:
         caller closes it)."""
         try:
             conn = await psycopg.AsyncConnection.connect(
-                self.url, autocommit=True, application_name="pyox_agents follower")
+                self.url, application_name="pyox_agents follower", **self._connection_kwargs())
             await conn.execute(f'LISTEN "{channel(self.schema, run_key)}"'.encode())
         except psycopg.OperationalError as exc:
             raise self.unreachable(exc) from None

@@ -40,8 +40,9 @@ from pyox_agents.stores._encoding import (
     missing_thread,
     parse_time,
 )
+from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
-from pyox_agents.stores.redis_connection import Call, milliseconds
+from pyox_agents.stores.redis_connection import Call, milliseconds, outage
 from pyox_agents.stores.redis_events import RunEventLog
 
 __all__ = ["RedisStore"]
@@ -49,6 +50,7 @@ __all__ = ["RedisStore"]
 _THREAD_FIELDS = ("parent_id", "entries", "created_at", "updated_at", "owner")
 
 
+@reports_outages(outage)
 class RedisStore(RunEventLog, Store):
     """A store in Redis at `url` (`redis://host:port/db`), keys under `prefix`.
 
@@ -56,7 +58,9 @@ class RedisStore(RunEventLog, Store):
     `aload_run_record` and the lease, event and active-run methods have real asyncio twins on a
     `redis.asyncio` client of the running event loop (the other async twins run the sync
     method in a worker thread). An event stream expires `events_ttl` seconds after its latest
-    append, and `done_ttl` seconds after `mark_done`.
+    append, and `done_ttl` seconds after `mark_done`. A connection not made within
+    `connect_timeout` seconds, or a command not answered within `command_timeout`, raises
+    `StoreUnavailable` (not retried: see `RedisConnection`).
     """
 
     def __enter__(self) -> RedisStore:

@@ -11,6 +11,9 @@ from typing import Any
 try:
     import redis
     import redis.asyncio as aredis
+    from redis.asyncio.retry import Retry as AsyncRetry
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise ImportError(
         "pyox_agents.stores.redis needs redis-py, which is not installed: "
@@ -18,8 +21,9 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
     ) from exc
 
 from pyox_agents.stores import redis_scripts
+from pyox_agents.stores._outages import StoreUnavailable
 
-__all__ = ["SCRIPTS", "Call", "LoopClient", "RedisConnection", "milliseconds"]
+__all__ = ["SCRIPTS", "Call", "LoopClient", "RedisConnection", "milliseconds", "outage"]
 
 SCRIPTS = {
     "write_step": redis_scripts.WRITE_STEP,
@@ -77,15 +81,27 @@ class RedisConnection:
 
     Sync methods use one `redis.Redis` client (thread-safe, pooled); async ones a
     `redis.asyncio` client of the running event loop, made on first use in that loop.
+
+    Outages are bounded, not retried: a connection that is not made within `connect_timeout`
+    seconds, or a command not answered within `command_timeout`, raises `StoreUnavailable`
+    at once. redis-py would retry a command three times by default; a step's write that timed
+    out may have been applied, so sending it again could apply it twice (or be refused as a
+    conflict), and a retried read only makes the person wait longer. The run ends, the request
+    gets 503, and the client tries again (docs/guides/deploying.md, "Faults").
     """
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str = "pyox:",
-                 events_ttl: float = 86400.0, done_ttl: float = 3600.0) -> None:
+                 events_ttl: float = 86400.0, done_ttl: float = 3600.0,
+                 connect_timeout: float = 2.0, command_timeout: float = 5.0) -> None:
         self.url = url
         self.prefix = prefix
         self.events_ttl = events_ttl
         self.done_ttl = done_ttl
-        self.client = redis.Redis.from_url(url, decode_responses=True)
+        self.connect_timeout = connect_timeout
+        self.command_timeout = command_timeout
+        self.client = redis.Redis.from_url(
+            url, decode_responses=True, socket_connect_timeout=connect_timeout,
+            socket_timeout=command_timeout, retry=Retry(NoBackoff(), 0))
         """The sync client (redis-py's `redis.Redis`, decoding replies to str)."""
         self._scripts = {name: self.client.register_script(text)
                          for name, text in SCRIPTS.items()}
@@ -125,15 +141,21 @@ class RedisConnection:
         if client is None:
             for old in [old for old in self._async if old.is_closed()]:
                 del self._async[old]
-            # a pool that makes a call wait for a free connection (redis-py's default pool
-            # refuses the 101st with "Too many connections", so 101 runs at once failed)
-            connection = aredis.Redis.from_pool(aredis.BlockingConnectionPool.from_url(
-                self.url, decode_responses=True, max_connections=COMMAND_CONNECTIONS,
-                timeout=None))
-            # no socket timeout: a follower's XREAD BLOCK waits longer than redis-py's default
+            # calls beyond the pool wait for a free connection (redis-py's default pool refuses
+            # the 101st with "Too many connections"), within the command timeout; outages are
+            # bounded and not retried (see the class docstring)
+            bounds: dict[str, Any] = {"socket_connect_timeout": self.connect_timeout,
+                                      "socket_timeout": self.command_timeout,
+                                      "retry": AsyncRetry(NoBackoff(), 0)}
+            connection = aredis.Redis(
+                connection_pool=aredis.BlockingConnectionPool.from_url(
+                    self.url, decode_responses=True, max_connections=COMMAND_CONNECTIONS,
+                    timeout=self.command_timeout, **bounds),
+                retry=AsyncRetry(NoBackoff(), 0))
+            # a follower's XREAD BLOCK waits at most half of command_timeout (redis_events.py),
+            # on a connection of its own
             followers = aredis.Redis.from_url(self.url, decode_responses=True,
-                                              socket_timeout=None,
-                                              max_connections=FOLLOWER_CONNECTIONS)
+                                              max_connections=FOLLOWER_CONNECTIONS, **bounds)
             closer = _close_at_shutdown(connection, followers)
             await closer.asend(None)
             client = LoopClient(connection, {name: connection.register_script(text)
@@ -157,6 +179,18 @@ class RedisConnection:
         if client is not None:
             await client.closer.aclose()  # closes the client
         self.close()
+
+def outage(store: RedisConnection, exc: BaseException) -> StoreUnavailable | None:
+    """The `StoreUnavailable` a redis-py error stands for: no connection, no answer in time, a
+    server loading its data or a read-only replica; None for any other error."""
+    if not isinstance(exc, redis.ConnectionError | redis.TimeoutError | redis.ReadOnlyError
+                      | redis.BusyLoadingError):
+        return None
+    return StoreUnavailable(
+        f"Redis at {store.url} is unreachable ({type(exc).__name__}: {exc}); what was "
+        f"saved before stays as it was: try again in a few seconds, and check that "
+        f"redis-server runs and answers there (redis-cli -u URL ping)")
+
 
 def milliseconds(seconds: float, name: str) -> int:
     """`seconds` in whole milliseconds (at least 1)."""

@@ -68,8 +68,10 @@ class RunEventLog(RedisConnection):
         key = self.key("events", run_key)
         client = await self.follower_client()
         last = after_id
+        # each wait ends within the client's command timeout, so a stuck server is noticed
+        block = max(1, min(block_ms, milliseconds(self.command_timeout / 2, "command_timeout")))
         while True:
-            reply = await client.xread({key: last}, count=512, block=block_ms)
+            reply = await client.xread({key: last}, count=512, block=block)
             rows = _xread_rows(reply)
             events, done = _events(rows)
             for event in events:

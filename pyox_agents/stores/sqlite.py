@@ -26,9 +26,32 @@ from pyox_agents.stores._encoding import (
     missing_thread,
     parse_time,
 )
+from pyox_agents.stores._outages import StoreUnavailable, reports_outages
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, ThreadInfo
 
 __all__ = ["SQLiteStore"]
+
+_OUTAGES = {
+    sqlite3.SQLITE_FULL: "its disk is full: free some space",
+    sqlite3.SQLITE_READONLY: "the file is read-only: make it (and its folder) writable",
+    sqlite3.SQLITE_IOERR: "the disk failed to read or write: check the disk and free space",
+    sqlite3.SQLITE_CANTOPEN: "the file cannot be opened: check that it and its folder exist "
+                             "and are writable",
+    sqlite3.SQLITE_BUSY: "another process holds its lock past the busy timeout: retry",
+}
+"""The SQLite result codes of an outage, and what to do about each."""
+
+
+def _outage(store: SQLiteStore, exc: BaseException) -> StoreUnavailable | None:
+    """The `StoreUnavailable` an sqlite3 error stands for (a full disk, a read-only or
+    unopenable file, an I/O error, a lock held too long), or None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(exc, sqlite3.Error) or code is None or code & 0xFF not in _OUTAGES:
+        return None
+    return StoreUnavailable(
+        f"the SQLite database {store.path} cannot be written ({exc}; "
+        f"{getattr(exc, 'sqlite_errorname', '')}): {_OUTAGES[code & 0xFF]}, then try again; "
+        "what was saved before stays as it was")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -86,11 +109,13 @@ _UPSERT_RUN = (
 _APPEND_AUDIT = "INSERT INTO audit (run_id, seq, body) VALUES (?, ?, ?)"
 
 
+@reports_outages(_outage)
 class SQLiteStore(Store):
     """A store in one SQLite file (created with its folder if missing); `":memory:"` works too.
 
     Commits use `synchronous=NORMAL` in WAL mode: a committed step survives a crash of the
-    process; only a power cut may lose the last steps (never half of one).
+    process; only a power cut may lose the last steps (never half of one). A full disk, a
+    read-only file or an I/O error raises `StoreUnavailable` (the write changed nothing).
     """
 
     def __init__(self, path: str | Path) -> None:

@@ -111,21 +111,23 @@ async def test_runs_per_principal_and_in_total_are_counted_while_they_run() -> N
         await release.wait()
         return "ok"
 
-    waiting = Agent(ScriptedModel([ToolCall("wait", {}), "done"] * 3), tools=[wait])
+    def waiting() -> Agent:  # a script of its own for each run: `start` runs to the first event
+        return Agent(ScriptedModel([ToolCall("wait", {}), "done"]), tools=[wait])
+
     service = RunService(limits=ServerLimits(runs_per_principal=1, runs_total=2))
-    first = await service.start(waiting, RunRequest("t1", state={}), principal="ann")
+    first = await service.start(waiting(), RunRequest("t1", state={}), principal="ann")
     with pytest.raises(RequestError) as mine:
-        await service.start(waiting, RunRequest("t2", state={}), principal="ann")
+        await service.start(waiting(), RunRequest("t2", state={}), principal="ann")
     assert mine.value.status == 429 and mine.value.headers["Retry-After"]
-    second = await service.start(waiting, RunRequest("t3", state={}), principal="bob")
+    second = await service.start(waiting(), RunRequest("t3", state={}), principal="bob")
     with pytest.raises(RequestError, match="the server runs 2 runs") as total:
-        await service.start(waiting, RunRequest("t4", state={}), principal="cy")
+        await service.start(waiting(), RunRequest("t4", state={}), principal="cy")
     assert total.value.status == 429
     release.set()
     for live in (first, second):
         assert live.task is not None
         await live.task
-    again = await service.start(waiting, RunRequest("t2", state={}), principal="ann")
+    again = await service.start(waiting(), RunRequest("t2", state={}), principal="ann")
     assert again.task is not None  # a principal's ended runs no longer count
     await again.task
 

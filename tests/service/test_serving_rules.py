@@ -4,6 +4,7 @@ followers, and building an app leaves the process's settings alone."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import uuid
@@ -144,6 +145,8 @@ async def test_a_run_of_another_process_reaches_its_follower_by_push_not_polling
         opened.set()
     assert quiet <= 3, f"the follower read the log {quiet} times in a second of silence"
     assert isinstance(seen[-1], RunFinished) and seen[-1].state == {"items": ["done"]}
+    assert live.task is not None
+    await asyncio.wait([live.task])  # the end is logged before the runner's process adds it
     assert [type(e) for e in seen] == [type(e) for e in live.events]
     await running.close()
     await runner_store.aclose()

@@ -1,0 +1,55 @@
+"""Serving with uvicorn and a graceful shutdown: on SIGTERM (or Ctrl-C) the server stops
+listening, refuses new runs (503), lets each run finish the step it is in, stops the rest at
+the deadline with their records left for the thread's next request, tells every stream
+(`server_shutdown`), and exits within `grace` seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import uvicorn
+
+__all__ = ["GracefulServer", "serve"]
+
+
+class GracefulServer(uvicorn.Server):
+    """A uvicorn server whose shutdown first drains the app's runs (`RunService.shutdown`).
+
+    The runs get `grace` minus a second (at most 80 % of it) to reach a step boundary; the
+    last second lets their streams send the terminal event and close. uvicorn's own
+    `timeout_graceful_shutdown` is `grace`: a connection still open then is cancelled.
+    """
+
+    def __init__(self, config: uvicorn.Config, grace: float) -> None:
+        if not grace > 0:
+            raise ValueError(f"--grace is the seconds runs get at shutdown, > 0; got {grace!r}")
+        config.timeout_graceful_shutdown = max(1, round(grace))
+        super().__init__(config)
+        self.grace = grace
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Stop listening, drain the runs and the connections, then end the app."""
+        runs = _runs_of(self.config.app)
+        if runs is None:
+            await super().shutdown(sockets)
+            return
+        draining = asyncio.create_task(runs.shutdown(min(self.grace - 1, self.grace * 0.8)))
+        await super().shutdown(sockets)  # closes the listeners first, then waits
+        await draining
+
+
+def _runs_of(app: Any) -> Any:
+    """The `RunService` of an app `create_app` made, or None for another ASGI app."""
+    server = getattr(getattr(app, "state", None), "pyox", None)
+    return getattr(server, "runs", None)
+
+
+def serve(app: Any, host: str, port: int, grace: float) -> None:
+    """Serve `app` on `host:port` until SIGTERM or SIGINT, then shut down within `grace` s."""
+    # uvloop and httptools when installed (the `fast` extra), else asyncio and h11: they cut the
+    # server's CPU per run by 10-35% (bench/concurrency.py --targets ours,fast,floor,floorfast)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", loop="auto",
+                            http="auto")
+    GracefulServer(config, grace).run()

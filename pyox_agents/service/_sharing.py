@@ -1,0 +1,69 @@
+"""A run shared with other processes through the store: its lease kept, its events logged,
+its thread released; none of which stops the run when the store is away for a while."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+
+import anyio
+
+from pyox_agents.events import RuntimeEvent
+from pyox_agents.service._event_json import event_to_json
+from pyox_agents.service._live import LiveRun
+from pyox_agents.stores.base import SharedRuns
+
+__all__ = ["keep_lease", "release", "share"]
+
+_log = logging.getLogger(__name__)
+
+
+async def keep_lease(peers: SharedRuns, live: LiveRun, owner: str, ttl: float) -> None:
+    """Renew the run's lease every third of its time to live, until the run ends; a renewal
+    the store misses is tried again at the next (the run's fenced writes tell if the lease
+    was lost meanwhile)."""
+    token, run_key = live.lease, live.run_key
+    assert token is not None and run_key is not None
+    while True:
+        await anyio.sleep(ttl / 3)
+        if live.lease is None:  # released: marking it active again would hold the thread
+            return
+        try:
+            held = await peers.arenew_lease(live.thread_id, owner, token, ttl)
+            if live.lease is None or not held:
+                return
+            await peers.aset_active(live.thread_id, run_key, ttl)
+        except Exception:
+            _log.warning("thread %s: its lease could not be renewed", live.thread_id,
+                         exc_info=True)
+
+
+async def share(peers: SharedRuns, live: LiveRun, last: Sequence[RuntimeEvent] = ()) -> None:
+    """Log the run's events not logged yet (and `last`, its end, not added yet), for other
+    processes. A store that is away does not stop the run: what it missed is logged with the
+    next batch."""
+    assert live.run_key is not None
+    events = [*live.events[live.shared:], *last]
+    try:
+        await peers.aappend_events(live.run_key,
+                                   [json.dumps(event_to_json(event)) for event in events])
+    except Exception:
+        _log.warning("run of thread %s: %d events not logged yet", live.thread_id,
+                     len(events), exc_info=True)
+        return
+    live.shared += len(events)
+
+
+async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float) -> None:
+    """End the run's event log and free its thread (once). A store that is away leaves the
+    thread to its lease, which expires `ttl` seconds after its last renewal."""
+    assert live.run_key is not None and live.lease is not None
+    token, live.lease = live.lease, None
+    try:
+        await peers.amark_done(live.run_key)
+        await peers.aclear_active(live.thread_id, live.run_key)
+        await peers.arelease_lease(live.thread_id, owner, token)
+    except Exception:
+        _log.warning("could not free thread %s; it is free again within %g s",
+                     live.thread_id, ttl, exc_info=True)
