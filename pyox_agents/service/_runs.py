@@ -340,15 +340,9 @@ class RunService:
         live.start.append(start)
         with refused_as_request_errors(agent):
             handle = agent.start(
-                conversation,
-                state=start,
-                client_tools=request.client_tools,
-                context=request.context,
-                forwarded_props=request.forwarded_props,
-                fence=fence,
-                owner=principal,
-                state_bytes=self.limits.state_bytes,
-            )
+                conversation, state=start, client_tools=request.client_tools,
+                context=request.context, forwarded_props=request.forwarded_props,
+                fence=fence, owner=principal, state_bytes=self.limits.state_bytes)
         return handle.batches()
 
     async def _resume(
