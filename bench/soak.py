@@ -206,15 +206,18 @@ def _expect(holds: bool, what: Any) -> None:
 
 
 async def _quiet_stats(client: Any, url: str) -> dict[str, float]:
-    """Stats once traffic has stopped and detached runs ended (tasks stable for 2 s)."""
+    """Stats once traffic has stopped and detached runs ended: tasks and open fds the same for
+    6 s, longer than uvicorn's keep-alive timeout (5 s), so the idle connections of the paused
+    clients have been closed and are not counted as the server's."""
     last: dict[str, float] = {}
     stable = 0
-    for _ in range(30):
+    for _ in range(40):
         await asyncio.sleep(1)
         now = (await client.get(url + "/soak/stats")).json()
-        stable = stable + 1 if last and now["tasks"] == last["tasks"] else 0
+        same = last and now["tasks"] == last["tasks"] and now["fds"] == last["fds"]
+        stable = stable + 1 if same else 0
         last = now
-        if stable >= 2:
+        if stable >= 6:
             break
     return last
 
