@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 __all__ = ["DEFAULT_RETRY_AFTER", "StoreUnavailable", "reports_outages"]
 
@@ -58,8 +58,12 @@ def reports_outages(translate: Translate) -> Callable[[_Class], _Class]:
     return decorate
 
 
-def _outage(translate: Translate, store: Any, exc: Exception) -> StoreUnavailable | None:
-    return None if isinstance(exc, StoreUnavailable) else translate(store, exc)
+def _reraise(translate: Translate, store: Any, exc: Exception) -> NoReturn:
+    """Raise `exc` again, as the `StoreUnavailable` it means when it is an outage."""
+    outage = None if isinstance(exc, StoreUnavailable) else translate(store, exc)
+    if outage is None:
+        raise exc
+    raise outage from exc
 
 
 def _wrapped(method: Callable[..., Any], translate: Translate) -> Callable[..., Any]:
@@ -70,10 +74,7 @@ def _wrapped(method: Callable[..., Any], translate: Translate) -> Callable[..., 
                 async for item in method(self, *args, **kwargs):
                     yield item
             except Exception as exc:
-                outage = _outage(translate, self, exc)
-                if outage is None:
-                    raise
-                raise outage from exc
+                _reraise(translate, self, exc)
 
         return generator
     if inspect.iscoroutinefunction(method):
@@ -82,10 +83,7 @@ def _wrapped(method: Callable[..., Any], translate: Translate) -> Callable[..., 
             try:
                 return await method(self, *args, **kwargs)
             except Exception as exc:
-                outage = _outage(translate, self, exc)
-                if outage is None:
-                    raise
-                raise outage from exc
+                _reraise(translate, self, exc)
 
         return coroutine
 
@@ -94,9 +92,6 @@ def _wrapped(method: Callable[..., Any], translate: Translate) -> Callable[..., 
         try:
             return method(self, *args, **kwargs)
         except Exception as exc:
-            outage = _outage(translate, self, exc)
-            if outage is None:
-                raise
-            raise outage from exc
+            _reraise(translate, self, exc)
 
     return function
