@@ -40,10 +40,9 @@ from tests.reliability.todo_runs import (
     Fault,
     ag_ui_body,
     ai_sdk_body,
-    ended_with,
-    events_of,
     last_committed_step,
     next_message_continues,
+    run_cut_by_a_store_fault,
     todo_agent,
     verify_runs,
 )
@@ -114,15 +113,7 @@ async def test_a_full_disk_ends_the_run_cleanly_and_the_thread_goes_on_after(
         async with serving(app, log_level="critical") as url, \
                 httpx.AsyncClient(timeout=30) as client:
             with anyio.fail_after(30):
-                if protocol == "ag-ui":
-                    response = await client.post(f"{url}/agents/todo/ag-ui",
-                                                 json=ag_ui_body("t"))
-                else:
-                    response = await client.post(f"{url}/agents/todo/ai-sdk",
-                                                 json=ai_sdk_body("t"))
-                assert response.status_code == 200
-                ended_with(protocol, events_of(response.text), "store_unavailable",
-                           ("unreachable", "cannot"))
+                await run_cut_by_a_store_fault(client, url, protocol)
                 await refused_while_unwritable(client, url)
             await anyio.to_thread.run_sync(fault.end)
 

@@ -85,6 +85,17 @@ def ended_with(protocol: str, events: list[Any], code: str, words: tuple[str, ..
     assert any(w in error["errorText"] for w in words), error
 
 
+async def run_cut_by_a_store_fault(client: httpx.AsyncClient, url: str, protocol: str
+                                   ) -> None:
+    """Thread "t"'s first run over `protocol`, during which the store fails: its stream ends
+    with a terminal event whose code is `store_unavailable`."""
+    path, body = (("ag-ui", ag_ui_body("t")) if protocol == "ag-ui"
+                  else ("ai-sdk", ai_sdk_body("t")))
+    response = await client.post(f"{url}/agents/todo/{path}", json=body)
+    assert response.status_code == 200, response.text
+    ended_with(protocol, events_of(response.text), "store_unavailable", ("unreachable", "cannot"))
+
+
 def last_committed_step(thread: Any) -> list[str]:
     """The items of the `add` calls a thread (GET /threads/{id}) holds a result of; its state
     must be exactly those (nothing half-written)."""
