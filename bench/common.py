@@ -333,6 +333,19 @@ class RunResult:
     error: str = ""
 
 
+def dechunk(raw: bytes) -> bytes:
+    """The body of a chunked HTTP/1.1 response (`raw` is the bytes after the headers)."""
+    out = bytearray()
+    pos = 0
+    while True:
+        end = raw.index(b"\r\n", pos)
+        size = int(raw[pos:end].split(b";")[0], 16)
+        if size == 0:
+            return bytes(out)
+        out += raw[end + 2:end + 2 + size]
+        pos = end + 2 + size + 2
+
+
 def _apply_state(frame: bytes, state: Any) -> Any:
     """The shared state after `frame` (AG-UI STATE_SNAPSHOT/DELTA, AI SDK data-state)."""
     import jsonpatch

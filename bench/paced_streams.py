@@ -40,6 +40,7 @@ from common import (
     AG_UI_PATH,
     Server,
     _paced,
+    dechunk,
     instrument,
     median,
     pin_self,
@@ -123,18 +124,6 @@ def pai_app() -> Any:
 # ---------------------------------------------------------------- client side
 
 
-def _dechunk(raw: bytes) -> bytes:
-    out = bytearray()
-    pos = 0
-    while True:
-        end = raw.index(b"\r\n", pos)
-        size = int(raw[pos:end].split(b";")[0], 16)
-        if size == 0:
-            return bytes(out)
-        out += raw[end + 2:end + 2 + size]
-        pos = end + 2 + size + 2
-
-
 class Burst:
     """N paced runs started together; when every run has its first token, `all_started` is set;
     when the first run ends, `first_ended`."""
@@ -188,7 +177,7 @@ class Burst:
         if not head.startswith(b"HTTP/1.1 200"):
             return f"status {head[:40]!r}"
         if b"transfer-encoding: chunked" in head.lower():
-            rest = _dechunk(rest)
+            rest = dechunk(rest)
         # the deltas, in order, come first (a final message snapshot may repeat the text)
         seen = [int(i) for i in re.findall(re.escape(text).encode() + rb"t(\d+) ", rest)]
         seen = seen[:self.tokens]

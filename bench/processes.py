@@ -42,6 +42,7 @@ from common import (
     AI_SDK_PATH,
     Server,
     ai_sdk_body,
+    dechunk,
     median,
     run_input,
     spread,
@@ -87,19 +88,6 @@ class Redis:
 # ---------------------------------------------------------------- a cheap HTTP client
 
 
-def _dechunk(raw: bytes) -> bytes:
-    """The body of a chunked HTTP/1.1 response (`raw` is the bytes after the headers)."""
-    out = bytearray()
-    pos = 0
-    while True:
-        end = raw.index(b"\r\n", pos)
-        size = int(raw[pos:end].split(b";")[0], 16)
-        if size == 0:
-            return bytes(out)
-        out += raw[end + 2:end + 2 + size]
-        pos = end + 2 + size + 2
-
-
 async def raw_post(port: int, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
     """POST `body` as JSON with `Connection: close`; (status, response body)."""
     payload = json.dumps(body).encode()
@@ -112,7 +100,7 @@ async def raw_post(port: int, path: str, body: dict[str, Any]) -> tuple[int, byt
     head, _, rest = data.partition(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
     if b"transfer-encoding: chunked" in head.lower():
-        rest = _dechunk(rest)
+        rest = dechunk(rest)
     return status, rest
 
 

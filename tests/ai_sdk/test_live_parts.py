@@ -3,7 +3,6 @@ sources, files, preliminary tool outputs; `start` / `finish` carry the message's
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -14,28 +13,9 @@ from pyox_agents.models import ScriptedModel
 from pyox_agents.state.messages import Reply, Usage
 
 from .helpers import body, check_stream_rules, events_of, run_chunks, user
+from .live_tools import count_up, research
 
 pytestmark = pytest.mark.anyio
-
-
-@tool
-async def research(ctx: RunContext) -> str:
-    """Look things up and show how it goes."""
-    ctx.emit("weather", {"city": "Oslo"}, id="w1")
-    ctx.emit("tick", 1, transient=True)
-    view = ctx.progress("crawl", {"done": 1, "of": 3})
-    ctx.progress("crawl", {"done": 3, "of": 3}, id=view)
-    ctx.cite("https://example.com/a", title="Page A")
-    ctx.cite_document("Annual report", "application/pdf", filename="report.pdf")
-    ctx.attach_file("data:text/plain;base64,aGk=", "text/plain", filename="hi.txt")
-    return "found"
-
-
-@tool
-async def count_up(ctx: RunContext) -> AsyncIterator[int]:
-    """Count to three, showing each number."""
-    for n in (1, 2, 3):
-        yield n
 
 
 def agent_calling(name: str) -> Agent:

@@ -5,7 +5,7 @@ and the shared state kept live from patches. Every chunk passes the major's
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import jsonpatch
@@ -16,29 +16,10 @@ from pyox_agents.models import ScriptedModel
 from pyox_agents.server import create_app
 from pyox_agents.state.messages import Reply, Usage
 from pyox_agents.stores import MemoryStore
+from tests.ai_sdk.live_tools import count_up, research
 
 Serve = Callable[[Any], str]
 RunNode = Callable[..., dict[str, Any]]
-
-
-@tool
-async def research(ctx: RunContext) -> str:
-    """Look things up and show how it goes."""
-    ctx.emit("weather", {"city": "Oslo"}, id="w1")
-    ctx.emit("tick", 1, transient=True)
-    view = ctx.progress("crawl", {"done": 1, "of": 3})
-    ctx.progress("crawl", {"done": 3, "of": 3}, id=view)
-    ctx.cite("https://example.com/a", title="Page A")
-    ctx.cite_document("Annual report", "application/pdf", filename="report.pdf")
-    ctx.attach_file("data:text/plain;base64,aGk=", "text/plain")
-    return "found"
-
-
-@tool
-async def count_up(ctx: RunContext) -> AsyncIterator[int]:
-    """Count to three, showing each number."""
-    for n in (1, 2, 3):
-        yield n
 
 
 @tool

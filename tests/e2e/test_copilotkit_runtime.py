@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.e2e.browser_runs import run_browser_script
 
 from pyox_agents import Agent, Message, RunContext, ToolCall, tool
 from pyox_agents.models import FunctionModel
@@ -235,14 +236,8 @@ def runtime_in_front(runtime_for: RuntimeFor) -> Front:
 def drive(front: Front, scenario: str, chromium: str, query: str = "") -> dict[str, Any]:
     """Run one scenario of drive.mjs in Chromium on the page at `front` (+ `query`); its JSON
     report."""
-    proc = subprocess.run(["node", "drive.mjs", front.page + query, scenario, str(ARTIFACTS)],
-                          cwd=PACKAGE, capture_output=True, text=True, timeout=240, check=False,
-                          env={**os.environ, "CHROMIUM": chromium})
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        pytest.fail(f"drive.mjs broke ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
-                    pytrace=False)
-    result: dict[str, Any] = json.loads(lines[-1])
+    result = run_browser_script(PACKAGE / "drive.mjs", [front.page + query, scenario,
+                                                        str(ARTIFACTS)], chromium, cwd=PACKAGE)
     assert result["ok"], (
         f"{scenario}: failed after {result['steps']}: {result['error']}\n"
         f"browser console errors: {result['consoleErrors']}\nscreenshot: {result['screenshot']}"

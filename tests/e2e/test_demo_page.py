@@ -14,7 +14,6 @@ playwright-core) with `npm ci`: these tests are never skipped.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import shutil
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.e2e.browser_runs import run_browser_script
 
 from pyox_agents.demo import demo_agents
 from pyox_agents.server import create_app
@@ -78,15 +78,7 @@ def playwright_ready() -> None:
 
 
 def _drive(base: str, view: str) -> dict[str, Any]:
-    proc = subprocess.run(["node", str(SCRIPT), base, view, str(ARTIFACTS)],
-                          capture_output=True, text=True, timeout=240, check=False,
-                          env={**os.environ, "CHROMIUM": CHROMIUM})
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        pytest.fail(f"demo_page.mjs broke ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
-                    pytrace=False)
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
+    return run_browser_script(SCRIPT, [base, view, str(ARTIFACTS)], CHROMIUM)
 
 
 @pytest.mark.parametrize("view", ["ag-ui", "ai-sdk", "copilotkit"])

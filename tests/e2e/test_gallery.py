@@ -13,14 +13,12 @@ any host but the server.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.e2e.browser_runs import run_browser_script
 
 from pyox_agents.demo import demo_agents
 from pyox_agents.server import create_app
@@ -43,15 +41,7 @@ PAGES = {
 
 
 def _drive(base: str, page: str) -> dict[str, Any]:
-    proc = subprocess.run(["node", str(SCRIPT), base, page, str(ARTIFACTS)],
-                          capture_output=True, text=True, timeout=240, check=False,
-                          env={**os.environ, "CHROMIUM": CHROMIUM})
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        pytest.fail(f"gallery.mjs broke ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
-                    pytrace=False)
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
+    return run_browser_script(SCRIPT, [base, page, str(ARTIFACTS)], CHROMIUM)
 
 
 @pytest.mark.parametrize("page", list(PAGES))

@@ -24,7 +24,7 @@ import errno
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +32,19 @@ import anyio
 import httpx
 import pytest
 
-from pyox_agents import Agent, RunContext, tool
 from pyox_agents.server import create_app
-from pyox_agents.state.audit import verify_audit
 from pyox_agents.stores import SQLiteStore
 from tests.ag_ui.servers import serving
-from tests.reliability.test_store_outage import (
+from tests.reliability.todo_runs import (
     ITEMS,
-    added_so_far,
+    Fault,
     ag_ui_body,
     ai_sdk_body,
-    ended_with_an_outage,
-    events_of,
+    last_committed_step,
     next_message_continues,
-    run_ids,
+    run_cut_by_a_store_fault,
+    todo_agent,
+    verify_runs,
 )
 
 pytestmark = pytest.mark.anyio
@@ -87,30 +86,6 @@ def fill(folder: Path) -> None:
     assert full.value.errno == errno.ENOSPC
 
 
-class Fault:
-    """The disk fault the tool sets off while "b" is added, and its repair."""
-
-    def __init__(self, begin: Callable[[], None], end: Callable[[], None]) -> None:
-        self.begin = begin
-        self.end = end
-        self.began = False
-
-
-def todo_agent(fault: Fault) -> Agent:
-    @tool
-    async def add(ctx: RunContext, text: str) -> str:
-        """Add an item."""
-        if text == "b" and not fault.began:
-            fault.began = True
-            await anyio.to_thread.run_sync(fault.begin)
-        ctx.state["items"].append(text)
-        return "added"
-
-    from pyox_agents.models import FunctionModel
-
-    return Agent(FunctionModel(added_so_far), tools=[add])
-
-
 def full_disk(folder: Path) -> Fault:
     return Fault(lambda: fill(folder), lambda: os.remove(folder / "filler"))
 
@@ -138,29 +113,15 @@ async def test_a_full_disk_ends_the_run_cleanly_and_the_thread_goes_on_after(
         async with serving(app, log_level="critical") as url, \
                 httpx.AsyncClient(timeout=30) as client:
             with anyio.fail_after(30):
-                if protocol == "ag-ui":
-                    response = await client.post(f"{url}/agents/todo/ag-ui",
-                                                 json=ag_ui_body("t"))
-                else:
-                    response = await client.post(f"{url}/agents/todo/ai-sdk",
-                                                 json=ai_sdk_body("t"))
-                assert response.status_code == 200
-                ended_with_an_outage(protocol, events_of(response.text))
+                await run_cut_by_a_store_fault(client, url, protocol)
                 await refused_while_unwritable(client, url)
             await anyio.to_thread.run_sync(fault.end)
 
             thread: Any = (await client.get(f"{url}/threads/t")).json()
-            results = {m["call_id"]: m["content"] for m in thread["messages"]
-                       if m["role"] == "tool"}
-            added = [c["arguments"]["text"] for m in thread["messages"]
-                     if m["role"] == "assistant" for c in m["tool_calls"]
-                     if results.get(c["id"]) == "added"]
-            assert added in (["a"], ["a", "b"])  # the last committed step, whole
-            assert thread["state"] == {"items": added}  # nothing half-written
+            added = last_committed_step(thread)
             with anyio.fail_after(30):
                 await next_message_continues(client, url, added)
             thread = (await client.get(f"{url}/threads/t")).json()
             assert thread["state"] == {"items": ITEMS}, thread
-        for run_id in set(run_ids(store, "t")):
-            verify_audit(store, run_id)
+        verify_runs(store, "t")
         store.close()

@@ -13,7 +13,6 @@ the thread's next message, to "a", "b", "c", with its audit chain verifying.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -28,12 +27,19 @@ from typing import Any
 import httpx
 import pytest
 
-from pyox_agents.state.audit import verify_audit
 from pyox_agents.stores import SQLiteStore
+from tests.reliability.todo_runs import (
+    ITEMS,
+    ag_ui_body,
+    ai_sdk_body,
+    approve_the_question,
+    ended_with,
+    events_of,
+    finished,
+    verify_runs,
+)
 
 ENTRY = [sys.executable, "-c", "from pyox_agents.server.cli import main; main()"]
-ITEMS = ["a", "b", "c"]
-
 AGENTS = textwrap.dedent('''
     import os
 
@@ -96,23 +102,6 @@ def server(folder: Path, grace: float, step_seconds: float) -> Iterator[tuple[An
         proc.stdout.close()
 
 
-def ag_ui_body(thread: str, text: str = "go", state: Any = None) -> dict[str, Any]:
-    return {"threadId": thread, "runId": "r1", "protocolVersion": "1.0",
-            "state": {"items": []} if state is None else state,
-            "messages": [{"id": f"u-{text}", "role": "user", "content": text}]}
-
-
-def ai_sdk_body(thread: str) -> dict[str, Any]:
-    return {"id": thread, "trigger": "submit-message", "state": {"items": []},
-            "messages": [{"id": "u-go", "role": "user", "parts": [{"type": "text",
-                                                                   "text": "go"}]}]}
-
-
-def data_of(line: str) -> Any:
-    text = line[5:].strip()
-    return "[DONE]" if text == "[DONE]" else json.loads(text)
-
-
 def stream_until_sigterm(proc: Any, url: str, protocol: str) -> tuple[list[Any], float]:
     """POST a run, SIGTERM the server when its first tool call starts, read to the end.
     The events, and the seconds from SIGTERM to the process's exit."""
@@ -125,7 +114,7 @@ def stream_until_sigterm(proc: Any, url: str, protocol: str) -> tuple[list[Any],
         for line in response.iter_lines():
             if not line.startswith("data:"):
                 continue
-            seen.append(data_of(line))
+            seen.extend(events_of(line))
             kind = seen[-1]["type"] if isinstance(seen[-1], dict) else seen[-1]
             if not sent and kind in ("TOOL_CALL_START", "tool-input-start"):
                 sent = time.monotonic()
@@ -145,35 +134,20 @@ def refused_while_draining(url: str) -> None:
     assert response.status_code == 503 and "retry-after" in response.headers, response.text
 
 
-def ended_by_shutdown(protocol: str, events: list[Any]) -> None:
-    if protocol == "ag-ui":
-        assert events[-1]["type"] == "RUN_ERROR", events[-3:]
-        assert events[-1]["code"] == "server_shutdown", events[-1]
-        return
-    assert events[-1] == "[DONE]" and events[-2]["type"] == "finish", events[-3:]
-    error = next(e for e in events if isinstance(e, dict) and e["type"] == "error")
-    assert "shutting down" in error["errorText"]
-
-
 def continue_after_restart(folder: Path, expect_question: bool) -> None:
     """The server started again continues the thread with its next message, to the end."""
     with server(folder, grace=5, step_seconds=0.01) as (_, url):
         response = httpx.post(f"{url}/agents/todo/ag-ui", json=ag_ui_body("t", "again", {}),
                               timeout=30)
-        last = data_of([x for x in response.text.splitlines() if x.startswith("data:")][-1])
+        last = events_of(response.text)[-1]
         if expect_question:  # a call cut mid-way: its outcome is unknown, so it is asked about
-            assert last["outcome"]["type"] == "interrupt", last
-            (asked,) = last["outcome"]["interrupts"]
-            response = httpx.post(f"{url}/agents/todo/ag-ui", timeout=30, json={
-                **ag_ui_body("t", "yes", {}), "resume": [{"interruptId": asked["id"],
-                "status": "resolved", "payload": {"approved": True}}]})
-            last = data_of([x for x in response.text.splitlines() if x.startswith("data:")][-1])
-        assert last["type"] == "RUN_FINISHED" and last["outcome"]["type"] == "success", last
+            response = httpx.post(f"{url}/agents/todo/ag-ui", timeout=30,
+                                  json=approve_the_question(last))
+            last = events_of(response.text)[-1]
+        finished(last)
         assert httpx.get(f"{url}/threads/t").json()["state"] == {"items": ITEMS}
     with contextlib.closing(SQLiteStore(folder / "t.db")) as store:
-        entries = store.load_thread("t").entries
-        for run_id in {str(e["content"]) for e in entries if e.get("kind") == "run_start"}:
-            verify_audit(store, run_id)
+        verify_runs(store, "t")
 
 
 @pytest.mark.parametrize("protocol", ["ag-ui", "ai-sdk"])
@@ -186,7 +160,7 @@ def test_sigterm_lets_a_run_finish_its_step_then_leaves_it_resumable(
         events, exit_after = stream_until_sigterm(proc, url, protocol)
         assert proc.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises the signal it got
     assert exit_after < grace, f"the process took {exit_after:.1f} s to exit"
-    ended_by_shutdown(protocol, events)
+    ended_with(protocol, events, "server_shutdown", ("shutting down",))
     kinds = [e["type"] for e in events if isinstance(e, dict)]
     started = "TOOL_CALL_START" if protocol == "ag-ui" else "tool-input-start"
     result = "TOOL_CALL_RESULT" if protocol == "ag-ui" else "tool-output-available"
@@ -202,5 +176,5 @@ def test_sigterm_stops_a_step_that_overruns_the_grace_and_leaves_it_resumable(
     with server(tmp_path, grace, step_seconds=60) as (proc, url):
         events, exit_after = stream_until_sigterm(proc, url, "ag-ui")
     assert exit_after < grace + 1, f"the process took {exit_after:.1f} s to exit"
-    ended_by_shutdown("ag-ui", events)
+    ended_with("ag-ui", events, "server_shutdown", ("shutting down",))
     continue_after_restart(tmp_path, expect_question=True)

@@ -7,10 +7,10 @@
 //  screenshots: [paths]}. Exit 0 even when a step fails (the Python test asserts on `ok`);
 // exit 1 only when the script itself broke.
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { failure, openPage } from "./chromium.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -18,7 +18,6 @@ const require = createRequire(join(repo, "frontend-demo", "package.json"));
 const { chromium } = require("playwright-core");
 
 const [base, view, artifacts] = process.argv.slice(2);
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const STEP_MS = Number(process.env.STEP_MS || 15000);
 mkdirSync(artifacts, { recursive: true });
 for (const name of readdirSync(artifacts)) {
@@ -26,8 +25,6 @@ for (const name of readdirSync(artifacts)) {
 }
 
 const result = { ok: false, view, steps: [], error: null, consoleErrors: [], offsite: [], screenshots: [] };
-const profile = mkdtempSync(join(tmpdir(), "pyox-demo-chromium-"));
-let browser;
 
 function step(name) {
   result.steps.push(name);
@@ -153,41 +150,14 @@ async function aiSdkParts(page) {
   await shot(page, "5-recipe");
 }
 
-try {
-  // A fresh profile (--user-data-dir) each run: no localStorage from an earlier run.
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  const origin = new URL(base).origin;
-  page.on("console", (m) => {
-    if (m.type() === "error") result.consoleErrors.push(m.text());
-  });
-  page.on("pageerror", (e) => result.consoleErrors.push(`pageerror: ${e.message}`));
-  await page.route("**/*", (route) => {
-    const url = route.request().url();
-    if (url.startsWith(origin) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
-    result.offsite.push(url);
-    return route.abort(); // this machine has no network: say what the page asked for, fast
-  });
+await openPage(chromium, { base, result, profilePrefix: "pyox-demo-chromium-" }, async (page) => {
   try {
     await scenario(page);
     result.ok = true;
   } catch (e) {
-    result.error = String(e && e.message ? e.message : e).split("\n").slice(0, 6).join("\n");
+    result.error = failure(e);
     try {
       await shot(page, "failed");
     } catch {}
   }
-} catch (e) {
-  console.error(e);
-  process.exitCode = 1;
-} finally {
-  if (browser) await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-  console.log(JSON.stringify(result));
-}
+});

@@ -8,10 +8,10 @@
 // Prints ONE JSON line: {ok, page, steps, error, consoleErrors, offsite, screenshots, seen}.
 // Exit 0 even when a step fails (the Python test asserts on `ok`); 1 when the script broke.
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { failure, openPage } from "./chromium.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -19,13 +19,10 @@ const require = createRequire(join(repo, "frontend-demo", "package.json"));
 const { chromium } = require("playwright-core");
 
 const [base, pageName, artifacts] = process.argv.slice(2);
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const STEP_MS = Number(process.env.STEP_MS || 20000);
 mkdirSync(artifacts, { recursive: true });
 
 const result = { ok: false, page: pageName, steps: [], error: null, consoleErrors: [], offsite: [], screenshots: [], seen: {} };
-const profile = mkdtempSync(join(tmpdir(), "pyox-gallery-chromium-"));
-let browser;
 
 const step = (name) => result.steps.push(name);
 
@@ -220,26 +217,7 @@ const afterReload = {
   },
 };
 
-try {
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  const origin = new URL(base).origin;
-  page.on("console", (m) => {
-    if (m.type() === "error") result.consoleErrors.push(m.text());
-  });
-  page.on("pageerror", (e) => result.consoleErrors.push(`pageerror: ${e.message}`));
-  await page.route("**/*", (route) => {
-    const url = route.request().url();
-    if (url.startsWith(origin) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
-    result.offsite.push(url);
-    return route.abort();
-  });
+await openPage(chromium, { base, result, profilePrefix: "pyox-gallery-chromium-" }, async (page) => {
   try {
     if (!scenarios[pageName]) throw new Error(`no page ${pageName}; pages: ${Object.keys(scenarios).join(", ")}`);
     await page.goto(`${base}/#gallery/${pageName}`);
@@ -255,16 +233,9 @@ try {
     step("reloaded: the thread came back");
     result.ok = true;
   } catch (e) {
-    result.error = String(e && e.message ? e.message : e).split("\n").slice(0, 6).join("\n");
+    result.error = failure(e);
     try {
       await shot(page, "failed");
     } catch {}
   }
-} catch (e) {
-  console.error(e);
-  process.exitCode = 1;
-} finally {
-  if (browser) await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-  console.log(JSON.stringify(result));
-}
+});

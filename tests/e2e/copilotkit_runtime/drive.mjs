@@ -6,18 +6,16 @@
 // Prints ONE JSON line: {ok, scenario, steps: [names done], error, consoleErrors, offsite:
 // [requests to other hosts], screenshot, threadId}. Exit 0 even when a step fails (the Python test asserts
 // on `ok`); exit 1 only when the script itself broke.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { failure, openPage } from "../browser/chromium.mjs";
 
 const [base, scenario, artifacts] = process.argv.slice(2);
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const STEP_MS = Number(process.env.STEP_MS || 20000);
 mkdirSync(artifacts, { recursive: true });
 
 const result = { ok: false, scenario, steps: [], error: null, consoleErrors: [], offsite: [], screenshot: null, threadId: null };
-const profile = mkdtempSync(join(tmpdir(), "pyox-ckruntime-chromium-"));
 
 const chat = (page) => page.getByTestId("chat");
 const step = (name) => result.steps.push(name);
@@ -90,27 +88,7 @@ const scenarios = {
   },
 };
 
-let browser;
-try {
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1200, height: 800 },
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  const origin = new URL(base).origin;
-  page.on("console", (m) => {
-    if (m.type() === "error") result.consoleErrors.push(m.text());
-  });
-  page.on("pageerror", (e) => result.consoleErrors.push(`pageerror: ${e.message}`));
-  await page.route("**/*", (route) => {
-    const url = route.request().url();
-    if (url.startsWith(origin) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
-    result.offsite.push(url);
-    return route.abort(); // this machine has no network: say what the page asked for, fast
-  });
+await openPage(chromium, { base, result, profilePrefix: "pyox-ckruntime-chromium-", viewport: { width: 1200, height: 800 } }, async (page) => {
   try {
     await page.goto(base);
     await chat(page).getByTestId("copilot-chat-textarea").waitFor({ timeout: STEP_MS });
@@ -120,15 +98,8 @@ try {
     result.threadId = await page.getByTestId("thread").textContent();
     result.ok = true;
   } catch (e) {
-    result.error = String(e && e.message ? e.message : e).split("\n").slice(0, 6).join("\n");
+    result.error = failure(e);
   }
   result.screenshot = join(artifacts, `copilotkit-runtime-${scenario}.png`);
   await page.screenshot({ path: result.screenshot, fullPage: true });
-} catch (e) {
-  console.error(e);
-  process.exitCode = 1;
-} finally {
-  if (browser) await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-  console.log(JSON.stringify(result));
-}
+});

@@ -1,0 +1,62 @@
+// What every browser script here does around its scenario: start Debian's Chromium with a fresh
+// profile, collect the page's console errors and its requests to other hosts, and print the
+// script's ONE JSON result line however the run ends.
+//
+//   import { openPage, failure, CHROMIUM } from "../browser/chromium.mjs";
+//   await openPage(chromium, { base, result, profilePrefix: "pyox-x-" }, async (page) => { ... });
+//
+// `chromium` is playwright-core's launcher, passed in because the scripts take playwright-core
+// from different node_modules. `result` must have `consoleErrors` and `offsite` arrays.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** The Chromium binary: $CHROMIUM, or Debian's. */
+export const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+
+const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+/** The first lines of an error's message, for the result's `error`. */
+export const failure = (e) => String(e && e.message ? e.message : e).split("\n").slice(0, 6).join("\n");
+
+// Console errors and page errors go to result.consoleErrors; a request that leaves `base`'s
+// origin is aborted and listed in result.offsite (this machine has no network: say what the
+// page asked for, fast).
+async function watch(page, base, result) {
+  const origin = new URL(base).origin;
+  page.on("console", (m) => {
+    if (m.type() === "error") result.consoleErrors.push(m.text());
+  });
+  page.on("pageerror", (e) => result.consoleErrors.push(`pageerror: ${e.message}`));
+  await page.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(origin) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
+    result.offsite.push(url);
+    return route.abort();
+  });
+}
+
+/**
+ * Runs `drive(page)` in a watched page of a fresh headless Chromium profile (no localStorage
+ * from an earlier run), then closes the browser, removes the profile and prints `result` as one
+ * JSON line. `drive` records a failed step in `result` itself; anything it throws means the
+ * script broke: printed to stderr, exit code 1.
+ */
+export async function openPage(chromium, { base, result, profilePrefix, viewport = { width: 1400, height: 900 } }, drive) {
+  const profile = mkdtempSync(join(tmpdir(), profilePrefix));
+  let browser;
+  try {
+    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, viewport, args: ARGS });
+    const page = browser.pages()[0] ?? (await browser.newPage());
+    await watch(page, base, result);
+    await drive(page);
+  } catch (e) {
+    console.error(e);
+    process.exitCode = 1;
+  } finally {
+    if (browser) await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+    console.log(JSON.stringify(result));
+  }
+}
