@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.service._live import LiveRun
 from pyox_agents.state.run import AgentError
-from pyox_agents.stores import StoreUnavailable
+from pyox_agents.stores import StoreConflict, StoreUnavailable
 from pyox_agents.stores.base import Store
 
 __all__ = ["keep", "refuse_unsaved", "told", "unkept"]
@@ -23,7 +23,10 @@ async def keep(store: Store | None, live: LiveRun, last: Sequence[RuntimeEvent]
                ) -> AgentError | None:
     """Keep the versions of the shared state the run went through (its start, its events,
     then `last`) as the thread's: before its end is told, so the client's next request
-    finds them. The write is not interrupted by a cancel, and is made once per run.
+    finds them. The write is not interrupted by a cancel, and is made once per run. A shared
+    run's write is fenced by its lease token: a process whose thread was taken over (its
+    lease expired while it was stopped) leaves the new owner's state as it is, with a log
+    line, and its stream still ends with the run's end.
 
     Returns why the state could not be kept (the store failed), or None: the run's end then
     tells the client so (`told`), instead of the stream ending without a word."""
@@ -40,7 +43,11 @@ async def keep(store: Store | None, live: LiveRun, last: Sequence[RuntimeEvent]
     if unchanged:
         return None
     try:
-        await asyncio.shield(store.awrite_kept_state(live.thread_id, kept.to_json()))
+        await asyncio.shield(store.awrite_kept_state(live.thread_id, kept.to_json(), live.lease))
+    except StoreConflict:  # fenced: another process took the thread over, its state stands
+        _log.warning("thread %s: its shared state was not kept: another process took the "
+                     "thread over", live.thread_id, exc_info=True)
+        return None
     except Exception as exc:
         _log.warning("thread %s: its shared state could not be kept", live.thread_id,
                      exc_info=True)

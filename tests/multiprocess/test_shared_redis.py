@@ -540,16 +540,11 @@ def test_a_paused_process_cannot_write_a_step_after_its_lease_was_taken_over(
         verify_audit(done.store, done.a_run)
 
 
-# -- library bugs (strict xfail: each turns into a failure once it is fixed) ---------------------
-
-
-@pytest.mark.xfail(strict=True, reason="the server writes a thread's kept state unfenced "
-                   "(write_kept_state takes no lease token), so a stale process overwrites the "
-                   "kept state of the process that took its thread over")
 def test_a_paused_process_cannot_overwrite_the_kept_state_after_a_takeover(
         cluster: Cluster) -> None:
     """When A wakes up after B took its thread over, what the server keeps of the thread's
-    shared state stays B's."""
+    shared state stays B's: A's kept-state write carries its old lease token, and the store
+    refuses it."""
     with pause_a_while_b_takes_over(cluster) as done:
         assert done.store.load_kept_state(done.chat) == done.kept
 
