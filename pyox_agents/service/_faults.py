@@ -1,5 +1,15 @@
-"""A run's end, kept and told: the thread's shared state kept when the run ends, and the
-client told when the store failed to keep it (after the run's last step)."""
+"""A run's shared state kept as it goes, and its end told: the thread's kept state is written
+before the client is shown a version of it, and the client is told when the store failed to
+keep it.
+
+Never behind what the client saw: each batch of a run's events that brings a new version of
+the shared state (its start, a tool's change) is kept first (`keep`), then added to the run's
+events, which the client follows. A process killed at any moment has kept every version it
+showed; a version it committed but did not show yet is the thread's run record's (the run has
+not ended, and `Runs.kept_state` reads it from there) or was never shown. This holds on every
+store alike: it asks nothing of a store's transactions. A shared run's write is fenced by its
+lease token: once another process took the thread over, the stale process keeps nothing more.
+"""
 
 from __future__ import annotations
 
@@ -19,39 +29,43 @@ __all__ = ["keep", "refuse_unsaved", "told", "unkept"]
 _log = logging.getLogger(__name__)
 
 
-async def keep(store: Store | None, live: LiveRun, last: Sequence[RuntimeEvent]
+async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
                ) -> AgentError | None:
-    """Keep the versions of the shared state the run went through (its start, its events,
-    then `last`) as the thread's: before its end is told, so the client's next request
-    finds them. The write is not interrupted by a cancel, and is made once per run. A shared
-    run's write is fenced by its lease token: a process whose thread was taken over (its
-    lease expired while it was stopped) leaves the new owner's state as it is, with a log
-    line, and its stream still ends with the run's end.
+    """Keep the versions of the shared state the run went through, up to `batch`, as the
+    thread's: before `batch` is shown to the client, so that what a client saw is kept even if
+    the process is killed right after (see the module's docstring). Written only when `batch`
+    (or the run's start) brings a new version, or an earlier write failed; not interrupted by
+    a cancel.
 
     Returns why the state could not be kept (the store failed), or None: the run's end then
-    tells the client so (`told`), instead of the stream ending without a word."""
+    tells the client so (`told`), instead of the stream ending without a word. A write refused
+    for a stale lease token (another process took the thread over and keeps its state) is
+    logged, and nothing more is kept of this run."""
     if live.kept is None or store is None:
         return None
-    kept = live.kept.copy()
-    for state in live.start:  # kept even when the run ended before it announced it
-        kept.add(state)
-    for event in (*live.events, *last):
+    if live.versions is None:
+        live.versions = live.kept.copy()
+        for state in live.start:  # kept even when the run ended before it announced it
+            live.versions.add(state)
+    versions = live.versions
+    for event in batch:
         if isinstance(event, RunStarted | StateChanged):
-            kept.add(event.state)
-    unchanged = kept.version == live.kept.version
-    live.kept = None  # kept: once per run
-    if unchanged:
+            versions.add(event.state)
+    if versions.version == live.kept.version:
         return None
     try:
-        await asyncio.shield(store.awrite_kept_state(live.thread_id, kept.to_json(), live.lease))
-    except StoreConflict:  # fenced: another process took the thread over, its state stands
+        await asyncio.shield(store.awrite_kept_state(live.thread_id, versions.to_json(),
+                                                     live.lease))
+    except StoreConflict:  # fenced: the thread passed on, its new owner's state stands
         _log.warning("thread %s: its shared state was not kept: another process took the "
                      "thread over", live.thread_id, exc_info=True)
+        live.kept = None
         return None
-    except Exception as exc:
+    except Exception as exc:  # kept by the next batch's write, or told at the run's end
         _log.warning("thread %s: its shared state could not be kept", live.thread_id,
                      exc_info=True)
         return unkept(exc)
+    live.kept = versions.copy()  # what the store holds now
     return None
 
 
