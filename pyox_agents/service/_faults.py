@@ -16,15 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.service._live import LiveRun
+from pyox_agents.service._sharing import share
 from pyox_agents.state.run import AgentError
 from pyox_agents.stores import StoreConflict, StoreUnavailable
-from pyox_agents.stores.base import Store
+from pyox_agents.stores.base import SharedRuns, Store
 
-__all__ = ["keep", "refuse_unsaved", "told", "unkept"]
+__all__ = ["keep", "refuse_unsaved", "show", "told", "uninterrupted", "unkept"]
 
 _log = logging.getLogger(__name__)
 
@@ -54,8 +55,8 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
     if versions.version == live.kept.version:
         return None
     try:
-        await asyncio.shield(store.awrite_kept_state(live.thread_id, versions.to_json(),
-                                                     live.lease))
+        await uninterrupted(store.awrite_kept_state(live.thread_id, versions.to_json(),
+                                                    live.lease))
     except StoreConflict:  # fenced: the thread passed on, its new owner's state stands
         _log.warning("thread %s: its shared state was not kept: another process took the "
                      "thread over", live.thread_id, exc_info=True)
@@ -67,6 +68,42 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
         return unkept(exc)
     live.kept = versions.copy()  # what the store holds now
     return None
+
+
+async def uninterrupted(write: Awaitable[None]) -> None:
+    """Await `write` to its end even when cancelled meanwhile (then raise the cancel after it):
+    two writes of one thread's kept state never run at once, so an older never lands last."""
+    task = asyncio.ensure_future(write)
+    cancel: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError as exc:
+            cancel = exc
+    if cancel is not None:
+        task.exception()  # seen: a store that still fails tells it at the run's end
+        raise cancel
+    task.result()
+
+
+async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
+               batch: Sequence[RuntimeEvent]) -> None:
+    """Keep the state `batch` brings, then show it to the run's followers (and share it with
+    other processes through `peers`, for a shared run).
+
+    A cancel that lands while the state is kept is taken at the run's next wait, once the
+    events the run emitted meanwhile are kept and shown too: they may tell what it committed,
+    which the thread's kept state must not miss."""
+    try:
+        await keep(store, live, batch)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()  # again: taken when the run has no more events to give
+    live.add(batch)
+    if live.run_key is not None:
+        assert peers is not None
+        await share(peers, live)
 
 
 def unkept(exc: BaseException) -> AgentError:

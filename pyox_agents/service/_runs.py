@@ -26,7 +26,7 @@ from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
-from pyox_agents.service._faults import keep, refuse_unsaved, told
+from pyox_agents.service._faults import keep, refuse_unsaved, show, told
 from pyox_agents.service._follow import follow_remote
 from pyox_agents.service._limits import ServerLimits, check_limits
 from pyox_agents.service._live import LiveRun
@@ -308,10 +308,7 @@ class RunService:
                     if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
                         await self._finish(live, batch)
                         continue
-                    await keep(self.store, live, batch)  # kept before it is shown
-                    live.add(batch)
-                    if live.run_key is not None:
-                        await share(self._peers, live)
+                    await show(self.store, self._sharing, live, batch)
         except asyncio.CancelledError:
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
                 final: RuntimeEvent = RunFinished(answer=None, state=live.last_state(),
