@@ -30,13 +30,13 @@ __all__ = ["keep", "refuse_unsaved", "show", "told", "uninterrupted", "unkept"]
 _log = logging.getLogger(__name__)
 
 
-async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
-               ) -> AgentError | None:
+async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent],
+               write: bool = True) -> AgentError | None:
     """Keep the versions of the shared state the run went through, up to `batch`, as the
     thread's: before `batch` is shown to the client, so that what a client saw is kept even if
     the process is killed right after (see the module's docstring). Written only when `batch`
     (or the run's start) brings a new version, or an earlier write failed; not interrupted by
-    a cancel.
+    a cancel. With `write` False, the versions are only noted (the next write keeps them).
 
     Returns why the state could not be kept (the store failed), or None: the run's end then
     tells the client so (`told`), instead of the stream ending without a word. A write refused
@@ -52,7 +52,7 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
     for event in batch:
         if isinstance(event, RunStarted | StateChanged):
             versions.add(event.state)
-    if versions.version == live.kept.version:
+    if not write or versions.version == live.kept.version:
         return None
     try:
         await uninterrupted(store.awrite_kept_state(live.thread_id, versions.to_json(),
@@ -94,8 +94,9 @@ async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
     A cancel that lands while the state is kept is taken at the run's next wait, once the
     events the run emitted meanwhile are kept and shown too: they may tell what it committed,
     which the thread's kept state must not miss."""
-    try:
-        await keep(store, live, batch)
+    changed = any(isinstance(event, StateChanged) for event in batch)
+    try:  # the start alone is the client's own state: kept with the run's next version
+        await keep(store, live, batch, changed)
     except asyncio.CancelledError:
         task = asyncio.current_task()
         assert task is not None
