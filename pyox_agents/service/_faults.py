@@ -1,51 +1,110 @@
-"""A run's end, kept and told: the thread's shared state kept when the run ends, and the
-client told when the store failed to keep it (after the run's last step)."""
+"""A run's shared state kept as it goes, and its end told: the thread's kept state is written
+before the client is shown a version of it, and the client is told when the store failed to
+keep it.
+
+Never behind what the client saw: each batch of a run's events that brings a new version of
+the shared state (its start, a tool's change) is kept first (`keep`), then added to the run's
+events, which the client follows. A process killed at any moment has kept every version it
+showed; a version it committed but did not show yet is the thread's run record's (the run has
+not ended, and `Runs.kept_state` reads it from there) or was never shown. This holds on every
+store alike: it asks nothing of a store's transactions. A shared run's write is fenced by its
+lease token: once another process took the thread over, the stale process keeps nothing more.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.service._live import LiveRun
+from pyox_agents.service._sharing import share
 from pyox_agents.state.run import AgentError
-from pyox_agents.stores import StoreUnavailable
-from pyox_agents.stores.base import Store
+from pyox_agents.stores import StoreConflict, StoreUnavailable
+from pyox_agents.stores.base import SharedRuns, Store
 
-__all__ = ["keep", "refuse_unsaved", "told", "unkept"]
+__all__ = ["keep", "refuse_unsaved", "show", "told", "uninterrupted", "unkept"]
 
 _log = logging.getLogger(__name__)
 
 
-async def keep(store: Store | None, live: LiveRun, last: Sequence[RuntimeEvent]
-               ) -> AgentError | None:
-    """Keep the versions of the shared state the run went through (its start, its events,
-    then `last`) as the thread's: before its end is told, so the client's next request
-    finds them. The write is not interrupted by a cancel, and is made once per run.
+async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent],
+               write: bool = True) -> AgentError | None:
+    """Keep the versions of the shared state the run went through, up to `batch`, as the
+    thread's: before `batch` is shown to the client, so that what a client saw is kept even if
+    the process is killed right after (see the module's docstring). Written only when `batch`
+    (or the run's start) brings a new version, or an earlier write failed; not interrupted by
+    a cancel. With `write` False, the versions are only noted (the next write keeps them).
 
     Returns why the state could not be kept (the store failed), or None: the run's end then
-    tells the client so (`told`), instead of the stream ending without a word."""
+    tells the client so (`told`), instead of the stream ending without a word. A write refused
+    for a stale lease token (another process took the thread over and keeps its state) is
+    logged, and nothing more is kept of this run."""
     if live.kept is None or store is None:
         return None
-    kept = live.kept.copy()
-    for state in live.start:  # kept even when the run ended before it announced it
-        kept.add(state)
-    for event in (*live.events, *last):
+    if live.versions is None:
+        live.versions = live.kept.copy()
+        for state in live.start:  # kept even when the run ended before it announced it
+            live.versions.add(state)
+    versions = live.versions
+    for event in batch:
         if isinstance(event, RunStarted | StateChanged):
-            kept.add(event.state)
-    unchanged = kept.version == live.kept.version
-    live.kept = None  # kept: once per run
-    if unchanged:
+            versions.add(event.state)
+    if not write or versions.version == live.kept.version:
         return None
     try:
-        await asyncio.shield(store.awrite_kept_state(live.thread_id, kept.to_json()))
-    except Exception as exc:
+        await uninterrupted(store.awrite_kept_state(live.thread_id, versions.to_json(),
+                                                    live.lease))
+    except StoreConflict:  # fenced: the thread passed on, its new owner's state stands
+        _log.warning("thread %s: its shared state was not kept: another process took the "
+                     "thread over", live.thread_id, exc_info=True)
+        live.kept = None
+        return None
+    except Exception as exc:  # kept by the next batch's write, or told at the run's end
         _log.warning("thread %s: its shared state could not be kept", live.thread_id,
                      exc_info=True)
         return unkept(exc)
+    live.kept = versions.copy()  # what the store holds now
     return None
+
+
+async def uninterrupted(write: Awaitable[None]) -> None:
+    """Await `write` to its end even when cancelled meanwhile (then raise the cancel after it):
+    two writes of one thread's kept state never run at once, so an older never lands last."""
+    task = asyncio.ensure_future(write)
+    cancel: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError as exc:
+            cancel = exc
+    if cancel is not None:
+        task.exception()  # seen: a store that still fails tells it at the run's end
+        raise cancel
+    task.result()
+
+
+async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
+               batch: Sequence[RuntimeEvent]) -> None:
+    """Keep the state `batch` brings, then show it to the run's followers (and share it with
+    other processes through `peers`, for a shared run).
+
+    A cancel that lands while the state is kept is taken at the run's next wait, once the
+    events the run emitted meanwhile are kept and shown too: they may tell what it committed,
+    which the thread's kept state must not miss."""
+    changed = any(isinstance(event, StateChanged) for event in batch)
+    try:  # the start alone is the client's own state: kept with the run's next version
+        await keep(store, live, batch, changed)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()  # again: taken when the run has no more events to give
+    live.add(batch)
+    if live.run_key is not None:
+        assert peers is not None
+        await share(peers, live)
 
 
 def unkept(exc: BaseException) -> AgentError:

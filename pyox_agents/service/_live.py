@@ -29,7 +29,10 @@ class LiveRun:
     meta: dict[str, Any] = field(default_factory=dict)
     """What the protocol adapter that started the run keeps to translate it again on replay."""
     kept: ThreadState | None = None
-    """The thread's kept shared state when the run started (servers that keep it)."""
+    """The thread's kept shared state as the store holds it (servers that keep it): as of the
+    run's start, then as this run last wrote it; None once another process took it over."""
+    versions: ThreadState | None = None
+    """The versions of the shared state the run went through so far (`kept` and newer ones)."""
     start: list[Any] = field(default_factory=list)
     """The state the server chose for the run to start from (none for a resumed run)."""
     shutdown: bool = False

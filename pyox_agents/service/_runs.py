@@ -26,7 +26,7 @@ from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
-from pyox_agents.service._faults import keep, refuse_unsaved, told
+from pyox_agents.service._faults import keep, refuse_unsaved, show, told
 from pyox_agents.service._follow import follow_remote
 from pyox_agents.service._limits import ServerLimits, check_limits
 from pyox_agents.service._live import LiveRun
@@ -262,7 +262,7 @@ class RunService:
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
-            await self._finish(live, [failed], ())
+            await self._finish(live, [failed])
         finally:
             if keeper is not None:
                 keeper.cancel()
@@ -272,12 +272,11 @@ class RunService:
                     await release(self._peers, live, self.owner, self.lease_ttl)
             live.end()
 
-    async def _finish(self, live: LiveRun, batch: Sequence[RuntimeEvent],
-                      last: Sequence[RuntimeEvent]) -> None:
+    async def _finish(self, live: LiveRun, batch: Sequence[RuntimeEvent]) -> None:
         """Tell the run's end (`batch`'s last event, saying if keeping its state failed) once
-        its state is kept (as of `last`) and its thread and lease freed: a client that hears
+        its state is kept (as of `batch`) and its thread and lease freed: a client that hears
         the end finds the thread free."""
-        batch = [*batch[:-1], told(batch[-1], await keep(self.store, live, last))]
+        batch = [*batch[:-1], told(batch[-1], await keep(self.store, live, batch))]
         self._remove_active(live)
         if live.lease is not None:
             with anyio.CancelScope(shield=True):
@@ -303,24 +302,20 @@ class RunService:
 
     async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
-        last: Sequence[RuntimeEvent] = ()
         try:
             async with contextlib.aclosing(batches):  # type: ignore[type-var]
                 async for batch in batches:
                     if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
-                        last = batch
-                        await self._finish(live, batch, batch)
+                        await self._finish(live, batch)
                         continue
-                    live.add(batch)
-                    if live.run_key is not None:
-                        await share(self._peers, live)
+                    await show(self.store, self._sharing, live, batch)
         except asyncio.CancelledError:
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
                 final: RuntimeEvent = RunFinished(answer=None, state=live.last_state(),
                                                   outcome="cancelled")
                 if live.shutdown:
                     final = RunFailed(SHUTDOWN)
-                await self._finish(live, [final], last)
+                await self._finish(live, [final])
             raise
 
     async def _open(

@@ -141,3 +141,23 @@ def missing_run(run_id: str, where: str) -> LookupError:
     """The error of a load of a run that is not saved."""
     return LookupError(f"no run {run_id!r} in {where}: a run is saved with its first step; "
                        "check the run id (64 hexadecimal digits)")
+
+
+def stale_keeper(thread_id: str, token: int, held: str) -> StoreConflict:
+    """The refusal of a kept-state write whose lease token is not the holder's (`held`, or ""
+    when the lease expired): the thread passed on to another process, whose state stands."""
+    holder = f"token {held}" if held else "nobody (it expired)"
+    return StoreConflict(
+        f"the lease of thread {thread_id!r} is held by {holder}, not by token {token}: another "
+        "process may have taken this thread over, so its kept state was left as that process "
+        "wrote it; this process's run of it is stale"
+    )
+
+
+def no_leases(store: object, token: int | None) -> None:
+    """Refuse a lease `token` given to a store that has no leases (nothing to fence with)."""
+    if token is not None:
+        raise NotImplementedError(
+            f"{type(store).__name__} has no leases, so it cannot fence a kept-state write by "
+            f"token {token}; call write_kept_state without a token, or share runs through a "
+            "store with leases (RedisStore, PostgresStore)")

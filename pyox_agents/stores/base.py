@@ -114,12 +114,19 @@ class Store:
         """The audit records of run `run_id`, in order of `seq` (empty for an unknown run)."""
         raise NotImplementedError
 
-    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
+                         token: int | None = None) -> None:
         """Keep `kept` for `thread_id`, replacing what was kept: a server's record of the thread's
         latest shared state (JSON, see `pyox_agents.service`). The library never writes it.
 
+        With `token` (stores with leases, `SharedRuns`), the write is fenced like
+        `write_fenced`: refused unless `token` is the current holder's of the thread's lease,
+        so a process whose thread was taken over cannot overwrite the new owner's state.
+
         Raises:
             TypeError, ValueError: `kept` is not JSON.
+            StoreConflict: `token` is not the current holder's (nothing was written).
+            NotImplementedError: a `token` given to a store without leases.
         """
         raise NotImplementedError
 
@@ -241,9 +248,10 @@ class Store:
         """Same as `entry_count`, off the event loop."""
         return await anyio.to_thread.run_sync(self.entry_count, thread_id)
 
-    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any],
+                                token: int | None = None) -> None:
         """Same as `write_kept_state`, off the event loop."""
-        await anyio.to_thread.run_sync(self.write_kept_state, thread_id, kept)
+        await anyio.to_thread.run_sync(self.write_kept_state, thread_id, kept, token)
 
     async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """Same as `load_kept_state`, off the event loop."""

@@ -20,6 +20,7 @@ from pyox_agents.stores._encoding import (
     encode,
     missing_run,
     missing_thread,
+    no_leases,
     parse_time,
 )
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, ThreadInfo
@@ -110,8 +111,10 @@ class MemoryStore(Store):
             self._threads.pop(thread_id, None)
             self._kept.pop(thread_id, None)
 
-    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
+                         token: int | None = None) -> None:
         """Keep a server's record of the thread's shared state (JSON), replacing the last."""
+        no_leases(self, token)
         text = dumps(kept, f"the kept state of thread {thread_id!r}")
         with self._lock:
             self._kept[thread_id] = text

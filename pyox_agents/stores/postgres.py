@@ -29,6 +29,7 @@ from pyox_agents.stores._encoding import (
     missing_run,
     missing_thread,
     parse_time,
+    stale_keeper,
 )
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
@@ -62,6 +63,12 @@ _DELETE = (
 _KEEP = (
     "INSERT INTO {s}.kept_states (thread_id, body) VALUES (%s, %s)"
     " ON CONFLICT (thread_id) DO UPDATE SET body = excluded.body"
+)
+_KEEP_FENCED = (
+    "WITH l AS (SELECT token FROM {s}.leases WHERE thread_id = %s AND token = %s"
+    " AND expires_at > clock_timestamp() FOR SHARE)"
+    " INSERT INTO {s}.kept_states (thread_id, body) SELECT %s, %s FROM l"
+    " ON CONFLICT (thread_id) DO UPDATE SET body = excluded.body RETURNING thread_id"
 )
 _LOAD_KEPT = "SELECT body FROM {s}.kept_states WHERE thread_id = %s"
 _LIST = (
@@ -247,16 +254,34 @@ class PostgresStore(RunEventLog, Store):
         """Forget the thread; its runs, audit records, lease and event logs stay."""
         self.run(Query(_DELETE, (thread_id, thread_id, thread_id)))
 
-    def _keep(self, thread_id: str, kept: Mapping[str, Any]) -> Query:
-        return Query(_KEEP, (thread_id, dumps(kept, f"the kept state of thread {thread_id!r}")))
+    def _keep(self, thread_id: str, kept: Mapping[str, Any], token: int | None) -> Query:
+        text = dumps(kept, f"the kept state of thread {thread_id!r}")
+        if token is None:
+            return Query(_KEEP, (thread_id, text))
+        # FOR SHARE on the lease row: a takeover waits until this write committed
+        return Query(_KEEP_FENCED, (thread_id, token, thread_id, text))
 
-    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
-        """Keep a server's record of the thread's shared state (JSON), replacing the last."""
-        self.run(self._keep(thread_id, kept))
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
+                         token: int | None = None) -> None:
+        """Keep a server's record of the thread's shared state (JSON), replacing the last;
+        with `token`, only while it is the thread's lease token (checked and written at once).
 
-    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+        Raises:
+            StoreConflict: `token` is not the current holder's; nothing was written.
+        """
+        if not self.run(self._keep(thread_id, kept, token)) and token is not None:
+            raise self._stale(thread_id, token)
+
+    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any],
+                                token: int | None = None) -> None:
         """Same as `write_kept_state`, on the asyncio pool."""
-        await self.arun(self._keep(thread_id, kept))
+        if not await self.arun(self._keep(thread_id, kept, token)) and token is not None:
+            rows = await self.arun(Query(_HOLDER, (thread_id,)))
+            raise stale_keeper(thread_id, token, str(rows[0][1]) if rows else "")
+
+    def _stale(self, thread_id: str, token: int) -> StoreConflict:
+        rows = self.run(Query(_HOLDER, (thread_id,)))
+        return stale_keeper(thread_id, token, str(rows[0][1]) if rows else "")
 
     def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """What `write_kept_state` kept last for `thread_id`, or None."""

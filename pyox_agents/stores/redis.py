@@ -39,6 +39,7 @@ from pyox_agents.stores._encoding import (
     missing_run,
     missing_thread,
     parse_time,
+    stale_keeper,
 )
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
@@ -199,10 +200,23 @@ class RedisStore(RunEventLog, Store):
             pipe.zrem(self.key("threads"), thread_id)
             pipe.execute()
 
-    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
-        """Keep a server's record of the thread's shared state (JSON), replacing the last."""
-        self.client.set(self.key("kept", thread_id),
-                        dumps(kept, f"the kept state of thread {thread_id!r}"))
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
+                         token: int | None = None) -> None:
+        """Keep a server's record of the thread's shared state (JSON), replacing the last;
+        with `token`, only while it is the thread's lease token (checked and written at once).
+
+        Raises:
+            StoreConflict: `token` is not the current holder's; nothing was written.
+        """
+        text = dumps(kept, f"the kept state of thread {thread_id!r}")
+        if token is None:
+            self.client.set(self.key("kept", thread_id), text)
+            return
+        reply = self.run_script(Call("keep_fenced", [self.key("kept", thread_id),
+                                                     self.key("lease", thread_id)],
+                                     [str(token), text]))
+        if str(reply[0]) == "fence":
+            raise stale_keeper(thread_id, token, str(reply[1]))
 
     def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """What `write_kept_state` kept last for `thread_id`, or None."""

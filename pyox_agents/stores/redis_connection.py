@@ -33,6 +33,7 @@ SCRIPTS = {
     "append_events": redis_scripts.APPEND_EVENTS,
     "mark_done": redis_scripts.MARK_DONE,
     "clear_active": redis_scripts.CLEAR_ACTIVE,
+    "keep_fenced": redis_scripts.KEEP_FENCED,
 }
 
 @dataclass(frozen=True, slots=True)

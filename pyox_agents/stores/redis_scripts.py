@@ -12,6 +12,7 @@ __all__ = [
     "ACQUIRE_LEASE",
     "APPEND_EVENTS",
     "CLEAR_ACTIVE",
+    "KEEP_FENCED",
     "MARK_DONE",
     "RELEASE_LEASE",
     "RENEW_LEASE",
@@ -122,4 +123,12 @@ CLEAR_ACTIVE = """#!lua
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1
+"""
+
+KEEP_FENCED = """#!lua
+-- KEYS: 1 kept-state key, 2 lease hash. ARGV: 1 the writer's lease token, 2 the kept JSON.
+local holder = redis.call('HGET', KEYS[2], 'token')
+if holder ~= ARGV[1] then return {'fence', holder or ''} end
+redis.call('SET', KEYS[1], ARGV[2])
+return {'ok', ''}
 """

@@ -24,6 +24,7 @@ from pyox_agents.stores._encoding import (
     encode,
     missing_run,
     missing_thread,
+    no_leases,
     parse_time,
 )
 from pyox_agents.stores._outages import StoreUnavailable, reports_outages
@@ -226,8 +227,10 @@ class SQLiteStore(Store):
             db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
             db.execute("DELETE FROM kept_states WHERE thread_id = ?", (thread_id,))
 
-    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any]) -> None:
+    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
+                         token: int | None = None) -> None:
         """Keep a server's record of the thread's shared state (JSON), replacing the last."""
+        no_leases(self, token)
         text = dumps(kept, f"the kept state of thread {thread_id!r}")
         with self._transaction() as db:
             db.execute("INSERT INTO kept_states (thread_id, body) VALUES (?, ?) ON CONFLICT"

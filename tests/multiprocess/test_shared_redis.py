@@ -481,6 +481,31 @@ def test_b_takes_a_thread_over_once_the_lease_of_a_killed_a_expires(cluster: Clu
         store.close()
 
 
+def test_a_state_the_client_was_shown_is_kept_before_the_process_can_die(
+        cluster: Cluster) -> None:
+    """Every version of the shared state a client was shown is already the thread's kept
+    state: a process killed right after showing it (even after its run's last step) leaves
+    nothing behind what the client saw."""
+    a, b = cluster.start("A", "B", lease_ttl=2.0)
+    chat = f"chat-{uuid.uuid4().hex[:8]}"
+    store = cluster.store()
+    try:
+        on_a = Stream("POST", f"{a.url}/agents/{AGENT}/ai-sdk",
+                      ai_sdk_body(chat, "note:alpha wait:g1", state={"notes": []}))
+        seen = {"type": "data-state", "id": "state", "data": {"notes": ["alpha"], "by": "A"}}
+        wait_until(lambda: seen in [_bare(frame) for frame in on_a.frames],
+                   "A's client to be shown the note", cluster)
+        kept = store.load_kept_state(chat)
+        a.process.send_signal(signal.SIGKILL)
+        a.process.wait(timeout=5)
+        assert kept is not None, "A showed its client a state it had not kept"
+        assert kept["state"] == {"notes": ["alpha"], "by": "A"}
+        assert httpx.get(f"{b.url}/threads/{chat}").json()["state"] == kept["state"]
+    finally:
+        cluster.open("g1")
+        store.close()
+
+
 @dataclass
 class Takeover:
     """What `pause_a_while_b_takes_over` left: the store's thread after B finished it, B's kept
@@ -540,16 +565,11 @@ def test_a_paused_process_cannot_write_a_step_after_its_lease_was_taken_over(
         verify_audit(done.store, done.a_run)
 
 
-# -- library bugs (strict xfail: each turns into a failure once it is fixed) ---------------------
-
-
-@pytest.mark.xfail(strict=True, reason="the server writes a thread's kept state unfenced "
-                   "(write_kept_state takes no lease token), so a stale process overwrites the "
-                   "kept state of the process that took its thread over")
 def test_a_paused_process_cannot_overwrite_the_kept_state_after_a_takeover(
         cluster: Cluster) -> None:
     """When A wakes up after B took its thread over, what the server keeps of the thread's
-    shared state stays B's."""
+    shared state stays B's: A's kept-state write carries its old lease token, and the store
+    refuses it."""
     with pause_a_while_b_takes_over(cluster) as done:
         assert done.store.load_kept_state(done.chat) == done.kept
 

@@ -270,14 +270,11 @@ def test_every_run_completes_no_tool_runs_twice_unasked_and_every_audit_verifies
         assert not churned.states[user.thread]["running"], user.thread
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "a run's last state is kept by a write after its final step (write_kept_state), outside "
-    "the step's transaction: a process killed between the two leaves the thread's kept state "
-    "one version behind what its client saw (and a later run that changes nothing does not "
-    "write it again). Keeping the final state in the step's transaction would fix it."))
 def test_every_threads_state_is_the_replay_of_the_deltas_its_client_saw(
     churned: Churned
 ) -> None:
+    """A thread's state (`GET /threads/{id}`) is never behind what its client saw, whenever
+    a process was killed: each version is kept before a client is shown it."""
     for user in churned.users:
         state = churned.states[user.thread]["state"]
         assert state == user.view, (user.thread, state, user.view)
