@@ -33,12 +33,12 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.e2e.browser_runs import run_browser_script
 
 from pyox_agents import Agent, Message, RunContext, ToolCall, tool
 from pyox_agents.models import FunctionModel
 from pyox_agents.server import bearer_tokens, create_app
 from pyox_agents.stores import MemoryStore
+from tests.e2e.browser_runs import run_browser_script
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / "copilotkit_runtime"

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.browser_runs import run_browser_script
 
 from pyox_agents.demo import demo_agents
 from pyox_agents.server import create_app
 from pyox_agents.server.cli import STATIC_DIR
 from pyox_agents.stores import SQLiteStore
+from tests.e2e.browser_runs import run_browser_script
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend-demo"

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.browser_runs import run_browser_script
 
 from pyox_agents.demo import demo_agents
 from pyox_agents.server import create_app
 from pyox_agents.server.cli import STATIC_DIR
 from pyox_agents.stores import SQLiteStore
+from tests.e2e.browser_runs import run_browser_script
 from tests.e2e.test_demo_page import ARTIFACTS, CHROMIUM, chromium, playwright_ready
 
 __all__ = ["chromium", "playwright_ready"]  # the fixtures, shared with the demo page's tests
