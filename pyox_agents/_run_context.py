@@ -4,6 +4,7 @@ ids, and the live events a tool sends while it runs (`emit`, `progress`, `cite`,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -141,7 +142,8 @@ class RunContext:
             raise TypeError(f"ctx.emit needs a non-empty str name, got {name!r}")
         _check_not_reserved("ctx.emit", name)
         value = freeze(value, path=f"ctx.emit({name!r}) value")
-        self._deliver(CustomEvent(name, value, id=id, transient=transient, call_id=self.call_id))
+        self._deliver("ctx.emit", CustomEvent(name, value, id=id, transient=transient,
+                                                call_id=self.call_id))
 
     def progress(self, kind: str, content: Any, *, id: str | None = None) -> str:
         """Show `content` (JSON) as the live view `kind` of this tool's work; returns its id.
@@ -157,11 +159,12 @@ class RunContext:
         if not isinstance(kind, str) or not kind:
             raise TypeError(f"ctx.progress needs a non-empty str kind, got {kind!r}")
         _check_not_reserved("ctx.progress", kind)
+        freeze(kind, path="ctx.progress kind")  # before the id made of it is checked
         view = id if id is not None else f"{self.call_id}-{kind}"
         content = freeze(content, path=f"ctx.progress({kind!r}) content")
         before = self._views.get(view, _NO_VIEW)
         delta = None if before is _NO_VIEW else [op.to_json() for op in diff(before, content)]
-        self._deliver(Progress(view, kind, content, delta, call_id=self.call_id))
+        self._deliver("ctx.progress", Progress(view, kind, content, delta, call_id=self.call_id))
         self._views[view] = content
         return view
 
@@ -173,7 +176,8 @@ class RunContext:
         if not isinstance(url, str) or not url:
             raise TypeError(f"ctx.cite needs a non-empty str url, got {url!r}")
         source_id = self._source_id()
-        self._deliver(SourceCited(source_id, url=url, title=title, call_id=self.call_id))
+        self._deliver("ctx.cite", SourceCited(source_id, url=url, title=title,
+                                              call_id=self.call_id))
         return source_id
 
     def cite_document(self, title: str, media_type: str, filename: str | None = None) -> str:
@@ -185,8 +189,9 @@ class RunContext:
             raise TypeError("ctx.cite_document needs a str title and a media type such as "
                             f"'application/pdf', got {title!r}, {media_type!r}")
         source_id = self._source_id()
-        self._deliver(SourceCited(source_id, title=title, media_type=media_type,
-                                  filename=filename, call_id=self.call_id))
+        self._deliver("ctx.cite_document", SourceCited(
+            source_id, title=title, media_type=media_type, filename=filename,
+            call_id=self.call_id))
         return source_id
 
     def attach_file(self, url: str, media_type: str, filename: str | None = None) -> None:
@@ -195,18 +200,27 @@ class RunContext:
         if not isinstance(url, str) or not url or not isinstance(media_type, str) or not media_type:
             raise TypeError("ctx.attach_file needs a str url and a media type such as "
                             f"'image/png', got {url!r}, {media_type!r}")
-        self._deliver(FileAttached(url, media_type, filename, call_id=self.call_id))
+        self._deliver("ctx.attach_file", FileAttached(url, media_type, filename,
+                                                     call_id=self.call_id))
 
     def _source_id(self) -> str:
         self._sources += 1
         return f"{self.call_id}-source-{self._sources}"
 
-    def _deliver(self, event: Any) -> None:
+    def _deliver(self, where: str, event: Any) -> None:
         if self._send is None:
             raise RuntimeError(
                 "this context streams nothing: ctx.emit, ctx.progress, ctx.cite and "
                 "ctx.attach_file work inside a tool of a run"
             )
+        for item in dataclasses.fields(event):  # names, ids, urls, titles: text a client reads
+            text = getattr(event, item.name)
+            if item.name in _NOT_TEXT or text is None:
+                continue
+            if not isinstance(text, str):
+                raise TypeError(f"{where} {item.name} must be a str, got "
+                                f"{type(text).__name__}")
+            freeze(text, path=f"{where} {item.name}")  # a lone surrogate is no text
         self._send(event)
 
     def finish(self, answer: Any = None) -> None:
@@ -254,6 +268,10 @@ class PersonDeclined(Exception):
 
 RESERVED_NAMES = frozenset({"state", "state-delta", "run-error", "approval-request"})
 """Names of the AI SDK parts the runtime writes itself (`data-state`, ...): not for tools."""
+
+
+_NOT_TEXT = frozenset({"value", "content", "delta", "transient", "call_id", "run_id"})
+"""Fields of a tool's live event that are not text the tool gave (JSON values, or ours)."""
 
 
 def _check_not_reserved(where: str, name: str) -> None:

@@ -156,3 +156,30 @@ def test_emit_outside_a_run_says_where_it_works() -> None:
     ctx = RunContext(run_id="r" * 64, conversation=State())
     with pytest.raises(RuntimeError, match="inside a tool of a run"):
         ctx.emit("x", 1)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("call", "named"), [
+    (lambda ctx: ctx.emit("bad\ud800", 1), "ctx.emit name"),
+    (lambda ctx: ctx.emit("ok", 1, id="\udfff"), "ctx.emit id"),
+    (lambda ctx: ctx.progress("steps\ud800", {}), "ctx.progress kind"),
+    (lambda ctx: ctx.cite("https://example.com", "title \ud800"), "ctx.cite title"),
+    (lambda ctx: ctx.cite_document("Report", "application/pdf", 7), "ctx.cite_document filename"),
+    (lambda ctx: ctx.attach_file("data:,x", "text/plain", "f\udc00.txt"),
+     "ctx.attach_file filename"),
+])
+async def test_a_live_event_with_text_that_is_not_text_is_refused_naming_it(
+        call: Any, named: str) -> None:
+    """A lone surrogate (or a non-str) where a client reads text is refused at the call, with
+    what it was, as everywhere a value enters a run; nothing is sent."""
+
+    @tool
+    async def hostile(ctx: RunContext) -> str:
+        call(ctx)
+        return "ok"
+
+    events = await collect(_agent(hostile))
+    error = results(events)["c-hostile"].error
+    assert error is not None and named in error
+    assert not [e for e in events
+                if isinstance(e, CustomEvent | Progress | SourceCited | FileAttached)]
