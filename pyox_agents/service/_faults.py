@@ -17,15 +17,19 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Sequence
+from typing import Any
 
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._sharing import share
+from pyox_agents.service._thread_state import ThreadState
 from pyox_agents.state.run import AgentError
 from pyox_agents.stores import StoreConflict, StoreUnavailable
 from pyox_agents.stores.base import SharedRuns, Store
 
-__all__ = ["keep", "refuse_unsaved", "show", "told", "uninterrupted", "unkept"]
+__all__ = [
+    "keep", "kept_and_committed", "refuse_unsaved", "show", "told", "uninterrupted", "unkept",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -68,6 +72,20 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
         return unkept(exc)
     live.kept = versions.copy()  # what the store holds now
     return None
+
+
+async def kept_and_committed(store: Store, thread_id: str) -> tuple[ThreadState, Any]:
+    """The thread's kept state as `store` holds it, and apart from it the state its run that
+    has not ended committed (None: no such run). A run that shows that state keeps it as a new
+    version: the store's kept state may not have it (a process killed between a step's commit
+    and keeping its state left it in the run's record only)."""
+    data = await store.aload_kept_state(thread_id)
+    kept = ThreadState() if data is None else ThreadState.from_json(data)
+    with contextlib.suppress(LookupError):
+        loaded = await store.aload_thread(thread_id)
+        if loaded.shared_version is not None and loaded.shared_state is not None:
+            return kept, loaded.shared_state
+    return kept, None
 
 
 async def uninterrupted(write: Awaitable[None]) -> None:

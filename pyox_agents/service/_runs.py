@@ -26,7 +26,7 @@ from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
-from pyox_agents.service._faults import keep, refuse_unsaved, show, told
+from pyox_agents.service._faults import keep, kept_and_committed, refuse_unsaved, show, told
 from pyox_agents.service._follow import follow_remote
 from pyox_agents.service._limits import ServerLimits, check_limits
 from pyox_agents.service._live import LiveRun
@@ -292,12 +292,9 @@ class RunService:
         """
         if not self.keep_state:
             return ThreadState()
-        data = await self._store.aload_kept_state(thread_id)
-        kept = ThreadState() if data is None else ThreadState.from_json(data)
-        with contextlib.suppress(LookupError):
-            loaded = await self._store.aload_thread(thread_id)
-            if loaded.shared_version is not None and loaded.shared_state is not None:
-                kept.add(loaded.shared_state)
+        kept, committed = await kept_and_committed(self._store, thread_id)
+        if committed is not None:
+            kept.add(committed)
         return kept
 
     async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
@@ -324,14 +321,20 @@ class RunService:
     ) -> AsyncIterator[list[RuntimeEvent]]:
         lease = live.lease
         fence = (request.thread_id, lease) if lease is not None else None
+        merged = ThreadState()
         if self.keep_state:
-            live.kept = await self.kept_state(request.thread_id)
+            live.kept, committed = await kept_and_committed(self._store,
+                                                             request.thread_id)
+            merged = live.kept.copy()
+            if committed is not None:  # a version the store's kept state may still miss
+                merged.add(committed)
+                live.start.append(committed)
         if request.decisions:
             if paused is _LOOK_UP:
                 paused = await self.paused(agent, request.thread_id)
             return await self._resume(agent, request, paused, fence)
         conversation = await open_conversation(agent, request)
-        start = start_state(request, live.kept)
+        start = start_state(request, merged)
         live.start.append(start)
         with refused_as_request_errors(agent):
             handle = agent.start(
