@@ -5,10 +5,13 @@ keep it.
 Never behind what the client saw: each batch of a run's events that brings a new version of
 the shared state (its start, a tool's change) is kept first (`keep`), then added to the run's
 events, which the client follows. A process killed at any moment has kept every version it
-showed; a version it committed but did not show yet is the thread's run record's (the run has
-not ended, and `Runs.kept_state` reads it from there) or was never shown. This holds on every
-store alike: it asks nothing of a store's transactions. A shared run's write is fenced by its
-lease token: once another process took the thread over, the stale process keeps nothing more.
+showed; a version it committed but did not keep yet is the thread's run record's (the run has
+not ended, and `kept_and_committed` reads it from there). The run that continues it starts
+from that version, so it keeps it with its own: once it ends (and its record no longer holds
+a state), the thread's kept state is still the last version its client was shown. This holds
+on every store alike: it asks nothing of a store's transactions. A shared run's write is fenced
+by its lease token: once another process took the thread over, the stale process keeps nothing
+more (what its run committed before is in its record, which the new owner continues).
 """
 
 from __future__ import annotations

@@ -270,11 +270,6 @@ def test_every_run_completes_no_tool_runs_twice_unasked_and_every_audit_verifies
         assert not churned.states[user.thread]["running"], user.thread
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "a run keeps each version before its client is shown it, but when that write is refused "
-    "(the lease was taken over: StoreConflict) or fails, service/_faults.py `show` still shows "
-    "the batch: a client can see a version the thread never kept (1 thread of 200 in one CI "
-    "run: 'churn-19' kept notes ['a19'], its client saw ['a19', 'b19'])"))
 def test_every_threads_state_is_the_replay_of_the_deltas_its_client_saw(
     churned: Churned
 ) -> None:
