@@ -143,9 +143,7 @@ def _freeze_list(value: list[Any], room: int, seen: list[int] | None) -> FrozenL
         _extend(frozen, value)
         return frozen
     if kinds == {dict} and room >= 3:
-        records = _records(value, seen)
-        if records is not None:
-            return records
+        return _records(value, room, seen)
     frozen = _new_list(FrozenList)
     _extend(frozen, value)
     for index, item in enumerate(value):
@@ -154,21 +152,49 @@ def _freeze_list(value: list[Any], room: int, seen: list[int] | None) -> FrozenL
     return frozen
 
 
-def _records(value: list[dict[str, Any]], seen: list[int] | None) -> FrozenList | None:
-    """A list of dicts of scalars, frozen in bulk; None if some dict holds a container.
+def _records(value: list[dict[str, Any]], room: int, seen: list[int] | None) -> FrozenList:
+    """A list of dicts frozen in bulk: all the dicts at once, then all the containers they hold.
 
-    With `seen`, the dicts are taken to be records unchecked, and counted."""
-    if seen is not None:
-        seen[0] += len(value)
-    else:
-        items = list(chain.from_iterable(map(dict.values, value)))
-        kinds = set(map(type, items))
-        if not kinds <= _LEAF:
-            return None
-        if float in kinds:
-            _check_floats(items)
+    With `seen`, and a first dict that holds only scalars, the dicts are taken to be records
+    (dicts of scalars) unchecked, and counted: `freeze_parsed` verifies it."""
     dicts: list[FrozenDict] = list(map(_new_dict, repeat(FrozenDict, len(value))))
     deque(map(_update, dicts, value), 0)
     frozen: FrozenList = _new_list(FrozenList)
     _extend(frozen, dicts)
+    if seen is not None:
+        seen[0] += len(value)
+        if set(map(type, value[0].values())) <= _LEAF:
+            return frozen
+    items = list(chain.from_iterable(map(dict.values, value)))
+    kinds = set(map(type, items))
+    if float in kinds and seen is None:
+        _check_floats(items)
+    if dict in kinds or list in kinds:
+        _freeze_columns(value, dicts, items, room - 2, seen)
     return frozen
+
+
+def _freeze_columns(value: list[dict[str, Any]], dicts: list[FrozenDict], items: list[Any],
+                    room: int, seen: list[int] | None) -> None:
+    """Freeze the containers among `items` (the values of the dicts of `value`, in order, each
+    with `room` levels) and put each in its place in `dicts` (their frozen copies); lists of
+    scalars all at once."""
+    places = [index for index, item in enumerate(items)
+              if type(item) is dict or type(item) is list]
+    keys = list(chain.from_iterable(map(dict.keys, value)))
+    owners = list(chain.from_iterable(map(repeat, dicts, map(len, value))))
+    inner = [items[index] for index in places]
+    if set(map(type, inner)) == {list} and room >= 2:
+        leaves = set(map(type, chain.from_iterable(inner)))
+        if leaves <= _LEAF:
+            if float in leaves:
+                _check_floats(chain.from_iterable(inner))
+            if seen is not None:
+                seen[0] += len(inner)
+            lists: list[FrozenList] = list(map(_new_list, repeat(FrozenList, len(inner))))
+            deque(map(_extend, lists, inner), 0)
+            deque(map(_set_in_dict, [owners[i] for i in places], [keys[i] for i in places],
+                      lists), 0)
+            return
+    for index, item in zip(places, inner, strict=True):
+        _set_in_dict(owners[index], keys[index], _freeze(item, room, seen))
