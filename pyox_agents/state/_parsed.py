@@ -13,7 +13,7 @@ one pass per column of work rather than one Python call per record.
 from __future__ import annotations
 
 from collections import deque
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from typing import Any, cast
 
 import orjson
@@ -29,6 +29,7 @@ class Unsure(Exception):
 
 
 _LEAF = frozenset({str, int, bool, type(None), float})
+_CONTAINERS = frozenset({dict, list})
 _BIG = 2.0**63
 """Floats from this magnitude on may be integers orjson could not keep as ints."""
 
@@ -179,11 +180,10 @@ def _freeze_columns(value: list[dict[str, Any]], dicts: list[FrozenDict], items:
     """Freeze the containers among `items` (the values of the dicts of `value`, in order, each
     with `room` levels) and put each in its place in `dicts` (their frozen copies); lists of
     scalars all at once."""
-    places = [index for index, item in enumerate(items)
-              if type(item) is dict or type(item) is list]
-    keys = list(chain.from_iterable(map(dict.keys, value)))
-    owners = list(chain.from_iterable(map(repeat, dicts, map(len, value))))
-    inner = [items[index] for index in places]
+    held = list(map(_CONTAINERS.__contains__, map(type, items)))  # no Python call per item
+    inner = list(compress(items, held))
+    keys = list(compress(chain.from_iterable(map(dict.keys, value)), held))
+    owners = list(compress(chain.from_iterable(map(repeat, dicts, map(len, value))), held))
     if set(map(type, inner)) == {list} and room >= 2:
         leaves = set(map(type, chain.from_iterable(inner)))
         if leaves <= _LEAF:
@@ -193,8 +193,7 @@ def _freeze_columns(value: list[dict[str, Any]], dicts: list[FrozenDict], items:
                 seen[0] += len(inner)
             lists: list[FrozenList] = list(map(_new_list, repeat(FrozenList, len(inner))))
             deque(map(_extend, lists, inner), 0)
-            deque(map(_set_in_dict, [owners[i] for i in places], [keys[i] for i in places],
-                      lists), 0)
+            deque(map(_set_in_dict, owners, keys, lists), 0)
             return
-    for index, item in zip(places, inner, strict=True):
-        _set_in_dict(owners[index], keys[index], _freeze(item, room, seen))
+    for owner, key, item in zip(owners, keys, inner, strict=True):
+        _set_in_dict(owner, key, _freeze(item, room, seen))
