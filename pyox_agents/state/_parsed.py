@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import chain, compress, repeat
+from operator import itemgetter
 from typing import Any, cast
 
 import orjson
@@ -57,7 +58,10 @@ def freeze_parsed(value: Any, levels: int) -> JSON:
     """
     if type(value) is not dict and type(value) is not list:
         return cast(JSON, _freeze(value, levels, None))
-    text = orjson.dumps(value)
+    try:
+        text = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # nested past orjson's limit for writing (254 levels)
+        raise Unsure from None
     frozen: JSON = None
     if PLUS_EXPONENT and b"+" not in text:  # no float from 1e16 on (`1e+16`)
         seen = [0]
@@ -164,7 +168,8 @@ def _records(value: list[dict[str, Any]], room: int, seen: list[int] | None) -> 
     _extend(frozen, dicts)
     if seen is not None:
         seen[0] += len(value)
-        if set(map(type, value[0].values())) <= _LEAF:
+        held = [key for key, item in value[0].items() if type(item) is dict or type(item) is list]
+        if not held or _freeze_by_key(value, dicts, held, room - 2, seen):
             return frozen
     items = list(chain.from_iterable(map(dict.values, value)))
     kinds = set(map(type, items))
@@ -173,6 +178,33 @@ def _records(value: list[dict[str, Any]], room: int, seen: list[int] | None) -> 
     if dict in kinds or list in kinds:
         _freeze_columns(value, dicts, items, room - 2, seen)
     return frozen
+
+
+def _freeze_by_key(value: list[dict[str, Any]], dicts: list[FrozenDict], keys: list[str],
+                   room: int, seen: list[int]) -> bool:
+    """Freeze the containers under `keys` (those the first dict holds) in every dict of `value`
+    and put them in `dicts`, a column at a time; False if a dict lacks one of the keys.
+
+    Containers under other keys are left unseen: `freeze_parsed`'s count of them finds out."""
+    for key in keys:
+        try:
+            column = list(map(itemgetter(key), value))
+        except KeyError:
+            return False
+        if set(map(type, column)) == {list} and room >= 2:
+            leaves = set(map(type, chain.from_iterable(column)))
+            if leaves <= _LEAF:
+                if float in leaves:
+                    _check_floats(chain.from_iterable(column))
+                seen[0] += len(column)
+                lists: list[FrozenList] = list(map(_new_list, repeat(FrozenList, len(column))))
+                deque(map(_extend, lists, column), 0)
+                deque(map(_set_in_dict, dicts, repeat(key), lists), 0)
+                continue
+        for owner, item in zip(dicts, column, strict=True):
+            if type(item) is dict or type(item) is list:
+                _set_in_dict(owner, key, _freeze(item, room, seen))
+    return True
 
 
 def _freeze_columns(value: list[dict[str, Any]], dicts: list[FrozenDict], items: list[Any],

@@ -68,11 +68,12 @@ VALUES = st.recursive(scalars(), containers, max_leaves=20)
 
 @st.composite
 def nested(draw: st.DrawFn) -> str:
-    """A value, sometimes wrapped to nest near `MAX_DEPTH` (a state's limit) or the body's."""
+    """A value, sometimes wrapped to nest near `MAX_DEPTH` (a state's limit) or the body's, or
+    past orjson's limits for writing (254 levels) and for reading (1024)."""
     value = draw(VALUES)
     levels = draw(st.sampled_from([0, 0, 0, MAX_DEPTH - 4, MAX_DEPTH - 3, MAX_DEPTH - 2,
                                    MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 6, MAX_DEPTH + 7,
-                                   MAX_DEPTH + 8, 1100]))
+                                   MAX_DEPTH + 8, 300, 1100]))
     for _ in range(levels):
         value = draw(st.sampled_from(["[{}]", '{{"k":{}}}', '[{{"a":1,"k":{}}}]'])).format(value)
     return value
