@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from pyox_agents.adapters._body import _read_checked, read_json
 from pyox_agents.adapters.ag_ui import read_input
+from pyox_agents.adapters.ai_sdk import parse_request
 from pyox_agents.service import RequestError
 from pyox_agents.state._size_bound import json_size_over
 from pyox_agents.state.frozen import MAX_DEPTH, FrozenDict, FrozenList, freeze
@@ -174,3 +175,13 @@ def test_an_integer_past_64_bits_in_a_state_stays_an_int() -> None:
     state = read_json(body, WHAT, frozen="state")["state"]
     assert state == {"big": 123456789012345678901234567890, "n": [18446744073709551616]}
     assert type(state["big"]) is int and type(state["n"][0]) is int
+
+
+def test_an_ai_sdk_request_state_is_taken_in_frozen() -> None:
+    """The AI SDK body's `state` field comes out of `parse_request` frozen, as AG-UI's does."""
+    body = json.dumps({"id": "chat", "trigger": "submit-message", "state": {"todos": [
+        {"id": "t1", "done": False}]}, "messages": [
+        {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}).encode()
+    _, request = parse_request(body)
+    assert type(request.state) is FrozenDict and type(request.state["todos"][0]) is FrozenDict
+    assert request.state == {"todos": [{"id": "t1", "done": False}]}
