@@ -40,6 +40,7 @@ def json_size_over(value: object, limit: int) -> int | None:
         known = _known
         if known and known[0][0] is value:
             bound = known[0][1]
+            known.clear()  # measured: the state is not kept here any longer
         else:
             try:
                 bound = _upper_bound(orjson.dumps(value))
@@ -53,7 +54,7 @@ def json_size_over(value: object, limit: int) -> int | None:
 
 def note_text(value: object, text: bytes) -> None:
     """Keep the bound of `value` from `text`, orjson's text of it (written while it was taken
-    in), for the size check that follows: only the last value is kept."""
+    in), for the size check that follows: only the last value is kept, until it is measured."""
     _known[:] = [(value, _upper_bound(text))]
 
 
