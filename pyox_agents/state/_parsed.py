@@ -49,8 +49,9 @@ def freeze_parsed(value: Any, levels: int) -> JSON:
     First on the guess that a list of dicts holds records (dicts of scalars) and that no float
     is large: orjson's own text of the value then says whether the guess held, each `{` and `[`
     being one container (more are strings holding brackets), every float from 1e16 on written
-    with `e+` (no `+` at all: no large float). When it did not, the value is walked again,
-    checking every item (always with an orjson before 3.11.x, which writes `1e16`). The text
+    with `e+` (no `e+` at all: no large float). When it did not, the value is walked again,
+    checking every item (always with an orjson before 3.11.x, which writes `1e16`), unless the
+    count was off only by strings holding brackets (every guessed record is checked). The text
     also gives the size check its bound (`note_text`).
 
     Raises:
@@ -63,10 +64,11 @@ def freeze_parsed(value: Any, levels: int) -> JSON:
     except orjson.JSONEncodeError:  # nested past orjson's limit for writing (254 levels)
         raise Unsure from None
     frozen: JSON = None
-    if PLUS_EXPONENT and b"+" not in text:  # no float from 1e16 on (`1e+16`)
-        seen = [0]
+    # no float from 1e16 on (`1e+16`); a `+` in a string (`C++`) costs a second look
+    if PLUS_EXPONENT and (b"+" not in text or b"e+" not in text):
+        seen = _Guess()
         frozen = _freeze(value, levels, seen)
-        if seen[0] != text.count(b"{") + text.count(b"["):
+        if seen.count != text.count(b"{") + text.count(b"[") and not seen.held():
             frozen = None
     if frozen is None:
         frozen = _freeze(value, levels, None)
@@ -101,11 +103,26 @@ def _check_floats(items: Any) -> None:
         raise Unsure
 
 
-# `seen`: None to check every item; else a one-item list counting the containers frozen, on the
-# guesses `freeze_parsed` verifies (records hold scalars only, no float is large).
+class _Guess:
+    """The containers frozen on the guesses `freeze_parsed` verifies (records hold scalars only,
+    no float is large), and the lists of records frozen on the first; `seen` is None where every
+    item is checked instead."""
+
+    __slots__ = ("count", "records")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.records: list[list[FrozenDict]] = []
+
+    def held(self) -> bool:
+        """Whether every guessed record holds only scalars and frozen containers (the count of
+        brackets was off by strings that hold some)."""
+        allowed = _LEAF | {FrozenDict, FrozenList}
+        return all(set(map(type, chain.from_iterable(map(dict.values, records)))) <= allowed
+                   for records in self.records)
 
 
-def _freeze(value: Any, room: int, seen: list[int] | None) -> Any:
+def _freeze(value: Any, room: int, seen: _Guess | None) -> Any:
     kind = type(value)
     if kind is dict:
         return _freeze_dict(value, room, seen)
@@ -116,11 +133,11 @@ def _freeze(value: Any, room: int, seen: list[int] | None) -> Any:
     return value
 
 
-def _freeze_dict(value: dict[str, Any], room: int, seen: list[int] | None) -> FrozenDict:
+def _freeze_dict(value: dict[str, Any], room: int, seen: _Guess | None) -> FrozenDict:
     frozen: FrozenDict = _new_dict(FrozenDict)
     _update(frozen, value)
     if seen is not None:
-        seen[0] += 1
+        seen.count += 1
     if not value:
         return frozen
     if room < 2:
@@ -135,9 +152,9 @@ def _freeze_dict(value: dict[str, Any], room: int, seen: list[int] | None) -> Fr
     return frozen
 
 
-def _freeze_list(value: list[Any], room: int, seen: list[int] | None) -> FrozenList:
+def _freeze_list(value: list[Any], room: int, seen: _Guess | None) -> FrozenList:
     if seen is not None:
-        seen[0] += 1
+        seen.count += 1
     if value and room < 2:
         raise Unsure
     kinds = set(map(type, value))
@@ -157,7 +174,7 @@ def _freeze_list(value: list[Any], room: int, seen: list[int] | None) -> FrozenL
     return frozen
 
 
-def _records(value: list[dict[str, Any]], room: int, seen: list[int] | None) -> FrozenList:
+def _records(value: list[dict[str, Any]], room: int, seen: _Guess | None) -> FrozenList:
     """A list of dicts frozen in bulk: all the dicts at once, then all the containers they hold.
 
     With `seen`, and a first dict that holds only scalars, the dicts are taken to be records
@@ -167,9 +184,10 @@ def _records(value: list[dict[str, Any]], room: int, seen: list[int] | None) -> 
     frozen: FrozenList = _new_list(FrozenList)
     _extend(frozen, dicts)
     if seen is not None:
-        seen[0] += len(value)
+        seen.count += len(value)
         held = [key for key, item in value[0].items() if type(item) is dict or type(item) is list]
         if not held or _freeze_by_key(value, dicts, held, room - 2, seen):
+            seen.records.append(dicts)
             return frozen
     items = list(chain.from_iterable(map(dict.values, value)))
     kinds = set(map(type, items))
@@ -181,7 +199,7 @@ def _records(value: list[dict[str, Any]], room: int, seen: list[int] | None) -> 
 
 
 def _freeze_by_key(value: list[dict[str, Any]], dicts: list[FrozenDict], keys: list[str],
-                   room: int, seen: list[int]) -> bool:
+                   room: int, seen: _Guess) -> bool:
     """Freeze the containers under `keys` (those the first dict holds) in every dict of `value`
     and put them in `dicts`, a column at a time; False if a dict lacks one of the keys.
 
@@ -196,7 +214,7 @@ def _freeze_by_key(value: list[dict[str, Any]], dicts: list[FrozenDict], keys: l
             if leaves <= _LEAF:
                 if float in leaves:
                     _check_floats(chain.from_iterable(column))
-                seen[0] += len(column)
+                seen.count += len(column)
                 lists: list[FrozenList] = list(map(_new_list, repeat(FrozenList, len(column))))
                 deque(map(_extend, lists, column), 0)
                 deque(map(_set_in_dict, dicts, repeat(key), lists), 0)
@@ -208,7 +226,7 @@ def _freeze_by_key(value: list[dict[str, Any]], dicts: list[FrozenDict], keys: l
 
 
 def _freeze_columns(value: list[dict[str, Any]], dicts: list[FrozenDict], items: list[Any],
-                    room: int, seen: list[int] | None) -> None:
+                    room: int, seen: _Guess | None) -> None:
     """Freeze the containers among `items` (the values of the dicts of `value`, in order, each
     with `room` levels) and put each in its place in `dicts` (their frozen copies); lists of
     scalars all at once."""
@@ -222,7 +240,7 @@ def _freeze_columns(value: list[dict[str, Any]], dicts: list[FrozenDict], items:
             if float in leaves:
                 _check_floats(chain.from_iterable(inner))
             if seen is not None:
-                seen[0] += len(inner)
+                seen.count += len(inner)
             lists: list[FrozenList] = list(map(_new_list, repeat(FrozenList, len(inner))))
             deque(map(_extend, lists, inner), 0)
             deque(map(_set_in_dict, owners, keys, lists), 0)

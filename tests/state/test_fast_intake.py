@@ -186,3 +186,22 @@ def test_an_ai_sdk_request_state_is_taken_in_frozen() -> None:
     _, request = parse_request(body)
     assert type(request.state) is FrozenDict and type(request.state["todos"][0]) is FrozenDict
     assert request.state == {"todos": [{"id": "t1", "done": False}]}
+
+
+SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False,
+                   allow_infinity=False), TEXT.filter(lambda t: not any(
+                       0xD800 <= ord(c) <= 0xDFFF for c in t)))
+RECORD_KEYS = st.sampled_from(["id", "text", "done", "tags", "[x]", "a+b"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(RECORD_KEYS, SCALAR | st.lists(SCALAR, max_size=2)
+                                | st.dictionaries(RECORD_KEYS, SCALAR, max_size=2), max_size=4),
+                min_size=1, max_size=6))
+def test_records_are_frozen_as_freeze_does_whatever_their_strings_hold(
+        records: list[dict[str, Any]]) -> None:
+    """Lists of records, the shape frozen in bulk on a guess: strings with brackets, `+` or `e+`
+    (which the guess's check reads), containers under keys the first record lacks."""
+    body = json.dumps({"state": {"todos": records}}).encode()
+    checked = outcome_of(lambda b: _read_checked(b, WHAT), body)
+    assert outcome_of(lambda b: read_json(b, WHAT, frozen="state"), body) == checked
