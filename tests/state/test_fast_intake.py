@@ -118,7 +118,7 @@ def shape(value: Any) -> Any:
     return (type(value).__name__, repr(value))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(bodies())
 def test_the_fast_intake_gives_the_value_and_the_error_the_checked_one_gave(
         body: bytes | str) -> None:
