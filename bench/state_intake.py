@@ -3,13 +3,14 @@
 Every AG-UI request carries the whole shared state. Before a run starts, the server reads the
 body (`read_input`: orjson parses it; the body apart from its state is checked by levels for
 depth and for floats orjson may have made of integers past 64 bits; the state is frozen in bulk,
-a list of records in one pass per step, the guess that records hold only scalars checked
-against orjson's own text of it; then pydantic's `RunAgentInput`), measures the state against
+a list of records in one pass per step, the guess that records hold only scalars checked against
+orjson's own text of it; then pydantic's `RunAgentInput`), measures the state against
 `ServerLimits.state_bytes` (`check_limits`: a bound from that same orjson text; `json.dumps`
 only when the bound passes the limit) and hands it to the run (`SharedState(state)`: already
-frozen, taken as it is). Anything orjson refuses, or that nests near a limit, goes the checked
-way (`json.loads`, the depth check, the lone-surrogate check, `freeze`), which names the path
-of what is wrong: those steps are timed too, as "checked path".
+frozen, taken as it is; with an agent's `max_state_bytes`, it starts from such a bound too).
+Anything orjson refuses, or that nests near a limit, goes the checked way (`json.loads`, the
+depth check, the lone-surrogate check, `freeze`), which names the path of what is wrong: those
+steps are timed too, as "checked path".
 
 The state is `{"todos": [{"id", "text", "done"} x N]}` in a body with one user message (and, on
 the last lines, todos that also hold a `tags` list, which no bulk step takes: the per-container
@@ -110,6 +111,8 @@ def measure(n: int, repeat: int) -> dict[str, list[float]]:
             orjson.loads(text), 64),
         "orjson.loads(state) alone": lambda: orjson.loads(text),
         "state_bytes bound (orjson text)": lambda: json_size_over(frozen, 10**9),
+        "SharedState(state, max_bytes) (an agent's max_state_bytes)": lambda: SharedState(
+            frozen, max_bytes=10**9),
         "read_input (all of the above, pydantic)": lambda: read_input(body),
         "intake, no state_bytes limit": lambda: intake(body, limits),
         "intake, with state_bytes limit": lambda: intake(body, limited),

@@ -18,7 +18,7 @@ import orjson
 
 from pyox_agents.state.frozen import FrozenDict, FrozenList
 
-__all__ = ["PLUS_EXPONENT", "json_size_over", "note_text"]
+__all__ = ["PLUS_EXPONENT", "json_size_bound", "json_size_over", "note_text"]
 
 PLUS_EXPONENT = orjson.dumps(1e16) == b"1e+16"
 """Whether orjson writes a positive exponent as `repr` does (`1e+16`; from 3.11.x on)."""
@@ -50,6 +50,20 @@ def json_size_over(value: object, limit: int) -> int | None:
             return None
     size = len(json.dumps(value, separators=(",", ":")))
     return size if size > limit else None
+
+
+def json_size_bound(value: object) -> int:
+    """At least the size of `value` as compact JSON text, and for a frozen value seldom more
+    than a few bytes per float or non-ASCII character above it (exact otherwise)."""
+    if isinstance(value, FrozenDict | FrozenList):
+        known = _known
+        if known and known[0][0] is value:
+            return known[0][1]
+        try:
+            return _upper_bound(orjson.dumps(value))
+        except orjson.JSONEncodeError:  # an int past 64 bits: measure exactly
+            pass
+    return len(json.dumps(value, separators=(",", ":")))
 
 
 def note_text(value: object, text: bytes) -> None:

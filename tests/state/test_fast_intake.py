@@ -21,7 +21,7 @@ from pyox_agents.adapters._body import _read_checked, read_json
 from pyox_agents.adapters.ag_ui import read_input
 from pyox_agents.adapters.ai_sdk import parse_request
 from pyox_agents.service import RequestError
-from pyox_agents.state._size_bound import json_size_over
+from pyox_agents.state._size_bound import json_size_bound, json_size_over
 from pyox_agents.state.frozen import MAX_DEPTH, FrozenDict, FrozenList, freeze
 from pyox_agents.state.shared import SharedState
 
@@ -141,6 +141,7 @@ def test_the_state_bytes_check_decides_as_json_dumps_does(
         frozen = read_json(json.dumps({"state": value}).encode(), WHAT, frozen="state")["state"]
     size = len(json.dumps(frozen, separators=(",", ":")))
     limit = max(0, size + offset)
+    assert json_size_bound(frozen) >= size  # what a SharedState with max_bytes starts from
     assert json_size_over(frozen, limit) == (size if size > limit else None)
 
 
