@@ -13,11 +13,11 @@ depth check, the lone-surrogate check, `freeze`), which names the path of what i
 steps are timed too, as "checked path".
 
 The state is `{"todos": [{"id", "text", "done"} x N]}` in a body with one user message (and, on
-the last lines, todos that also hold a `tags` list, which no bulk step takes: the per-container
-path); the baseline is `json.loads` of the state's own JSON text, timed in the same loop,
-interleaved with each step. Times are the process's CPU time (other processes on a shared
-machine do not count in it; the ratios are what is compared), medians of `--repeat` rounds with
-their spread (min-max around the median), GC disabled while timing.
+the last lines, todos that also hold a `tags` list, frozen a column per key); the baseline is
+`json.loads` of the state's own JSON text, timed in the same loop, interleaved with each step.
+Times are the process's CPU time (other processes on a shared machine do not count in it; the
+ratios are what is compared), medians of `--repeat` rounds with their spread (min-max around the
+median), GC disabled while timing.
 
 Run: .venv/bin/python bench/state_intake.py [--sizes 1000,10000,100000] [--repeat 15]
 """
