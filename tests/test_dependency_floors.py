@@ -25,6 +25,7 @@ MEASURED = {
     "anyio": "4.4",
     "pydantic": "2.11.2",  # what ag-ui-protocol 1.0.0 requires
     "uvicorn": "0.30",
+    "orjson": "3.10",
     "redis": "5.0.1",  # 5.0.0's asyncio Redis has no aclose()
     "psycopg": "3.2.1",  # 3.1 has no notifies(timeout=); 3.2.0's [binary] pins a dev release
     "openai": "1.66",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from pyox_agents._run_request import RequestError, RunRequest
+from pyox_agents.state._size_bound import json_size_over
 
 __all__ = ["ServerLimits", "check_limits"]
 
@@ -37,8 +37,8 @@ def check_limits(limits: ServerLimits, request: RunRequest, *, running: int,
         raise RequestError(413, f"the request has {len(request.messages)} messages; the "
                                 f"limit is {limits.messages}", "messages")
     if limits.state_bytes is not None and request.state is not None:
-        size = len(json.dumps(request.state, separators=(",", ":")))
-        if size > limits.state_bytes:
+        size = json_size_over(request.state, limits.state_bytes)
+        if size is not None:
             raise RequestError(413, f"the shared state is {size} bytes of JSON; the limit "
                                     f"is {limits.state_bytes}", "state")
     retry = {"Retry-After": str(limits.retry_after)}

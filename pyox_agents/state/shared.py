@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pydantic
 
 from pyox_agents.state._depth import deeper_than
+from pyox_agents.state._size_bound import json_size_bound
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import JSON, MAX_DEPTH, freeze, pointer
@@ -74,8 +75,8 @@ class SharedState:
         """The pydantic model every committed version must validate against, or None."""
         self.max_bytes = max_bytes
         """The most bytes of compact JSON a committed version may take, or None for no limit."""
-        # an upper bound of json_size(self._value): measured now with a limit, else when one is set
-        self._size: int | None = json_size(self._value) if max_bytes is not None else None
+        # an upper bound of json_size(self._value): taken now with a limit, else when one is set
+        self._size: int | None = json_size_bound(self._value) if max_bytes is not None else None
         self._version = 0
         # (version, ops that made it from the one before), kept as far back as open drafts need
         self._log: deque[tuple[int, tuple[Op, ...]]] = deque()
@@ -183,7 +184,7 @@ class SharedState:
                 size += json_size(op.value) + 1  # a comma
                 if isinstance(key, str):
                     size += json_size(key) + 1  # "key":
-        return json_size(new) if size is None else size
+        return json_size_bound(new) if size is None else size
 
     def _since(self, version: int) -> list[Op]:
         """The ops committed after `version`, in order."""

@@ -49,7 +49,7 @@ def read_input(body: bytes) -> RunAgentInput:
         RequestError: 400 when `body` is not JSON; 422, naming the field, when it is not a valid
             `RunAgentInput`.
     """
-    data = read_json(body, "a RunAgentInput as a JSON object")
+    data = read_json(body, "a RunAgentInput as a JSON object", frozen="state")
     if not isinstance(data, dict):
         raise RequestError(422, f"the body is a JSON {type(data).__name__}, not a RunAgentInput "
                                 "object: send {threadId, runId, messages, ...}", "body")

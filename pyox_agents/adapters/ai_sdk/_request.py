@@ -101,7 +101,8 @@ def parse_request(
         ValueError: `sdk_version` is not 5, 6 or 7.
     """
     check_sdk_version(sdk_version)
-    data = read_json(body, "the AI SDK DefaultChatTransport body: {id, messages, trigger}")
+    data = read_json(body, "the AI SDK DefaultChatTransport body: {id, messages, trigger}",
+                     frozen="state")
     if not isinstance(data, dict):
         raise RequestError(400, f"the body is a JSON {type(data).__name__}, not an object; send "
                                 "{id, messages, trigger}")
