@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
 
+import anyio
 import anyio.to_thread
 
 from pyox_agents.runtime._records import ClosedCall, DecisionCall, Gate, InFlight, spent_plus
@@ -76,6 +77,7 @@ class Journal:
         self.fence: tuple[str, int] | None = None
         """(thread id, lease token) when the run holds a store lease: writes are fenced."""
         self._write_lock = threading.Lock()
+        self._awrite_lock = anyio.Lock()
         self._tickets = 0  # saves asked for
         self._written = 0  # the latest save written
         self.owner: str | None = None
@@ -330,7 +332,11 @@ class Journal:
         self.conversation._bind_store(self.store)
         self._tickets += 1
         try:
-            await anyio.to_thread.run_sync(self._write, self._tickets, run, shared, version)
+            if type(self.store).arecord_for is not Store.arecord_for:  # its own async client
+                with anyio.CancelScope(shield=True):  # begun, it ends, as it would in a thread
+                    await self._awrite(self._tickets, run, shared, version)
+            else:
+                await anyio.to_thread.run_sync(self._write, self._tickets, run, shared, version)
         except Exception as exc:  # kept for the next save, which must carry them
             code = "store_unavailable" if isinstance(exc, StoreUnavailable) else "store_error"
             raise StoreError(f"the run's record could not be saved: "
@@ -355,6 +361,23 @@ class Journal:
                 self.store.write_fenced(record, *self.fence)
             else:
                 self.store.write(record)
+            del self._audit[: len(audit)]
+            self._written = ticket
+
+    async def _awrite(self, ticket: int, run: dict[str, Any], shared: Any, version: int) -> None:
+        """`_write` on the event loop, for a store with async twins of its own (`RedisStore`)."""
+        assert self.store is not None
+        async with self._awrite_lock:
+            if ticket < self._written:
+                return
+            audit = tuple(self._audit)
+            base = await self.store.arecord_for(self.conversation)
+            record = replace(base, run=run, audit=audit, shared_state=shared,
+                             shared_version=version, owner=self.owner)
+            if self.fence is not None:
+                await self.store.awrite_fenced(record, *self.fence)
+            else:
+                await self.store.awrite(record)
             del self._audit[: len(audit)]
             self._written = ticket
 

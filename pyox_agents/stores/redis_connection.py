@@ -22,6 +22,7 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 
 from pyox_agents.stores import redis_scripts
 from pyox_agents.stores._outages import StoreUnavailable
+from pyox_agents.stores.redis_tails import ThreadTails
 
 __all__ = ["SCRIPTS", "Call", "LoopClient", "RedisConnection", "milliseconds", "outage"]
 
@@ -34,6 +35,7 @@ SCRIPTS = {
     "mark_done": redis_scripts.MARK_DONE,
     "clear_active": redis_scripts.CLEAR_ACTIVE,
     "keep_fenced": redis_scripts.KEEP_FENCED,
+    "end_run": redis_scripts.END_RUN,
 }
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +109,8 @@ class RedisConnection:
         self._scripts = {name: self.client.register_script(text)
                          for name, text in SCRIPTS.items()}
         self._async: dict[asyncio.AbstractEventLoop, LoopClient] = {}
+        self.tails = ThreadTails()
+        """What this process knows of the ends of the threads whose leases it holds."""
 
     def key(self, kind: str, id: str | None = None) -> str:
         """The name of the key of `kind` for `id` (see the key layout in `redis.py`)."""
