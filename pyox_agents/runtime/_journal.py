@@ -10,6 +10,7 @@ two leaves a record that says which calls may have run, so `resume` can decide a
 from __future__ import annotations
 
 import hashlib
+import inspect
 import secrets
 import threading
 import time
@@ -21,6 +22,7 @@ import anyio
 import anyio.to_thread
 
 from pyox_agents.runtime._records import ClosedCall, DecisionCall, Gate, InFlight, spent_plus
+from pyox_agents.runtime._to_the_end import to_the_end
 from pyox_agents.state.audit import audit_record, canonical_json
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import ToolCall, Usage
@@ -332,9 +334,8 @@ class Journal:
         self.conversation._bind_store(self.store)
         self._tickets += 1
         try:
-            if type(self.store).arecord_for is not Store.arecord_for:  # its own async client
-                with anyio.CancelScope(shield=True):  # begun, it ends, as it would in a thread
-                    await self._awrite(self._tickets, run, shared, version)
+            if inspect.unwrap(type(self.store).arecord_for) is not Store.arecord_for:
+                await to_the_end(self._awrite(self._tickets, run, shared, version))  # no thread
             else:
                 await anyio.to_thread.run_sync(self._write, self._tickets, run, shared, version)
         except Exception as exc:  # kept for the next save, which must carry them

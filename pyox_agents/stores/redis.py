@@ -25,6 +25,7 @@ several keys, so on Redis Cluster give a prefix with a hash tag (`"{pyox}:"`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from types import TracebackType
@@ -302,8 +303,20 @@ class RedisStore(RunEventLog, ThreadLeases, Store):
             raise stale_keeper(thread_id, token, str(reply[1]))
 
     async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
-        """Same as `load_kept_state`, on the asyncio client."""
-        text = await (await self.async_client()).get(self.key("kept", thread_id))
+        """Same as `load_kept_state`, on the asyncio client. Under this process's lease of
+        the thread, the thread is read in the same round trip (a server reads it next), and
+        `aload_thread` then answers from what was read, until this process writes it."""
+        client = await self.async_client()
+        token = self.tails.token(thread_id)
+        if token is None or self.tails.get(thread_id) is not None:
+            text = await client.get(self.key("kept", thread_id))
+        else:
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.get(self.key("kept", thread_id))
+                self._thread_reads(pipe, thread_id)
+                text, *replies = await pipe.execute()
+            with contextlib.suppress(LookupError):
+                self._learnt(thread_id, replies, token)
         return json.loads(text) if text is not None else None
 
     async def aload(self, thread_id: str) -> State:

@@ -64,8 +64,10 @@ class LoopClient:
     XREAD BLOCK, so they have their own, one each, and leave `redis`'s to the other calls."""
 
 
-COMMAND_CONNECTIONS = 64
-"""The connections of one loop's client for the other calls; more calls at once wait for one."""
+COMMAND_CONNECTIONS = 256
+"""The connections of one loop's client for the other calls; more calls at once wait for one.
+A connection is held until its caller reads the reply, which on a loop serving hundreds of
+runs takes a while: a run's step writes and event logs all go through these."""
 
 FOLLOWER_CONNECTIONS = 2**31 - 1
 """Followers are not limited here: one connection per run followed (Redis's maxclients)."""
