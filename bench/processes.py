@@ -344,7 +344,7 @@ def report(rows: list[dict[str, Any]], follow: dict[str, Any], args: Any, load: 
         "",
         "Thread hops: `anyio.to_thread.run_sync` calls; the sync tool `add_item` is one per "
         "run by design (a sync tool runs in a worker thread), the rest were store calls. "
-        + (f"Baseline: `--baseline {args.baseline}`." if args.baseline else ""),
+        + (f"Baseline: the `pyox_agents` in `{args.baseline}`." if args.baseline else ""),
         "",
         f"Follow from the other process ({args.follows} AI SDK runs at once, {args.tokens} "
         f"tokens {args.pace:g} ms apart, each resumed from process B): {len(lat)} tokens "

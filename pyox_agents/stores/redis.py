@@ -61,12 +61,16 @@ _THREAD_FIELDS = ("parent_id", "entries", "created_at", "updated_at", "owner")
 class RedisStore(RunEventLog, ThreadLeases, Store):
     """A store in Redis at `url` (`redis://host:port/db`), keys under `prefix`.
 
-    Sync methods use one `redis.Redis` client (thread-safe, pooled); `awrite`, `aload_thread`,
-    `aload_run_record` and the lease, event and active-run methods have real asyncio twins on a
-    `redis.asyncio` client of the running event loop (the other async twins run the sync
-    method in a worker thread). An event stream expires `events_ttl` seconds after its latest
-    append, and `done_ttl` seconds after `mark_done`. A connection not made within
-    `connect_timeout` seconds, or a command not answered within `command_timeout`, raises
+    Sync methods use one `redis.Redis` client (thread-safe, pooled); `awrite`, `awrite_fenced`,
+    `arecord_for`, `aload`, `aload_thread`, `aload_run_record`, the kept-state methods and the
+    lease, event and active-run methods have real asyncio twins on a `redis.asyncio` client of
+    the running event loop (the other async twins run the sync method in a worker thread), so
+    a served run's store calls need no worker thread. While this process holds a thread's
+    lease, what it wrote there is not read back (`tails`).
+
+    An event stream expires `events_ttl` seconds after its latest append, and `done_ttl`
+    seconds after `mark_done`. A connection not made within `connect_timeout` seconds, or a
+    command not answered within `command_timeout`, raises
     `StoreUnavailable` (not retried: see `RedisConnection`).
     """
 
