@@ -5,11 +5,14 @@ it, as a write in a worker thread did, so the run's end is still recorded after 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
+from pyox_agents.runtime._to_the_end import to_the_end
 from pyox_agents.server import create_app
 from pyox_agents.stores import RedisStore
 from pyox_agents.stores.base import StepRecord
@@ -56,3 +59,37 @@ async def test_a_run_cancelled_during_a_redis_step_write_still_records_its_end(
     finally:
         drop_keys(store)
         await store.aclose()
+
+
+@pytest.mark.parametrize("how", ["task.cancel()", "a cancel scope"])
+async def test_a_cancelled_store_call_ends_before_the_cancel_is_delivered(how: str) -> None:
+    """The journal's write on the event loop is awaited to its end, whichever way the run is
+    cancelled (`RunService.stop`'s `task.cancel()`, or a deadline's cancel scope), and the
+    cancel is delivered after it."""
+    release, ended, went_on = asyncio.Event(), [], []
+
+    async def call() -> int:
+        await release.wait()
+        ended.append(True)
+        return 1
+
+    scopes: list[anyio.CancelScope] = []
+
+    async def run() -> None:
+        with anyio.CancelScope() as scope:
+            scopes.append(scope)
+            await to_the_end(call())
+            went_on.append(True)
+
+    task = asyncio.create_task(run())
+    await asyncio.sleep(0.01)  # the call is in flight
+    if how == "task.cancel()":
+        task.cancel()
+    else:
+        scopes[0].cancel()
+    await asyncio.sleep(0.01)
+    assert not task.done() and not ended  # waits for the call
+    release.set()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert ended == [True] and not went_on
