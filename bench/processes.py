@@ -17,7 +17,12 @@ the store: XREAD BLOCK). Per token: the time it reached the client from B minus 
 (the ms timestamp of its Redis stream id, XADD `*`; same machine clock), for the tokens committed
 after B's stream began (the ones before are the catch-up). Goal: p99 under 20 ms.
 
+Round trips: Redis round trips and thread hops per run (`round_trips.py`: MONITOR over 20 runs
+one after another; deterministic, where runs/s is noisy), of this library and, with
+`--baseline PATH`, of another copy of `pyox_agents` (e.g. `git archive` of an earlier commit).
+
 Run: .venv/bin/python bench/processes.py [--quick] [--rounds N] [--c 500] [--follows 20]
+     [--baseline PATH]
 """
 
 import argparse
@@ -240,6 +245,16 @@ async def follow_latency(a: int, b: int, redis_url: str, follows: int) -> dict[s
             "missing": sum(1 for token in commits if token not in received)}
 
 
+def round_trips(redis_url: str, library: str | None) -> dict[str, Any]:
+    """Round trips and thread hops per run of `library` (None: this checkout)."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "BENCH_REDIS": redis_url, "PYTHONPATH": library or root}
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("round_trips.py")),
+                           "20"], env=env, capture_output=True, text=True, check=True)
+    counted: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return counted
+
+
 def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, round(q * (len(values) - 1)))] if values else float("nan")
 
@@ -253,12 +268,20 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=10.0, help="ms between tokens")
     parser.add_argument("--quick", action="store_true", help="2 rounds, 5 follows")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--baseline", help="a copy of pyox_agents to count round trips of too")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.follows = 2, 5
     port = 18950
     rows: list[dict[str, Any]] = []
     with Redis(REDIS_PORT) as redis_server:
+        trips = {"this": round_trips(redis_server.url, None)}
+        if args.baseline:
+            trips["baseline"] = round_trips(redis_server.url, args.baseline)
+        for name, counted in trips.items():
+            print(f"{name}: {counted['round_trips']:.1f} round trips/run, "
+                  f"{counted['hops']:.1f} thread hops/run {counted['hops_by_function']}, "
+                  f"{counted['by_kind']}", flush=True)
         for round_ in range(args.rounds):
             for workers in ((1, 2) if round_ % 2 == 0 else (2, 1)):
                 port += 1
@@ -276,12 +299,24 @@ def main() -> None:
             load = os.getloadavg()[0]
             follow = asyncio.run(follow_latency(a.port, b.port, redis_server.url,
                                                 args.follows))
-    print(report(rows, follow, args, load))
+    print(report(rows, follow, args, load, trips))
     if not args.no_write:
-        write_section("processes", report(rows, follow, args, load))
+        write_section("processes", report(rows, follow, args, load, trips))
 
 
-def report(rows: list[dict[str, Any]], follow: dict[str, Any], args: Any, load: float) -> str:
+def trips_table(trips: dict[str, dict[str, Any]]) -> str:
+    """Round trips and thread hops per run, by kind, this library and the baseline."""
+    kinds = sorted({kind for counted in trips.values() for kind in counted["by_kind"]})
+    names = list(trips)
+    rows = [["round trips per run", *(f"{trips[n]['round_trips']:.1f}" for n in names)],
+            ["thread hops per run (all)", *(f"{trips[n]['hops']:.1f}" for n in names)]]
+    rows += [[f"  {kind}", *(f"{trips[n]['by_kind'].get(kind, 0):.1f}" for n in names)]
+             for kind in kinds]
+    return table(["per run (20 runs one after another, MONITOR)", *names], rows)
+
+
+def report(rows: list[dict[str, Any]], follow: dict[str, Any], args: Any, load: float,
+           trips: dict[str, dict[str, Any]]) -> str:
     by = {w: [r for r in rows if r["workers"] == w] for w in (1, 2)}
     out = []
     for w, group in by.items():
@@ -304,6 +339,12 @@ def report(rows: list[dict[str, Any]], follow: dict[str, Any], args: Any, load: 
         "",
         f"Two workers vs one: {ratio:.2f}x the runs per second (goal ≥ 1.7x: "
         f"{'met' if ratio >= 1.7 else 'NOT met'}).",
+        "",
+        trips_table(trips),
+        "",
+        "Thread hops: `anyio.to_thread.run_sync` calls; the sync tool `add_item` is one per "
+        "run by design (a sync tool runs in a worker thread), the rest were store calls. "
+        + (f"Baseline: the `pyox_agents` in `{args.baseline}`." if args.baseline else ""),
         "",
         f"Follow from the other process ({args.follows} AI SDK runs at once, {args.tokens} "
         f"tokens {args.pace:g} ms apart, each resumed from process B): {len(lat)} tokens "

@@ -10,6 +10,7 @@ two leaves a record that says which calls may have run, so `resume` can decide a
 from __future__ import annotations
 
 import hashlib
+import inspect
 import secrets
 import threading
 import time
@@ -17,9 +18,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
 
+import anyio
 import anyio.to_thread
 
 from pyox_agents.runtime._records import ClosedCall, DecisionCall, Gate, InFlight, spent_plus
+from pyox_agents.runtime._to_the_end import to_the_end
 from pyox_agents.state.audit import audit_record, canonical_json
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import ToolCall, Usage
@@ -76,6 +79,7 @@ class Journal:
         self.fence: tuple[str, int] | None = None
         """(thread id, lease token) when the run holds a store lease: writes are fenced."""
         self._write_lock = threading.Lock()
+        self._awrite_lock = anyio.Lock()
         self._tickets = 0  # saves asked for
         self._written = 0  # the latest save written
         self.owner: str | None = None
@@ -330,7 +334,10 @@ class Journal:
         self.conversation._bind_store(self.store)
         self._tickets += 1
         try:
-            await anyio.to_thread.run_sync(self._write, self._tickets, run, shared, version)
+            if inspect.unwrap(type(self.store).arecord_for) is not Store.arecord_for:
+                await to_the_end(self._awrite(self._tickets, run, shared, version))  # no thread
+            else:
+                await anyio.to_thread.run_sync(self._write, self._tickets, run, shared, version)
         except Exception as exc:  # kept for the next save, which must carry them
             code = "store_unavailable" if isinstance(exc, StoreUnavailable) else "store_error"
             raise StoreError(f"the run's record could not be saved: "
@@ -355,6 +362,23 @@ class Journal:
                 self.store.write_fenced(record, *self.fence)
             else:
                 self.store.write(record)
+            del self._audit[: len(audit)]
+            self._written = ticket
+
+    async def _awrite(self, ticket: int, run: dict[str, Any], shared: Any, version: int) -> None:
+        """`_write` on the event loop, for a store with async twins of its own (`RedisStore`)."""
+        assert self.store is not None
+        async with self._awrite_lock:
+            if ticket < self._written:
+                return
+            audit = tuple(self._audit)
+            base = await self.store.arecord_for(self.conversation)
+            record = replace(base, run=run, audit=audit, shared_state=shared,
+                             shared_version=version, owner=self.owner)
+            if self.fence is not None:
+                await self.store.awrite_fenced(record, *self.fence)
+            else:
+                await self.store.awrite(record)
             del self._audit[: len(audit)]
             self._written = ticket
 

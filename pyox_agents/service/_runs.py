@@ -37,7 +37,7 @@ from pyox_agents.service._open import (
     refused_as_request_errors,
     start_state,
 )
-from pyox_agents.service._sharing import keep_lease, release, share
+from pyox_agents.service._sharing import keep_lease, release
 from pyox_agents.service._shutdown import drain
 from pyox_agents.service._thread_state import ThreadState
 from pyox_agents.state._ids import is_id
@@ -280,8 +280,7 @@ class RunService:
         self._remove_active(live)
         if live.lease is not None:
             with anyio.CancelScope(shield=True):
-                await share(self._peers, live, batch)
-                await release(self._peers, live, self.owner, self.lease_ttl)
+                await release(self._peers, live, self.owner, self.lease_ttl, batch)
         live.add(batch)
 
     async def kept_state(self, thread_id: str) -> ThreadState:

@@ -12,6 +12,7 @@ import anyio
 from pyox_agents.events import RuntimeEvent
 from pyox_agents.service._event_json import event_to_json
 from pyox_agents.service._live import LiveRun
+from pyox_agents.stores._shared import EndsRuns
 from pyox_agents.stores.base import SharedRuns
 
 __all__ = ["keep_lease", "release", "share"]
@@ -45,6 +46,8 @@ async def share(peers: SharedRuns, live: LiveRun, last: Sequence[RuntimeEvent] =
     next batch."""
     assert live.run_key is not None
     events = [*live.events[live.shared:], *last]
+    if not events:
+        return
     try:
         await peers.aappend_events(live.run_key,
                                    [json.dumps(event_to_json(event)) for event in events])
@@ -55,12 +58,23 @@ async def share(peers: SharedRuns, live: LiveRun, last: Sequence[RuntimeEvent] =
     live.shared += len(events)
 
 
-async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float) -> None:
-    """End the run's event log and free its thread (once). A store that is away leaves the
-    thread to its lease, which expires `ttl` seconds after its last renewal."""
+async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float,
+                  last: Sequence[RuntimeEvent] = ()) -> None:
+    """Log the run's events not logged yet and `last` (its end, not added yet), end its event
+    log and free its thread (once); in one round trip where the store can (`EndsRuns`). A
+    store that is away leaves the thread to its lease, which expires `ttl` seconds after its
+    last renewal."""
     assert live.run_key is not None and live.lease is not None
     token, live.lease = live.lease, None
+    if not isinstance(peers, EndsRuns):
+        await share(peers, live, last)
     try:
+        if isinstance(peers, EndsRuns):
+            events = [*live.events[live.shared:], *last]
+            await peers.aend_run(live.thread_id, live.run_key, owner, token,
+                                 [json.dumps(event_to_json(event)) for event in events])
+            live.shared += len(events)
+            return
         await peers.amark_done(live.run_key)
         await peers.aclear_active(live.thread_id, live.run_key)
         await peers.arelease_lease(live.thread_id, owner, token)

@@ -55,3 +55,15 @@ class SharedRuns(Protocol):
 
     async def ais_done(self, run_key: str) -> bool:
         """Whether the run's log was marked done."""
+
+
+@runtime_checkable
+class EndsRuns(Protocol):
+    """A `SharedRuns` store that ends a run in one round trip (`RedisStore`): its last events
+    logged, its log marked done, the thread's active run cleared and its lease released, at
+    once. Others do it in those four calls."""
+
+    async def aend_run(self, thread_id: str, run_key: str, owner: str, token: int,
+                       events_json: Sequence[str] = ()) -> bool:
+        """Log `events_json`, mark the log done, clear the active run and release the lease;
+        whether the lease was still this owner's."""

@@ -214,6 +214,14 @@ class Store:
         """Same as `write`, off the event loop."""
         await anyio.to_thread.run_sync(self.write, record)
 
+    async def awrite_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
+        """Same as `write_fenced`, off the event loop."""
+        await anyio.to_thread.run_sync(self.write_fenced, record, thread_id, token)
+
+    async def arecord_for(self, state: State) -> StepRecord:
+        """Same as `record_for`, off the event loop."""
+        return await anyio.to_thread.run_sync(self.record_for, state)
+
     async def adelete(self, thread_id: str) -> None:
         """Same as `delete`, off the event loop."""
         await anyio.to_thread.run_sync(self.delete, thread_id)

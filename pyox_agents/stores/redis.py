@@ -25,10 +25,11 @@ several keys, so on Redis Cluster give a prefix with a hash tag (`"{pyox}:"`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyox_agents.stores._encoding import (
     EncodedRecord,
@@ -43,8 +44,13 @@ from pyox_agents.stores._encoding import (
 )
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
-from pyox_agents.stores.redis_connection import Call, milliseconds, outage
+from pyox_agents.stores.redis_connection import Call, outage
 from pyox_agents.stores.redis_events import RunEventLog
+from pyox_agents.stores.redis_leases import ThreadLeases
+from pyox_agents.stores.redis_tails import Tail, record_after
+
+if TYPE_CHECKING:
+    from pyox_agents.state.conversation import State
 
 __all__ = ["RedisStore"]
 
@@ -52,15 +58,19 @@ _THREAD_FIELDS = ("parent_id", "entries", "created_at", "updated_at", "owner")
 
 
 @reports_outages(outage)
-class RedisStore(RunEventLog, Store):
+class RedisStore(RunEventLog, ThreadLeases, Store):
     """A store in Redis at `url` (`redis://host:port/db`), keys under `prefix`.
 
-    Sync methods use one `redis.Redis` client (thread-safe, pooled); `awrite`, `aload_thread`,
-    `aload_run_record` and the lease, event and active-run methods have real asyncio twins on a
-    `redis.asyncio` client of the running event loop (the other async twins run the sync
-    method in a worker thread). An event stream expires `events_ttl` seconds after its latest
-    append, and `done_ttl` seconds after `mark_done`. A connection not made within
-    `connect_timeout` seconds, or a command not answered within `command_timeout`, raises
+    Sync methods use one `redis.Redis` client (thread-safe, pooled); `awrite`, `awrite_fenced`,
+    `arecord_for`, `aload`, `aload_thread`, `aload_run_record`, the kept-state methods and the
+    lease, event and active-run methods have real asyncio twins on a `redis.asyncio` client of
+    the running event loop (the other async twins run the sync method in a worker thread), so
+    a served run's store calls need no worker thread. While this process holds a thread's
+    lease, what it wrote there is not read back (`tails`).
+
+    An event stream expires `events_ttl` seconds after its latest append, and `done_ttl`
+    seconds after `mark_done`. A connection not made within `connect_timeout` seconds, or a
+    command not answered within `command_timeout`, raises
     `StoreUnavailable` (not retried: see `RedisConnection`).
     """
 
@@ -79,11 +89,13 @@ class RedisStore(RunEventLog, Store):
     def write(self, record: StepRecord) -> None:
         """Apply `record` in one Lua script, or raise and change nothing."""
         encoded = encode(record)  # fails before Redis is touched if the record is not JSON
+        self.tails.forget(record.thread_id)
         self._check(encoded, None, self.run_script(self._step_call(encoded, None)))
 
     async def awrite(self, record: StepRecord) -> None:
         """Same as `write`, on the asyncio client."""
         encoded = encode(record)
+        self.tails.forget(record.thread_id)
         self._check(encoded, None, await self.arun_script(self._step_call(encoded, None)))
 
     def write_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
@@ -98,13 +110,23 @@ class RedisStore(RunEventLog, Store):
         """
         encoded = encode(record)
         fence = (thread_id, token)
-        self._check(encoded, fence, self.run_script(self._step_call(encoded, fence)))
+        try:
+            self._check(encoded, fence, self.run_script(self._step_call(encoded, fence)))
+        except BaseException:  # refused, or not known whether it landed: ask Redis next time
+            self.tails.forget(record.thread_id)
+            raise
+        self.tails.wrote(encoded, thread_id, token)
 
     async def awrite_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
         """Same as `write_fenced`, on the asyncio client."""
         encoded = encode(record)
         fence = (thread_id, token)
-        self._check(encoded, fence, await self.arun_script(self._step_call(encoded, fence)))
+        try:
+            self._check(encoded, fence, await self.arun_script(self._step_call(encoded, fence)))
+        except BaseException:  # refused, or not known whether it landed: ask Redis next time
+            self.tails.forget(record.thread_id)
+            raise
+        self.tails.wrote(encoded, thread_id, token)
 
     def _step_call(self, encoded: EncodedRecord, fence: tuple[str, int] | None) -> Call:
         record = encoded.record
@@ -171,16 +193,62 @@ class RedisStore(RunEventLog, Store):
 
     def load_thread(self, thread_id: str) -> LoadedThread:
         """The saved entries of `thread_id` and its shared state; LookupError if there is none."""
+        token = self.tails.token(thread_id)  # a load under this process's lease: its tail
+        known = self._known(thread_id)  # loaded under it, not written since
+        if known is not None:
+            return known
         with self.client.pipeline(transaction=True) as pipe:  # one read: head and entries agree
             self._thread_reads(pipe, thread_id)
-            return self._loaded(thread_id, pipe.execute())
+            return self._learnt(thread_id, pipe.execute(), token)
 
     async def aload_thread(self, thread_id: str) -> LoadedThread:
         """Same as `load_thread`, on the asyncio client."""
+        token = self.tails.token(thread_id)
+        known = self._known(thread_id)
+        if known is not None:
+            return known
         client = await self.async_client()
         async with client.pipeline(transaction=True) as pipe:
             self._thread_reads(pipe, thread_id)
-            return self._loaded(thread_id, await pipe.execute())
+            return self._learnt(thread_id, await pipe.execute(), token)
+
+    def _known(self, thread_id: str) -> LoadedThread | None:
+        """The thread as loaded under the lease this process holds, if not written since."""
+        known = self.tails.get(thread_id)
+        if known is not None and known.missing:
+            raise missing_thread(thread_id, f"the RedisStore at {self.url} ({self.prefix!r})")
+        return known.thread if known is not None else None
+
+    def _learnt(self, thread_id: str, replies: list[Any], token: int | None) -> LoadedThread:
+        try:
+            loaded = self._loaded(thread_id, replies)
+        except LookupError:
+            self.tails.loaded(thread_id, None, token)
+            raise
+        self.tails.loaded(thread_id, loaded, token)
+        return loaded
+
+    def record_for(self, state: State) -> StepRecord:
+        """The entries of `state` Redis lacks, as `Store.record_for`; without asking Redis
+        when this process wrote (or loaded) the thread last under the lease it holds."""
+        tail = self.tails.get(state.id)
+        if tail is None:
+            with self.client.pipeline(transaction=True) as pipe:
+                pipe.hget(self.key("thread", state.id), "entries")
+                pipe.lindex(self.key("entries", state.id), -1)
+                tail = _tail(pipe.execute())
+        return record_after(state, tail)
+
+    async def arecord_for(self, state: State) -> StepRecord:
+        """Same as `record_for`, on the asyncio client."""
+        tail = self.tails.get(state.id)
+        if tail is None:
+            client = await self.async_client()
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.hget(self.key("thread", state.id), "entries")
+                pipe.lindex(self.key("entries", state.id), -1)
+                tail = _tail(await pipe.execute())
+        return record_after(state, tail)
 
     def entry_count(self, thread_id: str) -> int:
         """How many entries `thread_id` has saved."""
@@ -194,6 +262,7 @@ class RedisStore(RunEventLog, Store):
 
     def delete(self, thread_id: str) -> None:
         """Forget the thread; its runs, audit records, lease and event logs stay."""
+        self.tails.forget(thread_id)
         with self.client.pipeline(transaction=True) as pipe:
             pipe.delete(self.key("thread", thread_id), self.key("entries", thread_id),
                         self.key("kept", thread_id))
@@ -222,6 +291,47 @@ class RedisStore(RunEventLog, Store):
         """What `write_kept_state` kept last for `thread_id`, or None."""
         text = self.client.get(self.key("kept", thread_id))
         return json.loads(text) if text is not None else None
+
+    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any],
+                                token: int | None = None) -> None:
+        """Same as `write_kept_state`, on the asyncio client."""
+        text = dumps(kept, f"the kept state of thread {thread_id!r}")
+        client = await self.async_client()
+        if token is None:
+            await client.set(self.key("kept", thread_id), text)
+            return
+        reply = await self.arun_script(Call("keep_fenced", [self.key("kept", thread_id),
+                                                            self.key("lease", thread_id)],
+                                            [str(token), text]))
+        if str(reply[0]) == "fence":
+            raise stale_keeper(thread_id, token, str(reply[1]))
+
+    async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
+        """Same as `load_kept_state`, on the asyncio client. Under this process's lease of
+        the thread, the thread is read in the same round trip (a server reads it next), and
+        `aload_thread` then answers from what was read, until this process writes it."""
+        client = await self.async_client()
+        token = self.tails.token(thread_id)
+        if token is None or self.tails.get(thread_id) is not None:
+            text = await client.get(self.key("kept", thread_id))
+        else:
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.get(self.key("kept", thread_id))
+                self._thread_reads(pipe, thread_id)
+                text, *replies = await pipe.execute()
+            with contextlib.suppress(LookupError):
+                self._learnt(thread_id, replies, token)
+        return json.loads(text) if text is not None else None
+
+    async def aload(self, thread_id: str) -> State:
+        """Same as `load`, on the asyncio client."""
+        from pyox_agents.state.conversation import State
+        from pyox_agents.state.history import entry_from_json
+
+        loaded = await self.aload_thread(thread_id)
+        state = State(id=thread_id, history=[entry_from_json(entry) for entry in loaded.entries])
+        state._bind_store(self)
+        return state
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
@@ -268,53 +378,9 @@ class RedisStore(RunEventLog, Store):
         """The audit records of `run_id`, in order of seq."""
         return [json.loads(text) for text in self.client.lrange(self.key("audit", run_id), 0, -1)]
 
-    # -- leases ---------------------------------------------------------------------------------
 
-    def _acquire(self, thread_id: str, owner: str, ttl: float) -> Call:
-        return Call("acquire_lease", [self.key("lease", thread_id), self.key("lease-tokens")],
-                    [owner, milliseconds(ttl, "ttl")])
-
-    def _renew(self, thread_id: str, owner: str, token: int, ttl: float) -> Call:
-        return Call("renew_lease", [self.key("lease", thread_id)],
-                    [owner, str(token), milliseconds(ttl, "ttl")])
-
-    def _release(self, thread_id: str, owner: str, token: int) -> Call:
-        return Call("release_lease", [self.key("lease", thread_id)], [owner, str(token)])
-
-    def acquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
-        """Take the lease of `thread_id` for `ttl` seconds; its fencing token, or None if
-        another owner holds it.
-
-        Every acquisition gets a token greater than any given before, also when `owner`
-        already held the lease (its older token is then stale). A holder that dies loses the
-        lease `ttl` seconds after it last took or renewed it.
-        """
-        token = self.run_script(self._acquire(thread_id, owner, ttl))
-        return int(token) if token is not None else None
-
-    async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
-        """Same as `acquire_lease`, on the asyncio client."""
-        token = await self.arun_script(self._acquire(thread_id, owner, ttl))
-        return int(token) if token is not None else None
-
-    def renew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
-        """Keep the lease `ttl` more seconds; False if `owner` with `token` no longer holds it."""
-        return bool(self.run_script(self._renew(thread_id, owner, token, ttl)))
-
-    async def arenew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
-        """Same as `renew_lease`, on the asyncio client."""
-        return bool(await self.arun_script(self._renew(thread_id, owner, token, ttl)))
-
-    def release_lease(self, thread_id: str, owner: str, token: int) -> bool:
-        """Give the lease up; False (and nothing changes) if `owner` with `token` does not hold
-        it any more."""
-        return bool(self.run_script(self._release(thread_id, owner, token)))
-
-    async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
-        """Same as `release_lease`, on the asyncio client."""
-        return bool(await self.arun_script(self._release(thread_id, owner, token)))
-
-    def lease_holder(self, thread_id: str) -> tuple[str, int] | None:
-        """The owner and token of the lease of `thread_id`, or None if nobody holds it."""
-        owner, token = self.client.hmget(self.key("lease", thread_id), ["owner", "token"])
-        return (str(owner), int(token)) if owner is not None and token is not None else None
+def _tail(replies: list[Any]) -> Tail:
+    """The tail of a thread from the replies of HGET entries and LINDEX -1."""
+    count, last = replies
+    return Tail(int(count) if count is not None else 0,
+                json.loads(last) if last is not None else None)

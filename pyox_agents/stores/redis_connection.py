@@ -22,6 +22,7 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 
 from pyox_agents.stores import redis_scripts
 from pyox_agents.stores._outages import StoreUnavailable
+from pyox_agents.stores.redis_tails import ThreadTails
 
 __all__ = ["SCRIPTS", "Call", "LoopClient", "RedisConnection", "milliseconds", "outage"]
 
@@ -34,6 +35,7 @@ SCRIPTS = {
     "mark_done": redis_scripts.MARK_DONE,
     "clear_active": redis_scripts.CLEAR_ACTIVE,
     "keep_fenced": redis_scripts.KEEP_FENCED,
+    "end_run": redis_scripts.END_RUN,
 }
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +64,25 @@ class LoopClient:
     XREAD BLOCK, so they have their own, one each, and leave `redis`'s to the other calls."""
 
 
-COMMAND_CONNECTIONS = 64
-"""The connections of one loop's client for the other calls; more calls at once wait for one."""
+COMMAND_CONNECTIONS = 256
+"""The connections of one loop's client for the other calls; more calls at once wait for one.
+A connection is held until its caller reads the reply, which on a loop serving hundreds of
+runs takes a while: a run's step writes and event logs all go through these."""
 
 FOLLOWER_CONNECTIONS = 2**31 - 1
 """Followers are not limited here: one connection per run followed (Redis's maxclients)."""
+
+
+def _identity() -> dict[str, Any]:
+    """The CLIENT SETINFO name and version every connection sends, made once: redis-py reads
+    its package's metadata again for each connection it opens otherwise (about 1 ms of CPU;
+    a pool opens up to `COMMAND_CONNECTIONS` under a burst of runs). Empty on a redis-py
+    without `DriverInfo` (before 7), which then does as it always did."""
+    try:
+        from redis.driver_info import DriverInfo
+    except ImportError:  # pragma: no cover - depends on the redis-py installed
+        return {}
+    return {"driver_info": DriverInfo()}
 
 
 async def _close_at_shutdown(*clients: aredis.Redis) -> AsyncGenerator[None, None]:
@@ -100,13 +116,16 @@ class RedisConnection:
         self.done_ttl = done_ttl
         self.connect_timeout = connect_timeout
         self.command_timeout = command_timeout
+        self._identity = _identity()
         self.client = redis.Redis.from_url(
             url, decode_responses=True, socket_connect_timeout=connect_timeout,
-            socket_timeout=command_timeout, retry=Retry(NoBackoff(), 0))
+            socket_timeout=command_timeout, retry=Retry(NoBackoff(), 0), **self._identity)
         """The sync client (redis-py's `redis.Redis`, decoding replies to str)."""
         self._scripts = {name: self.client.register_script(text)
                          for name, text in SCRIPTS.items()}
         self._async: dict[asyncio.AbstractEventLoop, LoopClient] = {}
+        self.tails = ThreadTails()
+        """What this process knows of the ends of the threads whose leases it holds."""
 
     def key(self, kind: str, id: str | None = None) -> str:
         """The name of the key of `kind` for `id` (see the key layout in `redis.py`)."""
@@ -147,7 +166,7 @@ class RedisConnection:
             # bounded and not retried (see the class docstring)
             bounds: dict[str, Any] = {"socket_connect_timeout": self.connect_timeout,
                                       "socket_timeout": self.command_timeout,
-                                      "retry": AsyncRetry(NoBackoff(), 0)}
+                                      "retry": AsyncRetry(NoBackoff(), 0), **self._identity}
             connection = aredis.Redis(
                 connection_pool=aredis.BlockingConnectionPool.from_url(
                     self.url, decode_responses=True, max_connections=COMMAND_CONNECTIONS,

@@ -104,6 +104,24 @@ class RunEventLog(RedisConnection):
         rows = await client.xrevrange(self.key("events", run_key), "+", "-", count=1)
         return _events(rows)[1]
 
+    async def aend_run(self, thread_id: str, run_key: str, owner: str, token: int,
+                       events_json: Sequence[str] = ()) -> bool:
+        """End run `run_key` of `thread_id` in one step: log `events_json` (its last events),
+        `mark_done`, `clear_active` and `release_lease` (`owner`, `token`) at once, so whoever
+        hears the run's end finds its thread free. Events for a log already marked done are
+        dropped. Whether the lease was still this owner's (and so was released).
+        """
+        if isinstance(events_json, str):
+            raise TypeError("aend_run() takes a list of JSON texts, got one str; "
+                            "wrap it: [event_json]")
+        self.tails.released(thread_id, token)
+        call = Call("end_run", [self.key("events", run_key), self.key("active", thread_id),
+                                self.key("lease", thread_id)],
+                    [milliseconds(self.done_ttl, "done_ttl"), run_key, owner, str(token),
+                     *events_json])
+        reply = await self.arun_script(call)
+        return bool(int(reply[1]))
+
     # -- the active run of a thread -------------------------------------------------------------
 
     def set_active(self, thread_id: str, run_key: str, ttl: float) -> None:

@@ -12,6 +12,7 @@ __all__ = [
     "ACQUIRE_LEASE",
     "APPEND_EVENTS",
     "CLEAR_ACTIVE",
+    "END_RUN",
     "KEEP_FENCED",
     "MARK_DONE",
     "RELEASE_LEASE",
@@ -131,4 +132,29 @@ local holder = redis.call('HGET', KEYS[2], 'token')
 if holder ~= ARGV[1] then return {'fence', holder or ''} end
 redis.call('SET', KEYS[1], ARGV[2])
 return {'ok', ''}
+"""
+
+END_RUN = """#!lua
+-- KEYS: 1 event stream, 2 active-run key, 3 lease hash.
+-- ARGV: 1 done ttl in ms, 2 run key, 3 owner, 4 token, then the run's last events' JSON texts.
+-- APPEND_EVENTS, MARK_DONE, CLEAR_ACTIVE and RELEASE_LEASE at once: a follower that hears the
+-- run's end finds its thread free.
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local logged = 0
+if not (last[1] and last[1][2][1] == 'done') then
+  for i = 5, #ARGV do
+    redis.call('XADD', KEYS[1], '*', 'event', ARGV[i])
+    logged = logged + 1
+  end
+  redis.call('XADD', KEYS[1], '*', 'done', '1')
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+local lease = redis.call('HMGET', KEYS[3], 'owner', 'token')
+local released = 0
+if lease[1] == ARGV[3] and lease[2] == ARGV[4] then
+  redis.call('DEL', KEYS[3])
+  released = 1
+end
+return {logged, released}
 """
