@@ -275,9 +275,7 @@ async def _ag_ui_run(server: _Server, request: Request) -> Response:
     run_request = ag_ui.request_from_input(run_input, paused.pending if paused else None)
     live = await server.runs.start(agent, run_request, name=name, principal=principal,
                                    paused=paused)
-    batches = ag_ui.translate_batches(run_input, live.follow_batches())
-    frames = (_frame([ag_ui.encode_event(e) for e in batch]) async for batch in batches)
-    return server.sse(frames, live)
+    return server.sse(ag_ui.frame_batches(run_input, live.follow_batches()), live)
 
 
 async def _ai_sdk_run(server: _Server, request: Request) -> Response:
