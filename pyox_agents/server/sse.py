@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -37,8 +37,8 @@ class EventStreamResponse(Response):
 
     A client that takes more than `send_timeout` seconds to accept a chunk is dropped (the
     response raises `SendTimeoutError`); a client that disconnects stops the stream. Either
-    way `chunks` is closed, so its `finally` runs. `keepalive` is the longest silence before a
-    keep-alive comment is sent.
+    way `chunks` is closed, so its `finally` runs, and then `on_close` is awaited, if given.
+    `keepalive` is the longest silence before a keep-alive comment is sent.
     """
 
     media_type = "text/event-stream"
@@ -50,6 +50,7 @@ class EventStreamResponse(Response):
         headers: Mapping[str, str] | None = None,
         keepalive: float = 15.0,
         send_timeout: float | None = 30.0,
+        on_close: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         if keepalive <= 0:
             raise ValueError(f"keepalive is the seconds between keep-alive comments, > 0; got "
@@ -59,6 +60,7 @@ class EventStreamResponse(Response):
         self.background = None
         self.keepalive = keepalive
         self.send_timeout = send_timeout
+        self.on_close = on_close
         self.init_headers({"Connection": "keep-alive", **(headers or {})})
         self._write_start = 0.0
         """When the last write (or the one in progress) started."""
@@ -96,6 +98,8 @@ class EventStreamResponse(Response):
             self._done = True  # the watcher stops nothing from here on
             watcher.cancel()
             await self.chunks.aclose()
+            if self.on_close is not None:
+                await self.on_close()
             await asyncio.wait([watcher])
         failure = None if watcher.cancelled() else watcher.exception()
         if failure is not None:  # receive() or a keep-alive write failed: the server's error

@@ -218,3 +218,39 @@ async def test_a_write_stuck_after_a_silence_is_dropped_at_its_own_send_timeout(
     with anyio.fail_after(10), pytest.raises(SendTimeoutError, match=r"over 0\.2 s"):
         await response({"type": "http", "method": "GET"}, _blocked_receive, send)
     assert stuck.is_set() and closed.is_set()
+
+
+async def test_on_close_is_awaited_after_the_chunks_are_closed_however_the_stream_ends() -> None:
+    """The stream's end runs `on_close` once its chunks are closed: after the last chunk, and
+    when the client goes (the server's `on_disconnect="cancel"` stops the run there)."""
+    order: list[str] = []
+
+    async def chunks(endless: bool) -> AsyncGenerator[bytes, None]:
+        try:
+            yield b"data: 1\n\n"
+            while endless:
+                await asyncio.sleep(0.01)
+                yield b"data: more\n\n"
+        finally:
+            order.append("chunks closed")
+
+    async def on_close() -> None:
+        order.append("on_close")
+
+    async def send(message: dict[str, Any]) -> None:
+        pass
+
+    await EventStreamResponse(chunks(False), on_close=on_close)(
+        {"type": "http", "method": "GET"}, _blocked_receive, send)
+    assert order == ["chunks closed", "on_close"]
+
+    order.clear()
+
+    async def goes() -> dict[str, Any]:
+        await asyncio.sleep(0.05)
+        return {"type": "http.disconnect"}
+
+    with anyio.fail_after(10):
+        await EventStreamResponse(chunks(True), on_close=on_close)(
+            {"type": "http", "method": "GET"}, goes, send)
+    assert order == ["chunks closed", "on_close"]

@@ -30,7 +30,7 @@ RUN_FINISHED for a cancelled run: its strict schemas refuse those 1.0-only field
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Sequence
 from enum import Enum
 from json.encoder import encode_basestring
 
@@ -107,7 +107,7 @@ async def encode(events: AsyncIterable[BaseEvent]) -> AsyncIterator[bytes]:
 
 
 def frame_batches(run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
-                  restore: bool = False) -> AsyncIterator[bytes]:
+                  restore: bool = False) -> AsyncGenerator[bytes, None]:
     """`translate_batches` as a server writes it: each batch's AG-UI events as SSE frames, in
     one chunk. The same bytes as encoding `translate_batches`' events, with less per event: a
     text delta (most of a stream) goes from the runtime event to its JSON, no event object."""

@@ -12,7 +12,15 @@ precedes `RUN_FINISHED`: the client merges that snapshot by id, so its ids are t
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from json.encoder import encode_basestring
 from typing import Any, TypeVar
 
@@ -337,7 +345,7 @@ async def translated(
     run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
     write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool = False,
     delta: Callable[[str], T] | None = None,
-) -> AsyncIterator[U]:
+) -> AsyncGenerator[U, None]:
     """`translate_batches`, each AG-UI event stamped and passed to `write`, each batch's
     written events to `whole`: what the batch is yielded as (a list, SSE bytes...).
 
