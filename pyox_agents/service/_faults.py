@@ -25,7 +25,7 @@ from pyox_agents.state.run import AgentError
 from pyox_agents.stores import StoreConflict, StoreUnavailable
 from pyox_agents.stores.base import SharedRuns, Store
 
-__all__ = ["keep", "refuse_unsaved", "show", "told", "uninterrupted", "unkept"]
+__all__ = ["keep", "refuse_unsaved", "show", "show_now", "told", "uninterrupted", "unkept"]
 
 _log = logging.getLogger(__name__)
 
@@ -105,6 +105,21 @@ async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
     if live.run_key is not None:
         assert peers is not None
         await share(peers, live)
+
+
+def show_now(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]) -> bool:
+    """`show` for a batch that has nothing to wait for, at once (True), as the run emits it:
+    no new version of the shared state in it to keep first (no start, no change; the run's
+    versions already noted), not the run's end, a run no other process follows. Any other
+    batch is left to `show` (False)."""
+    if live.run_key is not None or (store is not None and live.kept is not None
+                                     and live.versions is None):
+        return False
+    for event in batch:
+        if isinstance(event, StateChanged | RunStarted | RunFinished | RunFailed):
+            return False
+    live.add(batch)
+    return True
 
 
 def unkept(exc: BaseException) -> AgentError:
