@@ -265,8 +265,7 @@ class Agent:
         assert runner.journal is not None
         runner.journal.fence, runner.journal.owner = fence, owner
         runner.access.shared.max_bytes = state_bytes
-        batches = _task.batches(self, runner, state_given=state is not _NOT_GIVEN)
-        return RunHandle(runner.run_id, batches)
+        return _task.handle(self, runner, state_given=state is not _NOT_GIVEN)
 
     async def arun(self, conversation: State | str, *, state: Any = _NOT_GIVEN) -> RunResult:
         """Run to the end and return the result.
@@ -343,7 +342,7 @@ class Agent:
         assert runner.journal is not None
         runner.journal.fence = fence
         runner.access.shared.max_bytes = state_bytes
-        return RunHandle(runner.run_id, _task.batches(self, runner, resumed=True))
+        return _task.handle(self, runner, resumed=True)
 
     def paused_run(self, thread_id: str) -> RunState | None:
         """The run of thread `thread_id` that waits for a person (its `pending` request), or None.

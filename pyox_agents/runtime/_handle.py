@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from pyox_agents.events import RuntimeEvent
 from pyox_agents.runtime._wakeup import Wakeup
@@ -18,14 +18,24 @@ class RunHandle:
     writes each list at once) or `events()`; `cancel()` stops it (what it committed stays).
     """
 
-    def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
+    def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]],
+                 outbox: Outbox | None = None) -> None:
         self.run_id = run_id
+        self._outbox = outbox
         """The run's id (64 hex digits; a crash-cut run that this one continues keeps its id)."""
         self._batches = batches
 
     def batches(self) -> AsyncIterator[list[RuntimeEvent]]:
         """The run's events, as lists of those there are at a time; closing this stops it."""
         return self._batches
+
+    def show_at_once(self, show: Callable[[Sequence[RuntimeEvent]], bool]) -> None:
+        """Let `show` take a batch of the run's events as the run emits it, when the reader
+        of `batches()` waits for one (nothing is queued before it): no trip through the
+        reader's task. `show` returns False for a batch it leaves to the reader (it needs to
+        wait for something); the order of the events is kept either way."""
+        if self._outbox is not None:
+            self._outbox.direct = show
 
     async def events(self) -> AsyncIterator[RuntimeEvent]:
         """The run's events one at a time; closing this stops the run."""
@@ -45,9 +55,16 @@ class Outbox:
     def __init__(self) -> None:
         self.events: list[RuntimeEvent] = []
         self.closed = False
+        self.direct: Callable[[Sequence[RuntimeEvent]], bool] | None = None
+        """Takes a batch at once while the consumer waits with nothing queued (False: queue
+        it); `RunHandle.show_at_once`."""
+        self._waiting = False
         self._more = Wakeup()
 
     def put(self, events: Sequence[RuntimeEvent]) -> None:
+        if self._waiting and not self.events and self.direct is not None \
+                and self.direct(events):
+            return  # what the consumer would have done next, done now
         self.events.extend(events)
         self._more.notify()
 
@@ -58,6 +75,10 @@ class Outbox:
     async def take(self) -> list[RuntimeEvent]:
         """Every event not taken yet, waiting for one; [] once closed and empty."""
         while not self.events and not self.closed:
-            await self._more.wait()
+            self._waiting = True
+            try:
+                await self._more.wait()
+            finally:
+                self._waiting = False
         batch, self.events = self.events, []
         return batch

@@ -18,13 +18,22 @@ from pyox_agents.runtime._runner import Access, Runner
 from pyox_agents.runtime._toolsets import toolsets_opened
 from pyox_agents.state.shared import SharedState
 
-__all__ = ["batches", "events", "run_sync"]
+__all__ = ["batches", "events", "handle", "run_sync"]
 
 T = TypeVar("T")
 
 
+def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
+           state_given: bool = True) -> RunHandle:
+    """The run as its caller holds it: `batches`, and a way to show its events at once."""
+    outbox = Outbox()
+    return RunHandle(runner.run_id, batches(agent, runner, resumed=resumed,
+                                            state_given=state_given, outbox=outbox), outbox)
+
+
 async def batches(
-    agent: AgentParts, runner: Runner, *, resumed: bool = False, state_given: bool = True
+    agent: AgentParts, runner: Runner, *, resumed: bool = False, state_given: bool = True,
+    outbox: Outbox | None = None,
 ) -> AsyncIterator[list[RuntimeEvent]]:
     """Execute the run in its own task and yield its events, all those there are at a time;
     closing this stops the run.
@@ -38,7 +47,8 @@ async def batches(
         resumed = await take_over_crashed(runner)
         if resumed and not state_given:
             await _continue_with_kept_state(agent, runner)
-    outbox = Outbox()
+    if outbox is None:
+        outbox = Outbox()
     runner.emit = outbox.put
 
     async def execute() -> None:

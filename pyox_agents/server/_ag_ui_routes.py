@@ -5,7 +5,7 @@ Each takes the app's `_Server`, as `handled` gives it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from starlette.requests import Request
@@ -31,7 +31,7 @@ async def ag_ui_connect(server: Any, request: Request) -> Response:
         run_input, ag_ui.thread_messages(back.messages, run_input.messages), state=back.state,
         pending=back.pending, paused_run_id=back.paused_run_id, tail=back.tail)
 
-    async def frames() -> AsyncIterator[bytes]:
+    async def frames() -> AsyncGenerator[bytes, None]:
         async for batch in batches:
             yield "".join(f"data: {ag_ui.encode_event(e)}\n\n" for e in batch).encode()
 

@@ -129,21 +129,22 @@ class _Server:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def sse(self, frames: AsyncIterator[bytes], live: LiveRun | None,
+    def sse(self, frames: AsyncGenerator[bytes, None], live: LiveRun | None,
             extra: Mapping[str, str] = {}) -> EventStreamResponse:
         """Stream pre-framed SSE bytes (one chunk per batch of events) with keep-alive comments;
-        mind disconnects."""
+        mind disconnects (`on_disconnect="cancel"`: a stream that ends before its run stops it).
+        """
+        on_close = None
+        if self.on_disconnect == "cancel" and live is not None:
+            run = live
 
-        async def chunks() -> AsyncGenerator[bytes, None]:
-            try:
-                async for chunk in frames:
-                    yield chunk
-            finally:
-                if self.on_disconnect == "cancel" and live is not None and not live.done:
-                    await self.runs.stop(live.thread_id)
+            async def on_close() -> None:
+                if not run.done:
+                    await self.runs.stop(run.thread_id)
 
-        return EventStreamResponse(chunks(), headers={**SSE_HEADERS, **extra},
-                                   keepalive=self.keepalive, send_timeout=self.send_timeout)
+        return EventStreamResponse(frames, headers={**SSE_HEADERS, **extra},
+                                   keepalive=self.keepalive, send_timeout=self.send_timeout,
+                                   on_close=on_close)
 
 
 def _frame(texts: list[str]) -> bytes:
@@ -275,9 +276,7 @@ async def _ag_ui_run(server: _Server, request: Request) -> Response:
     run_request = ag_ui.request_from_input(run_input, paused.pending if paused else None)
     live = await server.runs.start(agent, run_request, name=name, principal=principal,
                                    paused=paused)
-    batches = ag_ui.translate_batches(run_input, live.follow_batches())
-    frames = (_frame([ag_ui.encode_event(e) for e in batch]) async for batch in batches)
-    return server.sse(frames, live)
+    return server.sse(ag_ui.frame_batches(run_input, live.follow_batches()), live)
 
 
 async def _ai_sdk_run(server: _Server, request: Request) -> Response:
@@ -319,7 +318,7 @@ def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any
     chunks = ai_sdk.translate_batches(chat, batches, sdk_version=version,
                                       state_snapshots=agent.state_snapshots)
 
-    async def frames() -> AsyncIterator[bytes]:
+    async def frames() -> AsyncGenerator[bytes, None]:
         async for batch in chunks:
             yield _frame([ai_sdk.encode_chunk(chunk) for chunk in batch])
         yield _frame([ai_sdk.DONE])

@@ -1,17 +1,23 @@
 """A lean `text/event-stream` response: pre-framed chunks, keep-alive comments, a send timeout.
 
-sse-starlette's `EventSourceResponse` starts four tasks per response (the stream, pings, a
+sse-starlette's `EventStreamResponse` starts four tasks per response (the stream, pings, a
 shutdown watcher, a disconnect listener) in a task group, and takes a lock and a cancel scope
 per write; with hundreds of short streams that was a third of the HTTP cost of a run
-(bench/concurrency.py). This response uses one extra task, which listens for the client's
-disconnect and sends a keep-alive comment after each silence of `keepalive` seconds.
+(bench/concurrency.py). This response uses one extra task, the watcher, which listens for the
+client's disconnect, sends a keep-alive comment after each silence of `keepalive` seconds, and
+drops a client whose write in progress is older than `send_timeout`.
+
+None of the three costs anything per event: a write only notes its start time (no timer, no
+cancel scope), and the watcher wakes once per silence or send timeout, not once per event, to
+look at the age of the write in progress (a stuck write is seen exactly `send_timeout` after it
+started).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -31,8 +37,8 @@ class EventStreamResponse(Response):
 
     A client that takes more than `send_timeout` seconds to accept a chunk is dropped (the
     response raises `SendTimeoutError`); a client that disconnects stops the stream. Either
-    way `chunks` is closed, so its `finally` runs. `keepalive` is the longest silence before a
-    keep-alive comment is sent.
+    way `chunks` is closed, so its `finally` runs, and then `on_close` is awaited, if given.
+    `keepalive` is the longest silence before a keep-alive comment is sent.
     """
 
     media_type = "text/event-stream"
@@ -44,6 +50,7 @@ class EventStreamResponse(Response):
         headers: Mapping[str, str] | None = None,
         keepalive: float = 15.0,
         send_timeout: float | None = 30.0,
+        on_close: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         if keepalive <= 0:
             raise ValueError(f"keepalive is the seconds between keep-alive comments, > 0; got "
@@ -53,8 +60,12 @@ class EventStreamResponse(Response):
         self.background = None
         self.keepalive = keepalive
         self.send_timeout = send_timeout
+        self.on_close = on_close
         self.init_headers({"Connection": "keep-alive", **(headers or {})})
-        self._last_write = 0.0
+        self._write_start = 0.0
+        """When the last write (or the one in progress) started."""
+        self._writing = False
+        """A write is in progress: the client has not taken its chunk yet."""
         self._done = False
         self._stop: BaseException | None = None
         """Why the watcher stopped the writer: the client went (CancelledError) or is stuck."""
@@ -68,11 +79,14 @@ class EventStreamResponse(Response):
             return
         writer = asyncio.current_task()
         assert writer is not None
-        self._last_write = time.monotonic()
+        self._write_start = time.monotonic()
         watcher = asyncio.create_task(self._watch(receive, send, writer))
         try:
-            async for chunk in self.chunks:
-                await self._write(send, chunk)
+            async for chunk in self.chunks:  # per event: a clock read, no timer
+                self._write_start = time.monotonic()
+                self._writing = True
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                self._writing = False
         except asyncio.CancelledError:
             if self._stop is None:
                 raise
@@ -84,36 +98,61 @@ class EventStreamResponse(Response):
             self._done = True  # the watcher stops nothing from here on
             watcher.cancel()
             await self.chunks.aclose()
+            if self.on_close is not None:
+                await self.on_close()
             await asyncio.wait([watcher])
         failure = None if watcher.cancelled() else watcher.exception()
         if failure is not None:  # receive() or a keep-alive write failed: the server's error
             raise failure
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _write(self, send: Send, chunk: bytes) -> None:
-        message = {"type": "http.response.body", "body": chunk, "more_body": True}
+    def _timed_out(self) -> SendTimeoutError:
+        return SendTimeoutError(f"the client took over {self.send_timeout:g} s to accept the "
+                                "next event; it was dropped")
+
+    async def _keep_alive(self, send: Send) -> None:
+        """Write a keep-alive comment, within the send timeout."""
+        self._write_start = time.monotonic()
         try:
             async with asyncio.timeout(self.send_timeout):
-                await send(message)
+                await send({"type": "http.response.body", "body": KEEPALIVE_FRAME,
+                            "more_body": True})
         except TimeoutError:
-            raise SendTimeoutError(f"the client took over {self.send_timeout:g} s to accept "
-                                   "the next event; it was dropped") from None
-        self._last_write = time.monotonic()
+            raise self._timed_out() from None
+        self._write_start = time.monotonic()
+
+    def _next_look(self) -> float | SendTimeoutError | None:
+        """Seconds until the watcher must look again; a `SendTimeoutError` when the write in
+        progress is too old; None when a keep-alive is due now."""
+        age = time.monotonic() - self._write_start
+        limit = self.send_timeout
+        if self._writing:  # the write in progress: its age, not the silence, matters
+            if limit is None:
+                return self.keepalive
+            return self._timed_out() if age >= limit else limit - age
+        if age >= self.keepalive:
+            return None
+        # a write that starts meanwhile is looked at by its deadline at the latest
+        return self.keepalive - age if limit is None else min(self.keepalive - age, limit)
 
     async def _watch(self, receive: Receive, send: Send, writer: asyncio.Task[object]) -> None:
-        """Stop the writer when the client goes; keep a silent connection alive meanwhile."""
+        """Stop the writer when the client goes or is stuck; keep a silent connection alive."""
         while True:
-            idle = time.monotonic() - self._last_write
+            wait = self._next_look()
+            if isinstance(wait, SendTimeoutError):
+                self._stop_writer(writer, wait)
+                return
+            if wait is None:
+                try:
+                    await self._keep_alive(send)
+                except SendTimeoutError as exc:
+                    self._stop_writer(writer, exc)
+                    return
+                continue
             try:
-                async with asyncio.timeout(max(self.keepalive - idle, 0.0)):
+                async with asyncio.timeout(wait):
                     message = await receive()
             except TimeoutError:
-                if time.monotonic() - self._last_write >= self.keepalive:
-                    try:
-                        await self._write(send, KEEPALIVE_FRAME)
-                    except SendTimeoutError as exc:
-                        self._stop_writer(writer, exc)
-                        return
                 continue
             if message["type"] == "http.disconnect":
                 self._stop_writer(writer, asyncio.CancelledError())

@@ -31,7 +31,8 @@ from pyox_agents.stores import StoreConflict, StoreUnavailable
 from pyox_agents.stores.base import SharedRuns, Store
 
 __all__ = [
-    "keep", "kept_and_committed", "refuse_unsaved", "show", "told", "uninterrupted", "unkept",
+    "keep", "kept_and_committed", "latest_kept", "refuse_unsaved", "show", "show_now", "told",
+    "uninterrupted", "unkept",
 ]
 
 _log = logging.getLogger(__name__)
@@ -91,6 +92,15 @@ async def kept_and_committed(store: Store, thread_id: str) -> tuple[ThreadState,
     return kept, None
 
 
+async def latest_kept(store: Store, thread_id: str) -> ThreadState:
+    """The thread's kept state with, as its latest version, what its run that has not ended
+    committed (see `kept_and_committed`)."""
+    kept, committed = await kept_and_committed(store, thread_id)
+    if committed is not None:
+        kept.add(committed)
+    return kept
+
+
 async def uninterrupted(write: Awaitable[None]) -> None:
     """Await `write` to its end even when cancelled meanwhile (then raise the cancel after it):
     two writes of one thread's kept state never run at once, so an older never lands last."""
@@ -126,6 +136,21 @@ async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
     if live.run_key is not None:
         assert peers is not None
         await share(peers, live)
+
+
+def show_now(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]) -> bool:
+    """`show` for a batch that has nothing to wait for, at once (True), as the run emits it:
+    no new version of the shared state in it to keep first (no start, no change; the run's
+    versions already noted), not the run's end, a run no other process follows. Any other
+    batch is left to `show` (False)."""
+    if live.run_key is not None or (store is not None and live.kept is not None
+                                     and live.versions is None):
+        return False
+    for event in batch:
+        if isinstance(event, StateChanged | RunStarted | RunFinished | RunFailed):
+            return False
+    live.add(batch)
+    return True
 
 
 def unkept(exc: BaseException) -> AgentError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -26,7 +27,15 @@ from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
-from pyox_agents.service._faults import keep, kept_and_committed, refuse_unsaved, show, told
+from pyox_agents.service._faults import (
+    keep,
+    kept_and_committed,
+    latest_kept,
+    refuse_unsaved,
+    show,
+    show_now,
+    told,
+)
 from pyox_agents.service._follow import follow_remote
 from pyox_agents.service._limits import ServerLimits, check_limits
 from pyox_agents.service._live import LiveRun
@@ -289,12 +298,7 @@ class RunService:
         What a run that has not ended (paused, or cut off by a crash, maybe in another process)
         committed is its latest version: its record keeps that state until it ends.
         """
-        if not self.keep_state:
-            return ThreadState()
-        kept, committed = await kept_and_committed(self._store, thread_id)
-        if committed is not None:
-            kept.add(committed)
-        return kept
+        return await latest_kept(self._store, thread_id) if self.keep_state else ThreadState()
 
     async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
@@ -340,6 +344,7 @@ class RunService:
                 conversation, state=start, client_tools=request.client_tools,
                 context=request.context, forwarded_props=request.forwarded_props,
                 fence=fence, owner=principal, state_bytes=self.limits.state_bytes)
+        handle.show_at_once(functools.partial(show_now, self.store, live))
         return handle.batches()
 
     async def _resume(

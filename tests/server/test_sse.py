@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from pyox_agents.server.sse import KEEPALIVE_FRAME, EventStreamResponse
+from pyox_agents.server.sse import KEEPALIVE_FRAME, EventStreamResponse, SendTimeoutError
 from tests.ag_ui.servers import serving
 
 pytestmark = pytest.mark.anyio
@@ -132,3 +132,125 @@ async def test_an_error_in_the_servers_receive_is_raised_not_lost() -> None:
     with pytest.raises(RuntimeError, match="receive broke"):
         await response({"type": "http", "method": "GET"}, receive, send)
     assert [m.get("body") for m in sent[1:]] == [b"data: 1\n\n", b"data: 2\n\n"]
+
+
+async def _blocked_receive() -> dict[str, Any]:
+    await asyncio.Event().wait()  # the client never goes
+    raise AssertionError("unreachable")
+
+
+async def _timers_while_streaming(count: int) -> int:
+    """How many timers the event loop scheduled while a response wrote `count` chunks."""
+    loop = asyncio.get_running_loop()
+    scheduled = 0
+    call_at = loop.call_at
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal scheduled
+        scheduled += 1
+        return call_at(*args, **kwargs)
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        for i in range(count):
+            yield f"data: {i}\n\n".encode()
+            await asyncio.sleep(0)  # the next event comes later, as a model's tokens do
+
+    sent: list[Any] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message.get("body"))
+        await asyncio.sleep(0)
+
+    loop.call_at = counting  # type: ignore[method-assign]
+    try:
+        await EventStreamResponse(chunks(), keepalive=5.0, send_timeout=5.0)(
+            {"type": "http", "method": "GET"}, _blocked_receive, send)
+    finally:
+        del loop.call_at  # type: ignore[method-assign]
+    assert sent[1:-1] == [f"data: {i}\n\n".encode() for i in range(count)]
+    return scheduled
+
+
+async def test_keep_alives_send_timeouts_and_disconnect_watching_cost_nothing_per_event() -> None:
+    """Issue 21: "Keep-alives, send timeouts and disconnect watching cost nothing per event
+    (they are per response)": a stream of 1,000 events schedules no more timers than one of 10."""
+    assert await _timers_while_streaming(1000) == await _timers_while_streaming(10)
+
+
+async def test_a_slow_client_that_takes_each_event_within_the_send_timeout_stays() -> None:
+    """The send timeout bounds each write, not the whole response."""
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        for i in range(8):
+            yield f"data: {i}\n\n".encode()
+
+    sent: list[Any] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        await asyncio.sleep(0.1)  # each event taken well within the timeout; all of them not
+        sent.append(message.get("body"))
+
+    await EventStreamResponse(chunks(), send_timeout=0.3)(
+        {"type": "http", "method": "GET"}, _blocked_receive, send)
+    assert sent[1:] == [f"data: {i}\n\n".encode() for i in range(8)] + [b""]
+
+
+async def test_a_write_stuck_after_a_silence_is_dropped_at_its_own_send_timeout() -> None:
+    """A write that starts after a silence and never ends is dropped once it is `send_timeout`
+    old, long before the next keep-alive would be due; the chunks are closed."""
+    closed = anyio.Event()
+    stuck = anyio.Event()
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        try:
+            yield b"data: 1\n\n"
+            await asyncio.sleep(0.3)  # a silence longer than the send timeout
+            yield b"data: 2\n\n"
+        finally:
+            closed.set()
+
+    async def send(message: dict[str, Any]) -> None:
+        if message.get("body") == b"data: 2\n\n":
+            stuck.set()
+            await asyncio.Event().wait()  # the client never takes it
+
+    response = EventStreamResponse(chunks(), keepalive=60.0, send_timeout=0.2)
+    with anyio.fail_after(10), pytest.raises(SendTimeoutError, match=r"over 0\.2 s"):
+        await response({"type": "http", "method": "GET"}, _blocked_receive, send)
+    assert stuck.is_set() and closed.is_set()
+
+
+async def test_on_close_is_awaited_after_the_chunks_are_closed_however_the_stream_ends() -> None:
+    """The stream's end runs `on_close` once its chunks are closed: after the last chunk, and
+    when the client goes (the server's `on_disconnect="cancel"` stops the run there)."""
+    order: list[str] = []
+
+    async def chunks(endless: bool) -> AsyncGenerator[bytes, None]:
+        try:
+            yield b"data: 1\n\n"
+            while endless:
+                await asyncio.sleep(0.01)
+                yield b"data: more\n\n"
+        finally:
+            order.append("chunks closed")
+
+    async def on_close() -> None:
+        order.append("on_close")
+
+    async def send(message: dict[str, Any]) -> None:
+        pass
+
+    await EventStreamResponse(chunks(False), on_close=on_close)(
+        {"type": "http", "method": "GET"}, _blocked_receive, send)
+    assert order == ["chunks closed", "on_close"]
+
+    order.clear()
+
+    async def goes() -> dict[str, Any]:
+        await asyncio.sleep(0.05)
+        return {"type": "http.disconnect"}
+
+    with anyio.fail_after(10):
+        await EventStreamResponse(chunks(True), on_close=on_close)(
+            {"type": "http", "method": "GET"}, goes, send)
+    assert order == ["chunks closed", "on_close"]

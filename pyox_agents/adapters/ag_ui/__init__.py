@@ -4,7 +4,7 @@ events -> SSE frames. No Agent, no store, no service: `pyox_agents.ag_ui` compos
 
 from pyox_agents.adapters.ag_ui._capabilities import agent_capabilities
 from pyox_agents.adapters.ag_ui._connect import connect_batches, thread_messages
-from pyox_agents.adapters.ag_ui._encode import MEDIA_TYPE, encode, encode_event
+from pyox_agents.adapters.ag_ui._encode import MEDIA_TYPE, encode, encode_event, frame_batches
 from pyox_agents.adapters.ag_ui._events import (
     APPROVAL_SCHEMA,
     declares_1_0,
@@ -26,6 +26,7 @@ __all__ = [
     "declares_1_0",
     "encode",
     "encode_event",
+    "frame_batches",
     "interrupt_reason",
     "read_input",
     "request_from_input",

@@ -30,13 +30,16 @@ RUN_FINISHED for a cancelled run: its strict schemas refuse those 1.0-only field
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Sequence
 from enum import Enum
 from json.encoder import encode_basestring
 
-from ag_ui.core import BaseEvent, TextMessageContentEvent, ToolCallArgsEvent
+from ag_ui.core import BaseEvent, RunAgentInput, TextMessageContentEvent, ToolCallArgsEvent
 
-__all__ = ["MEDIA_TYPE", "encode", "encode_event"]
+from pyox_agents.adapters.ag_ui._events import translated
+from pyox_agents.events import RuntimeEvent
+
+__all__ = ["MEDIA_TYPE", "encode", "encode_event", "frame_batches"]
 
 MEDIA_TYPE = "text/event-stream"
 """The content type of an AG-UI stream as `encode` writes it."""
@@ -101,3 +104,19 @@ async def encode(events: AsyncIterable[BaseEvent]) -> AsyncIterator[bytes]:
     """Events as SSE frames, `data: <json>\\n\\n` each (no keep-alive: the server adds those)."""
     async for event in events:
         yield f"data: {encode_event(event)}\n\n".encode()
+
+
+def frame_batches(run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
+                  restore: bool = False) -> AsyncGenerator[bytes, None]:
+    """`translate_batches` as a server writes it: each batch's AG-UI events as SSE frames, in
+    one chunk. The same bytes as encoding `translate_batches`' events, with less per event: a
+    text delta (most of a stream) goes from the runtime event to its JSON, no event object."""
+    return translated(run_input, batches, encode_event, _frames, restore=restore, delta=_json)
+
+
+def _frames(texts: list[str]) -> bytes:
+    return ("data: " + "\n\ndata: ".join(texts) + "\n\n").encode()
+
+
+def _json(text: str) -> str:
+    return text

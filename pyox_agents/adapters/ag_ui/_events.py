@@ -12,8 +12,17 @@ precedes `RUN_FINISHED`: the client merges that snapshot by id, so its ids are t
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from json.encoder import encode_basestring
+from typing import Any, TypeVar
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
@@ -85,9 +94,13 @@ __all__ = [
     "result_id",
     "step_name",
     "translate",
+    "translated",
 ]
 
 _log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+U = TypeVar("U")
 
 APPROVAL_SCHEMA: Mapping[str, Any] = {
     "type": "object",
@@ -207,6 +220,19 @@ class _Translation(OpenParts):
             case RunFailed(error=error):
                 yield from self._failed(error)
 
+    def delta_json(self, event: RuntimeEvent) -> str | None:
+        """The JSON of the `TEXT_MESSAGE_CONTENT` for `event` when it is a non-empty text delta
+        of this stream's own run into a message already open, written directly (the same JSON
+        as `on`'s event, encoded); None for any other event, which `on` translates."""
+        if type(event) is not TextDelta or event.run_id is not None or self.ended:
+            return None
+        message_id, delta = event.message_id, event.delta
+        if not delta or not self.started or message_id not in self.parts[None].texts:
+            return None
+        self._draft(message_id, "assistant", None).text.append(delta)
+        return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
+                f'{encode_basestring(message_id)},"delta":{encode_basestring(delta)}}}')
+
     def incomplete(self) -> Iterator[BaseEvent]:
         """The runtime's stream ended without a terminal event: end the AG-UI stream anyway."""
         yield from self._failed(AgentError("incomplete", "the run's event stream ended before "
@@ -311,22 +337,47 @@ async def translate_batches(
     `restore` (a connect): a `MESSAGES_SNAPSHOT` of `run_input.messages` follows `RUN_STARTED`;
     so it does for a resume, whose results answer calls an earlier run of the thread made.
     """
+    async for out in translated(run_input, batches, _stamped, _as_list, restore=restore):
+        yield out
+
+
+async def translated(
+    run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
+    write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool = False,
+    delta: Callable[[str], T] | None = None,
+) -> AsyncGenerator[U, None]:
+    """`translate_batches`, each AG-UI event stamped and passed to `write`, each batch's
+    written events to `whole`: what the batch is yielded as (a list, SSE bytes...).
+
+    `delta`, when given, writes the JSON of a text delta of the stream's own run into a
+    message already open (most of a stream) straight from the runtime event, without an event
+    object: `write` of the same `TEXT_MESSAGE_CONTENT` must give what `delta` gives of its JSON.
+    """
     translation = _Translation(run_input, restore=restore)
     try:
         async for batch in batches:
-            out = [_stamped(e) for event in batch for e in translation.on(event)]
+            out: list[T] = []
+            for event in batch:
+                if delta is not None and (text := translation.delta_json(event)) is not None:
+                    out.append(delta(text))
+                    continue
+                out.extend(write(_stamped(e)) for e in translation.on(event))
             if out:
-                yield out
+                yield whole(out)
             if translation.ended:
                 return
     except Exception:
         _log.exception("reading the events of run %s (thread %s) failed",
                        run_input.run_id, run_input.thread_id)
-        yield [_stamped(e) for e in translation.broken()]
+        yield whole([write(_stamped(e)) for e in translation.broken()])
         return
-    rest = [_stamped(e) for e in translation.incomplete()]
+    rest = [write(_stamped(e)) for e in translation.incomplete()]
     if rest:
-        yield rest
+        yield whole(rest)
+
+
+def _as_list(events: list[BaseEvent]) -> list[BaseEvent]:
+    return events
 
 
 def _stamped(event: BaseEvent) -> BaseEvent:

@@ -1,0 +1,94 @@
+"""What a server writes of an AG-UI run (`frame_batches`): the same bytes as encoding each event
+`translate_batches` gives, whatever the runtime events; text deltas take a shorter path there."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Sequence
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyox_agents.adapters.ag_ui import encode_event, frame_batches, translate_batches
+from pyox_agents.events import (
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    RuntimeEvent,
+    StepFinished,
+    StepStarted,
+    SubagentFinished,
+    SubagentStarted,
+    TextDelta,
+    TextEnded,
+    TextStarted,
+)
+from pyox_agents.state.run import AgentError
+from tests.ag_ui.helpers import run_input
+
+_TEXTS = st.text(st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
+    ["", "a \"quoted\" word", "line\nbreak", "\\", "é🙂", "\u2028"])
+_IDS = st.sampled_from(["m1", "m2", 'm"3'])
+_OWNERS = st.sampled_from([None, None, None, "sub-1"])
+
+_EVENTS = st.one_of(
+    st.builds(TextStarted, _IDS, run_id=_OWNERS),
+    st.builds(TextDelta, _IDS, _TEXTS, run_id=_OWNERS),
+    st.builds(TextDelta, _IDS, _TEXTS),
+    st.builds(TextEnded, _IDS, _TEXTS, run_id=_OWNERS),
+    st.builds(StepStarted, st.integers(0, 2), run_id=_OWNERS),
+    st.builds(StepFinished, st.integers(0, 2), run_id=_OWNERS),
+    st.just(SubagentStarted("sub-1", "c1", "helper", "t")),
+    st.just(SubagentFinished("sub-1", "done", None)),
+    st.just(RunFinished(answer="ok", state={"n": 1})),
+    st.just(RunFailed(AgentError("boom", "it broke"))),
+)
+
+
+async def _each(batches: Sequence[Sequence[RuntimeEvent]]) -> AsyncIterator[list[RuntimeEvent]]:
+    for batch in batches:
+        yield list(batch)
+
+
+def _stamps_out(data: bytes) -> bytes:
+    return re.sub(rb'"timestamp":\d+', b'"timestamp":0', data)
+
+
+async def _both(batches: list[list[RuntimeEvent]]) -> tuple[bytes, bytes]:
+    given_input = run_input()
+    fast = b"".join([chunk async for chunk in frame_batches(given_input, _each(batches))])
+    slow = b"".join([
+        "".join(f"data: {encode_event(e)}\n\n" for e in batch).encode()
+        async for batch in translate_batches(given_input, _each(batches))])
+    return _stamps_out(fast), _stamps_out(slow)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_EVENTS, min_size=1, max_size=6), max_size=8), st.booleans())
+def test_frames_are_the_encoded_events_of_translate_batches(
+        batches: list[list[RuntimeEvent]], started: bool) -> None:
+    """Every event, in order, as `encode_event` writes it, one chunk per batch: the text
+    deltas written directly included (any text: quotes, newlines, non-ASCII, U+2028)."""
+    if started:
+        batches = [[RunStarted("r", "t", {"items": []})], *batches]
+    fast, slow = asyncio.run(_both(batches))
+    assert fast == slow
+
+
+def test_a_run_of_text_deltas_is_written_in_order_one_chunk_per_batch() -> None:
+    batches: list[list[RuntimeEvent]] = [[RunStarted("r", "t", {}), TextStarted("m")]]
+    batches += [[TextDelta("m", f"t{i} ")] for i in range(20)]
+    batches += [[TextEnded("m", "".join(f"t{i} " for i in range(20))),
+                 RunFinished(answer=None, state={})]]
+
+    async def chunks() -> list[bytes]:
+        return [chunk async for chunk in frame_batches(run_input(), _each(batches))]
+
+    written = asyncio.run(chunks())
+    assert len(written) == len(batches)
+    deltas = re.findall(
+        rb'"TEXT_MESSAGE_CONTENT","timestamp":\d+,"messageId":"m","delta":"(t\d+ )"',
+        b"".join(written))
+    assert deltas == [f"t{i} ".encode() for i in range(20)]
+    assert b'"MESSAGES_SNAPSHOT"' in written[-1] and b't19 ' in written[-1]

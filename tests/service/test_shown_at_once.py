@@ -1,0 +1,65 @@
+"""A run's events shown at once as the run emits them (while its reader waits, nothing queued)
+or through the reader's task: the same events, each once, in the order the run emitted them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyox_agents.events import RuntimeEvent, StateChanged, TextDelta
+from pyox_agents.runtime._handle import Outbox
+
+
+async def _shown(steps: list[tuple[int, bool, int]]) -> tuple[list[str], int]:
+    """Emit batches (some the direct path refuses, as a state change), yielding to the loop
+    between them as `steps` say, and a slow reader; what was shown, in order, and how many
+    batches went the direct way."""
+    outbox = Outbox()
+    shown: list[str] = []
+    direct = 0
+
+    def show(batch: Sequence[RuntimeEvent]) -> bool:
+        nonlocal direct
+        if any(isinstance(event, StateChanged) for event in batch):
+            return False
+        direct += 1
+        shown.extend(event.delta for event in batch if isinstance(event, TextDelta))
+        return True
+
+    outbox.direct = show
+
+    async def reader() -> None:
+        while batch := await outbox.take():
+            await asyncio.sleep(0)  # the reader is slow: batches queue up meanwhile
+            shown.extend(event.delta for event in batch if isinstance(event, TextDelta))
+
+    task = asyncio.create_task(reader())
+    await asyncio.sleep(0)
+    for index, (size, refused, pause) in enumerate(steps):
+        batch: list[RuntimeEvent] = [TextDelta("m", f"{index}.{i}") for i in range(size)]
+        if refused:
+            batch.append(StateChanged((), {}, "call", 1))
+        outbox.put(batch)
+        for _ in range(pause):
+            await asyncio.sleep(0)
+    outbox.close()
+    await task
+    return shown, direct
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.booleans(), st.integers(0, 3)), max_size=25))
+def test_events_shown_at_once_keep_the_order_the_run_emitted_them_in(
+        steps: list[tuple[int, bool, int]]) -> None:
+    shown, _ = asyncio.run(_shown(steps))
+    assert shown == [f"{index}.{i}" for index, (size, _, _) in enumerate(steps)
+                     for i in range(size)]
+
+
+def test_a_run_that_emits_while_its_reader_waits_is_shown_without_the_readers_task() -> None:
+    steps = [(1, False, 3)] * 20  # paced tokens: the reader waits for each
+    shown, direct = asyncio.run(_shown(steps))
+    assert len(shown) == 20 and direct == 20
