@@ -84,17 +84,27 @@ def _write_model(model: GeneratedBaseModel, parts: list[str]) -> bool:
     """Append `model`'s JSON to `parts`: ag_ui leaves out the optional fields without a value."""
     if model.model_extra:
         return False
-    parts.append("{")
-    first = True
+    sep = "{"
     for name, key, omittable in _fields(type(model)):
         value = getattr(model, name)
-        if value is None and omittable:
+        kind = type(value)  # the flat cases inline: most fields of most events
+        if value is None:
+            if not omittable:
+                parts.append(f"{sep}{key}null")
+                sep = ","
             continue
-        parts.append(key if first else "," + key)
-        first = False
-        if not _write_value(value, parts):
-            return False
-    parts.append("}")
+        if kind is str:
+            parts.append(f"{sep}{key}{encode_basestring(value)}")
+        elif kind is int:
+            parts.append(f"{sep}{key}{value}")
+        elif isinstance(value, Enum) and type(value._value_) is str:  # .value: a slow descriptor
+            parts.append(f"{sep}{key}{encode_basestring(value._value_)}")
+        else:
+            parts.append(sep + key)
+            if not _write_value(value, parts):
+                return False
+        sep = ","
+    parts.append("}" if sep == "," else "{}")
     return True
 
 
