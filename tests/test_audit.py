@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from pyox_agents.state.audit import AuditError, audit_record, verify_audit, verify_chain
+from pyox_agents.state.audit import (
+    AuditError,
+    audit_record,
+    canonical_json,
+    verify_audit,
+    verify_chain,
+)
 from pyox_agents.state.run import RunState
 from pyox_agents.stores import MemoryStore, SQLiteStore, StepRecord, Store
 
@@ -81,3 +90,23 @@ def test_verify_audit_reads_the_run_and_its_records_from_a_store(make_store: Any
     store.write(StepRecord("t1", 0, run=truncated.to_dict()))
     with pytest.raises(AuditError, match="audit_head names record 5"):
         verify_audit(store, RUN_ID)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(), lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=20)
+
+
+@given(_JSON)
+def test_the_canonical_json_of_a_record_is_json_dumps_with_sorted_keys(value: Any) -> None:
+    """Digests are over "the one JSON text of `value` ... (sorted keys, no spaces)": the
+    encoder built once gives exactly what `json.dumps` with those options gives."""
+    assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"),
+                                               ensure_ascii=False, allow_nan=False)
+
+
+def test_canonical_json_refuses_what_json_has_no_text_for() -> None:
+    for value in (float("nan"), {"a": [float("inf")]}, {"a": object()}):
+        with pytest.raises((ValueError, TypeError)):
+            canonical_json(value)

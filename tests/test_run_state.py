@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pyox_agents.state.messages import Usage
 from pyox_agents.state.run import (
     SCHEMA_VERSION,
     AgentError,
@@ -286,3 +287,25 @@ def run_states(draw: st.DrawFn) -> RunState:
 @given(run_states())
 def test_json_round_trip_gives_an_equal_state(state: RunState) -> None:
     assert RunState.from_dict(json.loads(json.dumps(state.to_dict()))) == state
+
+
+_COUNT = st.integers(0, 10**6)
+_SPENT = st.builds(Spent, _COUNT, _COUNT, _COUNT, _COUNT,
+                   st.floats(0, 1e6, allow_nan=False), st.floats(0, 1e6, allow_nan=False))
+
+
+@given(_SPENT, st.none() | _SPENT | st.builds(Usage, _COUNT, _COUNT,
+                                                 cost=st.floats(0, 1e3, allow_nan=False)),
+       st.integers(0, 3), st.integers(0, 3))
+def test_spent_plus_adds_tokens_cost_steps_and_calls_but_keeps_the_seconds(
+        spent: Spent, more: Spent | Usage | None, steps: int, calls: int) -> None:
+    """What a run used, plus a reply's (or a subagent's) tokens and cost: its own steps and
+    seconds only (a subagent's seconds are the parent's too)."""
+    from pyox_agents.runtime._records import spent_plus
+
+    extra = more.tool_calls if isinstance(more, Spent) else 0
+    assert spent_plus(spent, more, steps=steps, tool_calls=calls) == dataclasses.replace(
+        spent, steps=spent.steps + steps, tool_calls=spent.tool_calls + calls + extra,
+        input_tokens=spent.input_tokens + (more.input_tokens if more else 0),
+        output_tokens=spent.output_tokens + (more.output_tokens if more else 0),
+        cost=spent.cost + (more.cost if more else 0.0))

@@ -321,8 +321,10 @@ class Journal:
     async def save(self) -> None:
         """Write the conversation's new entries, the RunState and the new audit records."""
         now = time.monotonic()
-        self.run.spent = replace(self.run.spent,
-                                 seconds=self.run.spent.seconds + (now - self._started))
+        spent = self.run.spent
+        self.run.spent = Spent(spent.steps, spent.tool_calls, spent.input_tokens,
+                               spent.output_tokens, spent.cost,
+                               spent.seconds + (now - self._started))
         self._started = now
         if self.store is None:
             self._audit.clear()

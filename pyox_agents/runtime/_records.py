@@ -7,7 +7,6 @@ person's answer to a call (its gate), a closed call, and the sum of two spends.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, NamedTuple, TypedDict
 
 from pyox_agents.state.messages import Usage
@@ -70,11 +69,11 @@ def spent_plus(spent: Spent, more: Spent | Usage | None = None, *, steps: int = 
     tool calls), and `steps` and `tool_calls` more. Steps and seconds of `more` do not count:
     a subagent's steps are its own, and its seconds are the parent's too."""
     extra_calls = more.tool_calls if isinstance(more, Spent) else 0
-    return replace(
-        spent,
+    return Spent(  # not dataclasses.replace (1.6x the cost), called several times per step
         steps=spent.steps + steps,
         tool_calls=spent.tool_calls + tool_calls + extra_calls,
         input_tokens=spent.input_tokens + (more.input_tokens if more else 0),
         output_tokens=spent.output_tokens + (more.output_tokens if more else 0),
         cost=spent.cost + (more.cost if more else 0.0),
+        seconds=spent.seconds,
     )

@@ -12,6 +12,7 @@ import datetime
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Protocol
 
 __all__ = [
@@ -33,12 +34,19 @@ class AuditError(ValueError):
 
 def canonical_json(value: Any) -> str:
     """The one JSON text of `value` that digests are computed over (sorted keys, no spaces)."""
-    return _CANONICAL.encode(value)
+    if _C_CANONICAL is None:
+        return _CANONICAL.encode(value)
+    return "".join(_C_CANONICAL(value, 0))
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                               allow_nan=False)
 """`json.dumps` with these options, built once rather than per record."""
+
+_C_CANONICAL: Any = None if c_make_encoder is None else c_make_encoder(
+    None, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, False)
+"""The same encoder's C core, built once: `JSONEncoder.encode` builds one per call, with a dict
+for cycle checks (a cycle here ends in RecursionError instead, as JSON values have none)."""
 
 
 def _digest(prev: str, body: Mapping[str, Any]) -> str:

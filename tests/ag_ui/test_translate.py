@@ -396,3 +396,98 @@ def test_every_event_is_encoded_to_the_json_pydantic_gives(event: Any) -> None:
     from pyox_agents.adapters.ag_ui import encode_event
 
     assert encode_event(event) == event.model_dump_json(by_alias=True, exclude_none=False)
+
+
+_JSON_LEAVES = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
+                | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=6))
+_JSON = st.recursive(_JSON_LEAVES, lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
+
+
+@st.composite
+def final_events(draw: st.DrawFn) -> Any:
+    """The events that end (and open) a run: nested ag_ui models and JSON values, some frozen."""
+    import ag_ui.core as core
+
+    from pyox_agents.state.frozen import freeze
+
+    def json_value() -> Any:
+        value = draw(_JSON)
+        try:
+            return freeze(value) if draw(st.booleans()) else value
+        except (TypeError, ValueError):  # not JSON the state takes (nan, a lone surrogate)
+            return value
+
+    def maybe(strategy: st.SearchStrategy[Any]) -> Any:
+        return draw(st.none() | strategy)
+
+    text, ident = st.text(max_size=6), st.text(min_size=1, max_size=6)
+    metadata = st.dictionaries(st.text(max_size=3), _JSON, max_size=2)
+    calls = st.lists(st.builds(core.ToolCall, id=ident, function=st.builds(
+        core.FunctionCall, name=ident, arguments=text), metadata=st.none() | metadata),
+        max_size=2)
+    parts = st.lists(st.builds(core.TextPart, text=text, id=st.none() | ident), max_size=2)
+    message = st.one_of(
+        st.builds(core.UserMessage, id=ident, content=text | parts, name=st.none() | text,
+                  metadata=st.none() | metadata),
+        st.builds(core.AssistantMessage, id=ident, content=st.none() | text,
+                  tool_calls=st.none() | calls, subagent_run_id=st.none() | ident),
+        st.builds(core.ToolMessage, id=ident, content=text, tool_call_id=ident,
+                  error=st.none() | text),
+        st.builds(core.SystemMessage, id=ident, content=text),
+    )
+    stamp = maybe(st.integers(0, 2**53 - 1))
+    kind = draw(st.sampled_from(["snapshot", "delta", "messages", "finished"]))
+    if kind == "snapshot":
+        return core.StateSnapshotEvent(snapshot=json_value(), timestamp=stamp)
+    if kind == "delta":
+        path = "/" + draw(st.text("ab~01", max_size=4)).replace("~", "~0")
+        ops = [{"op": "add", "path": path, "value": json_value()},
+               {"op": "remove", "path": "/a/0"}]
+        return core.StateDeltaEvent(delta=ops[:draw(st.integers(0, 2))], timestamp=stamp)
+    if kind == "messages":
+        return core.MessagesSnapshotEvent(messages=draw(st.lists(message, max_size=4)),
+                                          timestamp=stamp)
+    usage = [core.TokenUsage(input_tokens=1, output_tokens=2, total_tokens=3)]
+    return core.RunFinishedEvent(thread_id=draw(ident), run_id=draw(ident), result=json_value(),
+                                 timestamp=stamp, usage=maybe(st.just(usage)),
+                                 raw_event=maybe(_JSON))
+
+
+@given(final_events())
+def test_the_final_events_are_encoded_to_the_json_pydantic_gives(event: Any) -> None:
+    """The run's final events (nested models, JSON values, frozen state) written directly are
+    exactly pydantic's JSON; what only pydantic can write (1e+16, inf) is left to it."""
+    from pyox_agents.adapters.ag_ui import encode_event
+
+    assert encode_event(event) == event.model_dump_json(by_alias=True, exclude_none=False)
+
+
+async def test_a_run_with_a_tool_and_a_state_change_is_encoded_without_pydantic() -> None:
+    """Every event of a plain run (a tool that changes the state, then text) is written
+    directly, the final MESSAGES_SNAPSHOT, STATE_SNAPSHOT, STATE_DELTA and RUN_FINISHED too:
+    pydantic's serializer (a Python wrapper per nested model) is only for what it alone can
+    write."""
+    from pyox_agents import Agent, RunContext, ag_ui, tool
+    from pyox_agents.adapters.ag_ui._encode import _flat_json
+    from pyox_agents.models import ScriptedModel
+    from pyox_agents.state.messages import ToolCall
+
+    @tool
+    def add_item(ctx: RunContext, text: str) -> str:
+        """Append `text` to the list."""
+        ctx.state["items"].append(text)
+        return "added"
+
+    agent = Agent(ScriptedModel([ToolCall("add_item", {"text": "é \"1\""}), "Done, 2.5%."]),
+                  tools=[add_item])
+    body = {"threadId": "t1", "runId": "r1", "protocolVersion": "1.0",
+            "state": {"items": [], "price": 2.5, "ok": True},
+            "messages": [{"id": "m1", "role": "user", "content": "add"}]}
+    events = [event async for event in ag_ui.stream(agent, body)]
+    kinds = {event.type.value for event in events}
+    assert {"MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "STATE_DELTA", "RUN_FINISHED"} <= kinds
+    for event in events:
+        written = _flat_json(event)
+        assert written is not None, f"{event.type.value} went through pydantic"
+        assert written == event.model_dump_json(by_alias=True, exclude_none=False)

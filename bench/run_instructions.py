@@ -1,0 +1,106 @@
+"""Instructions per run of the concurrency bench's run, counted by valgrind (callgrind): a figure
+that does not move with the machine's load, to compare two checkouts of pyox_agents.
+
+Each measurement is a fresh process, under callgrind, that builds `common:ours_app` (with
+`tune_gc()`), makes 3 warm-up runs, then N concurrent runs through the ASGI app in-process (no
+sockets: the HTTP server is left out, it is the same for every checkout). Instructions per run =
+(count with N runs - count with 0 runs) / N, so start-up and imports cancel out. Repeats give
+the same count to within 0.1%. Run:
+    .venv/bin/python bench/run_instructions.py [--runs 200] [--after 50] LIBRARY [LIBRARY ...]
+where each LIBRARY is a directory holding a `pyox_agents` package (a checkout, a worktree, or
+`git archive <commit> pyox_agents | tar -x -C <dir>`); the first is the baseline.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+async def _one(app: Any, text: str) -> None:
+    from common import AG_UI_PATH, run_input
+
+    key = uuid.uuid4().hex
+    body = json.dumps(run_input(f"t-{key}", f"r-{key}", text)).encode()
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "POST", "scheme": "http", "path": AG_UI_PATH,
+             "raw_path": AG_UI_PATH.encode(), "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"bench"), (b"content-type", b"application/json"),
+                         (b"content-length", str(len(body)).encode())],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+    done = asyncio.Event()
+    sent = False
+    out: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        out.append(message.get("body", b""))
+        if message["type"] == "http.response.body" and not message.get("more_body"):
+            done.set()
+
+    await app(scope, receive, send)
+    if b"RUN_FINISHED" not in b"".join(out):
+        raise RuntimeError(f"a run did not finish: {b''.join(out)[-300:]!r}")
+
+
+async def _runs(count: int) -> None:
+    import common
+
+    from pyox_agents.server import tune_gc
+
+    app = common.ours_app()
+    tune_gc()
+    for i in range(3):
+        await _one(app, f"warm-{i}")
+    await asyncio.gather(*(_one(app, f"item-{i}") for i in range(count)))
+
+
+def instructions(library: str, runs: int, after: int) -> int:
+    """Instructions callgrind counts for a process making `runs` runs on `library`."""
+    env = {**os.environ, "PYTHONPATH": f"{library}{os.pathsep}{BENCH_DIR}",
+           "BENCH_BEFORE": "0", "BENCH_AFTER": str(after)}
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           sys.executable, __file__, "--child", str(runs)],
+                          env=env, capture_output=True, text=True, check=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"no count from callgrind: {done.stderr[-500:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("libraries", nargs="*", help="directories holding pyox_agents")
+    parser.add_argument("--runs", type=int, default=200, help="concurrent runs to count")
+    parser.add_argument("--after", type=int, default=50, help="text deltas after the tool call")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child is not None:
+        asyncio.run(_runs(args.child))
+        return
+    base = None
+    for library in args.libraries:
+        per_run = (instructions(library, args.runs, args.after)
+                   - instructions(library, 0, args.after)) / args.runs
+        base = base or per_run
+        print(f"{library}: {per_run / 1e6:.3f} M instructions per run ({per_run / base:.3f}x "
+              f"the first)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
