@@ -296,8 +296,7 @@ def report(rows: list[dict[str, Any]], args: Any) -> str:
         f"\n{args.tokens} tokens {args.pace:g} ms apart per run; server (uvicorn asyncio + h11) "
         "on CPU 0, the client on CPU 1; a fresh server per burst, 5 warm-up runs. Run length / "
         "ideal above 1: the server (or the client) could not keep the pace, so the runs were "
-        "open longer than paced. Other engineers' tests ran on the same 2 cores (load average "
-        "column).")
+        "open longer than paced. Load average column: what else ran on the 2 cores.")
     firsts = [f"{r['target']} {r['n']}: {r['first_error']}" for r in rows if r["first_error"]]
     if firsts:
         lines.append("First error per failing burst: " + "; ".join(firsts[:6]))
