@@ -2,16 +2,18 @@
 no lone surrogate), checked and frozen with bulk C operations instead of an item-by-item walk.
 
 The parser's result is owned by nobody else, so its containers need no defensive copy beyond the
-one that makes them `FrozenDict`/`FrozenList`. What freezing must still check is what the parser
-does not: nesting past a limit, and floats that may be integers too large for it (orjson reads
-an integer past 64 bits as a float, where `json.loads` keeps it an int). On either, `Unsure` is
-raised: the caller then takes the value in through `json.loads` and `freeze`, whose errors name
-the path. A list of records (dicts of scalars), the shape of most large states, is frozen in
-one pass per column of work rather than one Python call per record.
+one that makes them `FrozenDict`/`FrozenList`, and its dicts can be dropped as soon as they are
+copied. What freezing must still check is what the parser does not: nesting past a limit, and
+floats that may be integers too large for it (orjson reads an integer past 64 bits as a float,
+where `json.loads` keeps it an int). On either, `Unsure` is raised: the caller then takes the
+value in through `json.loads` and `freeze`, whose errors name the path. A list of records (dicts
+of scalars), the shape of most large states, is frozen in one pass per column of work rather
+than one Python call per record.
 """
 
 from __future__ import annotations
 
+import gc
 from collections import deque
 from itertools import chain, compress, repeat
 from operator import itemgetter
@@ -40,38 +42,59 @@ _update = dict.update
 _extend = list.extend
 _set_in_dict = dict.__setitem__
 _set_in_list = list.__setitem__
+_is_tracked = gc.is_tracked
+
+
+def _tracking_tells() -> bool:
+    """Whether the garbage collector's tracking of orjson's dicts says which hold containers:
+    CPython tracks a dict from the moment a dict or a list is put in it, and leaves a dict of
+    scalars untracked (an optimization, not a promise of the language: checked here once)."""
+    holding = orjson.loads(b'[{"a": [], "b": 1}, {"a": {}}, {"a": 1, "b": [1]}]')
+    plain = orjson.loads(b'{"a": 1, "b": "x", "c": null, "d": 1.5, "e": true}')
+    return all(map(_is_tracked, holding)) and not _is_tracked(plain)
+
+
+_TRACKING_TELLS = _tracking_tells()
+
+_CHUNK = 1024
+"""Dicts copied between two drops of the parsed ones: the memory the dropped ones free is then
+reused, still in the CPU's cache, by the next copies (a list this short fits in the cache)."""
+_NONES = (None,) * _CHUNK
 
 
 def freeze_parsed(value: Any, levels: int) -> JSON:
     """`value` (just parsed by orjson, shared with nobody) frozen, nesting at most `levels` levels
-    (a scalar is 1), as `freeze` would give it.
+    (a scalar is 1), as `freeze` would give it. `value`'s lists of dicts are emptied (their
+    items set to None) as they are copied: the caller must not use `value` afterwards.
 
-    First on the guess that a list of dicts holds records (dicts of scalars) and that no float
-    is large: orjson's own text of the value then says whether the guess held, each `{` and `[`
-    being one container (more are strings holding brackets), every float from 1e16 on written
-    with `e+` (no `e+` at all: no large float). When it did not, the value is walked again,
-    checking every item (always with an orjson before 3.11.x, which writes `1e16`), unless the
-    count was off only by strings holding brackets (every guessed record is checked). The text
-    also gives the size check its bound (`note_text`).
+    Containers are found by their types, except in a list of dicts: there the collector's
+    tracking tells the dicts of scalars apart (`_tracking_tells`), and in the others the
+    containers are looked for under the first one's keys only, a guess that orjson's text of
+    the frozen value confirms (each `{` and `[` in it is one container; more are strings that
+    hold brackets) or, if it does not, a check of every item of those dicts. Floats are checked
+    only when that text holds an `e+`, which every float from 1e16 on is written with (always,
+    with an orjson before 3.11.x, which writes `1e16`). The text also gives the size check its
+    bound (`note_text`).
 
     Raises:
         Unsure: it nests deeper, or holds a float of magnitude 2**63 or more.
     """
     if type(value) is not dict and type(value) is not list:
-        return cast(JSON, _freeze(value, levels, None))
+        if type(value) is float and abs(value) >= _BIG:
+            raise Unsure
+        return cast(JSON, value)
+    walk = _Walk()
+    frozen: JSON = _freeze(value, levels, walk)
     try:
-        text = orjson.dumps(value)
+        text = orjson.dumps(frozen)
     except orjson.JSONEncodeError:  # nested past orjson's limit for writing (254 levels)
         raise Unsure from None
-    frozen: JSON = None
+    if walk.guessed and walk.count != text.count(b"{") + text.count(b"["):
+        for dicts, room in walk.guessed:  # the guess may not have held: check every item
+            _freeze_columns(dicts, room, walk)
     # no float from 1e16 on (`1e+16`); a `+` in a string (`C++`) costs a second look
-    if PLUS_EXPONENT and (b"+" not in text or b"e+" not in text):
-        seen = _Guess()
-        frozen = _freeze(value, levels, seen)
-        if seen.count != text.count(b"{") + text.count(b"[") and not seen.held():
-            frozen = None
-    if frozen is None:
-        frozen = _freeze(value, levels, None)
+    if not PLUS_EXPONENT or (b"+" in text and b"e+" in text):
+        _check_all_floats(frozen)
     note_text(frozen, text)
     return frozen
 
@@ -103,147 +126,149 @@ def _check_floats(items: Any) -> None:
         raise Unsure
 
 
-class _Guess:
-    """The containers frozen on the guesses `freeze_parsed` verifies (records hold scalars only,
-    no float is large), and the lists of records frozen on the first; `seen` is None where every
-    item is checked instead."""
+def _check_all_floats(value: JSON) -> None:
+    """Raise `Unsure` if the frozen `value` holds a float of magnitude 2**63 or more; one level
+    at a time, with C-level map over the items of each."""
+    level: list[Any] = [value]
+    while level:
+        kinds = set(map(type, level))
+        if float in kinds:
+            _check_floats(level)
+        dicts = [item for item in level if type(item) is FrozenDict] if FrozenDict in kinds else []
+        lists = [item for item in level if type(item) is FrozenList] if FrozenList in kinds else []
+        level = list(chain(chain.from_iterable(map(dict.values, dicts)),
+                           chain.from_iterable(lists)))
 
-    __slots__ = ("count", "records")
+
+class _Walk:
+    """What freezing a value counted: the containers it made, and the lists of dicts frozen on a
+    guess (containers only under the first dict's keys), with the room their items have."""
+
+    __slots__ = ("count", "guessed")
 
     def __init__(self) -> None:
         self.count = 0
-        self.records: list[list[FrozenDict]] = []
-
-    def held(self) -> bool:
-        """Whether every guessed record holds only scalars and frozen containers (the count of
-        brackets was off by strings that hold some)."""
-        allowed = _LEAF | {FrozenDict, FrozenList}
-        return all(set(map(type, chain.from_iterable(map(dict.values, records)))) <= allowed
-                   for records in self.records)
+        self.guessed: list[tuple[list[FrozenDict], int]] = []
 
 
-def _freeze(value: Any, room: int, seen: _Guess | None) -> Any:
+def _freeze(value: Any, room: int, walk: _Walk) -> Any:
     kind = type(value)
     if kind is dict:
-        return _freeze_dict(value, room, seen)
+        return _freeze_dict(value, room, walk)
     if kind is list:
-        return _freeze_list(value, room, seen)
-    if kind is float and abs(value) >= _BIG:
-        raise Unsure
+        return _freeze_list(value, room, walk)
     return value
 
 
-def _freeze_dict(value: dict[str, Any], room: int, seen: _Guess | None) -> FrozenDict:
+def _freeze_dict(value: dict[str, Any], room: int, walk: _Walk) -> FrozenDict:
     frozen: FrozenDict = _new_dict(FrozenDict)
     _update(frozen, value)
-    if seen is not None:
-        seen.count += 1
+    walk.count += 1
     if not value:
         return frozen
     if room < 2:
         raise Unsure
     kinds = set(map(type, value.values()))
-    if float in kinds and seen is None:
-        _check_floats(value.values())
     if dict in kinds or list in kinds:
         for key, item in value.items():
             if type(item) is dict or type(item) is list:
-                _set_in_dict(frozen, key, _freeze(item, room - 1, seen))
+                _set_in_dict(frozen, key, _freeze(item, room - 1, walk))
     return frozen
 
 
-def _freeze_list(value: list[Any], room: int, seen: _Guess | None) -> FrozenList:
-    if seen is not None:
-        seen.count += 1
+def _freeze_list(value: list[Any], room: int, walk: _Walk) -> FrozenList:
     if value and room < 2:
         raise Unsure
-    kinds = set(map(type, value))
-    if float in kinds and seen is None:
-        _check_floats(value)
-    if kinds <= _LEAF:
-        frozen: FrozenList = _new_list(FrozenList)
-        _extend(frozen, value)
-        return frozen
-    if kinds == {dict} and room >= 3:
-        return _records(value, room, seen)
-    frozen = _new_list(FrozenList)
+    if value and room >= 3 and type(value[0]) is dict:
+        return _records(value, room, walk)
+    walk.count += 1
+    frozen: FrozenList = _new_list(FrozenList)
     _extend(frozen, value)
+    if set(map(type, value)) <= _LEAF:
+        return frozen
     for index, item in enumerate(value):
         if type(item) is dict or type(item) is list:
-            _set_in_list(frozen, index, _freeze(item, room - 1, seen))
+            _set_in_list(frozen, index, _freeze(item, room - 1, walk))
     return frozen
 
 
-def _records(value: list[dict[str, Any]], room: int, seen: _Guess | None) -> FrozenList:
-    """A list of dicts frozen in bulk: all the dicts at once, then all the containers they hold.
-
-    With `seen`, and a first dict that holds only scalars, the dicts are taken to be records
-    (dicts of scalars) unchecked, and counted: `freeze_parsed` verifies it."""
-    dicts: list[FrozenDict] = list(map(_new_dict, repeat(FrozenDict, len(value))))
-    deque(map(_update, dicts, value), 0)
+def _records(value: list[Any], room: int, walk: _Walk) -> FrozenList:
+    """A list that starts with a dict, frozen in bulk `_CHUNK` items at a time: each run of
+    dicts copied at once, then the containers held by the dicts the collector tracks (the
+    others hold only scalars), a column per key of the first such dict, the guess `walk` keeps
+    for `freeze_parsed` to confirm. `value` is emptied as it goes: each run of parsed dicts is
+    dropped once copied, so the next run's copies reuse their memory while it is in the CPU's
+    cache. A run that holds anything but dicts is frozen item by item."""
+    dicts: list[Any] = list(map(_new_dict, repeat(FrozenDict, len(value))))
+    walk.count += 1 + len(value)
+    keys: list[str] | None = None  # the guess: where the first dict that holds containers has them
+    for start in range(0, len(value), _CHUNK):
+        end = start + _CHUNK
+        parsed = value[start:end]
+        if set(map(type, parsed)) != {dict}:
+            walk.count -= len(parsed)
+            dicts[start:end] = [_freeze(item, room - 1, walk) for item in parsed]
+            continue
+        # which dicts hold containers; all may, when the first does (then the guess is checked)
+        held = (list(map(_is_tracked, parsed))
+                if _TRACKING_TELLS and not _is_tracked(parsed[0]) else None)
+        copies = dicts[start:end]
+        deque(map(_update, copies, parsed), 0)
+        value[start:end] = _NONES[:len(parsed)]  # the same length: nothing after it moves
+        del parsed
+        if held is not None and not any(held):
+            continue
+        holders = copies if held is None or all(held) else list(compress(copies, held))
+        if keys is None:
+            keys = [key for key, item in holders[0].items() if type(item) in _CONTAINERS]
+        if _freeze_by_key(holders, keys, room - 2, walk):
+            walk.guessed.append((holders, room - 2))
+        else:
+            _freeze_columns(holders, room - 2, walk)
     frozen: FrozenList = _new_list(FrozenList)
     _extend(frozen, dicts)
-    if seen is not None:
-        seen.count += len(value)
-        held = [key for key, item in value[0].items() if type(item) is dict or type(item) is list]
-        if not held or _freeze_by_key(value, dicts, held, room - 2, seen):
-            seen.records.append(dicts)
-            return frozen
-    items = list(chain.from_iterable(map(dict.values, value)))
-    kinds = set(map(type, items))
-    if float in kinds and seen is None:
-        _check_floats(items)
-    if dict in kinds or list in kinds:
-        _freeze_columns(value, dicts, items, room - 2, seen)
     return frozen
 
 
-def _freeze_by_key(value: list[dict[str, Any]], dicts: list[FrozenDict], keys: list[str],
-                   room: int, seen: _Guess) -> bool:
-    """Freeze the containers under `keys` (those the first dict holds) in every dict of `value`
-    and put them in `dicts`, a column at a time; False if a dict lacks one of the keys.
+def _freeze_by_key(dicts: list[FrozenDict], keys: list[str], room: int, walk: _Walk) -> bool:
+    """Freeze the containers under `keys` in every one of `dicts`, in place, a column at a time
+    (each item with `room` levels); False if a dict lacks one of the keys.
 
-    Containers under other keys are left unseen: `freeze_parsed`'s count of them finds out."""
+    Containers under other keys are left as they are: `freeze_parsed`'s count finds them."""
     for key in keys:
         try:
-            column = list(map(itemgetter(key), value))
+            column = list(map(itemgetter(key), dicts))
         except KeyError:
             return False
-        if set(map(type, column)) == {list} and room >= 2:
-            leaves = set(map(type, chain.from_iterable(column)))
-            if leaves <= _LEAF:
-                if float in leaves:
-                    _check_floats(chain.from_iterable(column))
-                seen.count += len(column)
-                lists: list[FrozenList] = list(map(_new_list, repeat(FrozenList, len(column))))
-                deque(map(_extend, lists, column), 0)
-                deque(map(_set_in_dict, dicts, repeat(key), lists), 0)
-                continue
+        if (set(map(type, column)) == {list} and room >= 2
+                and set(map(type, chain.from_iterable(column))) <= _LEAF):
+            walk.count += len(column)
+            lists: list[FrozenList] = list(map(_new_list, repeat(FrozenList, len(column))))
+            deque(map(_extend, lists, column), 0)
+            deque(map(_set_in_dict, dicts, repeat(key), lists), 0)
+            continue
         for owner, item in zip(dicts, column, strict=True):
             if type(item) is dict or type(item) is list:
-                _set_in_dict(owner, key, _freeze(item, room, seen))
+                _set_in_dict(owner, key, _freeze(item, room, walk))
     return True
 
 
-def _freeze_columns(value: list[dict[str, Any]], dicts: list[FrozenDict], items: list[Any],
-                    room: int, seen: _Guess | None) -> None:
-    """Freeze the containers among `items` (the values of the dicts of `value`, in order, each
-    with `room` levels) and put each in its place in `dicts` (their frozen copies); lists of
-    scalars all at once."""
+def _freeze_columns(dicts: list[FrozenDict], room: int, walk: _Walk) -> None:
+    """Freeze every container the `dicts` still hold as parsed (each with `room` levels), in
+    place, lists of scalars all at once."""
+    items: list[Any] = list(chain.from_iterable(map(dict.values, dicts)))
     held = list(map(_CONTAINERS.__contains__, map(type, items)))  # no Python call per item
     inner = list(compress(items, held))
-    keys = list(compress(chain.from_iterable(map(dict.keys, value)), held))
-    owners = list(compress(chain.from_iterable(map(repeat, dicts, map(len, value))), held))
-    if set(map(type, inner)) == {list} and room >= 2:
-        leaves = set(map(type, chain.from_iterable(inner)))
-        if leaves <= _LEAF:
-            if float in leaves:
-                _check_floats(chain.from_iterable(inner))
-            if seen is not None:
-                seen.count += len(inner)
-            lists: list[FrozenList] = list(map(_new_list, repeat(FrozenList, len(inner))))
-            deque(map(_extend, lists, inner), 0)
-            deque(map(_set_in_dict, owners, keys, lists), 0)
-            return
+    if not inner:
+        return
+    keys = list(compress(chain.from_iterable(map(dict.keys, dicts)), held))
+    owners = list(compress(chain.from_iterable(map(repeat, dicts, map(len, dicts))), held))
+    if (set(map(type, inner)) == {list} and room >= 2
+            and set(map(type, chain.from_iterable(inner))) <= _LEAF):
+        walk.count += len(inner)
+        lists: list[FrozenList] = list(map(_new_list, repeat(FrozenList, len(inner))))
+        deque(map(_extend, lists, inner), 0)
+        deque(map(_set_in_dict, owners, keys, lists), 0)
+        return
     for owner, key, item in zip(owners, keys, inner, strict=True):
-        _set_in_dict(owner, key, _freeze(item, room, seen))
+        _set_in_dict(owner, key, _freeze(item, room, walk))

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest.mock import patch
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +23,7 @@ from pyox_agents.adapters._body import _read_checked, read_json
 from pyox_agents.adapters.ag_ui import read_input
 from pyox_agents.adapters.ai_sdk import parse_request
 from pyox_agents.service import RequestError
+from pyox_agents.state import _parsed
 from pyox_agents.state._size_bound import json_size_bound, json_size_over
 from pyox_agents.state.frozen import MAX_DEPTH, FrozenDict, FrozenList, freeze
 from pyox_agents.state.shared import SharedState
@@ -206,3 +209,53 @@ def test_records_are_frozen_as_freeze_does_whatever_their_strings_hold(
     body = json.dumps({"state": {"todos": records}}).encode()
     checked = outcome_of(lambda b: _read_checked(b, WHAT), body)
     assert outcome_of(lambda b: read_json(b, WHAT, frozen="state"), body) == checked
+
+
+RECORD_KEY = st.sampled_from(['"id"', '"text"', '"tags"', '"[x]"', '"e+"', '"\\u00e9"'])
+RECORD_VALUE = st.recursive(scalars(), containers, max_leaves=6)
+RECORD = st.lists(st.tuples(RECORD_KEY, RECORD_VALUE), max_size=4).map(
+    lambda pairs: "{" + ",".join(f"{key}:{value}" for key, value in pairs) + "}")
+SCALAR_RECORD = st.lists(st.tuples(RECORD_KEY, scalars()), max_size=3).map(
+    lambda pairs: "{" + ",".join(f"{key}:{value}" for key, value in pairs) + "}")
+LIST_ITEM = st.one_of(SCALAR_RECORD, SCALAR_RECORD, RECORD, RECORD_VALUE)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(LIST_ITEM, min_size=1, max_size=9), st.sampled_from([1, 2, 3]), st.booleans(),
+       st.sampled_from([0, 0, MAX_DEPTH - 4, MAX_DEPTH - 3, MAX_DEPTH - 2, MAX_DEPTH - 1]))
+def test_a_list_of_dicts_is_frozen_as_freeze_does_run_by_run(
+        items: list[str], chunk: int, tracking: bool, levels: int) -> None:
+    """A list that starts with a dict is frozen a run of dicts at a time, the dicts of scalars
+    told apart by the collector's tracking (or, without it, by the guess the text confirms):
+    runs of one to three here, so every mix lands across a boundary: dicts of scalars, dicts
+    that hold containers under other keys than the first, items that are not dicts, integers
+    past 64 bits, `1e16`, strings with brackets or `e+`, nesting at the limit."""
+    text = "[" + ",".join(items) + "]"
+    for _ in range(levels):
+        text = f'{{"k":{text}}}'
+    body = f'{{"state":{text}}}'.encode("utf-8", "surrogatepass")
+    checked = outcome_of(lambda b: _read_checked(b, WHAT), body)
+    with patch.multiple(_parsed, _CHUNK=chunk, _NONES=(None,) * chunk,
+                        _TRACKING_TELLS=tracking):
+        fast = outcome_of(lambda b: read_json(b, WHAT, frozen="state"), body)
+    assert fast == checked
+
+
+def test_the_collector_tells_which_parsed_dicts_hold_containers() -> None:
+    """The fast path for dicts of scalars rests on CPython tracking a dict once a container is
+    put in it and leaving a dict of scalars untracked; on an interpreter where that does not
+    hold every dict is checked instead (the property test above runs both ways)."""
+    assert _parsed._TRACKING_TELLS
+    holding, plain = orjson.loads(b'[{"a": 1, "b": [2]}, {"a": 1, "b": "[2]"}]')
+    assert _parsed._is_tracked(holding) and not _parsed._is_tracked(plain)
+
+
+def test_the_parsed_dicts_are_dropped_as_they_are_copied() -> None:
+    """`freeze_parsed` owns what it is given: each run of parsed dicts is dropped once copied,
+    so no two copies of a long list of records are kept whole at once."""
+    value = orjson.loads(json.dumps({"todos": [{"id": i} for i in range(3000)]}))
+    todos = value["todos"]
+    frozen: Any = _parsed.freeze_parsed(value, MAX_DEPTH)
+    assert todos == [None] * 3000
+    assert frozen == {"todos": [{"id": i} for i in range(3000)]}
+    assert all(type(todo) is FrozenDict for todo in frozen["todos"])
