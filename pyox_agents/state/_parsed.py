@@ -42,6 +42,7 @@ _update = dict.update
 _extend = list.extend
 _set_in_dict = dict.__setitem__
 _set_in_list = list.__setitem__
+_slice: Any = list.__getitem__
 _is_tracked = gc.is_tracked
 
 
@@ -199,7 +200,8 @@ def _records(value: list[Any], room: int, walk: _Walk) -> FrozenList:
     for `freeze_parsed` to confirm. `value` is emptied as it goes: each run of parsed dicts is
     dropped once copied, so the next run's copies reuse their memory while it is in the CPU's
     cache. A run that holds anything but dicts is frozen item by item."""
-    dicts: list[Any] = list(map(_new_dict, repeat(FrozenDict, len(value))))
+    frozen: FrozenList = _new_list(FrozenList)
+    _extend(frozen, map(_new_dict, repeat(FrozenDict, len(value))))
     walk.count += 1 + len(value)
     keys: list[str] | None = None  # the guess: where the first dict that holds containers has them
     for start in range(0, len(value), _CHUNK):
@@ -207,12 +209,13 @@ def _records(value: list[Any], room: int, walk: _Walk) -> FrozenList:
         parsed = value[start:end]
         if set(map(type, parsed)) != {dict}:
             walk.count -= len(parsed)
-            dicts[start:end] = [_freeze(item, room - 1, walk) for item in parsed]
+            _set_in_list(frozen, slice(start, end),
+                         [_freeze(item, room - 1, walk) for item in parsed])
             continue
         # which dicts hold containers; all may, when the first does (then the guess is checked)
         held = (list(map(_is_tracked, parsed))
                 if _TRACKING_TELLS and not _is_tracked(parsed[0]) else None)
-        copies = dicts[start:end]
+        copies: list[FrozenDict] = _slice(frozen, slice(start, end))
         deque(map(_update, copies, parsed), 0)
         value[start:end] = _NONES[:len(parsed)]  # the same length: nothing after it moves
         del parsed
@@ -225,8 +228,6 @@ def _records(value: list[Any], room: int, walk: _Walk) -> FrozenList:
             walk.guessed.append((holders, room - 2))
         else:
             _freeze_columns(holders, room - 2, walk)
-    frozen: FrozenList = _new_list(FrozenList)
-    _extend(frozen, dicts)
     return frozen
 
 
