@@ -74,8 +74,8 @@ def freeze_parsed(value: Any, levels: int) -> JSON:
     the frozen value confirms (each `{` and `[` in it is one container; more are strings that
     hold brackets) or, if it does not, a check of every item of those dicts. Floats are checked
     only when that text holds an `e+`, which every float from 1e16 on is written with (always,
-    with an orjson before 3.11.x, which writes `1e16`). The text also gives the size check its
-    bound (`note_text`).
+    with an orjson before 3.11.x, which writes `1e16`). The text, written from `value` before it
+    is frozen (the same JSON), also gives the size check its bound (`note_text`).
 
     Raises:
         Unsure: it nests deeper, or holds a float of magnitude 2**63 or more.
@@ -84,12 +84,12 @@ def freeze_parsed(value: Any, levels: int) -> JSON:
         if type(value) is float and abs(value) >= _BIG:
             raise Unsure
         return cast(JSON, value)
-    walk = _Walk()
-    frozen: JSON = _freeze(value, levels, walk)
     try:
-        text = orjson.dumps(frozen)
+        text = orjson.dumps(value)
     except orjson.JSONEncodeError:  # nested past orjson's limit for writing (254 levels)
         raise Unsure from None
+    walk = _Walk()
+    frozen: JSON = _freeze(value, levels, walk)
     if walk.guessed and walk.count != text.count(b"{") + text.count(b"["):
         for dicts, room in walk.guessed:  # the guess may not have held: check every item
             _freeze_columns(dicts, room, walk)
