@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import gc
 from collections import deque
+from collections.abc import Callable
 from itertools import chain, compress, repeat, starmap
-from operator import itemgetter
+from operator import itemgetter, setitem
 from typing import Any, cast
 
 import orjson
@@ -96,7 +97,7 @@ def freeze_parsed(value: Any, levels: int) -> JSON:
     frozen: JSON = _freeze(value, levels, walk)
     if walk.guessed and walk.count != text.count(b"{") + text.count(b"["):
         for dicts, room in walk.guessed:  # the guess may not have held: check every item
-            _freeze_columns(dicts, room, walk)
+            _freeze_columns(dicts, room, walk, _set_in_dict)
     # no float from 1e16 on (`1e+16`); a `+` in a string (`C++`) costs a second look
     if not PLUS_EXPONENT or (b"+" in text and b"e+" in text):
         _check_all_floats(frozen)
@@ -219,25 +220,27 @@ def _records(value: list[Any], room: int, walk: _Walk) -> FrozenList:
         # which dicts hold containers; all may, when the first does (then the guess is checked)
         held = (list(map(_is_tracked, parsed))
                 if _TRACKING_TELLS and not _is_tracked(parsed[0]) else None)
+        guessed = False
+        if held is None or any(held):  # their containers frozen in place, before the copy
+            holders = parsed if held is None or all(held) else list(compress(parsed, held))
+            if keys is None:
+                keys = [key for key, item in holders[0].items() if type(item) in _CONTAINERS]
+            guessed = _freeze_by_key(holders, keys, room - 2, walk)
+            if not guessed:
+                _freeze_columns(holders, room - 2, walk, setitem)
         copies: list[FrozenDict] = _slice(frozen, slice(start, end))
         deque(map(_update, copies, parsed), 0)
         value[start:end] = _NONES[:len(parsed)]  # the same length: nothing after it moves
         del parsed
-        if held is not None and not any(held):
-            continue
-        holders = copies if held is None or all(held) else list(compress(copies, held))
-        if keys is None:
-            keys = [key for key, item in holders[0].items() if type(item) in _CONTAINERS]
-        if _freeze_by_key(holders, keys, room - 2, walk):
-            walk.guessed.append((holders, room - 2))
-        else:
-            _freeze_columns(holders, room - 2, walk)
+        if guessed:
+            walk.guessed.append((copies if held is None else list(compress(copies, held)),
+                                 room - 2))
     return frozen
 
 
-def _freeze_by_key(dicts: list[FrozenDict], keys: list[str], room: int, walk: _Walk) -> bool:
-    """Freeze the containers under `keys` in every one of `dicts`, in place, a column at a time
-    (each item with `room` levels); False if a dict lacks one of the keys.
+def _freeze_by_key(dicts: list[dict[str, Any]], keys: list[str], room: int, walk: _Walk) -> bool:
+    """Freeze the containers under `keys` in every one of `dicts` (parsed ones), in place, a
+    column at a time (each item with `room` levels); False if a dict lacks one of the keys.
 
     Containers under other keys are left as they are: `freeze_parsed`'s count finds them."""
     for key in keys:
@@ -250,17 +253,19 @@ def _freeze_by_key(dicts: list[FrozenDict], keys: list[str], room: int, walk: _W
             walk.count += len(column)
             lists: list[FrozenList] = list(starmap(_new_list, repeat(_FROZEN_LIST, len(column))))
             deque(map(_extend, lists, column), 0)
-            deque(map(_set_in_dict, dicts, repeat(key), lists), 0)
+            deque(map(setitem, dicts, repeat(key), lists), 0)
             continue
         for owner, item in zip(dicts, column, strict=True):
             if type(item) is dict or type(item) is list:
-                _set_in_dict(owner, key, _freeze(item, room, walk))
+                owner[key] = _freeze(item, room, walk)
     return True
 
 
-def _freeze_columns(dicts: list[FrozenDict], room: int, walk: _Walk) -> None:
+def _freeze_columns(dicts: list[Any], room: int, walk: _Walk,
+                    put: Callable[[Any, str, Any], object]) -> None:
     """Freeze every container the `dicts` still hold as parsed (each with `room` levels), in
-    place, lists of scalars all at once."""
+    place (`put` sets an item: `operator.setitem` for parsed dicts, `dict.__setitem__` for
+    frozen ones), lists of scalars all at once."""
     items: list[Any] = list(chain.from_iterable(map(dict.values, dicts)))
     held = list(map(_CONTAINERS.__contains__, map(type, items)))  # no Python call per item
     inner = list(compress(items, held))
@@ -273,7 +278,7 @@ def _freeze_columns(dicts: list[FrozenDict], room: int, walk: _Walk) -> None:
         walk.count += len(inner)
         lists: list[FrozenList] = list(starmap(_new_list, repeat(_FROZEN_LIST, len(inner))))
         deque(map(_extend, lists, inner), 0)
-        deque(map(_set_in_dict, owners, keys, lists), 0)
+        deque(map(put, owners, keys, lists), 0)
         return
     for owner, key, item in zip(owners, keys, inner, strict=True):
-        _set_in_dict(owner, key, _freeze(item, room, walk))
+        put(owner, key, _freeze(item, room, walk))
