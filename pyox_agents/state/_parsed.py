@@ -76,11 +76,11 @@ def freeze_parsed(value: Any, levels: int) -> JSON:
     Containers are found by their types, except in a list of dicts: there the collector's
     tracking tells the dicts of scalars apart (`_tracking_tells`), and in the others the
     containers are looked for under the first one's keys only, a guess that orjson's text of
-    the frozen value confirms (each `{` and `[` in it is one container; more are strings that
-    hold brackets) or, if it does not, a check of every item of those dicts. Floats are checked
-    only when that text holds an `e+`, which every float from 1e16 on is written with (always,
-    with an orjson before 3.11.x, which writes `1e16`). The text, written from `value` before it
-    is frozen (the same JSON), also gives the size check its bound (`note_text`).
+    the value confirms (each `{` and `[` in it is one container; more are strings that hold
+    brackets) or, if it does not, a check of every item of those dicts. Floats are checked only
+    when that text holds an `e+`, which every float from 1e16 on is written with (always, with
+    an orjson before 3.11.x, which writes `1e16`). The text, written from `value` before it is
+    frozen (the same JSON), also gives the size check its bound (`note_text`).
 
     Raises:
         Unsure: it nests deeper, or holds a float of magnitude 2**63 or more.
@@ -199,12 +199,13 @@ def _freeze_list(value: list[Any], room: int, walk: _Walk) -> FrozenList:
 
 
 def _records(value: list[Any], room: int, walk: _Walk) -> FrozenList:
-    """A list that starts with a dict, frozen in bulk `_CHUNK` items at a time: each run of
-    dicts copied at once, then the containers held by the dicts the collector tracks (the
-    others hold only scalars), a column per key of the first such dict, the guess `walk` keeps
-    for `freeze_parsed` to confirm. `value` is emptied as it goes: each run of parsed dicts is
-    dropped once copied, so the next run's copies reuse their memory while it is in the CPU's
-    cache. A run that holds anything but dicts is frozen item by item."""
+    """A list that starts with a dict, frozen in bulk `_CHUNK` items at a time: in each run of
+    dicts, the containers held by the dicts the collector tracks (the others hold only
+    scalars) are frozen into them, a column per key of the first such dict (the guess `walk`
+    keeps for `freeze_parsed` to confirm), then the run is copied at once. `value` is emptied
+    as it goes: each run of parsed dicts is dropped once copied, so the next run's copies reuse
+    their memory while it is in the CPU's cache. A run that holds anything but dicts is frozen
+    item by item."""
     frozen: FrozenList = _new_list(FrozenList)
     _extend(frozen, starmap(_new_dict, repeat(_FROZEN_DICT, len(value))))
     walk.count += 1 + len(value)
