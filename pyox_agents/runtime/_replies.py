@@ -39,6 +39,7 @@ from pyox_agents.models.base import (
     UsageChunk,
 )
 from pyox_agents.state._depth import deeper_than
+from pyox_agents.state._pieces import Pieces
 from pyox_agents.state.frozen import MAX_DEPTH, freeze, lone_surrogate
 from pyox_agents.state.history import HistoryEntry
 from pyox_agents.state.messages import Reply, ToolCall, Usage
@@ -126,11 +127,11 @@ class ReplyStream:
         self._send = send
         self._predictions = predictions or {}
         self.message_id = message_id or new_message_id()
-        self._text: list[str] = []
-        self._reasoning: list[str] = []
+        self._text = Pieces()
+        self._reasoning = Pieces()
         self._names: dict[int, str] = {}
         self._ids: dict[int, str] = {}
-        self._arguments: dict[int, list[str]] = {}
+        self._arguments: dict[int, Pieces] = {}
         self._usage = Usage()
         self._text_open = False
         self._reasoning_open = False
@@ -144,14 +145,14 @@ class ReplyStream:
                 self._text_open = True
                 self._send(TextStarted(self.message_id))
             delta = valid_text(chunk.delta)
-            self._text.append(delta)
+            self._text.add(delta)
             self._send(TextDelta(self.message_id, delta))
         elif isinstance(chunk, ReasoningChunk):
             if not self._reasoning_open:
                 self._reasoning_open = True
                 self._send(ReasoningStarted(self.message_id))
             delta = valid_text(chunk.delta)
-            self._reasoning.append(delta)
+            self._reasoning.add(delta)
             self._send(ReasoningDelta(self.message_id, delta))
         elif isinstance(chunk, ToolCallChunk):
             self._add_call(chunk)
@@ -170,13 +171,13 @@ class ReplyStream:
             self._close_call()
             self._names[index] = valid_text(chunk.name)
             self._ids[index] = chunk.id or "call_" + secrets.token_hex(12)
-            self._arguments[index] = []
+            self._arguments[index] = Pieces()
             self._open_call = index
             self._predict(self._names[index])
             self._send(ToolCallStarted(self._ids[index], self._names[index], self.message_id))
         if chunk.arguments:
             delta = valid_text(chunk.arguments)
-            self._arguments[index].append(delta)
+            self._arguments[index].add(delta)
             self._send(ToolCallArgsDelta(self._ids[index], delta))
 
     def _predict(self, name: str) -> None:
@@ -190,8 +191,8 @@ class ReplyStream:
         """Close what is open and return the whole reply."""
         self.close()
         return Reply(
-            text="".join(self._text),
-            reasoning="".join(self._reasoning),
+            text=self._text.text(),
+            reasoning=self._reasoning.text(),
             tool_calls=tuple(self._call(index) for index in sorted(self._names)),
             usage=self._usage,
         )
@@ -203,7 +204,7 @@ class ReplyStream:
         self._close_call()
 
     def _call(self, index: int) -> ToolCall:
-        text = "".join(self._arguments[index]) or "{}"
+        text = self._arguments[index].text() or "{}"
         name, call_id = self._names[index], self._ids[index]
         try:
             arguments = json.loads(text)
@@ -222,9 +223,9 @@ class ReplyStream:
     def _close_text(self) -> None:
         if self._text_open:
             self._text_open = False
-            self._send(TextEnded(self.message_id, "".join(self._text)))
+            self._send(TextEnded(self.message_id, self._text.text()))
 
     def _close_reasoning(self) -> None:
         if self._reasoning_open:
             self._reasoning_open = False
-            self._send(ReasoningEnded(self.message_id, "".join(self._reasoning)))
+            self._send(ReasoningEnded(self.message_id, self._reasoning.text()))

@@ -1,17 +1,37 @@
-"""A run as the service serves it: its events so far, kept for any number of followers."""
+"""A run as the service serves it: its events so far, kept for any number of followers.
+
+A slow stream is mostly text deltas, and a run keeps its events for the clients that connect or
+resume later. Deltas every follower has read are therefore merged as the run goes: the pieces of
+one message become a few events of up to `MERGED_CHARS` characters each, so an open run's memory
+does not grow with each token it streams (a late follower reads the same text in fewer pieces).
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pyox_agents.events import RunFinished, RunStarted, RuntimeEvent, StateChanged
+from pyox_agents.events import (
+    ReasoningDelta,
+    RunFinished,
+    RunStarted,
+    RuntimeEvent,
+    StateChanged,
+    TextDelta,
+    ToolCallArgsDelta,
+)
 from pyox_agents.runtime._wakeup import Wakeup
 from pyox_agents.service._thread_state import ThreadState
 
-__all__ = ["LiveRun"]
+__all__ = ["MERGED_CHARS", "LiveRun"]
+
+MERGED_CHARS = 1024
+"""Deltas are merged into pieces of up to this many characters (one copy of at most this much
+per merge, whatever the message's length)."""
+_MERGE_EVERY = 16
+"""Deltas merge once this many events came after the last merge: a merge per 16 tokens."""
 
 
 @dataclass
@@ -40,6 +60,10 @@ class LiveRun:
     shared: int = 0
     """How many of `events` were logged in the store for other processes (shared runs)."""
     _more: Wakeup = field(default_factory=Wakeup)
+    _read: list[list[int]] = field(default_factory=list)
+    """Where each follower is in `events` (one cell each, moved by the follower)."""
+    _merged: int = 0
+    """How many of `events` were settled by the last merge."""
 
     @property
     def run_id(self) -> str | None:
@@ -49,8 +73,26 @@ class LiveRun:
 
     def add(self, events: Sequence[RuntimeEvent]) -> None:
         """Keep `events` and wake whoever follows."""
+        if len(self.events) - self._merged >= _MERGE_EVERY:
+            self._merge_read()
         self.events.extend(events)
         self._more.notify()
+
+    def _merge_read(self) -> None:
+        """Merge the deltas since the last merge, once every follower has read them (and, for a
+        shared run, the store has logged them): each follower is at the end before and after."""
+        kept = len(self.events)
+        if any(at[0] < kept for at in self._read) or (self.run_key is not None
+                                                       and self.shared < kept):
+            return
+        start = max(self._merged - 1, 0)  # the last settled delta may take the next ones
+        merged = merge_deltas(self.events[start:])
+        self.events[start:] = merged
+        self._merged = len(self.events)
+        for at in self._read:
+            at[0] = self._merged
+        if self.run_key is not None:
+            self.shared = self._merged
 
     def end(self) -> None:
         """No more events will come."""
@@ -58,23 +100,28 @@ class LiveRun:
         self._more.notify()
 
     async def follow(self, start: int = 0) -> AsyncIterator[RuntimeEvent]:
-        """Every event from number `start` on: those kept, then the live ones until the end."""
+        """Every event from number `start` on (as `events` holds them now: read deltas merge),
+        those kept, then the live ones until the end."""
         async for batch in self.follow_batches(start):
             for event in batch:
                 yield event
 
     async def follow_batches(self, start: int = 0) -> AsyncIterator[list[RuntimeEvent]]:
         """Like `follow`, but all the events there are at once in one list (fewer writes)."""
-        index = start
-        while True:
-            if index < len(self.events):
-                batch = self.events[index:]
-                index += len(batch)
-                yield batch
-                continue
-            if self.done:
-                return
-            await self._more.wait()
+        at = [start]
+        self._read.append(at)
+        try:
+            while True:
+                if at[0] < len(self.events):
+                    batch = self.events[at[0]:]
+                    at[0] += len(batch)
+                    yield batch
+                    continue
+                if self.done:
+                    return
+                await self._more.wait()
+        finally:
+            self._read.remove(at)
 
     def last_state(self) -> Any:
         """The shared state as the latest event gave it."""
@@ -82,3 +129,43 @@ class LiveRun:
             if isinstance(event, StateChanged | RunStarted | RunFinished):
                 return event.state
         return None
+
+
+_Delta = TextDelta | ReasoningDelta | ToolCallArgsDelta
+
+
+def merge_deltas(events: Sequence[RuntimeEvent]) -> list[RuntimeEvent]:
+    """`events` with each run of consecutive deltas of one part (a message's text or reasoning,
+    a tool call's arguments) of one run merged into pieces of up to `MERGED_CHARS` characters:
+    the same text, in the same order, in fewer events."""
+    out: list[RuntimeEvent] = []
+    pieces: list[str] = []
+    size = 0
+    first: _Delta | None = None
+    for event in events:
+        if first is not None:
+            if (size < MERGED_CHARS and isinstance(event, _Delta)
+                    and _part(event) == _part(first)):
+                pieces.append(event.delta)
+                size += len(event.delta)
+                continue
+            out.append(_joined(first, pieces))
+            first = None
+        if isinstance(event, _Delta):
+            first, pieces, size = event, [event.delta], len(event.delta)
+        else:
+            out.append(event)
+    if first is not None:
+        out.append(_joined(first, pieces))
+    return out
+
+
+def _part(event: _Delta) -> tuple[type, str, str | None]:
+    """What a delta adds to: its type, its message or tool call, and its run."""
+    if isinstance(event, ToolCallArgsDelta):
+        return ToolCallArgsDelta, event.call_id, event.run_id
+    return type(event), event.message_id, event.run_id
+
+
+def _joined(first: _Delta, pieces: list[str]) -> _Delta:
+    return first if len(pieces) == 1 else replace(first, delta="".join(pieces))

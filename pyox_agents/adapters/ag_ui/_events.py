@@ -167,12 +167,12 @@ class _Translation(OpenParts):
                 if message_id not in self._parts(owner).texts:
                     yield from self._text_started(message_id, owner)
                 if delta:
-                    self._draft(message_id, "assistant", owner).text.append(delta)
+                    self._draft(message_id, "assistant", owner).text.add(delta)
                     yield TextMessageContentEvent(message_id=message_id, delta=delta,
                                                   **self._attributed(owner))
             case ToolCallArgsDelta(call_id=call_id, delta=delta, run_id=owner):
                 if call_id in self._parts(owner).calls and delta:
-                    self.drafts[self.call_message[call_id]].calls[call_id].append(delta)
+                    self.drafts[self.call_message[call_id]].calls[call_id].add(delta)
                     yield ToolCallArgsEvent(tool_call_id=call_id, delta=delta,
                                             **self._attributed(owner))
             case RunStarted():
@@ -229,7 +229,7 @@ class _Translation(OpenParts):
         message_id, delta = event.message_id, event.delta
         if not delta or not self.started or message_id not in self.parts[None].texts:
             return None
-        self._draft(message_id, "assistant", None).text.append(delta)
+        self._draft(message_id, "assistant", None).text.add(delta)
         return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
                 f'{encode_basestring(message_id)},"delta":{encode_basestring(delta)}}}')
 

@@ -14,6 +14,7 @@ from typing import Any
 import pydantic_core
 from ag_ui.core import AssistantMessage, FunctionCall, Message, ToolCall, ToolMessage
 
+from pyox_agents.state._pieces import Pieces
 from pyox_agents.state.frozen import thaw
 
 __all__ = ["MessageDraft", "as_json", "reasoning_id", "result_id", "result_text"]
@@ -55,8 +56,8 @@ class MessageDraft:
     id: str
     role: str
     subagent: str | None
-    text: list[str] = field(default_factory=list)
-    calls: dict[str, list[str]] = field(default_factory=dict)
+    text: Pieces = field(default_factory=Pieces)
+    calls: dict[str, Pieces] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
     call_id: str | None = None
     error: str | None = None
@@ -70,15 +71,15 @@ class MessageDraft:
             assert self.call_id is not None
             if self.error is not None:
                 extra["error"] = self.error
-            return ToolMessage(id=self.id, content="".join(self.text), tool_call_id=self.call_id,
+            return ToolMessage(id=self.id, content=self.text.text(), tool_call_id=self.call_id,
                                **extra)
         calls = [
             ToolCall(id=call_id, function=FunctionCall(name=self.names[call_id],
-                                                        arguments="".join(args)))
+                                                        arguments=args.text()))
             for call_id, args in self.calls.items()
         ]
         if self.text:
-            extra["content"] = "".join(self.text)
+            extra["content"] = self.text.text()
         if calls:
             extra["tool_calls"] = calls
         return AssistantMessage(id=self.id, **extra)

@@ -35,6 +35,7 @@ from pyox_agents.adapters.ag_ui._messages import (
     result_id,
     result_text,
 )
+from pyox_agents.state._pieces import Pieces
 
 __all__ = ["OpenParts", "now_ms"]
 
@@ -95,7 +96,7 @@ class OpenParts:
             return
         parts.calls.append(call_id)
         draft = self._draft(message_id, "assistant", owner)
-        draft.calls[call_id] = []
+        draft.calls[call_id] = Pieces()
         draft.names[call_id] = name
         self.call_message[call_id] = message_id
         self.call_owner[call_id] = owner
@@ -142,7 +143,7 @@ class OpenParts:
         streamed = self.drafts[self.call_message[call_id]].calls[call_id]
         if not streamed and arguments is not None:  # else the client keeps "" as the arguments
             text = json.dumps(as_json(arguments), separators=(",", ":"))
-            streamed.append(text)
+            streamed.add(text)
             yield ToolCallArgsEvent(tool_call_id=call_id, delta=text, **self._attributed(owner))
         yield ToolCallEndEvent(tool_call_id=call_id, **self._attributed(owner))
 
@@ -153,7 +154,9 @@ class OpenParts:
         content = error if error is not None else result_text(result)
         message_id = result_id(call_id)
         draft = self._draft(message_id, "tool", owner)
-        draft.call_id, draft.text, draft.error = call_id, [content], error
+        draft.call_id, draft.error = call_id, error
+        draft.text = Pieces()
+        draft.text.add(content)
         yield ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content,
                                   role="tool", **self._attributed(owner))
 

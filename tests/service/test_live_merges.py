@@ -1,0 +1,156 @@
+"""A live run merges the deltas its followers have read, so an open run's memory does not grow
+with each token it streams; every follower, early or late, still reads the same text in the
+same order as the run emitted it, with every other event exactly once and in its place."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyox_agents.events import (
+    ReasoningDelta,
+    RuntimeEvent,
+    StepStarted,
+    TextDelta,
+    ToolCallArgsDelta,
+)
+from pyox_agents.service._live import MERGED_CHARS, LiveRun, merge_deltas
+from pyox_agents.state._pieces import Pieces
+
+
+def _normalized(events: list[RuntimeEvent]) -> list[tuple[Any, ...]]:
+    """The events as a reader sees them: consecutive deltas of one part (type, message or
+    call, run) read as one text; every other event as it is."""
+    out: list[tuple[Any, ...]] = []
+    for event in events:
+        if isinstance(event, TextDelta | ReasoningDelta | ToolCallArgsDelta):
+            key = (type(event).__name__, getattr(event, "message_id", None),
+                   getattr(event, "call_id", None), event.run_id)
+            if out and out[-1][0] == "delta" and out[-1][1] == key:
+                out[-1] = ("delta", key, out[-1][2] + event.delta)
+            else:
+                out.append(("delta", key, event.delta))
+        else:
+            out.append(("event", event))
+    return out
+
+
+_deltas = st.one_of(
+    st.builds(TextDelta, st.sampled_from(["m1", "m2"]), st.text(max_size=40),
+              st.sampled_from([None, "sub"])),
+    st.builds(ReasoningDelta, st.just("m1"), st.text(max_size=40)),
+    st.builds(ToolCallArgsDelta, st.sampled_from(["c1", "c2"]), st.text(max_size=40)),
+)
+_events = st.one_of(_deltas, _deltas, _deltas, st.builds(StepStarted, st.integers(0, 3)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_events, min_size=1, max_size=4), max_size=120),
+       st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3), st.booleans()), max_size=4))
+def test_every_follower_reads_the_text_the_run_emitted(
+        batches: list[list[RuntimeEvent]], followers: list[tuple[int, int, bool]]) -> None:
+    """Followers join after any batch, read at their own pace (some fall behind, one may go
+    away): each reads the run's events from the first, with the same text, in order."""
+
+    async def main() -> tuple[list[list[RuntimeEvent]], list[RuntimeEvent]]:
+        live = LiveRun("t", "a")
+        seen: list[list[RuntimeEvent]] = [[] for _ in followers]
+        tasks: dict[int, asyncio.Task[None]] = {}
+
+        async def follow(index: int, lag: int) -> None:
+            async for batch in live.follow_batches():
+                seen[index].extend(batch)
+                for _ in range(lag):
+                    await asyncio.sleep(0)
+
+        for number, batch in enumerate(batches):
+            for index, (joins, lag, leaves) in enumerate(followers):
+                if joins == number:
+                    tasks[index] = asyncio.create_task(follow(index, lag))
+                if leaves and joins + 7 == number and index in tasks:
+                    tasks[index].cancel()
+            live.add(batch)
+            await asyncio.sleep(0)
+        for index, (joins, lag, _) in enumerate(followers):
+            if index not in tasks:  # joins after the run's last batch
+                tasks[index] = asyncio.create_task(follow(index, lag))
+        live.end()
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        left = [index for index, (joins, _, leaves) in enumerate(followers)
+                if leaves and joins + 7 < len(batches)]
+        return [events for index, events in enumerate(seen) if index not in left], live.events
+
+    emitted = [event for batch in batches for event in batch]
+    seen, kept = asyncio.run(main())
+    for events in seen:
+        assert _normalized(events) == _normalized(emitted)
+    assert _normalized(kept) == _normalized(emitted)
+
+
+def test_a_long_streamed_message_is_kept_in_few_events() -> None:
+    """2,000 tokens read as they come are kept as a few pieces of up to MERGED_CHARS
+    characters (plus the last few tokens not merged yet), not 2,000 events."""
+
+    async def main() -> LiveRun:
+        live = LiveRun("t", "a")
+        read: list[str] = []
+
+        async def follow() -> None:
+            async for event in live.follow():
+                assert isinstance(event, TextDelta)
+                read.append(event.delta)
+
+        task = asyncio.create_task(follow())
+        await asyncio.sleep(0)
+        for i in range(2000):
+            live.add([TextDelta("m", f"token{i:04d} ")])
+            await asyncio.sleep(0)
+        live.end()
+        await task
+        assert "".join(read) == "".join(f"token{i:04d} " for i in range(2000))
+        return live
+
+    live = asyncio.run(main())
+    text = "".join(f"token{i:04d} " for i in range(2000))
+    assert len(live.events) <= len(text) // MERGED_CHARS + 1 + 16
+    assert "".join(e.delta for e in live.events if isinstance(e, TextDelta)) == text
+    assert all(len(e.delta) < MERGED_CHARS + 20 for e in live.events
+               if isinstance(e, TextDelta))
+
+
+def test_a_shared_run_merges_only_what_the_store_has_logged() -> None:
+    """Events another process has not been sent yet (past `shared`) stay as they are: the log
+    must get each exactly as emitted, and `shared` keeps counting the same events."""
+    live = LiveRun("t", "a", run_key="k")
+    for i in range(40):
+        live.add([TextDelta("m", f"{i} ")])
+    assert len(live.events) == 40  # nothing logged: nothing merged
+    live.shared = len(live.events)
+    live.add([TextDelta("m", "last")])
+    assert live.shared == len(live.events) - 1  # the logged ones merged, the new one not
+    assert [e.delta for e in live.events[live.shared:]] == ["last"]  # type: ignore[attr-defined]
+    assert "".join(e.delta for e in live.events) == (  # type: ignore[attr-defined]
+        "".join(f"{i} " for i in range(40)) + "last")
+
+
+def test_deltas_of_other_parts_or_runs_are_not_merged_together() -> None:
+    events: list[RuntimeEvent] = [TextDelta("m", "a"), TextDelta("m", "b", run_id="sub"),
+                                  TextDelta("m", "c"), ReasoningDelta("m", "d"),
+                                  ToolCallArgsDelta("c", "e"), ToolCallArgsDelta("c", "f"),
+                                  StepStarted(1), TextDelta("m", "g"), TextDelta("m", "h")]
+    assert merge_deltas(events) == [TextDelta("m", "a"), TextDelta("m", "b", run_id="sub"),
+                                    TextDelta("m", "c"), ReasoningDelta("m", "d"),
+                                    ToolCallArgsDelta("c", "ef"), StepStarted(1),
+                                    TextDelta("m", "gh")]
+
+
+@given(st.lists(st.text(max_size=30), max_size=200))
+def test_pieces_give_back_the_text_added(pieces: list[str]) -> None:
+    text = Pieces()
+    for piece in pieces:
+        text.add(piece)
+    assert text.text() == "".join(pieces)
+    assert bool(text) == bool(pieces)
