@@ -4,6 +4,7 @@ run with its timeout, its state changes committed as it finishes, and its result
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Callable, Mapping
@@ -90,7 +91,7 @@ class ToolCalls:
     forwarded_props: Any
     handed_over: list[str]
     recovering: bool
-    _rerun_lock: anyio.Lock
+    _rerun_lock: asyncio.Lock
 
     if TYPE_CHECKING:
         def gate(self, call_id: str) -> Gate | None: ...

@@ -9,6 +9,7 @@ two leaves a record that says which calls may have run, so `resume` can decide a
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import inspect
 import secrets
@@ -18,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
 
-import anyio
 import anyio.to_thread
 
 from pyox_agents.runtime._records import ClosedCall, DecisionCall, Gate, InFlight, spent_plus
@@ -79,7 +79,7 @@ class Journal:
         self.fence: tuple[str, int] | None = None
         """(thread id, lease token) when the run holds a store lease: writes are fenced."""
         self._write_lock = threading.Lock()
-        self._awrite_lock = anyio.Lock()
+        self._awrite_lock = asyncio.Lock()  # its waiters' deque is made only when one waits
         self._tickets = 0  # saves asked for
         self._written = 0  # the latest save written
         self.owner: str | None = None

@@ -10,6 +10,7 @@ comes between them. A call that needs a person pauses the run at the end of its 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import logging
@@ -92,7 +93,7 @@ class Runner(ToolCalls):
         self._stream: ReplyStream | None = None
         self._step: int | None = None
         self.usage = Usage()
-        self._rerun_lock = anyio.Lock()
+        self._rerun_lock = asyncio.Lock()  # its waiters' deque is made only when one waits
         self.recovering = False
         """True when resuming a run whose process died: unfinished calls may have run."""
         if setup.planner is not None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections import deque
 from dataclasses import dataclass
 
 import pydantic
@@ -79,8 +78,9 @@ class SharedState:
         self._size: int | None = json_size_bound(self._value) if max_bytes is not None else None
         self._version = 0
         # (version, ops that made it from the one before), kept as far back as open drafts need
-        self._log: deque[tuple[int, tuple[Op, ...]]] = deque()
-        self._open: weakref.WeakSet[Draft] = weakref.WeakSet()
+        self._log: list[tuple[int, tuple[Op, ...]]] = []
+        # the writable drafts not closed yet (made at the first: most runs take none)
+        self._open: weakref.WeakSet[Draft] | None = None
         self._open_lock = threading.Lock()  # close() may come from a tool's worker thread
 
     @property
@@ -101,6 +101,8 @@ class SharedState:
         )
         if writable:
             with self._open_lock:
+                if self._open is None:
+                    self._open = weakref.WeakSet()
                 self._open.add(draft)
         return draft
 
@@ -197,11 +199,14 @@ class SharedState:
 
     def _forget(self, draft: Draft) -> None:
         with self._open_lock:
-            self._open.discard(draft)
+            if self._open is not None:
+                self._open.discard(draft)
 
     def _prune(self) -> None:
         """Drop the log entries no open draft needs."""
         with self._open_lock:
-            oldest = min((draft.base_version for draft in self._open), default=self._version)
-        while self._log and self._log[0][0] <= oldest:
-            self._log.popleft()
+            oldest = min((draft.base_version for draft in self._open or ()),
+                         default=self._version)
+        needed = next((at for at, (made, _) in enumerate(self._log) if made > oldest),
+                      len(self._log))
+        del self._log[:needed]
