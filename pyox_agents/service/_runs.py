@@ -261,13 +261,13 @@ class RunService:
 
     async def _pump(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         deadline = self.limits.run_seconds
-        keeper = None
-        if live.run_key is not None:  # the lease is kept while the process lives, events or not
-            keeper = asyncio.create_task(
-                keep_lease(self._peers, live, self.owner, self.lease_ttl), name="keep lease")
+        keeper = None  # the lease is kept while the process lives, events or not
+        if live.run_key is not None:
+            keeper = asyncio.create_task(keep_lease(self._peers, live, self.owner,
+                                                    self.lease_ttl), name="keep lease")
         try:
-            with anyio.fail_after(deadline):
-                await self._drain(live, batches)
+            async with asyncio.timeout(deadline) as limit:  # one timer, no cancel scope
+                await self._drain(live, batches, limit)
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
@@ -300,7 +300,8 @@ class RunService:
         """
         return await latest_kept(self._store, thread_id) if self.keep_state else ThreadState()
 
-    async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
+    async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]],
+                     limit: asyncio.Timeout | None = None) -> None:
         """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
         try:
             async with contextlib.aclosing(batches):  # type: ignore[type-var]
@@ -310,6 +311,8 @@ class RunService:
                         continue
                     await show(self.store, self._sharing, live, batch)
         except asyncio.CancelledError:
+            if limit is not None and limit.expired():  # `_pump` ends it with `run_timeout`
+                raise
             if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
                 final: RuntimeEvent = RunFinished(answer=None, state=live.last_state(),
                                                   outcome="cancelled")

@@ -145,4 +145,6 @@ async def test_a_run_over_the_servers_duration_limit_fails_with_run_timeout() ->
     events = [e async for e in live.follow()]
     last = events[-1]
     assert type(last).__name__ == "RunFailed" and last.error.code == "run_timeout"  # type: ignore[attr-defined]
+    ends = [e for e in events if type(e).__name__ in ("RunFinished", "RunFailed")]
+    assert ends == [last]  # one end, the timeout: not "cancelled" first
     assert service.active("t") is None
