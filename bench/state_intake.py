@@ -2,9 +2,10 @@
 
 Every AG-UI request carries the whole shared state. Before a run starts, the server reads the
 body (`read_input`: orjson parses it; the body apart from its state is checked by levels for
-depth and for floats orjson may have made of integers past 64 bits; the state is frozen in bulk,
-a list of records in one pass per step, the guess that records hold only scalars checked against
-orjson's own text of it; then pydantic's `RunAgentInput`), measures the state against
+depth and for floats orjson may have made of integers past 64 bits; orjson writes its text of
+the state, and the state is frozen in bulk, a list of dicts 1,024 at a time, the dicts of
+scalars told apart by the collector's tracking, each run of parsed dicts dropped once copied;
+then pydantic's `RunAgentInput`), measures the state against
 `ServerLimits.state_bytes` (`check_limits`: a bound from that same orjson text; `json.dumps`
 only when the bound passes the limit) and hands it to the run (`SharedState(state)`: already
 frozen, taken as it is; with an agent's `max_state_bytes`, it starts from such a bound too).
@@ -13,8 +14,9 @@ depth check, the lone-surrogate check, `freeze`), which names the path of what i
 steps are timed too, as "checked path".
 
 The state is `{"todos": [{"id", "text", "done"} x N]}` in a body with one user message (and, on
-the last lines, todos that also hold a `tags` list, frozen a column per key); the baseline is
-`json.loads` of the state's own JSON text, timed in the same loop, interleaved with each step.
+the last lines, todos that also hold a `tags` list, frozen a column per key before the copy,
+the guess checked against orjson's text); the baseline is `json.loads` of the state's own JSON
+text, timed in the same loop, interleaved with each step.
 Times are the process's CPU time (other processes on a shared machine do not count in it; the
 ratios are what is compared), medians of `--repeat` rounds with their spread (min-max around the
 median), GC disabled while timing.
