@@ -142,19 +142,21 @@ def merge_deltas(events: Sequence[RuntimeEvent]) -> list[RuntimeEvent]:
     pieces: list[str] = []
     size = 0
     first: _Delta | None = None
+    part: tuple[type, str, str | None] | None = None
     for event in events:
-        if first is not None:
-            if (size < MERGED_CHARS and isinstance(event, _Delta)
-                    and _part(event) == _part(first)):
-                pieces.append(event.delta)
-                size += len(event.delta)
-                continue
-            out.append(_joined(first, pieces))
-            first = None
-        if isinstance(event, _Delta):
-            first, pieces, size = event, [event.delta], len(event.delta)
-        else:
+        if not isinstance(event, _Delta):
+            if first is not None:
+                out.append(_joined(first, pieces))
+                first = None
             out.append(event)
+            continue
+        if first is not None and size < MERGED_CHARS and _part(event) == part:
+            pieces.append(event.delta)
+            size += len(event.delta)
+            continue
+        if first is not None:
+            out.append(_joined(first, pieces))
+        first, part, pieces, size = event, _part(event), [event.delta], len(event.delta)
     if first is not None:
         out.append(_joined(first, pieces))
     return out

@@ -32,10 +32,17 @@ class Pieces:
             recent.clear()
 
     def text(self) -> str:
-        """The whole text so far."""
-        if not self._joined:
-            return "".join(self._recent)
-        return "".join(self._joined) + "".join(self._recent)
+        """The whole text so far (kept as one string from then on: asked again, the same)."""
+        if not self._joined and len(self._recent) <= 1:
+            return self._recent[0] if self._recent else ""
+        whole = "".join(self._joined) + "".join(self._recent)
+        self._joined, self._recent = [], [whole]
+        return whole
+
+    def adopt(self, text: str) -> None:
+        """Hold `text`, the same text as all the pieces added, in their place (one string
+        shared with whoever else holds it, not a copy of its own)."""
+        self._joined, self._recent = [], [text]
 
     def __bool__(self) -> bool:
         return bool(self._joined or self._recent)

@@ -74,7 +74,7 @@ def test_every_follower_reads_the_text_the_run_emitted(
                     tasks[index].cancel()
             live.add(batch)
             await asyncio.sleep(0)
-        for index, (joins, lag, _) in enumerate(followers):
+        for index, (_, lag, _) in enumerate(followers):
             if index not in tasks:  # joins after the run's last batch
                 tasks[index] = asyncio.create_task(follow(index, lag))
         live.end()
@@ -154,3 +154,19 @@ def test_pieces_give_back_the_text_added(pieces: list[str]) -> None:
         text.add(piece)
     assert text.text() == "".join(pieces)
     assert bool(text) == bool(pieces)
+
+
+@given(st.lists(st.text(max_size=30), max_size=100), st.lists(st.text(max_size=30), max_size=40))
+def test_pieces_asked_twice_give_one_string_and_go_on(first: list[str], more: list[str]) -> None:
+    """`text()` keeps what it joined: asked again, the same string (one copy held, not two);
+    pieces added after it come after it."""
+    text = Pieces()
+    for piece in first:
+        text.add(piece)
+    whole = text.text()
+    assert text.text() is whole and whole == "".join(first)
+    for piece in more:
+        text.add(piece)
+    assert text.text() == "".join(first + more)
+    text.adopt("".join(first + more))
+    assert text.text() == "".join(first + more)

@@ -186,7 +186,10 @@ class _Translation(OpenParts):
                     yield StepFinishedEvent(step_name=name, **self._attributed(owner))
             case TextStarted(message_id=message_id, run_id=owner):
                 yield from self._text_started(message_id, owner)
-            case TextEnded(message_id=message_id, run_id=owner):
+            case TextEnded(message_id=message_id, text=text, run_id=owner):
+                draft = self.drafts.get(message_id)
+                if draft is not None and text and message_id in self._parts(owner).texts:
+                    draft.text.adopt(text)  # all its deltas: the reply's own string, no copy
                 yield from self._text_ended(message_id, owner)
             case ReasoningStarted(message_id=message_id, run_id=owner):
                 yield from self._reasoning_started(reasoning_id(message_id), owner)
