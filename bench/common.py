@@ -83,9 +83,19 @@ class _LoopStats:
             self.ticks += 1
 
     def as_dict(self) -> dict[str, Any]:
-        return {"max_late_ms": self.max_late * 1000, "ticks": self.ticks,
+        return {"max_late_ms": self.max_late * 1000, "ticks": self.ticks, "rss_mib": _rss_mib(),
                 "gc_s": self.gc_time, "gc_count": self.gc_count, "gc_max_ms": self.gc_max * 1000,
                 "gc_threshold": gc.get_threshold(), "gc_frozen": gc.get_freeze_count()}
+
+
+def _rss_mib() -> float:
+    """This process's resident memory now (VmRSS), MiB; NaN where /proc is missing."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return float("nan")
+    line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
 
 
 def instrument(app: Any) -> Any:
