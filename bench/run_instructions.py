@@ -5,8 +5,16 @@ Each measurement is a fresh process, under callgrind, that builds `common:ours_a
 `tune_gc()`), makes 3 warm-up runs, then N concurrent runs through the ASGI app in-process (no
 sockets: the HTTP server is left out, it is the same for every checkout). Instructions per run =
 (count with N runs - count with 0 runs) / N, so start-up and imports cancel out. Repeats give
-the same count to within 0.1%. Run:
+the same count to within 0.1%.
+
+`--per-token`: instructions per token of the paced streams' run instead (bench/paced_streams.py:
+a model streaming text deltas, an `asyncio.sleep(0)` before each, so that every token is its own
+batch and wake-up, as on a 20 ms pace), for each LIBRARY and for the floor (the bare Starlette
+endpoint of the paced bench) in the same way: (count with 300 tokens - count with 100) / (N x
+200), through the ASGI app in-process, so the ratio leaves out the HTTP server, which costs both
+the same per token (the real bench's ratio is therefore lower). Run:
     .venv/bin/python bench/run_instructions.py [--runs 200] [--after 50] LIBRARY [LIBRARY ...]
+    .venv/bin/python bench/run_instructions.py --per-token [--runs 20] LIBRARY [LIBRARY ...]
 where each LIBRARY is a directory holding a `pyox_agents` package (a checkout, a worktree, or
 `git archive <commit> pyox_agents | tar -x -C <dir>`); the first is the baseline.
 """
@@ -58,24 +66,33 @@ async def _one(app: Any, text: str) -> None:
         raise RuntimeError(f"a run did not finish: {b''.join(out)[-300:]!r}")
 
 
-async def _runs(count: int) -> None:
+async def _runs(count: int, target: str) -> None:
     import common
 
-    from pyox_agents.server import tune_gc
+    if target == "floor":
+        import paced_streams
 
-    app = common.ours_app()
-    tune_gc()
+        app = paced_streams.floor_app()
+    else:
+        from pyox_agents.server import tune_gc
+
+        app = common.ours_app()
+        tune_gc()
     for i in range(3):
         await _one(app, f"warm-{i}")
     await asyncio.gather(*(_one(app, f"item-{i}") for i in range(count)))
 
 
-def instructions(library: str, runs: int, after: int) -> int:
-    """Instructions callgrind counts for a process making `runs` runs on `library`."""
+def instructions(library: str, runs: int, after: int, *, tokens: int | None = None,
+                 target: str = "ours") -> int:
+    """Instructions callgrind counts for a process making `runs` runs on `library` (with
+    `tokens`: paced runs of that many tokens, of `target`, ours or the floor)."""
     env = {**os.environ, "PYTHONPATH": f"{library}{os.pathsep}{BENCH_DIR}",
            "BENCH_BEFORE": "0", "BENCH_AFTER": str(after)}
+    if tokens is not None:
+        env |= {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(tokens), "BENCH_PACE_MS": "0"}
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           sys.executable, __file__, "--child", str(runs)],
+                           sys.executable, __file__, "--child", str(runs), target],
                           env=env, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
@@ -88,10 +105,15 @@ def main() -> None:
     parser.add_argument("libraries", nargs="*", help="directories holding pyox_agents")
     parser.add_argument("--runs", type=int, default=200, help="concurrent runs to count")
     parser.add_argument("--after", type=int, default=50, help="text deltas after the tool call")
-    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--per-token", action="store_true",
+                        help="instructions per token of paced streams, beside the floor's")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        asyncio.run(_runs(args.child))
+        asyncio.run(_runs(int(args.child[0]), args.child[1]))
+        return
+    if args.per_token:
+        per_token(args.libraries, args.runs if args.runs != 200 else 20)
         return
     base = None
     for library in args.libraries:
@@ -100,6 +122,21 @@ def main() -> None:
         base = base or per_run
         print(f"{library}: {per_run / 1e6:.3f} M instructions per run ({per_run / base:.3f}x "
               f"the first)", flush=True)
+
+
+def per_token(libraries: list[str], runs: int) -> None:
+    """Print instructions per token of the paced run for the floor and each library."""
+    def count(library: str, target: str) -> float:
+        few = instructions(library, runs, 0, tokens=100, target=target)
+        many = instructions(library, runs, 0, tokens=300, target=target)
+        return (many - few) / (runs * 200)
+
+    floor = count(libraries[0], "floor")
+    print(f"floor (bare Starlette): {floor / 1e3:.1f} k instructions per token", flush=True)
+    for library in libraries:
+        ours = count(library, "ours")
+        print(f"{library}: {ours / 1e3:.1f} k instructions per token ({ours / floor:.2f}x the "
+              "floor's, the HTTP server left out)", flush=True)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from pyox_agents.events import (
     RuntimeEvent,
     StateChanged,
     TextDelta,
+    TextEnded,
+    TextStarted,
     ToolCallArgsDelta,
 )
 from pyox_agents.runtime._wakeup import Wakeup
@@ -122,6 +124,22 @@ class LiveRun:
                 await self._more.wait()
         finally:
             self._read.remove(at)
+
+    def open_texts(self) -> list[TextEnded]:
+        """A `TextEnded` for each text the run started and has not ended, with all its text: what
+        the run's end must close when the service ends a run the runtime did not (a cancel, the
+        server's time limit), as every run closes what it opened before its end."""
+        texts: dict[tuple[str, str | None], list[str]] = {}
+        open_now: dict[tuple[str, str | None], None] = {}
+        for event in self.events:
+            if type(event) is TextDelta:
+                texts.setdefault((event.message_id, event.run_id), []).append(event.delta)
+            elif type(event) is TextStarted:
+                open_now[event.message_id, event.run_id] = None
+            elif type(event) is TextEnded:
+                open_now.pop((event.message_id, event.run_id), None)
+        return [TextEnded(message_id, "".join(texts.get((message_id, run_id), ())), run_id=run_id)
+                for message_id, run_id in open_now]
 
     def last_state(self) -> Any:
         """The shared state as the latest event gave it."""

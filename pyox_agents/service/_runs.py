@@ -271,7 +271,7 @@ class RunService:
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
-            await self._finish(live, [failed])
+            await self._finish(live, [*live.open_texts(), failed])
         finally:
             if keeper is not None:
                 keeper.cancel()
@@ -318,7 +318,7 @@ class RunService:
                                                   outcome="cancelled")
                 if live.shutdown:
                     final = RunFailed(SHUTDOWN)
-                await self._finish(live, [final])
+                await self._finish(live, [*live.open_texts(), final])
             raise
 
     async def _open(

@@ -166,8 +166,7 @@ class _Translation(OpenParts):
             case TextDelta(message_id=message_id, delta=delta, run_id=owner):
                 if message_id not in self._parts(owner).texts:
                     yield from self._text_started(message_id, owner)
-                if delta:
-                    self._draft(message_id, "assistant", owner).text.add(delta)
+                if delta:  # the draft takes the whole text from `TextEnded`: no copy of it
                     yield TextMessageContentEvent(message_id=message_id, delta=delta,
                                                   **self._attributed(owner))
             case ToolCallArgsDelta(call_id=call_id, delta=delta, run_id=owner):
@@ -189,7 +188,7 @@ class _Translation(OpenParts):
             case TextEnded(message_id=message_id, text=text, run_id=owner):
                 draft = self.drafts.get(message_id)
                 if draft is not None and text and message_id in self._parts(owner).texts:
-                    draft.text.adopt(text)  # all its deltas: the reply's own string, no copy
+                    draft.text.adopt(text)  # all its deltas: the reply's own string
                 yield from self._text_ended(message_id, owner)
             case ReasoningStarted(message_id=message_id, run_id=owner):
                 yield from self._reasoning_started(reasoning_id(message_id), owner)
@@ -232,7 +231,6 @@ class _Translation(OpenParts):
         message_id, delta = event.message_id, event.delta
         if not delta or not self.started or message_id not in self.parts[None].texts:
             return None
-        self._draft(message_id, "assistant", None).text.add(delta)
         return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
                 f'{encode_basestring(message_id)},"delta":{encode_basestring(delta)}}}')
 

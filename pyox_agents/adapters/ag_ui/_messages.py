@@ -57,6 +57,8 @@ class MessageDraft:
     role: str
     subagent: str | None
     text: Pieces = field(default_factory=Pieces)
+    """An assistant message's whole text, taken from its `TextEnded` (every run ends its texts
+    before its end; the deltas are not copied as they stream); a tool result's content."""
     calls: dict[str, Pieces] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
     call_id: str | None = None
