@@ -38,7 +38,7 @@ from pyox_agents.service._faults import (
 )
 from pyox_agents.service._follow import follow_remote
 from pyox_agents.service._limits import ServerLimits, check_limits
-from pyox_agents.service._live import LiveRun
+from pyox_agents.service._live import LiveRun, merge_deltas
 from pyox_agents.service._open import (
     chosen_decision,
     edit_paused,
@@ -302,10 +302,16 @@ class RunService:
 
     async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]],
                      limit: asyncio.Timeout | None = None) -> None:
-        """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
+        """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled".
+
+        A shared run's batch has its deltas merged first (`merge_deltas`: the same text in
+        fewer events): the store writes each event it logs on its own, and what the run emitted
+        while the last batch was being logged comes in one batch."""
         try:
             async with contextlib.aclosing(batches):  # type: ignore[type-var]
                 async for batch in batches:
+                    if live.run_key is not None:  # the store logs each event on its own:
+                        batch = merge_deltas(batch)  # a part's deltas that came together, as one
                     if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
                         await self._finish(live, batch)
                         continue

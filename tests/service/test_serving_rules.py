@@ -171,3 +171,38 @@ async def test_a_refusal_that_names_a_lone_surrogate_key_is_answered_not_a_500(
                                     headers={"content-type": "application/json"})
     assert refused.status_code == 400, refused.text
     assert "nests deeper than" in refused.text and "\\udcff" in refused.text
+
+
+class _QuickModel:
+    """Streams 300 short tokens at once, as a fast model's chunks arrive together."""
+
+    name = "quick"
+
+    async def stream(self, request: Any) -> Any:
+        from pyox_agents.models.base import TextChunk
+
+        for i in range(300):
+            yield TextChunk(f"t{i} ")
+
+
+async def test_a_shared_runs_log_takes_the_deltas_that_come_together_as_one(
+    redis_server: str,  # noqa: F811
+) -> None:
+    """The store logs each event of a shared run on its own (a write each), so deltas of one
+    part that reach the log in one batch are merged first: a follower on another process
+    reads the same text, in order, in a few events rather than one per token, and the runner's
+    own followers read the same events as the log holds."""
+    prefix = f"merge-{uuid.uuid4().hex[:8]}:"
+    store = RedisStore(redis_server, prefix=prefix)
+    service = RunService(store, owner="a", lease_ttl=30)
+    live = await service.start(Agent(_QuickModel()),
+                               RunRequest("t-quick", messages=(Message.user("go"),), state={}))
+    assert live.task is not None and live.run_key is not None
+    await asyncio.wait([live.task])
+    logged = [json.loads(text) for _, text in await store.aread_events(live.run_key)]
+    deltas = [event for event in logged if event["type"] == "TextDelta"]
+    assert "".join(event["delta"] for event in deltas) == "".join(f"t{i} " for i in range(300))
+    assert len(deltas) <= 10, f"{len(deltas)} deltas logged for 300 tokens"
+    assert len(logged) == len(live.events)  # the same events the runner's followers read
+    await service.close()
+    await store.aclose()
