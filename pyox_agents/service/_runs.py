@@ -14,7 +14,6 @@ import collections
 import contextlib
 import functools
 import json
-import logging
 import os
 import secrets
 import socket
@@ -302,16 +301,12 @@ class RunService:
 
     async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]],
                      limit: asyncio.Timeout | None = None) -> None:
-        """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled".
-
-        A shared run's batch has its deltas merged first (`merge_deltas`: the same text in
-        fewer events): the store writes each event it logs on its own, and what the run emitted
-        while the last batch was being logged comes in one batch."""
+        """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
         try:
             async with contextlib.aclosing(batches):  # type: ignore[type-var]
                 async for batch in batches:
-                    if live.run_key is not None:  # the store logs each event on its own:
-                        batch = merge_deltas(batch)  # a part's deltas that came together, as one
+                    if live.run_key is not None:  # the store writes each logged event alone:
+                        batch = merge_deltas(batch)  # the deltas that came together go as one
                     if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
                         await self._finish(live, batch)
                         continue
@@ -395,8 +390,6 @@ class RunService:
         if edited is not None:
             await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
 
-
-_log = logging.getLogger(__name__)
 
 _OWNERS_KEPT = 10_000
 """How many owners of the latest threads started a service remembers (a cache: the store
