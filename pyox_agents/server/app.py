@@ -39,7 +39,7 @@ from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect
 from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
 from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._refusals import handled, text_error
-from pyox_agents.server.sse import EventStreamResponse
+from pyox_agents.server.sse import Chunks, EventStreamResponse
 from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits, thread_view
 from pyox_agents.stores.base import Store
 
@@ -129,7 +129,7 @@ class _Server:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def sse(self, frames: AsyncGenerator[bytes, None], live: LiveRun | None,
+    def sse(self, frames: Chunks, live: LiveRun | None,
             extra: Mapping[str, str] = {}) -> EventStreamResponse:
         """Stream pre-framed SSE bytes (one chunk per batch of events) with keep-alive comments;
         mind disconnects (`on_disconnect="cancel"`: a stream that ends before its run stops it).

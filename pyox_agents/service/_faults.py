@@ -176,7 +176,7 @@ async def refuse_unsaved(live: LiveRun) -> None:
     """Wait for the run's first event (its start, once saved); if the store was unavailable
     for that first save, raise `StoreUnavailable`: nothing of the run exists, so the request
     is refused (503, `Retry-After`) rather than answered with a stream of one error."""
-    async with contextlib.aclosing(live.follow_batches()) as batches:  # type: ignore[type-var]
+    async with contextlib.aclosing(live.follow_batches()) as batches:
         first = (await anext(batches, [None]))[0]
     if isinstance(first, RunFailed) and first.error.code == "store_unavailable":
         raise StoreUnavailable(first.error.message)

@@ -4,12 +4,16 @@ A slow stream is mostly text deltas, and a run keeps its events for the clients 
 resume later. Deltas every follower has read are therefore merged as the run goes: the pieces of
 one message become a few events of up to `MERGED_CHARS` characters each, so an open run's memory
 does not grow with each token it streams (a late follower reads the same text in fewer pieces).
+
+A follower (`Following`) takes batches at once: one that waits with every event read, and has set
+its `at_once`, is handed each new batch in the task that adds it (the run's), without a wake-up
+(the protocol adapters' `AtOnce`, which a server writes through).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,10 +28,9 @@ from pyox_agents.events import (
     TextStarted,
     ToolCallArgsDelta,
 )
-from pyox_agents.runtime._wakeup import Wakeup
 from pyox_agents.service._thread_state import ThreadState
 
-__all__ = ["MERGED_CHARS", "LiveRun"]
+__all__ = ["MERGED_CHARS", "Following", "LiveRun"]
 
 MERGED_CHARS = 1024
 """Deltas are merged into pieces of up to this many characters (one copy of at most this much
@@ -61,9 +64,8 @@ class LiveRun:
     """The server shuts down: the run stops at its next step boundary, left for recovery."""
     shared: int = 0
     """How many of `events` were logged in the store for other processes (shared runs)."""
-    _more: Wakeup = field(default_factory=Wakeup)
-    _read: list[list[int]] = field(default_factory=list)
-    """Where each follower is in `events` (one cell each, moved by the follower)."""
+    _read: list[Following] = field(default_factory=list)
+    """The followers reading `events` now, each at its place in them."""
     _merged: int = 0
     """How many of `events` were settled by the last merge."""
 
@@ -78,28 +80,30 @@ class LiveRun:
         if len(self.events) - self._merged >= _MERGE_EVERY:
             self._merge_read()
         self.events.extend(events)
-        self._more.notify()
+        for follower in self._read[:]:  # a copy: a follower handed the batch may stop
+            follower.wake(events)
 
     def _merge_read(self) -> None:
         """Merge the deltas since the last merge, once every follower has read them (and, for a
         shared run, the store has logged them): each follower is at the end before and after."""
         kept = len(self.events)
-        if any(at[0] < kept for at in self._read) or (self.run_key is not None
-                                                       and self.shared < kept):
+        if any(follower.at < kept for follower in self._read) or (self.run_key is not None
+                                                                  and self.shared < kept):
             return
         start = max(self._merged - 1, 0)  # the last settled delta may take the next ones
         merged = merge_deltas(self.events[start:])
         self.events[start:] = merged
         self._merged = len(self.events)
-        for at in self._read:
-            at[0] = self._merged
+        for follower in self._read:
+            follower.at = self._merged
         if self.run_key is not None:
             self.shared = self._merged
 
     def end(self) -> None:
         """No more events will come."""
         self.done = True
-        self._more.notify()
+        for follower in self._read[:]:
+            follower.wake(())
 
     async def follow(self, start: int = 0) -> AsyncIterator[RuntimeEvent]:
         """Every event from number `start` on (as `events` holds them now: read deltas merge),
@@ -108,22 +112,9 @@ class LiveRun:
             for event in batch:
                 yield event
 
-    async def follow_batches(self, start: int = 0) -> AsyncIterator[list[RuntimeEvent]]:
+    def follow_batches(self, start: int = 0) -> Following:
         """Like `follow`, but all the events there are at once in one list (fewer writes)."""
-        at = [start]
-        self._read.append(at)
-        try:
-            while True:
-                if at[0] < len(self.events):
-                    batch = self.events[at[0]:]
-                    at[0] += len(batch)
-                    yield batch
-                    continue
-                if self.done:
-                    return
-                await self._more.wait()
-        finally:
-            self._read.remove(at)
+        return Following(self, start)
 
     def open_texts(self) -> list[TextEnded]:
         """A `TextEnded` for each text the run started and has not ended, with all its text: what
@@ -147,6 +138,77 @@ class LiveRun:
             if isinstance(event, StateChanged | RunStarted | RunFinished):
                 return event.state
         return None
+
+
+class Following:
+    """One follower's read of a live run's events (`LiveRun.follow_batches`): each time, every
+    event there is from its place on, in one list, until the run's end. Closing it (or dropping
+    it) lets the run merge the deltas it has not read.
+
+    `at_once`, when its reader sets it, takes each new batch in the task that adds it, while the
+    reader waits with everything before read (the adapters' `AtOnce` protocol)."""
+
+    __slots__ = ("_live", "_waiter", "at", "at_once")
+
+    def __init__(self, live: LiveRun, start: int) -> None:
+        self._live: LiveRun | None = live
+        self.at = start
+        """Where the follower is in the run's events."""
+        self.at_once: Callable[[list[RuntimeEvent]], None] | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        live._read.append(self)
+
+    def __aiter__(self) -> Following:
+        return self
+
+    async def __anext__(self) -> list[RuntimeEvent]:
+        while True:
+            live = self._live
+            if live is None:
+                raise StopAsyncIteration
+            if self.at < len(live.events):
+                batch = live.events[self.at:]
+                self.at += len(batch)
+                return batch
+            if live.done:
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+    def wake(self, batch: Sequence[RuntimeEvent]) -> None:
+        """The run added `batch` (or ended, with an empty one): hand it over at once when the
+        follower waits with all before it read, else wake the follower if it waits."""
+        waiter = self._waiter
+        if waiter is None:
+            return
+        live = self._live
+        if batch and self.at_once is not None and live is not None \
+                and self.at + len(batch) == len(live.events):
+            self.at = len(live.events)
+            self.at_once(batch if type(batch) is list else list(batch))
+            return
+        self._waiter = None
+        if not waiter.done():  # a follower cancelled meanwhile has its future cancelled
+            waiter.set_result(None)
+
+    async def aclose(self) -> None:
+        """Stop following: the run no longer keeps its unmerged deltas for this follower."""
+        self.close()
+
+    def close(self) -> None:
+        """`aclose`, at once."""
+        live, self._live = self._live, None
+        self.at_once = None
+        if live is not None:
+            live._read.remove(self)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def __del__(self) -> None:
+        self.close()
 
 
 _Delta = TextDelta | ReasoningDelta | ToolCallArgsDelta

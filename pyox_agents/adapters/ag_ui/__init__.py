@@ -10,11 +10,10 @@ from pyox_agents.adapters.ag_ui._events import (
     declares_1_0,
     interrupt_reason,
     result_id,
-    translate,
-    translate_batches,
 )
 from pyox_agents.adapters.ag_ui._parts import content_parts, upgrade_binary_parts
 from pyox_agents.adapters.ag_ui._request import check_schema, read_input, request_from_input
+from pyox_agents.adapters.ag_ui._translated import translate, translate_batches
 
 __all__ = [
     "APPROVAL_SCHEMA",

@@ -31,9 +31,9 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from pyox_agents.adapters.ag_ui._events import translate_batches
 from pyox_agents.adapters.ag_ui._messages import result_text
 from pyox_agents.adapters.ag_ui._parts import content_parts
+from pyox_agents.adapters.ag_ui._translated import translate_batches
 from pyox_agents.events import (
     ApprovalRequested,
     RunFinished,

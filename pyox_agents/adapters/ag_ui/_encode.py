@@ -30,14 +30,14 @@ RUN_FINISHED for a cancelled run: its strict schemas refuse those 1.0-only field
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from enum import Enum
 from json.encoder import encode_basestring
 
 from ag_ui._generated.models import GeneratedBaseModel
 from ag_ui.core import BaseEvent, RunAgentInput, TextMessageContentEvent, ToolCallArgsEvent
 
-from pyox_agents.adapters.ag_ui._events import translated
+from pyox_agents.adapters.ag_ui._translated import Translated, translated
 from pyox_agents.events import RuntimeEvent
 
 __all__ = ["MEDIA_TYPE", "encode", "encode_event", "frame_batches"]
@@ -169,10 +169,12 @@ async def encode(events: AsyncIterable[BaseEvent]) -> AsyncIterator[bytes]:
 
 
 def frame_batches(run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
-                  restore: bool = False) -> AsyncGenerator[bytes, None]:
+                  restore: bool = False) -> Translated[str, bytes]:
     """`translate_batches` as a server writes it: each batch's AG-UI events as SSE frames, in
     one chunk. The same bytes as encoding `translate_batches`' events, with less per event: a
-    text delta (most of a stream) goes from the runtime event to its JSON, no event object."""
+    text delta (most of a stream) goes from the runtime event to its JSON, no event object.
+    `AtOnce` when `batches` is (a live run's follower): a server can write each batch's frames
+    in the run's own task while it waits for them."""
     return translated(run_input, batches, encode_event, _frames, restore=restore, delta=_json)
 
 

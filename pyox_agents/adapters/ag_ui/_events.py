@@ -11,18 +11,12 @@ precedes `RUN_FINISHED`: the client merges that snapshot by id, so its ids are t
 
 from __future__ import annotations
 
-import logging
 from collections.abc import (
-    AsyncGenerator,
-    AsyncIterable,
-    AsyncIterator,
-    Callable,
     Iterator,
     Mapping,
-    Sequence,
 )
 from json.encoder import encode_basestring
-from typing import Any, TypeVar
+from typing import Any
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
@@ -46,7 +40,6 @@ from ag_ui.core import (
     ToolCallArgsEvent,
 )
 
-from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE, public_message
 from pyox_agents.adapters.ag_ui._messages import (
     as_json,
@@ -88,19 +81,14 @@ from pyox_agents.state.run import AgentError, ApprovalRequest
 __all__ = [
     "APPROVAL_SCHEMA",
     "INTERNAL_ERROR_MESSAGE",
+    "Translation",
     "declares_1_0",
     "interrupt_reason",
     "reasoning_id",
     "result_id",
     "step_name",
-    "translate",
-    "translated",
 ]
 
-_log = logging.getLogger(__name__)
-
-T = TypeVar("T")
-U = TypeVar("U")
 
 APPROVAL_SCHEMA: Mapping[str, Any] = {
     "type": "object",
@@ -136,7 +124,7 @@ def step_name(index: int) -> str:
     return f"step-{index}"
 
 
-class _Translation(OpenParts):
+class Translation(OpenParts):
     """The state of one stream's translation: what is open, and this run's messages."""
 
     def __init__(self, run_input: RunAgentInput, *, restore: bool = False) -> None:
@@ -309,79 +297,3 @@ class _Translation(OpenParts):
         mine = {message_id: draft.to_message() for message_id, draft in self.drafts.items()}
         messages = [mine.pop(m.id, m) for m in self.input.messages]
         return [*messages, *mine.values()]
-
-
-async def translate(
-    run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent]
-) -> AsyncIterator[BaseEvent]:
-    """The AG-UI events of one run, from its runtime events.
-
-    The stream opens with `RUN_STARTED{threadId, runId (the client's), parentRunId (the
-    client's, if it sent one), protocolVersion "1.0"}`
-    and a `STATE_SNAPSHOT` of the state the run starts from, and ends with exactly one of
-    `RUN_FINISHED` (after a `MESSAGES_SNAPSHOT`) and `RUN_ERROR`, with everything it opened
-    closed before. Every event carries a `timestamp` in milliseconds. The 1.0-only fields
-    (`protocolVersion`, `pendingToolCallIds`, the cancelled outcome) go only to a client whose
-    `run_input` declares `protocolVersion` 1.0 or later (`declares_1_0`).
-    """
-    async for event in flattened(translate_batches(run_input, one_each(events))):
-        yield event
-
-
-async def translate_batches(
-    run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
-    restore: bool = False,
-) -> AsyncIterator[list[BaseEvent]]:
-    """`translate`, a batch at a time: the AG-UI events of each batch of runtime events.
-
-    A server writes each batch in one go; the events and their order are `translate`'s.
-    `restore` (a connect): a `MESSAGES_SNAPSHOT` of `run_input.messages` follows `RUN_STARTED`;
-    so it does for a resume, whose results answer calls an earlier run of the thread made.
-    """
-    async for out in translated(run_input, batches, _stamped, _as_list, restore=restore):
-        yield out
-
-
-async def translated(
-    run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
-    write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool = False,
-    delta: Callable[[str], T] | None = None,
-) -> AsyncGenerator[U, None]:
-    """`translate_batches`, each AG-UI event stamped and passed to `write`, each batch's
-    written events to `whole`: what the batch is yielded as (a list, SSE bytes...).
-
-    `delta`, when given, writes the JSON of a text delta of the stream's own run into a
-    message already open (most of a stream) straight from the runtime event, without an event
-    object: `write` of the same `TEXT_MESSAGE_CONTENT` must give what `delta` gives of its JSON.
-    """
-    translation = _Translation(run_input, restore=restore)
-    try:
-        async for batch in batches:
-            out: list[T] = []
-            for event in batch:
-                if delta is not None and (text := translation.delta_json(event)) is not None:
-                    out.append(delta(text))
-                    continue
-                out.extend(write(_stamped(e)) for e in translation.on(event))
-            if out:
-                yield whole(out)
-            if translation.ended:
-                return
-    except Exception:
-        _log.exception("reading the events of run %s (thread %s) failed",
-                       run_input.run_id, run_input.thread_id)
-        yield whole([write(_stamped(e)) for e in translation.broken()])
-        return
-    rest = [write(_stamped(e)) for e in translation.incomplete()]
-    if rest:
-        yield whole(rest)
-
-
-def _as_list(events: list[BaseEvent]) -> list[BaseEvent]:
-    return events
-
-
-def _stamped(event: BaseEvent) -> BaseEvent:
-    if event.timestamp is None:
-        event.timestamp = now_ms()
-    return event
