@@ -15,12 +15,14 @@ A live run's follower (the service's `Following`) is one, and so is the translat
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Protocol, TypeVar
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Generic, Protocol, TypeVar, cast
 
-__all__ = ["AtOnce"]
+__all__ = ["AtOnce", "Translating"]
 
 T = TypeVar("T")
+B = TypeVar("B")
+U = TypeVar("U")
 
 
 class AtOnce(Protocol[T]):
@@ -37,3 +39,89 @@ class AtOnce(Protocol[T]):
     async def __anext__(self) -> T:
         """The next item, waiting for it."""
         ...
+
+
+class Translating(Generic[B, U]):
+    """An async iterator of the translation of each item `source` gives (`_translated`; an item
+    that gives nothing is skipped), then of its end (`_last`). `AtOnce` when `source` is: a
+    reader that sets `at_once` gets each item's translation in the task that gives the item,
+    while it waits with all before read. A translation or a read that raises ends the stream
+    with what `_failed` gives, in the reader's task or the producer's alike (never raised into
+    the producer). The protocols' frame streams are ones."""
+
+    def __init__(self, source: AsyncIterable[B]) -> None:
+        self._source = cast(AtOnce[B], source) if hasattr(source, "at_once") else None
+        self._read = source.__aiter__()
+        self._over = False
+        """The stream has ended: its last translation is made."""
+        self._at_once: Callable[[U], None] | None = None
+
+    @property
+    def at_once(self) -> Callable[[U], None] | None:
+        """Takes each translation at once (`AtOnce`); None: the reader reads it."""
+        return self._at_once
+
+    @at_once.setter
+    def at_once(self, take: Callable[[U], None] | None) -> None:
+        self._at_once = take
+        if self._source is not None:
+            self._source.at_once = None if take is None else self._take
+
+    def __aiter__(self) -> Translating[B, U]:
+        return self
+
+    async def __anext__(self) -> U:
+        while not self._over:
+            try:
+                item = await anext(self._read)
+            except StopAsyncIteration:
+                if self._over:  # the end was translated at once meanwhile
+                    break
+                self._over = True
+                last = self._last()
+                if last is None:
+                    break
+                return last
+            except Exception as exc:
+                if self._over:
+                    break
+                return self._end_failed(exc)
+            out = self._one(item)
+            if out is not None:
+                return out
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        """End the stream here (its source is left as it is)."""
+        self._over = True
+        self.at_once = None
+
+    def _take(self, item: B) -> None:
+        out = self._one(item)
+        take = self._at_once
+        if out is not None and take is not None:
+            take(out)
+
+    def _one(self, item: B) -> U | None:
+        if self._over:
+            return None
+        try:
+            return self._translated(item)
+        except Exception as exc:
+            return self._end_failed(exc)
+
+    def _end_failed(self, exc: Exception) -> U:
+        self._over = True
+        return self._failed(exc)
+
+    def _translated(self, item: B) -> U | None:
+        """What `item` gives (None: nothing); sets `_over` once the stream has ended."""
+        raise NotImplementedError
+
+    def _last(self) -> U | None:
+        """What the source's end gives, unless the stream ended before it."""
+        return None
+
+    def _failed(self, exc: Exception) -> U:
+        """What the stream ends with when reading `item`s or translating one raised `exc`."""
+        raise NotImplementedError

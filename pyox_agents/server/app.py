@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -145,11 +145,6 @@ class _Server:
         return EventStreamResponse(frames, headers={**SSE_HEADERS, **extra},
                                    keepalive=self.keepalive, send_timeout=self.send_timeout,
                                    on_close=on_close)
-
-
-def _frame(texts: list[str]) -> bytes:
-    """SSE `data:` frames for JSON texts, as one write."""
-    return "".join(f"data: {text}\n\n" for text in texts).encode()
 
 
 async def _batches(events: AsyncIterator[Any]) -> AsyncIterator[list[Any]]:
@@ -315,15 +310,9 @@ def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int,
 
 def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any, version: int,
                    live: LiveRun | None, agent: Agent) -> Response:
-    chunks = ai_sdk.translate_batches(chat, batches, sdk_version=version,
-                                      state_snapshots=agent.state_snapshots)
-
-    async def frames() -> AsyncGenerator[bytes, None]:
-        async for batch in chunks:
-            yield _frame([ai_sdk.encode_chunk(chunk) for chunk in batch])
-        yield _frame([ai_sdk.DONE])
-
-    return server.sse(frames(), live, {"x-vercel-ai-ui-message-stream": "v1"})
+    frames = ai_sdk.frame_batches(chat, batches, sdk_version=version,
+                                  state_snapshots=agent.state_snapshots)
+    return server.sse(frames, live, {"x-vercel-ai-ui-message-stream": "v1"})
 
 
 async def _ai_sdk_stop(server: _Server, request: Request) -> Response:

@@ -3,7 +3,7 @@
 cannot be: the client gets the same stream either way, each frame once, in order, and a write
 the transport makes wait holds back every later one until it is done. The ASGI `send` here is
 the server's side of the response, the one part a test has to play: it takes each chunk at once,
-after a few turns of the loop (a paused transport), or fails."""
+after a few turns of the loop (a paused transport), or fails. The same for the AI SDK's frames."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyox_agents import Agent
+from pyox_agents.adapters import ai_sdk
 from pyox_agents.adapters.ag_ui import frame_batches
-from pyox_agents.events import RunFinished
+from pyox_agents.adapters.ai_sdk import Chat
+from pyox_agents.events import RunFinished, RunStarted, RuntimeEvent
 from pyox_agents.models.base import TextChunk
 from pyox_agents.server.sse import EventStreamResponse
 from pyox_agents.service import RunRequest, RunService
@@ -161,5 +163,52 @@ def test_a_write_that_fails_in_the_runs_task_fails_the_response_not_the_run(
         await asyncio.wait_for(asyncio.shield(live.task), 10)  # the run goes on to its end
         assert isinstance(live.events[-1], RunFinished)
         assert live.events[-1].outcome != "cancelled"
+
+    asyncio.run(main())
+
+
+def _ai_sdk_chunks(client: _Client) -> list[Any]:
+    text = b"".join(client.body)
+    return [frame[len(b"data: "):].decode() for frame in text.split(b"\n\n") if frame]
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_ai_sdk_frames_are_written_from_the_runs_task_once_and_in_order(held: bool) -> None:
+    async def main() -> None:
+        service = RunService()
+        request = RunRequest("c1", messages=(Message(role="user", content="go"),), state={})
+        live = await service.start(Agent(_PacedModel([2] * 40)), request)
+        client = _Client(slow={index: 5 for index in range(5, 40, 7)} if held else None)
+        response = EventStreamResponse(ai_sdk.frame_batches(Chat(id="c1"),
+                                                            live.follow_batches()))
+        writer = asyncio.create_task(response({"type": "http", "method": "POST"},  # type: ignore[arg-type]
+                                              client.receive, client.send))
+        await asyncio.wait_for(writer, 10)
+        frames = _ai_sdk_chunks(client)
+        assert frames[-1] == "[DONE]" and client.ended and not client.overlapped
+        chunks = [json.loads(frame) for frame in frames[:-1]]
+        assert chunks[-1]["type"] == "finish"
+        deltas = [c["delta"] for c in chunks if c["type"] == "text-delta"]
+        assert "".join(deltas) == "".join(f"t{i} " for i in range(40))
+        if not held:  # all but the start and the end: in the run's task
+            assert len(client.tasks) > 40 and sum(task is writer for task in client.tasks) <= 3
+
+    asyncio.run(main())
+
+
+def test_an_ai_sdk_stream_whose_events_cannot_be_read_ends_as_a_failed_run() -> None:
+    async def broken() -> AsyncIterator[list[RuntimeEvent]]:
+        yield [RunStarted("r1", "c1", {})]
+        raise RuntimeError("the store went away")
+
+    async def main() -> None:
+        client = _Client()
+        response = EventStreamResponse(ai_sdk.frame_batches(Chat(id="c1"), broken()))
+        await response({"type": "http", "method": "POST"},  # type: ignore[arg-type]
+                       client.receive, client.send)
+        frames = _ai_sdk_chunks(client)
+        assert frames[-1] == "[DONE]"
+        ends = [json.loads(frame)["type"] for frame in frames[-3:-1]]
+        assert ends == ["error", "finish"]
 
     asyncio.run(main())

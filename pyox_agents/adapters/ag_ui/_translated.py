@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
-from typing import Generic, TypeVar, cast
+from typing import Generic, TypeVar
 
 from ag_ui.core import BaseEvent, RunAgentInput
 
-from pyox_agents.adapters._at_once import AtOnce
+from pyox_agents.adapters._at_once import Translating
 from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters.ag_ui._events import Translation
 from pyox_agents.adapters.ag_ui._open import now_ms
@@ -71,9 +71,10 @@ def translated(
     return Translated(run_input, batches, write, whole, restore=restore, delta=delta)
 
 
-class Translated(Generic[T, U]):
+class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
     """The stream `translated` gives: an async iterator of each batch's translation, ending
-    after the run's terminal event. It is `AtOnce` when `batches` is: a reader that sets
+    after the run's terminal event (`RUN_ERROR` if the runtime's stream ends before it, or if
+    reading or translating it raises). `AtOnce` when `batches` is: a reader that sets
     `at_once` is handed each batch's translation in the task that adds the batch (the run's),
     while it waits with all before read."""
 
@@ -82,85 +83,31 @@ class Translated(Generic[T, U]):
         write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool,
         delta: Callable[[str], T] | None,
     ) -> None:
+        super().__init__(batches)
         self._translation = Translation(run_input, restore=restore)
-        self._source = cast(AtOnce[Sequence[RuntimeEvent]], batches) if hasattr(
-            batches, "at_once") else None  # `AtOnce` (isinstance of a runtime protocol is slow)
-        self._read = batches.__aiter__()
         self._write = write
         self._whole = whole
         self._delta = delta
-        self._over = False
-        """The stream has ended (its terminal event, or a failure's end, translated)."""
-        self._at_once: Callable[[U], None] | None = None
-
-    @property
-    def at_once(self) -> Callable[[U], None] | None:
-        """Takes each batch's translation at once (see `AtOnce`); None: read it."""
-        return self._at_once
-
-    @at_once.setter
-    def at_once(self, take: Callable[[U], None] | None) -> None:
-        self._at_once = take
-        if self._source is not None:
-            self._source.at_once = None if take is None else self._take
-
-    def __aiter__(self) -> Translated[T, U]:
-        return self
-
-    async def __anext__(self) -> U:
-        while not self._over:
-            try:
-                batch = await anext(self._read)
-            except StopAsyncIteration:
-                if self._over:  # its end was written at once meanwhile
-                    break
-                self._over = True
-                rest = [self._write(_stamped(e)) for e in self._translation.incomplete()]
-                if rest:
-                    return self._whole(rest)
-                break
-            except Exception:
-                if self._over:
-                    break
-                return self._broken()
-            out = self._translated(batch)
-            if out is not None:
-                return out
-        raise StopAsyncIteration
-
-    async def aclose(self) -> None:
-        """End the stream here (what it reads is left as it is)."""
-        self._over = True
-        self.at_once = None
-
-    def _take(self, batch: Sequence[RuntimeEvent]) -> None:
-        out = self._translated(batch)
-        take = self._at_once
-        if out is not None and take is not None:
-            take(out)
 
     def _translated(self, batch: Sequence[RuntimeEvent]) -> U | None:
-        """`batch` translated; None when it gives no event."""
-        if self._over:
-            return None
         translation, write, delta = self._translation, self._write, self._delta
         out: list[T] = []
-        try:
-            for event in batch:
-                if delta is not None and (text := translation.delta_json(event)) is not None:
-                    out.append(delta(text))
-                    continue
-                out.extend(write(_stamped(e)) for e in translation.on(event))
-            self._over = translation.ended
-            return self._whole(out) if out else None
-        except Exception:
-            return self._broken()
+        for event in batch:
+            if delta is not None and (text := translation.delta_json(event)) is not None:
+                out.append(delta(text))
+                continue
+            out.extend(write(_stamped(e)) for e in translation.on(event))
+        self._over = translation.ended
+        return self._whole(out) if out else None
 
-    def _broken(self) -> U:
-        """Reading or translating a batch raised: the stream ends with a public error."""
-        _log.exception("reading the events of run %s (thread %s) failed",
-                       self._translation.input.run_id, self._translation.input.thread_id)
-        self._over = True
+    def _last(self) -> U | None:
+        rest = [self._write(_stamped(e)) for e in self._translation.incomplete()]
+        return self._whole(rest) if rest else None
+
+    def _failed(self, exc: Exception) -> U:
+        _log.error("reading the events of run %s (thread %s) failed",
+                   self._translation.input.run_id, self._translation.input.thread_id,
+                   exc_info=exc)
         return self._whole([self._write(_stamped(e)) for e in self._translation.broken()])
 
 

@@ -14,6 +14,7 @@ from pyox_agents.adapters.ai_sdk._encode import (
     HEADERS,
     encode,
     encode_chunk,
+    frame_batches,
     translate,
     translate_batches,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "encode",
     "encode_chunk",
     "finish_reason",
+    "frame_batches",
     "history_to_ui_messages",
     "parse_request",
     "translate",

@@ -5,7 +5,8 @@
 - `translate(chat, events, sdk_version=)`: a run's events -> chunk dicts (_chunks.py has the
   mapping and what each `ai` major is sent).
 - `encode_chunk(chunk)`: one chunk as compact JSON (the text of an SSE `data:` line);
-  `encode(chunks)`: whole SSE frames, ending `data: [DONE]`.
+  `encode(chunks)`: whole SSE frames, ending `data: [DONE]`; `frame_batches(chat, batches)`:
+  a batch's frames in one write, as a server streams them (`AtOnce` when `batches` is).
 
 The shared state travels as transient `data-state-delta` parts (an RFC 6902 patch per change,
 for `onData` handlers that keep a live copy) and one persistent `data-state` part (id "state")
@@ -16,15 +17,22 @@ only at the end: `state_snapshots`) and at the end (_state_parts.py).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from pyox_agents.adapters._at_once import Translating
 from pyox_agents.adapters._batches import flattened, one_each
+from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
 from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
-from pyox_agents.events import RuntimeEvent, StateSnapshots
+from pyox_agents.events import RunFailed, RuntimeEvent, StateSnapshots
+from pyox_agents.state.run import AgentError
 
-__all__ = ["DONE", "HEADERS", "encode", "encode_chunk", "translate", "translate_batches"]
+__all__ = ["DONE", "HEADERS", "Frames", "encode", "encode_chunk", "frame_batches", "translate",
+           "translate_batches"]
+
+_log = logging.getLogger(__name__)
 
 HEADERS: Mapping[str, str] = {
     "content-type": "text/event-stream",
@@ -71,6 +79,57 @@ async def translate_batches(
         out = [chunk for event in batch for chunk in writer.write(event)]
         if out:
             yield out
+
+
+def frame_batches(
+    chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7,
+    state_snapshots: StateSnapshots = "step",
+) -> Frames:
+    """`translate_batches` as a server writes it: each batch's chunks as SSE frames in one
+    write, then `data: [DONE]`. `AtOnce` when `batches` is (a live run's follower): a server
+    can write each batch's frames in the run's own task while it waits for them. A read or a
+    translation that raises is logged, and the stream ends as a failed run's does (`error`,
+    `finish`), then `[DONE]`.
+
+    Raises:
+        ValueError: `sdk_version` is not 5, 6 or 7.
+    """
+    return Frames(ChunkWriter(chat, check_sdk_version(sdk_version), state_snapshots), chat.id,
+                  batches)
+
+
+class Frames(Translating[Sequence[RuntimeEvent], bytes]):
+    """The stream `frame_batches` gives: it reads `batches` to their end, past `finish` (a
+    server's run is then over, so the client's next request finds the chat free)."""
+
+    def __init__(self, writer: ChunkWriter, chat_id: str,
+                 batches: AsyncIterable[Sequence[RuntimeEvent]]) -> None:
+        super().__init__(batches)
+        self._writer = writer
+        self._chat_id = chat_id
+
+    def _translated(self, batch: Sequence[RuntimeEvent]) -> bytes | None:
+        writer = self._writer
+        chunks = [chunk for event in batch for chunk in writer.write(event)]
+        return sse_frames([encode_chunk(chunk) for chunk in chunks]) if chunks else None
+
+    def _last(self) -> bytes:
+        return sse_frames([DONE])
+
+    def _failed(self, exc: Exception) -> bytes:
+        _log.error("streaming the run of chat %s failed", self._chat_id, exc_info=exc)
+        try:
+            chunks = self._writer.write(RunFailed(AgentError("internal_error",
+                                                             INTERNAL_ERROR_MESSAGE)))
+        except Exception:  # the translation itself is broken: its end, without it
+            chunks = [{"type": "error", "errorText": INTERNAL_ERROR_MESSAGE},
+                      {"type": "finish", "finishReason": "error"}]
+        return sse_frames([*(encode_chunk(chunk) for chunk in chunks), DONE])
+
+
+def sse_frames(texts: list[str]) -> bytes:
+    """SSE `data:` frames for `texts` (JSON texts, or `DONE`), as one write."""
+    return "".join(f"data: {text}\n\n" for text in texts).encode()
 
 
 def encode_chunk(chunk: Mapping[str, Any]) -> str:
