@@ -3,3 +3,7 @@
 Pure translation: a request becomes a `RunRequest`, runtime events become protocol events. No
 adapter decides what the agent does.
 """
+
+from pyox_agents.adapters._at_once import AtOnce, at_once_of
+
+__all__ = ["AtOnce", "at_once_of"]

@@ -9,8 +9,8 @@ producer calls `at_once` with that item, from the producer's task, and the reade
 The reader sets `at_once` back to None whenever it cannot take an item so (a write still in
 flight, its end); the items then come through `__anext__` as usual. The order is kept either way.
 A live run's follower (the service's `Following`) is one, and so is the translation of one
-(`frame_batches`). A reader tells an `AtOnce` iterator by its `at_once` attribute (`hasattr`:
-`isinstance` of a runtime protocol walks its members, ~10 us, once per stream).
+(`frame_batches`). A reader tells an `AtOnce` iterator by its `at_once` attribute
+(`at_once_of`: `isinstance` of a runtime protocol walks its members, ~10 us, once per stream).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Generic, Protocol, TypeVar, cast
 
-__all__ = ["AtOnce", "Translating"]
+__all__ = ["AtOnce", "Translating", "at_once_of"]
 
 T = TypeVar("T")
 B = TypeVar("B")
@@ -41,6 +41,11 @@ class AtOnce(Protocol[T]):
         ...
 
 
+def at_once_of(source: AsyncIterable[T]) -> AtOnce[T] | None:
+    """`source` as an `AtOnce` iterator, if it is one (it has `at_once`); else None."""
+    return cast(AtOnce[T], source) if hasattr(source, "at_once") else None
+
+
 class Translating(Generic[B, U]):
     """An async iterator of the translation of each item `source` gives (`_translated`; an item
     that gives nothing is skipped), then of its end (`_last`). `AtOnce` when `source` is: a
@@ -50,7 +55,7 @@ class Translating(Generic[B, U]):
     the producer). The protocols' frame streams are ones."""
 
     def __init__(self, source: AsyncIterable[B]) -> None:
-        self._source = cast(AtOnce[B], source) if hasattr(source, "at_once") else None
+        self._source = at_once_of(source)
         self._read = source.__aiter__()
         self._over = False
         """The stream has ended: its last translation is made."""
