@@ -86,6 +86,13 @@ class ThreadState:
             value = apply_json(value, ops)
             yield self.version - number, value
 
+    def holds(self, state: Any) -> bool:
+        """Whether `state` is the same JSON as one of the kept versions."""
+        if not self.version:
+            return False
+        target = aligned(self.frozen(), state)
+        return any(not diff(value, target) for _, value in self.versions())
+
     def base_for(self, seen: Any) -> JSON:
         """The kept version a client holding `seen` last received.
 
