@@ -142,6 +142,10 @@ async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
         await share(peers, live)
 
 
+_NOT_AT_ONCE = (StateChanged, RunStarted, RunFinished, RunFailed)
+"""Events `show_now` leaves to `show` (a tuple built once: `A | B` would build one per event)."""
+
+
 def show_now(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]) -> bool:
     """`show` for a batch that has nothing to wait for, at once (True), as the run emits it:
     no new version of the shared state in it to keep first (no start, no change; the run's
@@ -151,7 +155,7 @@ def show_now(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]) 
                                      and live.versions is None):
         return False
     for event in batch:
-        if isinstance(event, StateChanged | RunStarted | RunFinished | RunFailed):
+        if isinstance(event, _NOT_AT_ONCE):
             return False
     live.add(batch)
     return True

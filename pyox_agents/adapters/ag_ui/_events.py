@@ -129,7 +129,14 @@ class Translation(OpenParts):
 
     def __init__(self, run_input: RunAgentInput, *, restore: bool = False) -> None:
         super().__init__()
-        self.input = run_input
+        # what the events name of the request, not the request: an open stream would otherwise
+        # hold the client's whole state, tools and context until the run ends
+        self.thread_id = run_input.thread_id
+        self.run_id = run_input.run_id
+        self.parent_run_id = run_input.parent_run_id
+        self.resume = bool(run_input.resume)
+        self.messages = run_input.messages
+        """The client's messages: the final `MESSAGES_SNAPSHOT` gives them back first."""
         self.restore = restore
         """A connect: the stream restores the client's messages (the input's) after RUN_STARTED."""
         self.v1 = declares_1_0(run_input)
@@ -138,6 +145,8 @@ class Translation(OpenParts):
         self.ended = False
         self.request: ApprovalRequested | None = None
         self.tool_events = ToolEvents()
+        self._id_of_json: str | None = None
+        self._id_json = ""
 
     # -- one case per runtime event ------------------------------------------------------------
 
@@ -219,8 +228,10 @@ class Translation(OpenParts):
         message_id, delta = event.message_id, event.delta
         if not delta or not self.started or message_id not in self.parts[None].texts:
             return None
+        if message_id is not self._id_of_json:  # a message's deltas come together: its id's
+            self._id_of_json, self._id_json = message_id, encode_basestring(message_id)  # once
         return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
-                f'{encode_basestring(message_id)},"delta":{encode_basestring(delta)}}}')
+                f'{self._id_json},"delta":{encode_basestring(delta)}}}')
 
     def incomplete(self) -> Iterator[BaseEvent]:
         """The runtime's stream ended without a terminal event: end the AG-UI stream anyway."""
@@ -235,11 +246,11 @@ class Translation(OpenParts):
 
     def _start(self, state: Any, *, announce: bool) -> Iterator[BaseEvent]:
         self.started = True
-        yield RunStartedEvent(thread_id=self.input.thread_id, run_id=self.input.run_id,
-                              parent_run_id=self.input.parent_run_id,
+        yield RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id,
+                              parent_run_id=self.parent_run_id,
                               protocol_version=PROTOCOL_VERSION if self.v1 else None)
-        if self.restore or self.input.resume:  # a resume answers calls an earlier run made:
-            yield MessagesSnapshotEvent(messages=list(self.input.messages))  # name them first
+        if self.restore or self.resume:  # a resume answers calls an earlier run made:
+            yield MessagesSnapshotEvent(messages=list(self.messages))  # name them first
         if announce:
             yield StateSnapshotEvent(snapshot=thaw(state))
 
@@ -272,7 +283,7 @@ class Translation(OpenParts):
                                          output_tokens=usage.output_tokens,
                                          total_tokens=usage.input_tokens + usage.output_tokens)]
         self.ended = True
-        yield RunFinishedEvent(thread_id=self.input.thread_id, run_id=self.input.run_id, **extra)
+        yield RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, **extra)
 
     def _failed(self, error: AgentError) -> Iterator[BaseEvent]:
         if not self.started:
@@ -295,5 +306,5 @@ class Translation(OpenParts):
     def _snapshot(self) -> list[Message]:
         """The client's messages (their ids kept), then this run's, with the streamed ids."""
         mine = {message_id: draft.to_message() for message_id, draft in self.drafts.items()}
-        messages = [mine.pop(m.id, m) for m in self.input.messages]
+        messages = [mine.pop(m.id, m) for m in self.messages]
         return [*messages, *mine.values()]

@@ -106,7 +106,7 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
 
     def _failed(self, exc: Exception) -> U:
         _log.error("reading the events of run %s (thread %s) failed",
-                   self._translation.input.run_id, self._translation.input.thread_id,
+                   self._translation.run_id, self._translation.thread_id,
                    exc_info=exc)
         return self._whole([self._write(_stamped(e)) for e in self._translation.broken()])
 
