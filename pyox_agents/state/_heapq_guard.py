@@ -53,12 +53,22 @@ def guard_heapq(*kinds: type) -> None:
     heapq._pyox_guarded = True  # type: ignore[attr-defined]
 
 
+_ONE_ARGUMENT = frozenset({"heappop", "heapify", "_heappop_max", "_heapify_max"})
+
+
 def _guarded(fast: Callable[..., Any], slow: Callable[..., Any],
              kinds: tuple[type, ...]) -> Callable[..., Any]:
-    def guarded(heap: Any, *args: Any) -> Any:
-        if type(heap) is not list and isinstance(heap, kinds):
-            return slow(heap, *args)
-        return fast(heap, *args)
+    # one wrapper per arity, no `*args`: asyncio's timer heap calls these twice per timer
+    if fast.__name__ in _ONE_ARGUMENT:
+        def guarded(heap: Any) -> Any:
+            if type(heap) is list or not isinstance(heap, kinds):
+                return fast(heap)
+            return slow(heap)
+    else:
+        def guarded(heap: Any, item: Any) -> Any:  # type: ignore[misc]
+            if type(heap) is list or not isinstance(heap, kinds):
+                return fast(heap, item)
+            return slow(heap, item)
 
     guarded.__name__ = guarded.__qualname__ = fast.__name__
     guarded.__doc__ = fast.__doc__
