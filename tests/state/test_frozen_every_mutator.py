@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _heapq
 import bisect
 import heapq
 import operator
@@ -132,6 +133,35 @@ def test_heapq_on_plain_lists_is_unchanged() -> None:
     for item in (5, 1, 4):
         heapq.heappush(heap, item)
     assert heapq.heappop(heap) == 1 and heap == [4, 5]
+
+
+# each function the guard wraps, with the arguments it takes (the `_max` ones serve
+# `heapq.merge(..., reverse=True)` and `nlargest`)
+_HEAPQ_CALLS: dict[str, tuple[object, ...]] = {
+    "heappush": (3,), "heappop": (), "heapify": (), "heapreplace": (3,), "heappushpop": (10,),
+    "_heappop_max": (), "_heapify_max": (), "_heapreplace_max": (3,),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HEAPQ_CALLS))
+def test_every_guarded_heapq_function_works_on_a_plain_list_and_refuses_a_frozen_one(
+        name: str) -> None:
+    """The guard changes nothing for a plain list (the same result and list as the C
+    function's) and refuses a frozen one, for every function it wraps."""
+    function = getattr(heapq, name)
+    args = _HEAPQ_CALLS[name]
+    plain: list[Any] = [5, 1, 4, 2]
+    reference: list[Any] = [5, 1, 4, 2]
+    heapify = getattr(heapq, "_heapify_max" if name.endswith("_max") else "heapify")
+    heapify(plain)
+    heapify(reference)
+    c_function = getattr(_heapq, name)
+    assert function(plain, *args) == c_function(reference, *args)
+    assert plain == reference
+    frozen = freeze([5, 1, 4, 2])
+    with pytest.raises(TypeError):
+        function(frozen, *args)
+    assert frozen == [5, 1, 4, 2]
 
 
 @pytest.mark.anyio
