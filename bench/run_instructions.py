@@ -12,7 +12,8 @@ a model streaming text deltas, an `asyncio.sleep(0)` before each, so that every 
 batch and wake-up, as on a 20 ms pace), for each LIBRARY and for the floor (the bare Starlette
 endpoint of the paced bench) in the same way: (count with 300 tokens - count with 100) / (N x
 200), through the ASGI app in-process, so the ratio leaves out the HTTP server, which costs both
-the same per token (the real bench's ratio is therefore lower). Run:
+the same per token (the real bench's ratio is therefore lower). This count moves by about 1%
+between runs, more under load: the app's 10 ms ticker fires once per 10 ms of wall time. Run:
     .venv/bin/python bench/run_instructions.py [--runs 200] [--after 50] LIBRARY [LIBRARY ...]
     .venv/bin/python bench/run_instructions.py --per-token [--runs 20] LIBRARY [LIBRARY ...]
 where each LIBRARY is a directory holding a `pyox_agents` package (a checkout, a worktree, or
