@@ -38,6 +38,13 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 
+# tuples built once: `isinstance(event, A | B)` would build a union per event
+_NEW_VERSION = (RunStarted, StateChanged)
+"""Events that bring a version of the shared state."""
+_NOT_AT_ONCE = (StateChanged, RunStarted, RunFinished, RunFailed)
+"""Events `show_now` leaves to `show`."""
+
+
 async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent],
                write: bool = True) -> AgentError | None:
     """Keep the versions of the shared state the run went through, up to `batch`, as the
@@ -58,7 +65,7 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
             live.versions.add(state)
     versions = live.versions
     for event in batch:
-        if isinstance(event, RunStarted | StateChanged):
+        if isinstance(event, _NEW_VERSION):
             versions.add(event.state)
     if not write or versions.version == live.kept.version:
         return None
@@ -140,10 +147,6 @@ async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
     if live.run_key is not None:
         assert peers is not None
         await share(peers, live)
-
-
-_NOT_AT_ONCE = (StateChanged, RunStarted, RunFinished, RunFailed)
-"""Events `show_now` leaves to `show` (a tuple built once: `A | B` would build one per event)."""
 
 
 def show_now(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]) -> bool:

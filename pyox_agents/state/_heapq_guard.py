@@ -53,13 +53,11 @@ def guard_heapq(*kinds: type) -> None:
     heapq._pyox_guarded = True  # type: ignore[attr-defined]
 
 
-_ONE_ARGUMENT = frozenset({"heappop", "heapify", "_heappop_max", "_heapify_max"})
-
-
 def _guarded(fast: Callable[..., Any], slow: Callable[..., Any],
              kinds: tuple[type, ...]) -> Callable[..., Any]:
-    # one wrapper per arity, no `*args`: asyncio's timer heap calls these twice per timer
-    if fast.__name__ in _ONE_ARGUMENT:
+    # one wrapper per arity (the pure version's), no `*args`: asyncio's timer heap calls these
+    # twice per timer
+    if slow.__code__.co_argcount == 1:
         def guarded(heap: Any) -> Any:
             if type(heap) is list or not isinstance(heap, kinds):
                 return fast(heap)

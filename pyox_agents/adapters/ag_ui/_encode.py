@@ -131,7 +131,7 @@ def _write_value(value: object, parts: list[str]) -> bool:
         return _write_model(value, parts)
     elif isinstance(value, Enum):
         return _write_value(value._value_, parts)  # .value is a descriptor: slow
-    elif isinstance(value, list | tuple):
+    elif isinstance(value, (list, tuple)):
         parts.append("[")
         for index, item in enumerate(value):
             if index:

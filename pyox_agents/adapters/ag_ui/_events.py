@@ -228,8 +228,8 @@ class Translation(OpenParts):
         message_id, delta = event.message_id, event.delta
         if not delta or not self.started or message_id not in self.parts[None].texts:
             return None
-        if message_id is not self._id_of_json:  # a message's deltas come together: its id's
-            self._id_of_json, self._id_json = message_id, encode_basestring(message_id)  # once
+        if message_id is not self._id_of_json:  # a message's deltas come together: encode once
+            self._id_of_json, self._id_json = message_id, encode_basestring(message_id)
         return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
                 f'{self._id_json},"delta":{encode_basestring(delta)}}}')
 
