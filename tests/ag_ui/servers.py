@@ -15,14 +15,16 @@ import uvicorn
 
 @contextlib.asynccontextmanager
 async def serving(app: Any, *, log_level: str = "warning", backlog: int = 2048,
-                  graceful: int = 1) -> AsyncIterator[str]:
+                  graceful: int = 1, keep_alive: int = 5) -> AsyncIterator[str]:
     """Serve `app` until the block ends; yields its base URL. `graceful` is the seconds open
-    streams get at shutdown; `backlog` how many connections may wait to be accepted."""
+    streams get at shutdown; `backlog` how many connections may wait to be accepted;
+    `keep_alive` how long an idle connection stays open (uvicorn's default, 5 s)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on",
-                                           backlog=backlog, timeout_graceful_shutdown=graceful))
+                                           backlog=backlog, timeout_graceful_shutdown=graceful,
+                                           timeout_keep_alive=keep_alive))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:
