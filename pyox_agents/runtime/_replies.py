@@ -121,10 +121,11 @@ class ReplyStream:
     tool_argument}, ...])`, so a client can show the argument in its state as it streams.
     """
 
-    def __init__(self, send: Callable[[RuntimeEvent], None],
+    def __init__(self, emit: Callable[[list[RuntimeEvent]], None],
                  predictions: Mapping[str, Mapping[str, str]] | None = None,
                  message_id: str | None = None) -> None:
-        self._send = send
+        self._emit = emit
+        """Takes each event, in a list of its own (the run's emit: no call between per token)."""
         self._predictions = predictions or {}
         self.message_id = message_id or new_message_id()
         self._text = Pieces()
@@ -139,21 +140,24 @@ class ReplyStream:
 
     def add(self, chunk: ModelChunk) -> None:
         """Take the next chunk, emitting the events it means."""
-        if isinstance(chunk, TextChunk):
-            self._close_reasoning()
+        if isinstance(chunk, TextChunk):  # most chunks: the checks inline, no call for them
+            if self._reasoning_open:
+                self._close_reasoning()
             if not self._text_open:
                 self._text_open = True
                 self._send(TextStarted(self.message_id))
-            delta = valid_text(chunk.delta)
+            delta = chunk.delta
+            if not delta.isascii():
+                delta = valid_text(delta)
             self._text.add(delta)
-            self._send(TextDelta(self.message_id, delta))
+            self._emit([TextDelta(self.message_id, delta)])
         elif isinstance(chunk, ReasoningChunk):
             if not self._reasoning_open:
                 self._reasoning_open = True
                 self._send(ReasoningStarted(self.message_id))
             delta = valid_text(chunk.delta)
             self._reasoning.add(delta)
-            self._send(ReasoningDelta(self.message_id, delta))
+            self._emit([ReasoningDelta(self.message_id, delta)])
         elif isinstance(chunk, ToolCallChunk):
             self._add_call(chunk)
         elif isinstance(chunk, UsageChunk):
@@ -178,7 +182,7 @@ class ReplyStream:
         if chunk.arguments:
             delta = valid_text(chunk.arguments)
             self._arguments[index].add(delta)
-            self._send(ToolCallArgsDelta(self._ids[index], delta))
+            self._emit([ToolCallArgsDelta(self._ids[index], delta)])
 
     def _predict(self, name: str) -> None:
         predicted = self._predictions.get(name)
@@ -213,6 +217,9 @@ class ReplyStream:
         if not isinstance(arguments, dict) or deeper_than(arguments, MAX_DEPTH):
             return ToolCall(name, {}, id=call_id, raw_arguments=text)
         return ToolCall(name, _valid_json(arguments), id=call_id)  # type: ignore[arg-type]
+
+    def _send(self, event: RuntimeEvent) -> None:
+        self._emit([event])
 
     def _close_call(self) -> None:
         if self._open_call is not None:

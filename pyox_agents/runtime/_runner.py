@@ -306,12 +306,13 @@ class Runner(ToolCalls):
         return reply
 
     async def _stream_reply(self, request: ModelRequest) -> Reply:
-        self._stream = ReplyStream(self._send, {
+        self._stream = stream = ReplyStream(self.emit, {
             name: tool.predict_state for name, tool in self.setup.tools.items()},
             self._reply_id())
+        add = stream.add
         async for chunk in self.model.stream(request):
-            self._stream.add(chunk)
-        reply = self._stream.finish()
+            add(chunk)
+        reply = stream.finish()
         self._stream = None
         return reply
 
@@ -356,7 +357,7 @@ class Runner(ToolCalls):
             await store.asave(self.conversation)
 
     def _send(self, event: RuntimeEvent) -> None:
-        self.emit((event,))
+        self.emit([event])  # a list: a server's reader takes it as it is, no copy per token
 
     async def _fail(self, error: AgentError) -> None:
         """Close whatever is open, record the failure, then end the run with `RunFailed`."""

@@ -13,9 +13,10 @@ its `at_once`, is handed each new batch in the task that adds it (the run's), wi
 from __future__ import annotations
 
 import asyncio
+import operator
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 from pyox_agents.events import (
     ReasoningDelta,
@@ -77,10 +78,14 @@ class LiveRun:
 
     def add(self, events: Sequence[RuntimeEvent]) -> None:
         """Keep `events` and wake whoever follows."""
-        if len(self.events) - self._merged >= _MERGE_EVERY:
+        kept = self.events
+        if len(kept) - self._merged >= _MERGE_EVERY:
             self._merge_read()
-        self.events.extend(events)
-        for follower in self._read[:]:  # a copy: a follower handed the batch may stop
+        kept.extend(events)
+        read = self._read
+        # a copy when there are several: a follower handed the batch may stop (one that stops
+        # while it is the only one ends the loop as it leaves the list)
+        for follower in read if len(read) <= 1 else read[:]:
             follower.wake(events)
 
     def _merge_read(self) -> None:
@@ -184,12 +189,13 @@ class Following:
         waiter = self._waiter
         if waiter is None:
             return
-        live = self._live
-        if batch and self.at_once is not None and live is not None \
-                and self.at + len(batch) == len(live.events):
-            self.at = len(live.events)
-            self.at_once(batch if type(batch) is list else list(batch))
-            return
+        live, at_once = self._live, self.at_once
+        if at_once is not None and batch and live is not None:
+            end = self.at + len(batch)
+            if end == len(live.events):
+                self.at = end
+                at_once(batch if type(batch) is list else list(batch))
+                return
         self._waiter = None
         if not waiter.done():  # a follower cancelled meanwhile has its future cancelled
             waiter.set_result(None)
@@ -213,41 +219,41 @@ class Following:
 
 _Delta = TextDelta | ReasoningDelta | ToolCallArgsDelta
 
+_PART_OF: dict[type, Callable[[Any], str]] = {
+    TextDelta: operator.attrgetter("message_id"),
+    ReasoningDelta: operator.attrgetter("message_id"),
+    ToolCallArgsDelta: operator.attrgetter("call_id"),
+}
+"""The delta types, each with what it adds to: a message's text or reasoning, a call's
+arguments. All three are (that id, delta, run_id)."""
+
 
 def merge_deltas(events: Sequence[RuntimeEvent]) -> list[RuntimeEvent]:
     """`events` with each run of consecutive deltas of one part (a message's text or reasoning,
     a tool call's arguments) of one run merged into pieces of up to `MERGED_CHARS` characters:
-    the same text, in the same order, in fewer events."""
+    the same text, in the same order, in fewer events. (A merge per 16 tokens of every open
+    stream: the loop reads each delta once, with no Python call per delta.)"""
     out: list[RuntimeEvent] = []
-    pieces: list[str] = []
-    size = 0
-    first: _Delta | None = None
-    part: tuple[type, str, str | None] | None = None
-    for event in events:
-        if not isinstance(event, _Delta):
-            if first is not None:
-                out.append(_joined(first, pieces))
-                first = None
-            out.append(event)
+    at, count = 0, len(events)
+    while at < count:
+        first: Any = events[at]
+        kind = type(first)
+        at += 1
+        part_of = _PART_OF.get(kind)
+        if part_of is None:
+            out.append(first)
             continue
-        if first is not None and size < MERGED_CHARS and _part(event) == part:
-            pieces.append(event.delta)
+        part, run, size, end = part_of(first), first.run_id, len(first.delta), at
+        while end < count and size < MERGED_CHARS:
+            event: Any = events[end]
+            if type(event) is not kind or event.run_id != run or part_of(event) != part:
+                break
             size += len(event.delta)
-            continue
-        if first is not None:
-            out.append(_joined(first, pieces))
-        first, part, pieces, size = event, _part(event), [event.delta], len(event.delta)
-    if first is not None:
-        out.append(_joined(first, pieces))
+            end += 1
+        if end == at:
+            out.append(first)
+        else:
+            merged = cast("Sequence[_Delta]", events[at - 1:end])  # all of `kind`
+            out.append(kind(part, "".join([delta.delta for delta in merged]), run))
+            at = end
     return out
-
-
-def _part(event: _Delta) -> tuple[type, str, str | None]:
-    """What a delta adds to: its type, its message or tool call, and its run."""
-    if isinstance(event, ToolCallArgsDelta):
-        return ToolCallArgsDelta, event.call_id, event.run_id
-    return type(event), event.message_id, event.run_id
-
-
-def _joined(first: _Delta, pieces: list[str]) -> _Delta:
-    return first if len(pieces) == 1 else replace(first, delta="".join(pieces))

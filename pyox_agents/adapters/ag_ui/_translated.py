@@ -91,6 +91,9 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
 
     def _translated(self, batch: Sequence[RuntimeEvent]) -> U | None:
         translation, write, delta = self._translation, self._write, self._delta
+        if delta is not None and len(batch) == 1 \
+                and (text := translation.delta_json(batch[0])) is not None:
+            return self._whole([delta(text)])  # a slow stream's every token: one text delta
         out: list[T] = []
         for event in batch:
             if delta is not None and (text := translation.delta_json(event)) is not None:
