@@ -97,7 +97,8 @@ class EventStreamResponse(Response):
         """The chunks, when they can be written in the task that makes them (`AtOnce`)."""
         self._in_flight: asyncio.Future[None] | None = None
         """The rest of a write started in that task, which the transport made wait."""
-        self._send: Send | None = None
+        self._send: Send = _unsent
+        """The response's ASGI `send`, once it has started."""
         self._writer: asyncio.Task[Any] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -207,7 +208,6 @@ class EventStreamResponse(Response):
 
     def _write_at_once(self, chunk: bytes) -> None:
         """Write `chunk` in the task that made it, while the writer waits for it (`AtOnce`)."""
-        assert self._send is not None and self._direct is not None
         self._write_start = time.monotonic()
         write = self._send({"type": "http.response.body", "body": chunk, "more_body": True})
         if type(write) is CoroutineType:  # (an ABC's isinstance costs more than the write)
@@ -223,6 +223,7 @@ class EventStreamResponse(Response):
             rest = write
         # the transport is paused: the write goes on in its own task; no other starts meanwhile
         self._writing = True
+        assert self._direct is not None  # it called this
         self._direct.at_once = None
         self._in_flight = asyncio.ensure_future(rest)
         self._in_flight.add_done_callback(self._written)
@@ -245,6 +246,10 @@ class EventStreamResponse(Response):
             self._direct.at_once = None
         assert self._writer is not None
         self._stop_writer(self._writer, failure)
+
+
+async def _unsent(message: Mapping[str, Any]) -> None:
+    raise RuntimeError("the response has not started: nothing can be written yet")
 
 
 async def _rest(write: Coroutine[Any, Any, Any], waiting: Any) -> None:
