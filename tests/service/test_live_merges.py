@@ -147,6 +147,43 @@ def test_deltas_of_other_parts_or_runs_are_not_merged_together() -> None:
                                     TextDelta("m", "gh")]
 
 
+def _greedy_pieces(events: list[RuntimeEvent]) -> list[RuntimeEvent]:
+    """The merge rule, written plainly: a piece takes the next delta of its part (type,
+    message or call, run) while it holds fewer than MERGED_CHARS characters."""
+
+    def part(event: Any) -> tuple[type, str, str | None] | None:
+        if not isinstance(event, TextDelta | ReasoningDelta | ToolCallArgsDelta):
+            return None
+        ident = event.call_id if isinstance(event, ToolCallArgsDelta) else event.message_id
+        return type(event), ident, event.run_id
+
+    out: list[Any] = []
+    for event in events:
+        key = part(event)
+        if key is not None and out and part(out[-1]) == key \
+                and len(out[-1].delta) < MERGED_CHARS:
+            out[-1] = key[0](key[1], out[-1].delta + event.delta, key[2])  # type: ignore[attr-defined]
+        else:
+            out.append(event)
+    return out
+
+
+_long_runs = st.lists(st.one_of(
+    st.lists(st.builds(TextDelta, st.just("m"), st.text(min_size=1, max_size=400)),
+             max_size=20),  # one message's tokens: most merges, some past MERGED_CHARS
+    st.lists(_events, max_size=4)), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_long_runs)
+def test_merges_cut_pieces_by_the_rule(groups: list[list[RuntimeEvent]]) -> None:
+    """Each piece takes the next delta of its part while it holds fewer than MERGED_CHARS
+    characters: the same pieces whether the events are one message's tokens (merged by a
+    few passes in C) or mixed."""
+    events = [event for group in groups for event in group]
+    assert merge_deltas(events) == _greedy_pieces(events)
+
+
 @given(st.lists(st.text(max_size=30), max_size=200))
 def test_pieces_give_back_the_text_added(pieces: list[str]) -> None:
     text = Pieces()
