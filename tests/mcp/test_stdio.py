@@ -60,7 +60,9 @@ async def test_a_call_returns_the_servers_structured_content() -> None:
     agent = Agent(ScriptedModel([[call("add", a=2, b=3), call("describe_point", x=3, y=4)],
                                  "done"]), tools=[stdio()])
     result = await agent.arun("go")
-    add, point = results(result.events)
+    # the two calls run at once: their results come as each finishes, in either order
+    found = {done.name: done for done in results(result.events)}
+    add, point = found["add"], found["describe_point"]
     assert add.error is None and add.result == {"result": 5}
     assert point.result == {"x": 3.0, "y": 4.0, "distance": 5.0}
     assert result.answer == "done"
