@@ -102,12 +102,7 @@ class Translating(Generic[B, U]):
         self.at_once = None
 
     def _take(self, item: B) -> None:
-        if self._over:  # `_one`, inline: this runs for every token of a slow stream
-            return
-        try:
-            out = self._translated(item)
-        except Exception as exc:
-            out = self._end_failed(exc)
+        out = self._one(item)
         take = self._at_once
         if out is not None and take is not None:
             take(out)

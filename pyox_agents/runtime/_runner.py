@@ -357,7 +357,7 @@ class Runner(ToolCalls):
             await store.asave(self.conversation)
 
     def _send(self, event: RuntimeEvent) -> None:
-        self.emit([event])  # a list: a server's reader takes it as it is, no copy per token
+        self.emit([event])  # a list of its own: a reader may keep it as it is (no copy)
 
     async def _fail(self, error: AgentError) -> None:
         """Close whatever is open, record the failure, then end the run with `RunFailed`."""

@@ -16,7 +16,6 @@ from collections.abc import (
     Mapping,
 )
 from json.encoder import encode_basestring
-from time import time_ns
 from typing import Any
 
 from ag_ui.core import (
@@ -47,7 +46,7 @@ from pyox_agents.adapters.ag_ui._messages import (
     reasoning_id,
     result_id,
 )
-from pyox_agents.adapters.ag_ui._open import OpenParts
+from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
 from pyox_agents.adapters.ag_ui._tool_events import ToolEvents
 from pyox_agents.events import (
     ApprovalRequested,
@@ -231,8 +230,8 @@ class Translation(OpenParts):
             return None
         if message_id is not self._id_of_json:  # a message's deltas come together: encode once
             self._id_of_json, self._id_json = message_id, encode_basestring(message_id)
-        return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{time_ns() // 1_000_000},'
-                f'"messageId":{self._id_json},"delta":{encode_basestring(delta)}}}')  # now_ms()
+        return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
+                f'{self._id_json},"delta":{encode_basestring(delta)}}}')
 
     def incomplete(self) -> Iterator[BaseEvent]:
         """The runtime's stream ended without a terminal event: end the AG-UI stream anyway."""
