@@ -2,11 +2,14 @@
 
     pyox-agents demo [--host 127.0.0.1] [--port 8000] [--model demo] [--store sqlite:PATH]
     pyox-agents serve module:attribute [--host ...] [--port ...] [--store ...] [--grace 25]
+                      [--workers N]
 
 Both serve the AG-UI and AI SDK endpoints of `create_app`. `demo` also serves the built page
 (shipped in the package, no Node needed) at `/`. By default threads are kept in a SQLite file
 in the user's data directory, so a reloaded page, or a restarted server, gets them back.
 On SIGTERM, runs get `--grace` seconds to finish their step; the rest are left resumable.
+`--workers N` serves from N processes on one port (Linux), which share threads through a
+Redis or PostgreSQL `--store` (`_workers`).
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import socket
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pyox_agents.server._workers import LISTEN_FD_OPTION, PARENT_OPTION
 
 if TYPE_CHECKING:
     from pyox_agents.stores.base import Store
@@ -34,6 +40,9 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 STORE_FORMS = ("sqlite:PATH, memory, redis://HOST:PORT[/DB] or "
                "postgresql://USER@HOST[:PORT]/DATABASE")
+
+SHARED_STORES = ("redis://", "rediss://", "unix://", "postgresql://")
+"""The `--store` forms several processes can share (memory and SQLite are one process's)."""
 
 
 class CliError(Exception):
@@ -158,6 +167,14 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--grace", metavar="SECONDS", type=_seconds, default=DEFAULT_GRACE,
                          help="on SIGTERM, how long runs get to finish their step before the "
                               "rest stop, resumable (default: %(default)g)")
+        sub.add_argument("--workers", metavar="N", type=_count, default=1,
+                         help="worker processes on the one port, each with its own socket so "
+                              "that connections spread evenly (Linux); above 1, threads must be "
+                              "in a redis:// or postgresql:// --store (default: 1)")
+        sub.add_argument(LISTEN_FD_OPTION, dest="listen_fd", type=int, default=None,
+                         help=argparse.SUPPRESS)  # a worker's socket, given by its parent
+        sub.add_argument(PARENT_OPTION, dest="parent_pid", type=int, default=0,
+                         help=argparse.SUPPRESS)  # and that parent's pid
 
     demo = commands.add_parser(
         "demo", help="serve the demo page: a todo list and a cart shared with an agent",
@@ -178,6 +195,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _count(text: str) -> int:
+    """A `--workers` value: a whole number of processes, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes; write e.g. "
+                                         "--workers 2")
+    return value
+
+
 def _seconds(text: str) -> float:
     """A `--grace` value: a positive number of seconds."""
     try:
@@ -193,14 +222,57 @@ def _seconds(text: str) -> float:
 def _serve(app: Any, args: argparse.Namespace) -> None:
     from pyox_agents.server._graceful import serve
 
-    serve(app, args.host, args.port, args.grace)
+    if args.listen_fd is None:
+        serve(app, args.host, args.port, args.grace)
+    else:  # a worker: the socket its parent bound and handed down
+        from pyox_agents.server._workers import end_with_parent
+
+        end_with_parent(args.parent_pid)
+        serve(app, args.host, args.port, args.grace, sock=socket.socket(fileno=args.listen_fd))
 
 
-def _demo(args: argparse.Namespace) -> None:
+def _is_worker(args: argparse.Namespace) -> bool:
+    return args.listen_fd is not None
+
+
+def _supervises(args: argparse.Namespace) -> bool:
+    return args.workers > 1 and not _is_worker(args)
+
+
+def _check_shared(store: str | None, what: str) -> None:
+    """Several workers keep threads in one store they all reach, never a process's own."""
+    if store is None or not store.startswith(SHARED_STORES):
+        raise CliError(f"--workers above 1 needs a store every worker shares: give --store "
+                       f"redis://HOST:PORT or postgresql://USER@HOST/DATABASE ({what} would "
+                       f"keep each worker's threads apart)")
+
+
+def _supervise(args: argparse.Namespace, argv: Sequence[str]) -> None:
+    """Bind one socket per worker, then start and watch the workers until SIGTERM/SIGINT."""
+    from pyox_agents.server._workers import bind_sockets, supervise
+
+    if not sys.platform.startswith("linux"):
+        raise CliError("--workers above 1 needs Linux, whose SO_REUSEPORT spreads connections "
+                       "over the workers' sockets; elsewhere run one process per port behind a "
+                       "proxy, or `uvicorn --workers N`")
+    try:
+        sockets = bind_sockets(args.host, args.port, args.workers)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") \
+            from None
+    print(f"  {args.workers} worker processes on port {sockets[0].getsockname()[1]}",
+          flush=True)
+    status = supervise(argv, sockets, args.grace)
+    if status:
+        raise SystemExit(status)
+
+
+def _demo(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from pyox_agents.demo import AGENT_NAME, demo_agents
     from pyox_agents.server import create_app
 
-    store = open_store(args.store or f"sqlite:{default_store_path()}")
+    if _supervises(args):
+        _check_shared(args.store, "the default SQLite file")
     if not (STATIC_DIR / "index.html").is_file():
         raise CliError(f"the demo page is not built: {STATIC_DIR} has no index.html; run "
                        "`npm ci && npm run build` in frontend-demo/")
@@ -210,13 +282,19 @@ def _demo(args: argparse.Namespace) -> None:
         resolve_model(args.model)
     except (ValueError, ImportError) as exc:
         raise CliError(f"--model {args.model!r}: {exc}") from None
+    if not _is_worker(args):
+        url = f"http://{args.host}:{args.port}/"
+        print(f"pyox-agents demo: open {url}", flush=True)
+        print("  type first: add milk and eggs to my cart", flush=True)
+        print(f"  model {args.model}, threads kept in {args.store or default_store_path()}; "
+              f"endpoints /agents/{AGENT_NAME}/ag-ui and /agents/{AGENT_NAME}/ai-sdk",
+              flush=True)
+        _say_who_can_reach(args.host)
+    if _supervises(args):
+        _supervise(args, argv)
+        return
+    store = open_store(args.store or f"sqlite:{default_store_path()}")
     app = create_app(demo_agents(args.model), store=store, page=STATIC_DIR, tune_gc=True)
-    url = f"http://{args.host}:{args.port}/"
-    print(f"pyox-agents demo: open {url}", flush=True)
-    print("  type first: add milk and eggs to my cart", flush=True)
-    print(f"  model {args.model}, threads kept in {args.store or default_store_path()}; "
-          f"endpoints /agents/{AGENT_NAME}/ag-ui and /agents/{AGENT_NAME}/ai-sdk", flush=True)
-    _say_who_can_reach(args.host)
     _serve(app, args)
 
 
@@ -229,27 +307,35 @@ def _say_who_can_reach(host: str) -> None:
               "create_app(..., auth=bearer_tokens({...})) app for that", flush=True)
 
 
-def _serve_target(args: argparse.Namespace) -> None:
-    store = open_store(args.store) if args.store else None
-    target = load_target(args.target)
-    app = _app_for(target, store, args.target)
-    print(f"pyox-agents: serving {args.target} at http://{args.host}:{args.port}/", flush=True)
+def _serve_target(args: argparse.Namespace, argv: Sequence[str]) -> None:
     from pyox_agents.agent import Agent
 
-    if isinstance(target, Agent | dict):
-        _say_who_can_reach(args.host)  # our app around the user's agents has no auth
-    _serve(app, args)
+    target = load_target(args.target)
+    ours = isinstance(target, Agent | Mapping)  # else a ready ASGI app, with its own store
+    if _supervises(args) and ours:
+        _check_shared(args.store, f"--store {args.store}" if args.store else "no --store")
+    if not _is_worker(args):
+        print(f"pyox-agents: serving {args.target} at http://{args.host}:{args.port}/",
+              flush=True)
+        if ours:
+            _say_who_can_reach(args.host)  # our app around the user's agents has no auth
+    if _supervises(args):
+        _supervise(args, argv)
+        return
+    store = open_store(args.store) if args.store else None
+    _serve(_app_for(target, store, args.target), args)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the `pyox-agents` command with `argv` (default: the process's arguments)."""
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
-            _demo(args)
+            _demo(args, argv)
         else:
-            _serve_target(args)
+            _serve_target(args, argv)
     except CliError as exc:
         parser.exit(2, f"pyox-agents: error: {exc}\n")
     except KeyboardInterrupt:
