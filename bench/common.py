@@ -434,6 +434,10 @@ class Server:
     """uvicorn's `--http`: h11 (the default) or httptools; env BENCH_HTTP."""
     workers: int = 1
     """uvicorn worker processes (`--workers`); above 1, `cpu` may be "0,1"."""
+    serve: bool = False
+    """Serve `served:app` (the factory's app, `ours_app`) with `pyox-agents serve --workers`
+    instead of uvicorn's command: each worker a socket of its own (`loop` and `http` as
+    given)."""
 
     @property
     def url(self) -> str:
@@ -446,6 +450,12 @@ class Server:
                    "--port", str(self.port), "--workers", str(self.workers),
                    "--loop", self.loop, "--http", self.http, "--log-level", "warning",
                    "--no-access-log"]
+        if self.serve:
+            assert self.factory == "ours_app", "served.py serves ours_app only"
+            command = ["taskset", "-c", str(self.cpu), sys.executable, "-m",
+                       "pyox_agents.server.cli", "serve", "served:app", "--host", "127.0.0.1",
+                       "--port", str(self.port), "--workers", str(self.workers), "--grace", "5",
+                       "--loop", self.loop, "--http", self.http]
         # BENCH_LIBRARY=/path/to/copy measures a patched copy of pyox_agents (profile notes)
         env = {**os.environ, "PYTHONPATH": os.environ.get("BENCH_LIBRARY", str(ROOT)), **self.env}
         # cwd is not ROOT: `-m` puts the cwd first on sys.path, before BENCH_LIBRARY

@@ -2,13 +2,18 @@
 other process.
 
 Throughput: bursts of C=500 AG-UI runs (the concurrency bench's run: `add_item` changes the
-shared state, then 50 text deltas) against `uvicorn --workers 1` and `--workers 2`, the same
-app and the same Redis (a redis-server started here), neither pinned: the two workers, Redis and
-this load generator share the machine's 2 cores. Rounds interleave 1 and 2 workers; runs per
-second = C / the burst's wall time, median over the rounds. The client is a bare asyncio
-HTTP/1.1 client (one connection per run, `Connection: close`), several times cheaper than
-httpx, so that the load generator takes as little of the 2 cores as it can; its CPU is printed.
-Every run must end with RUN_FINISHED and the state `{"items": [<its text>]}`.
+shared state, then 50 text deltas) against `pyox-agents serve` with one worker and with
+`--workers 2` (each worker a listening socket of its own, `SO_REUSEPORT`), and against
+`uvicorn --workers 2` (one socket the workers share) beside them; the same app and the same
+Redis (a redis-server started here), nothing pinned: the workers, Redis and this load generator
+share the machine's 2 cores. All three on uvicorn's `auto` loop and parser (uvloop and
+httptools when installed), as `serve` runs by default; `BENCH_LOOP=asyncio BENCH_HTTP=h11`
+runs all three on asyncio's loop and h11 instead. Rounds interleave the three; runs per second = C /
+the burst's wall time, median over the rounds. The client is a bare asyncio protocol (one
+connection per run, `Connection: close`), which only collects the bytes while the burst runs:
+every run is checked after the burst (it must end with RUN_FINISHED and the state
+`{"items": [<its text>]}`), so that the load generator takes as little of the 2 cores as it
+can; its CPU in the burst is printed, and so is each worker's share of the server's CPU.
 
 Follow latency: two single-worker servers A and B on the same Redis. `F` AI SDK runs are started
 on A at once (a paced model: `--tokens` deltas `--pace` ms apart); each chat is followed from B
@@ -93,16 +98,41 @@ class Redis:
 # ---------------------------------------------------------------- a cheap HTTP client
 
 
-async def raw_post(port: int, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
-    """POST `body` as JSON with `Connection: close`; (status, response body)."""
+class _Fetch(asyncio.Protocol):
+    """One request written on connect; the response's bytes kept until the server closes."""
+
+    def __init__(self, request: bytes, done: "asyncio.Future[bytes]") -> None:
+        self.request, self.done = request, done
+        self.parts: list[bytes] = []
+
+    def connection_made(self, transport: Any) -> None:
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_result(b"".join(self.parts))
+
+
+async def lean_post(port: int, path: str, body: dict[str, Any]) -> bytes:
+    """POST `body` as JSON with `Connection: close`; the whole raw response, unparsed."""
     payload = json.dumps(body).encode()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-                 b"accept: text/event-stream\r\nconnection: close\r\ncontent-length: %d\r\n\r\n"
-                 % (path.encode(), len(payload)) + payload)
-    data = await reader.read(-1)
-    writer.close()
+    request = (b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+               b"accept: text/event-stream\r\nconnection: close\r\ncontent-length: %d\r\n\r\n"
+               % (path.encode(), len(payload)) + payload)
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[bytes] = loop.create_future()
+    await loop.create_connection(lambda: _Fetch(request, done), "127.0.0.1", port)
+    return await done
+
+
+def parse_response(data: bytes) -> tuple[int, bytes]:
+    """(status, body) of a raw HTTP/1.1 response, its chunked body decoded."""
     head, _, rest = data.partition(b"\r\n\r\n")
+    if not head:
+        return 0, b""
     status = int(head.split(b" ", 2)[1])
     if b"transfer-encoding: chunked" in head.lower():
         rest = dechunk(rest)
@@ -135,26 +165,30 @@ def check_run(status: int, body: bytes, text: str) -> str:
 # ---------------------------------------------------------------- throughput
 
 
-async def burst(port: int, c: int) -> tuple[float, list[str]]:
-    """C runs released together; (wall seconds, errors)."""
+async def burst(port: int, c: int) -> tuple[float, float, list[str]]:
+    """C runs released together; (wall seconds, this client's CPU seconds in the burst,
+    errors). The responses are checked after the burst, outside both figures."""
     texts = [f"item-{i}-{uuid.uuid4().hex[:6]}" for i in range(c)]
     go = asyncio.Event()
 
-    async def one(text: str) -> str:
+    async def one(text: str) -> bytes | str:
         key = uuid.uuid4().hex
         await go.wait()
         try:
-            status, body = await raw_post(port, AG_UI_PATH, run_input(f"t-{key}", f"r-{key}", text))
+            return await lean_post(port, AG_UI_PATH, run_input(f"t-{key}", f"r-{key}", text))
         except OSError as exc:
             return f"{type(exc).__name__}: {exc}"
-        return check_run(status, body, text)
 
     tasks = [asyncio.create_task(one(text)) for text in texts]
     await asyncio.sleep(0.05)
+    cpu = time.process_time()
     start = time.perf_counter()
     go.set()
     results = await asyncio.gather(*tasks)
-    return time.perf_counter() - start, [r for r in results if r]
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    errors = [result if isinstance(result, str) else check_run(*parse_response(result), text)
+              for result, text in zip(results, texts, strict=True)]
+    return wall, cpu, [error for error in errors if error]
 
 
 def redis_cpu(redis_server: "Redis") -> float:
@@ -165,24 +199,39 @@ def redis_cpu(redis_server: "Redis") -> float:
     return float(times.user + times.system)
 
 
-def throughput_round(workers: int, c: int, port: int, redis_server: "Redis") -> dict[str, Any]:
+SETUPS = {"serve, 1 worker": (1, True), "serve --workers 2": (2, True),
+          "uvicorn --workers 2": (2, False)}
+"""The servers each round measures: (worker processes, `pyox-agents serve` or uvicorn's)."""
+
+
+def throughput_round(setup: str, c: int, port: int, redis_server: "Redis") -> dict[str, Any]:
+    workers, serve = SETUPS[setup]
     redis_url = redis_server.url
     env = {"BENCH_BEFORE": "0", "BENCH_AFTER": "50", "BENCH_REDIS": redis_url}
-    server = Server("ours_app", port, cpu="0,1", env=env, workers=workers)
+    server = Server("ours_app", port, cpu="0,1", env=env, workers=workers, serve=serve,
+                    loop=os.environ.get("BENCH_LOOP", "auto"),
+                    http=os.environ.get("BENCH_HTTP", "auto"))
     with server:
         time.sleep(1.0 * workers)  # every worker imported and listening
         asyncio.run(burst(port, 10 * workers))  # warm-up, every worker
-        cpu = server.cpu_seconds()
-        client = time.process_time()
+        pids = server.pids()
+        before = {pid: cpu_of(pid) for pid in pids}
         load = os.getloadavg()[0]
         store_cpu = redis_cpu(redis_server)
-        wall, errors = asyncio.run(burst(port, c))
-        client = time.process_time() - client
-        cpu = server.cpu_seconds() - cpu
+        wall, client, errors = asyncio.run(burst(port, c))
+        used = [cpu_of(pid) - before[pid] for pid in pids]
         store_cpu = redis_cpu(redis_server) - store_cpu
-    return {"workers": workers, "rps": c / wall, "wall": wall, "server_cpu_ms": cpu / c * 1000,
-            "client_cpu": client, "errors": errors, "load": load,
-            "redis_cpu_ms": store_cpu / c * 1000}
+    shares = sorted((x for x in used if x > 0.05), reverse=True)  # the workers, not a parent
+    return {"setup": setup, "workers": workers, "rps": c / wall, "wall": wall,
+            "server_cpu_ms": sum(used) / c * 1000, "client_cpu": client, "errors": errors,
+            "load": load, "redis_cpu_ms": store_cpu / c * 1000,
+            "busiest_share": shares[0] / sum(shares) if shares else 1.0}
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds of process `pid` so far, all its threads (the scheduler's ns counter)."""
+    return sum(int((task / "schedstat").read_text().split()[0])
+               for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
 
 
 # ---------------------------------------------------------------- follow latency
@@ -283,19 +332,23 @@ def main() -> None:
                   f"{counted['hops']:.1f} thread hops/run {counted['hops_by_function']}, "
                   f"{counted['by_kind']}", flush=True)
         for round_ in range(args.rounds):
-            for workers in ((1, 2) if round_ % 2 == 0 else (2, 1)):
+            order = list(SETUPS) if round_ % 2 == 0 else list(reversed(SETUPS))
+            for setup in order:
                 port += 1
-                row = throughput_round(workers, args.c, port, redis_server)
+                row = throughput_round(setup, args.c, port, redis_server)
                 rows.append(row)
-                print(f"workers {workers}: {row['rps']:.0f} runs/s, wall {row['wall']:.2f} s, "
-                      f"server CPU {row['server_cpu_ms']:.2f} ms/run, redis-server "
+                print(f"{setup}: {row['rps']:.0f} runs/s, wall {row['wall']:.2f} s, "
+                      f"server CPU {row['server_cpu_ms']:.2f} ms/run, busiest worker "
+                      f"{row['busiest_share']:.0%} of it, redis-server "
                       f"{row['redis_cpu_ms']:.2f} ms/run, client CPU "
-                      f"{row['client_cpu']:.1f} s, errors {len(row['errors'])}, load "
+                      f"{row['client_cpu']:.2f} s, errors {len(row['errors'])}, load "
                       f"{row['load']:.1f}", flush=True)
         env = {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(args.tokens),
                "BENCH_PACE_MS": str(args.pace), "BENCH_REDIS": redis_server.url}
-        with Server("ours_app", port + 1, cpu="0,1", env=env) as a, \
-                Server("ours_app", port + 2, cpu="0,1", env=env) as b:
+        stack = {"loop": os.environ.get("BENCH_LOOP", "auto"),
+                 "http": os.environ.get("BENCH_HTTP", "auto")}  # as the bursts'
+        with Server("ours_app", port + 1, cpu="0,1", env=env, **stack) as a, \
+                Server("ours_app", port + 2, cpu="0,1", env=env, **stack) as b:
             load = os.getloadavg()[0]
             follow = asyncio.run(follow_latency(a.port, b.port, redis_server.url,
                                                 args.follows))
@@ -317,28 +370,32 @@ def trips_table(trips: dict[str, dict[str, Any]]) -> str:
 
 def report(rows: list[dict[str, Any]], follow: dict[str, Any], args: Any, load: float,
            trips: dict[str, dict[str, Any]]) -> str:
-    by = {w: [r for r in rows if r["workers"] == w] for w in (1, 2)}
+    by = {setup: [r for r in rows if r["setup"] == setup] for setup in SETUPS}
+    one = median([r["rps"] for r in by["serve, 1 worker"]])
     out = []
-    for w, group in by.items():
+    for setup, group in by.items():
         rps = [r["rps"] for r in group]
-        out.append([w, len(group), f"{median(rps):.0f}", spread(rps),
-                    f"{median(rps) / median([r['rps'] for r in by[1]]):.2f}x",
+        out.append([setup, len(group), f"{median(rps):.0f}", spread(rps),
+                    f"{median(rps) / one:.2f}x",
                     f"{median([r['server_cpu_ms'] for r in group]):.2f}",
+                    " ".join(f"{r['busiest_share']:.0%}" for r in group),
                     f"{median([r['redis_cpu_ms'] for r in group]):.2f}",
-                    f"{median([r['client_cpu'] for r in group]):.1f}",
+                    f"{median([r['client_cpu'] for r in group]):.2f}",
                     f"{median([r['load'] for r in group]):.1f}",
                     sum(len(r["errors"]) for r in group)])
-    ratio = median([r["rps"] for r in by[2]]) / median([r["rps"] for r in by[1]])
+    ratio = median([r["rps"] for r in by["serve --workers 2"]]) / one
+    shared = median([r["rps"] for r in by["uvicorn --workers 2"]]) / one
     lat = follow["latencies"]
     ms = [x * 1000 for x in lat]
     lines = [
-        table(["workers", "bursts", f"runs/s (C={args.c}, median)", "spread", "vs 1 worker",
-               "server CPU ms/run (all workers)", "redis-server CPU ms/run",
-               "client CPU s/burst",
+        table(["server", "bursts", f"runs/s (C={args.c}, median)", "spread", "vs 1 worker",
+               "server CPU ms/run (all workers)", "busiest worker's share of it, by burst",
+               "redis-server CPU ms/run", "client CPU s/burst",
                "load average (1 min) before", "errors + wrong states"], out),
         "",
-        f"Two workers vs one: {ratio:.2f}x the runs per second (goal ≥ 1.7x: "
-        f"{'met' if ratio >= 1.7 else 'NOT met'}).",
+        f"Two workers vs one (`pyox-agents serve --workers 2`): {ratio:.2f}x the runs per "
+        f"second (goal ≥ 1.7x: {'met' if ratio >= 1.7 else 'NOT met'}); `uvicorn --workers 2`, "
+        f"whose workers share one socket: {shared:.2f}x.",
         "",
         trips_table(trips),
         "",
@@ -358,7 +415,9 @@ def report(rows: list[dict[str, Any]], follow: dict[str, Any], args: Any, load: 
         "Both servers unpinned; redis-server, the servers and this client share 2 cores, and "
         "other processes ran on the machine too (load average column).",
         "",
-        "Command: `.venv/bin/python bench/processes.py " + " ".join(sys.argv[1:]) + "`",
+        "Command: `" + "".join(f"{k}={os.environ[k]} " for k in ("BENCH_LOOP", "BENCH_HTTP")
+                              if k in os.environ)
+        + ".venv/bin/python bench/processes.py " + " ".join(sys.argv[1:]) + "`",
     ]
     return "\n".join(lines)
 

@@ -46,12 +46,12 @@ def _runs_of(app: Any) -> Any:
     return getattr(server, "runs", None)
 
 
-def serve(app: Any, host: str, port: int, grace: float,
-          sock: socket.socket | None = None) -> None:
+def serve(app: Any, host: str, port: int, grace: float, *, loop: str = "auto",
+          http: str = "auto", sock: socket.socket | None = None) -> None:
     """Serve `app` on `host:port` (or on the listening socket `sock`, a worker's) until
-    SIGTERM or SIGINT, then shut down within `grace` s."""
-    # uvloop and httptools when installed (the `fast` extra), else asyncio and h11: they cut the
-    # server's CPU per run by 10-35% (bench/concurrency.py --targets ours,fast,floor,floorfast)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", loop="auto",
-                            http="auto")
+    SIGTERM or SIGINT, then shut down within `grace` s; `loop` and `http` as uvicorn's."""
+    # auto: uvloop and httptools when installed (the `fast` extra), else asyncio and h11: they
+    # cut the server's CPU per run by 10-35% (bench/concurrency.py --targets ...,fast,floorfast)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", loop=loop,
+                            http=http)
     GracefulServer(config, grace).run(sockets=None if sock is None else [sock])

@@ -171,6 +171,12 @@ def _parser() -> argparse.ArgumentParser:
                          help="worker processes on the one port, each with its own socket so "
                               "that connections spread evenly (Linux); above 1, threads must be "
                               "in a redis:// or postgresql:// --store (default: 1)")
+        sub.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
+                         help="the event loop, as uvicorn's --loop (default: auto, uvloop "
+                              "when installed)")
+        sub.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto",
+                         help="the HTTP parser, as uvicorn's --http (default: auto, httptools "
+                              "when installed)")
         sub.add_argument(LISTEN_FD_OPTION, dest="listen_fd", type=int, default=None,
                          help=argparse.SUPPRESS)  # a worker's socket, given by its parent
         sub.add_argument(PARENT_OPTION, dest="parent_pid", type=int, default=0,
@@ -223,12 +229,13 @@ def _serve(app: Any, args: argparse.Namespace) -> None:
     from pyox_agents.server._graceful import serve
 
     if args.listen_fd is None:
-        serve(app, args.host, args.port, args.grace)
+        serve(app, args.host, args.port, args.grace, loop=args.loop, http=args.http)
     else:  # a worker: the socket its parent bound and handed down
         from pyox_agents.server._workers import end_with_parent
 
         end_with_parent(args.parent_pid)
-        serve(app, args.host, args.port, args.grace, sock=socket.socket(fileno=args.listen_fd))
+        serve(app, args.host, args.port, args.grace, loop=args.loop, http=args.http,
+              sock=socket.socket(fileno=args.listen_fd))
 
 
 def _is_worker(args: argparse.Namespace) -> bool:

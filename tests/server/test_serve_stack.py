@@ -1,4 +1,5 @@
-"""`pyox-agents serve` runs on uvloop and httptools when they are installed (the `fast` extra)."""
+"""`pyox-agents serve` runs on uvloop and httptools when they are installed (the `fast` extra),
+or on the loop and HTTP parser its `--loop` and `--http` name."""
 
 from __future__ import annotations
 
@@ -48,14 +49,11 @@ def _free_port() -> int:
         return port
 
 
-def test_serve_uses_uvloop_and_httptools_when_installed(tmp_path: Path) -> None:
-    """With the `fast` extra installed, the served app runs in a uvloop event loop and its
-    requests are parsed by httptools, not asyncio's loop and h11."""
-    pytest.importorskip("uvloop")
-    pytest.importorskip("httptools")
+def _stack(tmp_path: Path, *options: str) -> dict[str, object]:
+    """What the app served by `pyox-agents serve stackapp:app *options` runs on."""
     (tmp_path / "stackapp.py").write_text(STACK_APP)
     port = _free_port()
-    proc = subprocess.Popen([*ENTRY, "serve", "stackapp:app", "--port", str(port)],
+    proc = subprocess.Popen([*ENTRY, "serve", "stackapp:app", "--port", str(port), *options],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, env={**os.environ})
     try:
@@ -73,5 +71,36 @@ def test_serve_uses_uvloop_and_httptools_when_installed(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    assert seen["loop"].startswith("uvloop"), seen
+        if proc.stdout is not None:
+            proc.stdout.close()
+    assert isinstance(seen, dict)
+    return seen
+
+
+def test_serve_uses_uvloop_and_httptools_when_installed(tmp_path: Path) -> None:
+    """With the `fast` extra installed, the served app runs in a uvloop event loop and its
+    requests are parsed by httptools, not asyncio's loop and h11."""
+    pytest.importorskip("uvloop")
+    pytest.importorskip("httptools")
+    seen = _stack(tmp_path)
+    assert str(seen["loop"]).startswith("uvloop"), seen
     assert seen["httptools"] and not seen["h11"], seen
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_loop_and_http_choose_asyncio_and_h11(tmp_path: Path, workers: str) -> None:
+    """Rule: `--loop asyncio --http h11` serve on asyncio's own loop and h11 even with the
+    `fast` extra installed (in each worker too), as uvicorn's options of the same names do."""
+    seen = _stack(tmp_path, "--loop", "asyncio", "--http", "h11", "--workers", workers)
+    assert str(seen["loop"]).startswith("asyncio"), seen
+    assert seen["h11"] and not seen["httptools"], seen
+
+
+@pytest.mark.parametrize(("option", "value"), [("--loop", "trio"), ("--http", "h2")])
+def test_an_unknown_loop_or_parser_is_a_clear_error(tmp_path: Path, option: str,
+                                                    value: str) -> None:
+    """Rule: --loop and --http take uvicorn's names only; another is refused, naming them."""
+    done = subprocess.run([*ENTRY, "serve", "stackapp:app", option, value], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert f"invalid choice: '{value}'" in done.stderr
