@@ -8,38 +8,30 @@ import os
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.server.served_apps import asgi_module
+
 ENTRY = [sys.executable, "-c", "from pyox_agents.server.cli import main; main()"]
 
-STACK_APP = textwrap.dedent("""
+STACK_APP = asgi_module(
+    """
     import asyncio
     import json
     import sys
 
-    async def app(scope, receive, send):
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                kind = message["type"].rsplit(".", 1)[-1]
-                await send({"type": f"lifespan.{kind}.complete"})
-                if kind == "shutdown":
-                    return
+    def stack():
         loaded = sys.modules
-        body = json.dumps({
+        return json.dumps({
             "loop": type(asyncio.get_running_loop()).__module__,
             "httptools": "uvicorn.protocols.http.httptools_impl" in loaded,
             "h11": "uvicorn.protocols.http.h11_impl" in loaded,
         }).encode()
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": body})
-""")
+    """, "stack()", "application/json")
 
 
 def _free_port() -> int:

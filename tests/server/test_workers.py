@@ -25,31 +25,21 @@ from pathlib import Path
 import pytest
 
 from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
+from tests.server.served_apps import asgi_module
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="--workers needs Linux's SO_REUSEPORT")
 
 ENTRY = [sys.executable, "-c", "from pyox_agents.server.cli import main; main()"]
 
-PID_APP = textwrap.dedent("""
+PID_APP = asgi_module(
+    """
     import os
     import sys
 
     if "--listen-fd" in sys.argv and os.environ.get("FAIL_IN_WORKER"):
         raise SystemExit("this worker cannot start")
-
-    async def app(scope, receive, send):
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                kind = message["type"].rsplit(".", 1)[-1]
-                await send({"type": f"lifespan.{kind}.complete"})
-                if kind == "shutdown":
-                    return
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/plain")]})
-        await send({"type": "http.response.body", "body": str(os.getpid()).encode()})
-""")
+    """, "str(os.getpid()).encode()")
 
 AGENT_MODULE = textwrap.dedent("""
     from pyox_agents import Agent, RunContext, tool
