@@ -270,3 +270,13 @@ def test_workers_share_threads_through_redis(folder: Path, redis_server: str  # 
         assert proc.wait(timeout=30) == 0, proc.communicate()[0]
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_the_demo_with_workers_needs_a_shared_store(folder: Path) -> None:
+    """Rule: `demo --workers 2` keeps its threads in the default SQLite file otherwise, one
+    per worker: refused the same way."""
+    done = subprocess.run([*ENTRY, "demo", "--workers", "2", "--port", str(_free_port())],
+                          cwd=folder, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--workers above 1 needs a store every worker shares" in done.stderr
+    assert "the default SQLite file" in done.stderr
