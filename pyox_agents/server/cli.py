@@ -233,7 +233,8 @@ def _serve(app: Any, args: argparse.Namespace) -> None:
     else:  # a worker: the socket its parent bound and handed down
         from pyox_agents.server._workers import end_with_parent
 
-        end_with_parent(args.parent_pid)
+        if args.parent_pid:  # started by `--workers` (else by whoever passed the socket)
+            end_with_parent(args.parent_pid)
         serve(app, args.host, args.port, args.grace, loop=args.loop, http=args.http,
               sock=socket.socket(fileno=args.listen_fd))
 
