@@ -280,3 +280,67 @@ def test_the_demo_with_workers_needs_a_shared_store(folder: Path) -> None:
     assert done.returncode == 2
     assert "--workers above 1 needs a store every worker shares" in done.stderr
     assert "the default SQLite file" in done.stderr
+
+
+def test_sigterm_drains_a_run_in_a_worker_and_another_server_continues_it(
+        folder: Path, redis_server: str) -> None:  # noqa: F811
+    """Rule: the parent's SIGTERM reaches the worker serving a run as one SIGTERM, so the
+    worker drains it as a single server does: the run finishes the step it is in, its stream
+    ends with `server_shutdown`, everything exits within the grace, and the thread, kept in
+    Redis, is continued by the next server to the end, its audit chains verifying."""
+    import httpx
+
+    from pyox_agents.stores.redis import RedisStore
+    from tests.reliability.test_shutdown import AGENTS
+    from tests.reliability.todo_runs import (
+        ITEMS,
+        ag_ui_body,
+        ended_with,
+        events_of,
+        finished,
+        verify_runs,
+    )
+
+    (folder / "agents.py").write_text(AGENTS)
+    thread, grace = f"t-{uuid.uuid4().hex}", 10.0
+    args = ["agents:agents", "--workers", "2", "--store", redis_server, "--grace", str(grace)]
+    proc, url = _start(folder, args, env={"STEP_SECONDS": "1.0"})
+    try:
+        _wait_ready(proc, url, "/healthz")
+        seen: list[object] = []
+        sent = 0.0
+        with httpx.stream("POST", f"{url}/agents/todo/ag-ui", json=ag_ui_body(thread),
+                          timeout=60) as response:
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    seen.extend(events_of(line))
+                    last = seen[-1]
+                    if not sent and isinstance(last, dict) and last["type"] == "TOOL_CALL_START":
+                        sent = time.monotonic()
+                        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        assert time.monotonic() - sent < grace
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    ended_with("ag-ui", seen, "server_shutdown", ("shutting down",))
+    kinds = [e["type"] for e in seen if isinstance(e, dict)]
+    assert kinds.count("TOOL_CALL_START") == 1 and kinds.count("TOOL_CALL_RESULT") == 1
+
+    proc, url = _start(folder, args, env={"STEP_SECONDS": "0.01"})
+    try:
+        _wait_ready(proc, url, "/healthz")
+        response = httpx.post(f"{url}/agents/todo/ag-ui", timeout=30,
+                              json=ag_ui_body(thread, "again", {}))
+        finished(events_of(response.text)[-1])
+        assert httpx.get(f"{url}/threads/{thread}").json()["state"] == {"items": ITEMS}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        proc.communicate()
+    store = RedisStore(redis_server)
+    try:
+        verify_runs(store, thread)
+    finally:
+        store.close()
