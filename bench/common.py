@@ -445,17 +445,15 @@ class Server:
 
     def __enter__(self) -> "Server":
         factory = self.factory if ":" in self.factory else f"common:{self.factory}"
-        command = ["taskset", "-c", str(self.cpu), sys.executable, "-m", "uvicorn", "--factory",
-                   factory, "--app-dir", str(BENCH_DIR), "--host", "127.0.0.1",
-                   "--port", str(self.port), "--workers", str(self.workers),
-                   "--loop", self.loop, "--http", self.http, "--log-level", "warning",
-                   "--no-access-log"]
+        where = ["--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
+                 "--loop", self.loop, "--http", self.http]
         if self.serve:
             assert self.factory == "ours_app", "served.py serves ours_app only"
-            command = ["taskset", "-c", str(self.cpu), sys.executable, "-m",
-                       "pyox_agents.server.cli", "serve", "served:app", "--host", "127.0.0.1",
-                       "--port", str(self.port), "--workers", str(self.workers), "--grace", "5",
-                       "--loop", self.loop, "--http", self.http]
+            server = ["pyox_agents.server.cli", "serve", "served:app", *where, "--grace", "5"]
+        else:
+            server = ["uvicorn", "--factory", factory, "--app-dir", str(BENCH_DIR), *where,
+                      "--log-level", "warning", "--no-access-log"]
+        command = ["taskset", "-c", str(self.cpu), sys.executable, "-m", *server]
         # BENCH_LIBRARY=/path/to/copy measures a patched copy of pyox_agents (profile notes)
         env = {**os.environ, "PYTHONPATH": os.environ.get("BENCH_LIBRARY", str(ROOT)), **self.env}
         # cwd is not ROOT: `-m` puts the cwd first on sys.path, before BENCH_LIBRARY
@@ -489,9 +487,7 @@ class Server:
         for one 60 ms run; psutil is the fallback where schedstat is missing."""
         assert self.proc is not None
         try:
-            return sum(int((task / "schedstat").read_text().split()[0])
-                       for pid in self.pids()
-                       for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
+            return sum(process_cpu_seconds(pid) for pid in self.pids())
         except (OSError, ValueError):
             import psutil
 
@@ -556,6 +552,13 @@ class Background:
     def share(self) -> float:
         """Other processes' CPU as a share of the machine's 2 cores over the measurement."""
         return self.other_cpu / (self.wall * (os.cpu_count() or 1))
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds of process `pid` so far, all its threads: the scheduler's ns counter
+    (/proc/PID/task/*/schedstat)."""
+    return sum(int((task / "schedstat").read_text().split()[0])
+               for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
 
 
 def pin_self(cpu: int) -> None:

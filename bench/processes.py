@@ -54,6 +54,7 @@ from common import (
     ai_sdk_body,
     dechunk,
     median,
+    process_cpu_seconds,
     run_input,
     spread,
     table,
@@ -203,35 +204,34 @@ SETUPS = {"serve, 1 worker": (1, True), "serve --workers 2": (2, True),
           "uvicorn --workers 2": (2, False)}
 """The servers each round measures: (worker processes, `pyox-agents serve` or uvicorn's)."""
 
+STACK = {"loop": os.environ.get("BENCH_LOOP", "auto"),
+         "http": os.environ.get("BENCH_HTTP", "auto")}
+"""uvicorn's loop and HTTP parser for every server here: `auto`, as `serve` runs, by default."""
+
 
 def throughput_round(setup: str, c: int, port: int, redis_server: "Redis") -> dict[str, Any]:
     workers, serve = SETUPS[setup]
     redis_url = redis_server.url
     env = {"BENCH_BEFORE": "0", "BENCH_AFTER": "50", "BENCH_REDIS": redis_url}
     server = Server("ours_app", port, cpu="0,1", env=env, workers=workers, serve=serve,
-                    loop=os.environ.get("BENCH_LOOP", "auto"),
-                    http=os.environ.get("BENCH_HTTP", "auto"))
+                    **STACK)
     with server:
         time.sleep(1.0 * workers)  # every worker imported and listening
         asyncio.run(burst(port, 10 * workers))  # warm-up, every worker
         pids = server.pids()
-        before = {pid: cpu_of(pid) for pid in pids}
+        before = [process_cpu_seconds(pid) for pid in pids]
         load = os.getloadavg()[0]
         store_cpu = redis_cpu(redis_server)
         wall, client, errors = asyncio.run(burst(port, c))
-        used = [cpu_of(pid) - before[pid] for pid in pids]
+        used = [process_cpu_seconds(pid) - was for pid, was in zip(pids, before, strict=True)]
         store_cpu = redis_cpu(redis_server) - store_cpu
-    shares = sorted((x for x in used if x > 0.05), reverse=True)  # the workers, not a parent
+    shares = used[1:] if workers > 1 else used  # the workers, not the parent that watches them
     return {"setup": setup, "workers": workers, "rps": c / wall, "wall": wall,
             "server_cpu_ms": sum(used) / c * 1000, "client_cpu": client, "errors": errors,
             "load": load, "redis_cpu_ms": store_cpu / c * 1000,
-            "busiest_share": shares[0] / sum(shares) if shares else 1.0}
+            "busiest_share": max(shares) / sum(shares)}
 
 
-def cpu_of(pid: int) -> float:
-    """CPU seconds of process `pid` so far, all its threads (the scheduler's ns counter)."""
-    return sum(int((task / "schedstat").read_text().split()[0])
-               for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
 
 
 # ---------------------------------------------------------------- follow latency
@@ -345,10 +345,8 @@ def main() -> None:
                       f"{row['load']:.1f}", flush=True)
         env = {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(args.tokens),
                "BENCH_PACE_MS": str(args.pace), "BENCH_REDIS": redis_server.url}
-        stack = {"loop": os.environ.get("BENCH_LOOP", "auto"),
-                 "http": os.environ.get("BENCH_HTTP", "auto")}  # as the bursts'
-        with Server("ours_app", port + 1, cpu="0,1", env=env, **stack) as a, \
-                Server("ours_app", port + 2, cpu="0,1", env=env, **stack) as b:
+        with Server("ours_app", port + 1, cpu="0,1", env=env, **STACK) as a, \
+                Server("ours_app", port + 2, cpu="0,1", env=env, **STACK) as b:
             load = os.getloadavg()[0]
             follow = asyncio.run(follow_latency(a.port, b.port, redis_server.url,
                                                 args.follows))

@@ -41,7 +41,9 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 STORE_FORMS = ("sqlite:PATH, memory, redis://HOST:PORT[/DB] or "
                "postgresql://USER@HOST[:PORT]/DATABASE")
 
-SHARED_STORES = ("redis://", "rediss://", "unix://", "postgresql://")
+REDIS_FORMS = ("redis://", "rediss://", "unix://")
+POSTGRES_FORM = "postgresql://"
+SHARED_STORES = (*REDIS_FORMS, POSTGRES_FORM)
 """The `--store` forms several processes can share (memory and SQLite are one process's)."""
 
 
@@ -79,7 +81,7 @@ def open_store(spec: str) -> Any:
         from pyox_agents.stores import SQLiteStore
 
         return SQLiteStore(str(path))
-    if spec.startswith(("redis://", "rediss://", "unix://")):
+    if spec.startswith(REDIS_FORMS):
         try:
             from pyox_agents.stores.redis import RedisStore
         except ImportError as exc:
@@ -87,7 +89,7 @@ def open_store(spec: str) -> Any:
                            f"imported ({exc}); install it with `pip install 'pyox-agents[redis]'`"
                            " or use sqlite:PATH") from None
         return RedisStore(spec)
-    if spec.startswith("postgresql://"):
+    if spec.startswith(POSTGRES_FORM):
         return _postgres_store(spec)
     raise CliError(f"--store {spec!r} is not a store; use {STORE_FORMS}")
 
@@ -247,9 +249,11 @@ def _supervises(args: argparse.Namespace) -> bool:
     return args.workers > 1 and not _is_worker(args)
 
 
-def _check_shared(store: str | None, what: str) -> None:
-    """Several workers keep threads in one store they all reach, never a process's own."""
+def _check_shared(store: str | None, default: str) -> None:
+    """Several workers keep threads in one store they all reach, never a process's own
+    (`default`: what keeps them without a --store)."""
     if store is None or not store.startswith(SHARED_STORES):
+        what = f"--store {store}" if store else default
         raise CliError(f"--workers above 1 needs a store every worker shares: give --store "
                        f"redis://HOST:PORT or postgresql://USER@HOST/DATABASE ({what} would "
                        f"keep each worker's threads apart)")
@@ -321,7 +325,7 @@ def _serve_target(args: argparse.Namespace, argv: Sequence[str]) -> None:
     target = load_target(args.target)
     ours = isinstance(target, Agent | Mapping)  # else a ready ASGI app, with its own store
     if _supervises(args) and ours:
-        _check_shared(args.store, f"--store {args.store}" if args.store else "no --store")
+        _check_shared(args.store, "no --store")
     if not _is_worker(args):
         print(f"pyox-agents: serving {args.target} at http://{args.host}:{args.port}/",
               flush=True)
