@@ -50,9 +50,13 @@ def bind_sockets(host: str, port: int, count: int) -> list[socket.socket]:
     the kernel picks, shared by all).
 
     Raises:
-        OSError: the address cannot be bound (in use, or not this machine's).
+        OSError: the address cannot be bound (in use, also by another server's workers, or
+            not this machine's).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if port:  # a port another server of this user holds with SO_REUSEPORT would be shared:
+        with socket.create_server((host, port), family=family):  # a plain bind refuses it
+            pass
     sockets: list[socket.socket] = []
     try:
         for _ in range(count):

@@ -246,6 +246,20 @@ def test_a_port_in_use_is_refused_before_any_worker_starts(folder: Path) -> None
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
 
 
+def test_a_second_server_on_the_same_port_is_refused(
+        folder: Path, served: tuple[subprocess.Popen[str], str]) -> None:
+    """Rule: sockets with SO_REUSEPORT of one user may share a port, so a second `serve
+    --workers` on a port the first one serves would silently take half its connections:
+    it is refused like any port in use, and the first keeps every connection."""
+    proc, url = served
+    port = url.rsplit(":", 1)[1]
+    done = subprocess.run([*ENTRY, "serve", "pidapp:app", "--workers", "2", "--port", port],
+                          cwd=folder, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert {int(_text(url + "/")) for _ in range(50)} <= _workers(proc)
+
+
 def test_workers_share_threads_through_redis(folder: Path, redis_server: str  # noqa: F811
                                              ) -> None:
     """Rule: with --store redis://..., a run served by one worker is the thread every worker
