@@ -16,7 +16,7 @@ import inspect
 import logging
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 import anyio
@@ -119,13 +119,62 @@ class Runner(ToolCalls):
         parent_call_id: str | None = None,
         resumed: bool = False,
     ) -> None:
-        """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`."""
-        with executing(self.run_id):
-            if _tracing.on is None:
-                await self._execute(parent_id, parent_call_id, resumed)
+        """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`.
+
+        The whole run is this one coroutine (no inner one awaited for its body): each coroutine
+        a run has open is resumed again for every token the model streams."""
+        span = contextlib.nullcontext() if _tracing.on is None else _tracing.run_span(self,
+                                                                                       resumed)
+        with executing(self.run_id), span:
+            conversation, journal = self.conversation, self.journal
+            assert journal is not None
+            try:
+                conversation._start_run(parent_id, parent_call_id, run_id=self.run_id)
+                journal.audit("run_resumed" if resumed else "run_started",
+                              {"thread_id": conversation.id, "goal": journal.run.goal})
+                await journal.save()
+                model = None if isinstance(self.model, PlannerModel) else self.model.name
+                self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value,
+                                      model=model, started_at=int(time.time() * 1000)))
+                if self.setup.reporters:
+                    await self._report("on_run_start", self._context())
+                paused = await self._loop()
+            except StoppedForShutdown:
+                self._send(RunFailed(SHUTDOWN))
+            except (ModelError, StoreError) as exc:
+                await self._fail(AgentError(exc.code, str(exc)))
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    self._close_pending("cancelled: the run was stopped")
+                    if left_for_recovery(self.run_id):  # a shutdown: the record stays as saved
+                        raise
+                    conversation._fail_run("cancelled")
+                    journal.stop(StopReason.CANCELLED, "the run was cancelled")
+                    with contextlib.suppress(StoreError):  # nobody to tell: the record stays
+                        await journal.save()
+                raise
+            except Exception as exc:  # a bug in a hook or in pyox-agents: report, never raise
+                cause = _first(exc)
+                if isinstance(cause, ModelError | StoreError):
+                    await self._fail(AgentError(cause.code, str(cause)))
+                else:  # the details: here, in the server's log, and in the run's record
+                    logging.getLogger(__name__).error("run %s failed with an internal error",
+                                                      self.run_id, exc_info=cause)
+                    await self._fail(AgentError("internal_error",
+                                                f"{type(cause).__name__}: {cause}"))
             else:
-                with _tracing.run_span(self, resumed):
-                    await self._execute(parent_id, parent_call_id, resumed)
+                if paused is not None:
+                    self._send(ApprovalRequested(paused))
+                self._send(
+                    RunFinished(
+                        answer=conversation.answer,
+                        state=self.access.shared.value,
+                        usage=self.usage,
+                        stopped=conversation.stopped,
+                        outcome="interrupt" if paused is not None else "success",
+                        pending_call_ids=tuple(self.handed_over),
+                    )
+                )
 
     def continue_run(self, run: RunState) -> None:
         """Make this runner continue `run`, a saved run that is not running anywhere, instead of
@@ -141,57 +190,6 @@ class Runner(ToolCalls):
         if run.pending is not None:
             journal.withdraw()
         self.recovering = run.in_flight is not None
-
-    async def _execute(self, parent_id: str | None, parent_call_id: str | None,
-                       resumed: bool) -> None:
-        conversation, journal = self.conversation, self.journal
-        assert journal is not None
-        try:
-            conversation._start_run(parent_id, parent_call_id, run_id=self.run_id)
-            journal.audit("run_resumed" if resumed else "run_started",
-                          {"thread_id": conversation.id, "goal": journal.run.goal})
-            await journal.save()
-            model = None if isinstance(self.model, PlannerModel) else self.model.name
-            self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value,
-                                  model=model, started_at=int(time.time() * 1000)))
-            if self.setup.reporters:
-                await self._report("on_run_start", self._context())
-            paused = await self._loop()
-        except StoppedForShutdown:
-            self._send(RunFailed(SHUTDOWN))
-        except (ModelError, StoreError) as exc:
-            await self._fail(AgentError(exc.code, str(exc)))
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                self._close_pending("cancelled: the run was stopped")
-                if left_for_recovery(self.run_id):  # a shutdown: the record stays as saved
-                    raise
-                conversation._fail_run("cancelled")
-                journal.stop(StopReason.CANCELLED, "the run was cancelled")
-                with contextlib.suppress(StoreError):  # nobody to tell: the record stays as was
-                    await journal.save()
-            raise
-        except Exception as exc:  # a bug in a hook or in pyox-agents: report it, never raise it
-            cause = _first(exc)
-            if isinstance(cause, ModelError | StoreError):
-                await self._fail(AgentError(cause.code, str(cause)))
-            else:  # the details: here, in the server's log, and in the run's record
-                logging.getLogger(__name__).error("run %s failed with an internal error",
-                                                  self.run_id, exc_info=cause)
-                await self._fail(AgentError("internal_error", f"{type(cause).__name__}: {cause}"))
-        else:
-            if paused is not None:
-                self._send(ApprovalRequested(paused))
-            self._send(
-                RunFinished(
-                    answer=conversation.answer,
-                    state=self.access.shared.value,
-                    usage=self.usage,
-                    stopped=conversation.stopped,
-                    outcome="interrupt" if paused is not None else "success",
-                    pending_call_ids=tuple(self.handed_over),
-                )
-            )
 
     async def _loop(self) -> ApprovalRequest | None:
         """Steps until the run ends; the request it paused for, if it did."""
@@ -297,9 +295,14 @@ class Runner(ToolCalls):
         """The model's reply to `request`, streamed as events (used by ask and compact too)."""
         return await self._ask_model(request)
 
-    async def _ask_model(self, request: ModelRequest) -> Reply:
+    def _ask_model(self, request: ModelRequest) -> Coroutine[Any, Any, Reply]:
+        """The model's reply, streamed: `_stream_reply` itself when tracing is off (no
+        coroutine around it to resume per token), else inside the request's span."""
         if _tracing.on is None:
-            return await self._stream_reply(request)
+            return self._stream_reply(request)
+        return self._traced_reply(request)
+
+    async def _traced_reply(self, request: ModelRequest) -> Reply:
         with _tracing.chat_span(self.model.name, request, self.conversation.id) as span:
             reply = await self._stream_reply(request)
             span.replied(reply)

@@ -259,6 +259,8 @@ class RunService:
                 del self._runs_of[live.principal]
 
     async def _pump(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
+        """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled",
+        the server's time limit `run_timeout`."""
         deadline = self.limits.run_seconds
         keeper = None  # the lease is kept while the process lives, events or not
         if live.run_key is not None:
@@ -266,7 +268,20 @@ class RunService:
                                                     self.lease_ttl), name="keep lease")
         try:
             async with asyncio.timeout(deadline) as limit:  # one timer, no cancel scope
-                await self._drain(live, batches, limit)
+                try:
+                    async with contextlib.aclosing(batches):  # type: ignore[type-var]
+                        async for batch in batches:
+                            if live.run_key is not None:  # the store logs each event alone:
+                                batch = merge_deltas(batch)  # deltas that came together, one
+                            if isinstance(batch[-1], RunFinished | RunFailed):  # the last ones
+                                await self._finish(live, batch)
+                                continue
+                            await show(self.store, self._sharing, live, batch)
+                except asyncio.CancelledError:
+                    if limit.expired():  # ended below, with `run_timeout`
+                        raise
+                    await self._cancelled(live)
+                    raise
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
@@ -279,6 +294,15 @@ class RunService:
                 with anyio.CancelScope(shield=True):
                     await release(self._peers, live, self.owner, self.lease_ttl)
             live.end()
+
+    async def _cancelled(self, live: LiveRun) -> None:
+        """End a run cancelled before its last event: "cancelled", or the server's shutdown."""
+        if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
+            final: RuntimeEvent = RunFinished(answer=None, state=live.last_state(),
+                                              outcome="cancelled")
+            if live.shutdown:
+                final = RunFailed(SHUTDOWN)
+            await self._finish(live, [*live.open_texts(), final])
 
     async def _finish(self, live: LiveRun, batch: Sequence[RuntimeEvent]) -> None:
         """Tell the run's end (`batch`'s last event, saying if keeping its state failed) once
@@ -298,29 +322,6 @@ class RunService:
         committed is its latest version: its record keeps that state until it ends.
         """
         return await latest_kept(self._store, thread_id) if self.keep_state else ThreadState()
-
-    async def _drain(self, live: LiveRun, batches: AsyncIterator[list[RuntimeEvent]],
-                     limit: asyncio.Timeout | None = None) -> None:
-        """Keep the run's events (and share them) until it ends; a cancel ends it "cancelled"."""
-        try:
-            async with contextlib.aclosing(batches):  # type: ignore[type-var]
-                async for batch in batches:
-                    if live.run_key is not None:  # the store writes each logged event alone:
-                        batch = merge_deltas(batch)  # the deltas that came together go as one
-                    if isinstance(batch[-1], RunFinished | RunFailed):  # the run's last events
-                        await self._finish(live, batch)
-                        continue
-                    await show(self.store, self._sharing, live, batch)
-        except asyncio.CancelledError:
-            if limit is not None and limit.expired():  # `_pump` ends it with `run_timeout`
-                raise
-            if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
-                final: RuntimeEvent = RunFinished(answer=None, state=live.last_state(),
-                                                  outcome="cancelled")
-                if live.shutdown:
-                    final = RunFailed(SHUTDOWN)
-                await self._finish(live, [*live.open_texts(), final])
-            raise
 
     async def _open(
         self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None,
