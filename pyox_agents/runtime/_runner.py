@@ -59,6 +59,9 @@ from pyox_agents.tools import RunContext
 
 __all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
 
+_NO_SPAN = contextlib.nullcontext()
+"""A run's span when tracing is off (one, reused: it holds nothing)."""
+
 class Runner(ToolCalls):
     """Executes a run, or single turns, of an agent on a conversation."""
 
@@ -123,8 +126,7 @@ class Runner(ToolCalls):
 
         The whole run is this one coroutine (no inner one awaited for its body): each coroutine
         a run has open is resumed again for every token the model streams."""
-        span = contextlib.nullcontext() if _tracing.on is None else _tracing.run_span(self,
-                                                                                       resumed)
+        span = _NO_SPAN if _tracing.on is None else _tracing.run_span(self, resumed)
         with executing(self.run_id), span:
             conversation, journal = self.conversation, self.journal
             assert journal is not None
