@@ -115,68 +115,77 @@ class Runner(ToolCalls):
 
     # -- a whole run ---------------------------------------------------------------------------
 
-    async def execute(
-        self,
-        *,
-        parent_id: str | None = None,
-        parent_call_id: str | None = None,
-        resumed: bool = False,
-    ) -> None:
+    async def execute(self, *, parent_id: str | None = None, parent_call_id: str | None = None,
+                      resumed: bool = False) -> None:
         """Run to the end or to a pause, emitting events; the last is `RunFinished`/`RunFailed`.
 
-        The whole run is this one coroutine (no inner one awaited for its body): each coroutine
-        a run has open is resumed again for every token the model streams."""
+        The steps of its start and end are helpers it calls, not a coroutine around its loop:
+        each coroutine a run has open is resumed again for every token the model streams."""
         span = _NO_SPAN if _tracing.on is None else _tracing.run_span(self, resumed)
         with executing(self.run_id), span:
-            conversation, journal = self.conversation, self.journal
-            assert journal is not None
             try:
-                conversation._start_run(parent_id, parent_call_id, run_id=self.run_id)
-                journal.audit("run_resumed" if resumed else "run_started",
-                              {"thread_id": conversation.id, "goal": journal.run.goal})
-                await journal.save()
-                model = None if isinstance(self.model, PlannerModel) else self.model.name
-                self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value,
-                                      model=model, started_at=int(time.time() * 1000)))
-                if self.setup.reporters:
-                    await self._report("on_run_start", self._context())
+                await self._start(parent_id, parent_call_id, resumed)
                 paused = await self._loop()
             except StoppedForShutdown:
                 self._send(RunFailed(SHUTDOWN))
             except (ModelError, StoreError) as exc:
                 await self._fail(AgentError(exc.code, str(exc)))
             except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True):
-                    self._close_pending("cancelled: the run was stopped")
-                    if left_for_recovery(self.run_id):  # a shutdown: the record stays as saved
-                        raise
-                    conversation._fail_run("cancelled")
-                    journal.stop(StopReason.CANCELLED, "the run was cancelled")
-                    with contextlib.suppress(StoreError):  # nobody to tell: the record stays
-                        await journal.save()
+                await self._record_cancel()
                 raise
             except Exception as exc:  # a bug in a hook or in pyox-agents: report, never raise
-                cause = _first(exc)
-                if isinstance(cause, ModelError | StoreError):
-                    await self._fail(AgentError(cause.code, str(cause)))
-                else:  # the details: here, in the server's log, and in the run's record
-                    logging.getLogger(__name__).error("run %s failed with an internal error",
-                                                      self.run_id, exc_info=cause)
-                    await self._fail(AgentError("internal_error",
-                                                f"{type(cause).__name__}: {cause}"))
+                await self._fail_inside(exc)
             else:
-                if paused is not None:
-                    self._send(ApprovalRequested(paused))
-                self._send(
-                    RunFinished(
-                        answer=conversation.answer,
-                        state=self.access.shared.value,
-                        usage=self.usage,
-                        stopped=conversation.stopped,
-                        outcome="interrupt" if paused is not None else "success",
-                        pending_call_ids=tuple(self.handed_over),
-                    )
-                )
+                self._finished(paused)
+
+    async def _start(self, parent_id: str | None, parent_call_id: str | None,
+                     resumed: bool) -> None:
+        """Record the run's start (or its resume), save it, and tell it (`RunStarted`)."""
+        conversation, journal = self.conversation, self.journal
+        assert journal is not None
+        conversation._start_run(parent_id, parent_call_id, run_id=self.run_id)
+        journal.audit("run_resumed" if resumed else "run_started",
+                      {"thread_id": conversation.id, "goal": journal.run.goal})
+        await journal.save()
+        model = None if isinstance(self.model, PlannerModel) else self.model.name
+        self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value,
+                              model=model, started_at=int(time.time() * 1000)))
+        if self.setup.reporters:
+            await self._report("on_run_start", self._context())
+
+    async def _record_cancel(self) -> None:
+        """Record a cancelled run as cancelled (a shutdown's: left as saved, for recovery)."""
+        journal = self.journal
+        assert journal is not None
+        with anyio.CancelScope(shield=True):
+            self._close_pending("cancelled: the run was stopped")
+            if left_for_recovery(self.run_id):  # a shutdown: the record stays as saved
+                return
+            self.conversation._fail_run("cancelled")
+            journal.stop(StopReason.CANCELLED, "the run was cancelled")
+            with contextlib.suppress(StoreError):  # nobody to tell: the record stays as was
+                await journal.save()
+
+    async def _fail_inside(self, exc: Exception) -> None:
+        """End the run failed by `exc`, raised inside it: a model's or store's error by its
+        code, anything else as an internal error, logged with its details."""
+        cause = _first(exc)
+        if isinstance(cause, ModelError | StoreError):
+            await self._fail(AgentError(cause.code, str(cause)))
+        else:  # the details: here, in the server's log, and in the run's record
+            logging.getLogger(__name__).error("run %s failed with an internal error",
+                                              self.run_id, exc_info=cause)
+            await self._fail(AgentError("internal_error", f"{type(cause).__name__}: {cause}"))
+
+    def _finished(self, paused: ApprovalRequest | None) -> None:
+        """Tell the run's end: the request it paused for, if any, then `RunFinished`."""
+        if paused is not None:
+            self._send(ApprovalRequested(paused))
+        conversation = self.conversation
+        self._send(RunFinished(answer=conversation.answer, state=self.access.shared.value,
+                               usage=self.usage, stopped=conversation.stopped,
+                               outcome="interrupt" if paused is not None else "success",
+                               pending_call_ids=tuple(self.handed_over)))
 
     def continue_run(self, run: RunState) -> None:
         """Make this runner continue `run`, a saved run that is not running anywhere, instead of

@@ -78,7 +78,11 @@ async def test_state_snapshots_change_writes_the_whole_state_after_every_change(
     chunks, _ = await run_chunks(two_changes_in_one_step("change"),
                                  body(user("go"), state={"count": 1}))
     check_stream_rules(chunks)
-    assert snapshots(chunks) == [{"count": 1}, {"count": 3}, {"count": 6}]
+    # the step's two calls run at once (each a sync tool in a worker thread): either may
+    # commit first, so the state after the first change is 1 + 2 or 1 + 3
+    first, middle, last = snapshots(chunks)
+    assert (first, last) == ({"count": 1}, {"count": 6})
+    assert middle in ({"count": 3}, {"count": 4})
 
 
 async def test_opening_snapshot_is_left_out_when_the_client_has_that_state() -> None:
