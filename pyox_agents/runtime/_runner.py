@@ -62,6 +62,7 @@ __all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_he
 _NO_SPAN = contextlib.nullcontext()
 """A run's span when tracing is off (one, reused: it holds nothing)."""
 
+
 class Runner(ToolCalls):
     """Executes a run, or single turns, of an agent on a conversation."""
 
