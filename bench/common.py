@@ -321,6 +321,16 @@ def run_input(thread_id: str, run_id: str, text: str) -> dict[str, Any]:
             "tools": [], "context": [], "forwardedProps": {}}
 
 
+def with_history(body: dict[str, Any], count: int) -> dict[str, Any]:
+    """`body` with `count` earlier messages (200 characters each, user and assistant in turn)
+    before its own: what a CopilotKit client sends, the whole conversation every time."""
+    key = body["runId"]
+    history = [{"id": f"h{i}-{key}", "role": "assistant" if i % 2 else "user",
+                "content": (f"message {i} of the conversation so far; " * 8)[:200]}
+               for i in range(count)]
+    return {**body, "messages": [*history, *body["messages"]]}
+
+
 def ai_sdk_body(chat_id: str, text: str) -> dict[str, Any]:
     """An AI SDK `DefaultChatTransport` body: one user message, state {"items": []}."""
     return {"id": chat_id, "trigger": "submit-message", "state": {"items": []},

@@ -50,6 +50,7 @@ from common import (
     run_input,
     spread,
     table,
+    with_history,
     write_section,
 )
 
@@ -129,12 +130,13 @@ def pai_app() -> Any:
 
 class Burst:
     """N paced runs started together; when every run has its first token, `all_started` is set;
-    when the first run ends, `first_ended`."""
+    when the first run ends, `first_ended`. Each request carries `history` earlier messages."""
 
-    def __init__(self, port: int, n: int, tokens: int) -> None:
+    def __init__(self, port: int, n: int, tokens: int, history: int = 0) -> None:
         self.port = port
         self.n = n
         self.tokens = tokens
+        self.history = history
         self.started = 0
         self.all_started = asyncio.Event()
         self.first_ended = asyncio.Event()
@@ -142,7 +144,8 @@ class Burst:
     async def one(self, text: str) -> tuple[str, float]:
         """One run: '' or what was wrong, and its length in seconds."""
         key = uuid.uuid4().hex
-        payload = json.dumps(run_input(f"t-{key}", f"r-{key}", text)).encode()
+        payload = json.dumps(with_history(run_input(f"t-{key}", f"r-{key}", text),
+                                          self.history)).encode()
         begin = time.perf_counter()
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", self.port, limit=2**20)
@@ -191,10 +194,10 @@ class Burst:
         return ""
 
 
-async def run_burst(server: Server, n: int, tokens: int, budget: float
+async def run_burst(server: Server, n: int, tokens: int, budget: float, history: int = 0
                     ) -> tuple[list[tuple[str, float]], dict[str, Any], float]:
     """The runs' results, the server's stats of the steady state, the wall time."""
-    burst = Burst(server.port, n, tokens)
+    burst = Burst(server.port, n, tokens, history)
     steady: dict[str, Any] = {}
 
     async def watch() -> None:
@@ -222,16 +225,16 @@ async def run_burst(server: Server, n: int, tokens: int, budget: float
 
 
 def measure(target: str, n: int, port: int, tokens: int, pace_ms: float,
-            timeout: float) -> dict[str, Any]:
+            timeout: float, history: int = 0) -> dict[str, Any]:
     env = {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(tokens), "BENCH_PACE_MS": str(pace_ms)}
     with Server(TARGETS[target], port, env=env) as server:
-        results, _, _ = asyncio.run(run_burst(server, 5, tokens, 120))  # warm-up
+        results, _, _ = asyncio.run(run_burst(server, 5, tokens, 120, history))  # warm-up
         if any(error for error, _ in results):
             raise RuntimeError(f"warm-up of {target} failed: {results[0][0]}")
         idle, _ = server.memory()
         cpu = server.cpu_seconds()
         load = os.getloadavg()[0]
-        results, steady, wall = asyncio.run(run_burst(server, n, tokens, timeout))
+        results, steady, wall = asyncio.run(run_burst(server, n, tokens, timeout, history))
         cpu = server.cpu_seconds() - cpu
         _, peak = server.memory()
     errors = [error for error, _ in results if error]
@@ -301,8 +304,11 @@ def report(rows: list[dict[str, Any]], args: Any) -> str:
             lines.append(f"Flat from {sizes[0]:,} to {sizes[-1]:,}: CPU per token "
                          f"{med('ours', sizes[-1], 'cpu_us_token') / med('ours', sizes[0], 'cpu_us_token'):.2f}x, "  # noqa: E501
                          f"memory per run {med('ours', sizes[-1], 'mem_kib') / med('ours', sizes[0], 'mem_kib'):.2f}x.")  # noqa: E501
+    said = (f" Every request carries {args.history} earlier messages of 200 characters, as a "
+            "CopilotKit client sends the whole conversation each time." if args.history else "")
     lines.append(
-        f"\n{args.tokens} tokens {args.pace:g} ms apart per run; server (uvicorn asyncio + h11) "
+        f"\n{args.tokens} tokens {args.pace:g} ms apart per run;{said} server "
+        "(uvicorn asyncio + h11) "
         "on CPU 0, the client on CPU 1; a fresh server per burst, 5 warm-up runs. \"While all are "
         "open\": the RSS when the first run ends, beside the peak, which comes as the runs end "
         "(where the run length is far above the ideal, many runs had streamed little by then). "
@@ -326,6 +332,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--pace", type=float, default=20.0, help="ms between tokens")
     parser.add_argument("--timeout", type=float, default=300.0, help="per burst, seconds")
+    parser.add_argument("--history", type=int, default=0,
+                        help="earlier messages in every request (the goals are at 0)")
     parser.add_argument("--quick", action="store_true", help="1,000 runs, one round")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
@@ -340,7 +348,8 @@ def main() -> None:
                 if target == "pai" and (round_ > 0 or str(n) not in args.pai_sizes.split(",")):
                     continue
                 port += 1
-                row = measure(target, n, port, args.tokens, args.pace, args.timeout)
+                row = measure(target, n, port, args.tokens, args.pace, args.timeout,
+                              args.history)
                 rows.append(row)
                 print(f"{target:>5} N={n:<6} mem {row['mem_kib']:6.1f} KiB/run (open "
                       f"{row['open_kib']:.1f})  cpu "
@@ -351,7 +360,8 @@ def main() -> None:
     text = report(rows, args)
     print(text)
     if not args.no_write:
-        write_section("paced streams", text)
+        write_section("paced streams" + (f", {args.history} messages of history"
+                                         if args.history else ""), text)
 
 
 if __name__ == "__main__":

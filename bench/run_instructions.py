@@ -14,10 +14,11 @@ endpoint of the paced bench) in the same way: (count with 300 tokens - count wit
 200), through the ASGI app in-process, so the ratio leaves out the HTTP server, which costs both
 the same per token (the real bench's ratio is therefore lower). This count moves by about 1%
 between runs, more under load: the app's 10 ms ticker fires once per 10 ms of wall time. Run:
-    .venv/bin/python bench/run_instructions.py [--runs 200] [--after 50] LIBRARY [LIBRARY ...]
+    .venv/bin/python bench/run_instructions.py [--runs 200] [--after 50] [--history 0] LIBRARY ...
     .venv/bin/python bench/run_instructions.py --per-token [--runs 20] LIBRARY [LIBRARY ...]
-where each LIBRARY is a directory holding a `pyox_agents` package (a checkout, a worktree, or
-`git archive <commit> pyox_agents | tar -x -C <dir>`); the first is the baseline.
+(`--history N`: N earlier messages in every request, as a CopilotKit client sends the whole
+conversation) where each LIBRARY is a directory holding a `pyox_agents` package (a checkout, a
+worktree, or `git archive <commit> pyox_agents | tar -x -C <dir>`); the first is the baseline.
 """
 
 import argparse
@@ -35,10 +36,11 @@ BENCH_DIR = Path(__file__).resolve().parent
 
 
 async def _one(app: Any, text: str) -> None:
-    from common import AG_UI_PATH, run_input
+    from common import AG_UI_PATH, run_input, with_history
 
     key = uuid.uuid4().hex
-    body = json.dumps(run_input(f"t-{key}", f"r-{key}", text)).encode()
+    body = json.dumps(with_history(run_input(f"t-{key}", f"r-{key}", text),
+                                   int(os.environ.get("BENCH_HISTORY", "0")))).encode()
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
              "method": "POST", "scheme": "http", "path": AG_UI_PATH,
              "raw_path": AG_UI_PATH.encode(), "query_string": b"", "root_path": "",
@@ -108,11 +110,14 @@ def main() -> None:
     parser.add_argument("--after", type=int, default=50, help="text deltas after the tool call")
     parser.add_argument("--per-token", action="store_true",
                         help="instructions per token of paced streams, beside the floor's")
+    parser.add_argument("--history", type=int, default=0,
+                        help="earlier messages in every request (a CopilotKit client's)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         asyncio.run(_runs(int(args.child[0]), args.child[1]))
         return
+    os.environ["BENCH_HISTORY"] = str(args.history)  # read by the counted processes
     if args.per_token:
         per_token(args.libraries, args.runs if args.runs != 200 else 20)
         return

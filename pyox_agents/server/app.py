@@ -269,9 +269,11 @@ async def _ag_ui_run(server: _Server, request: Request) -> Response:
     run_input = ag_ui.read_input(await server.body(request))
     paused = await server.runs.paused(agent, run_input.thread_id) if run_input.resume else None
     run_request = ag_ui.request_from_input(run_input, paused.pending if paused else None)
+    kept = ag_ui.stream_input(run_input)
+    del run_input  # its models go now, not once a burst of requests has all started
     live = await server.runs.start(agent, run_request, name=name, principal=principal,
                                    paused=paused)
-    return server.sse(ag_ui.frame_batches(run_input, live.follow_batches()), live)
+    return server.sse(ag_ui.frame_batches(kept, live.follow_batches()), live)
 
 
 async def _ai_sdk_run(server: _Server, request: Request) -> Response:

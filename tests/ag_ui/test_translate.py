@@ -404,6 +404,30 @@ _JSON = st.recursive(_JSON_LEAVES, lambda inner: st.lists(inner, max_size=3)
                      | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
 
 
+def ag_ui_messages(text: st.SearchStrategy[str] | None = None) -> st.SearchStrategy[Any]:
+    """ag_ui messages of every role a client sends, with optional fields, tool calls, content
+    parts and free-form metadata (`text` for their strings)."""
+    import ag_ui.core as core
+
+    text = st.text(max_size=6) if text is None else text
+    ident = st.text(min_size=1, max_size=6)
+    metadata = st.dictionaries(st.text(max_size=3), _JSON, max_size=2)
+    calls = st.lists(st.builds(core.ToolCall, id=ident, function=st.builds(
+        core.FunctionCall, name=ident, arguments=text), metadata=st.none() | metadata),
+        max_size=2)
+    parts = st.lists(st.builds(core.TextPart, text=text, id=st.none() | ident), max_size=2)
+    return st.one_of(
+        st.builds(core.UserMessage, id=ident, content=text | parts, name=st.none() | text,
+                  metadata=st.none() | metadata),
+        st.builds(core.AssistantMessage, id=ident, content=st.none() | text,
+                  toolCalls=st.none() | calls, subagentRunId=st.none() | ident),
+        st.builds(core.ToolMessage, id=ident, content=text, toolCallId=ident,
+                  error=st.none() | text, encryptedValue=st.none() | text),
+        st.builds(core.SystemMessage, id=ident, content=text),
+        st.builds(core.DeveloperMessage, id=ident, content=text, name=st.none() | text),
+    )
+
+
 @st.composite
 def final_events(draw: st.DrawFn) -> Any:
     """The events that end (and open) a run: nested ag_ui models and JSON values, some frozen."""
@@ -421,21 +445,8 @@ def final_events(draw: st.DrawFn) -> Any:
     def maybe(strategy: st.SearchStrategy[Any]) -> Any:
         return draw(st.none() | strategy)
 
-    text, ident = st.text(max_size=6), st.text(min_size=1, max_size=6)
-    metadata = st.dictionaries(st.text(max_size=3), _JSON, max_size=2)
-    calls = st.lists(st.builds(core.ToolCall, id=ident, function=st.builds(
-        core.FunctionCall, name=ident, arguments=text), metadata=st.none() | metadata),
-        max_size=2)
-    parts = st.lists(st.builds(core.TextPart, text=text, id=st.none() | ident), max_size=2)
-    message = st.one_of(
-        st.builds(core.UserMessage, id=ident, content=text | parts, name=st.none() | text,
-                  metadata=st.none() | metadata),
-        st.builds(core.AssistantMessage, id=ident, content=st.none() | text,
-                  tool_calls=st.none() | calls, subagent_run_id=st.none() | ident),
-        st.builds(core.ToolMessage, id=ident, content=text, tool_call_id=ident,
-                  error=st.none() | text),
-        st.builds(core.SystemMessage, id=ident, content=text),
-    )
+    ident = st.text(min_size=1, max_size=6)
+    message = ag_ui_messages()
     stamp = maybe(st.integers(0, 2**53 - 1))
     kind = draw(st.sampled_from(["snapshot", "delta", "messages", "finished"]))
     if kind == "snapshot":
@@ -461,6 +472,76 @@ def test_the_final_events_are_encoded_to_the_json_pydantic_gives(event: Any) -> 
     from pyox_agents.adapters.ag_ui import encode_event
 
     assert encode_event(event) == event.model_dump_json(by_alias=True, exclude_none=False)
+
+
+_HOSTILE = st.text(st.characters(exclude_categories=()), max_size=8)
+"""Any code point: lone surrogates, control characters, quotes, backslashes, U+2028."""
+
+
+@given(st.lists(ag_ui_messages(_HOSTILE), max_size=4), st.integers(0, 2**53 - 1))
+def test_the_client_messages_a_server_keeps_are_written_as_their_models(
+        messages: list[Any], stamp: int) -> None:
+    """Rule: a server's stream keeps the client's messages as the JSON its final
+    MESSAGES_SNAPSHOT writes of them (`KeptMessage`), not as ag_ui models; that snapshot is
+    byte for byte the one the models give, whatever the strings hold."""
+    from ag_ui.core import MessagesSnapshotEvent
+    from pydantic_core import PydanticSerializationError
+
+    from pyox_agents.adapters.ag_ui import encode_event
+    from pyox_agents.adapters.ag_ui._events import _snapshot_event
+    from pyox_agents.adapters.ag_ui._kept_messages import kept_messages
+
+    kept = _snapshot_event(kept_messages(messages))
+    kept.timestamp = stamp
+    models = MessagesSnapshotEvent(messages=messages, timestamp=stamp)
+    try:
+        ours = encode_event(models)
+    except PydanticSerializationError:  # a lone surrogate beside a float only pydantic writes
+        with pytest.raises(PydanticSerializationError):  # (bodies with one are refused)
+            encode_event(kept)
+        return
+    written = encode_event(kept)
+    assert written == ours
+    try:
+        expected = models.model_dump_json(by_alias=True, exclude_none=False)
+    except PydanticSerializationError:  # a lone surrogate: pydantic cannot write it
+        pass
+    else:
+        assert written == expected
+
+
+def test_a_server_stream_keeps_the_client_messages_without_their_models_or_a_copy() -> None:
+    """Rule: an open stream keeps each plain client message as a `KeptMessage` that shares the
+    model's strings (its text is not copied), and the models themselves are let go; a message
+    the JSON of which is not plain (free-form metadata) stays its model."""
+    import gc
+    import json
+    import weakref
+
+    from pyox_agents.adapters.ag_ui import read_input
+    from pyox_agents.adapters.ag_ui._events import Translation
+    from pyox_agents.adapters.ag_ui._kept_messages import KeptMessage
+
+    body = {"threadId": "t1", "runId": "r1", "state": {}, "messages": [
+        {"id": "u1", "role": "user", "content": "a long question " * 20},
+        {"id": "a1", "role": "assistant", "toolCalls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"id": "t1", "role": "tool", "toolCallId": "c1", "content": "done"},
+        {"id": "u2", "role": "user", "content": "tagged", "metadata": {"k": [1.5]}}]}
+    run_input = read_input(json.dumps(body).encode())
+    text = run_input.messages[0].content
+    translation = Translation(run_input, plain_messages=True)
+    kept = translation.messages
+    assert [type(m) for m in kept[:3]] == [KeptMessage] * 3
+    assert kept[0] == {"id": "u1", "role": "user", "content": text}
+    assert kept[0]["content"] is text
+    assert kept[1]["toolCalls"] == [{"id": "c1", "type": "function",
+                                     "function": {"name": "f", "arguments": "{}"}}]
+    assert kept[3] is run_input.messages[3]  # metadata: the model writes it
+    first = weakref.ref(run_input.messages[0])
+    del run_input
+    gc.collect()
+    assert first() is None
 
 
 async def test_a_run_with_a_tool_and_a_state_change_is_encoded_without_pydantic() -> None:

@@ -7,9 +7,11 @@ from pyox_agents.adapters.ag_ui._connect import connect_batches, thread_messages
 from pyox_agents.adapters.ag_ui._encode import MEDIA_TYPE, encode, encode_event, frame_batches
 from pyox_agents.adapters.ag_ui._events import (
     APPROVAL_SCHEMA,
+    StreamInput,
     declares_1_0,
     interrupt_reason,
     result_id,
+    stream_input,
 )
 from pyox_agents.adapters.ag_ui._parts import content_parts, upgrade_binary_parts
 from pyox_agents.adapters.ag_ui._request import check_schema, read_input, request_from_input
@@ -18,6 +20,7 @@ from pyox_agents.adapters.ag_ui._translated import translate, translate_batches
 __all__ = [
     "APPROVAL_SCHEMA",
     "MEDIA_TYPE",
+    "StreamInput",
     "agent_capabilities",
     "check_schema",
     "connect_batches",
@@ -30,6 +33,7 @@ __all__ = [
     "read_input",
     "request_from_input",
     "result_id",
+    "stream_input",
     "thread_messages",
     "translate",
     "translate_batches",

@@ -34,9 +34,18 @@ from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from enum import Enum
 from json.encoder import encode_basestring
 
+import orjson
 from ag_ui._generated.models import GeneratedBaseModel
-from ag_ui.core import BaseEvent, RunAgentInput, TextMessageContentEvent, ToolCallArgsEvent
+from ag_ui.core import (
+    BaseEvent,
+    MessagesSnapshotEvent,
+    RunAgentInput,
+    TextMessageContentEvent,
+    ToolCallArgsEvent,
+)
 
+from pyox_agents.adapters.ag_ui._events import StreamInput
+from pyox_agents.adapters.ag_ui._kept_messages import KeptMessage, as_models, fields_of
 from pyox_agents.adapters.ag_ui._translated import Translated, translated
 from pyox_agents.events import RuntimeEvent
 
@@ -59,7 +68,11 @@ def encode_event(event: BaseEvent) -> str:
         fast = _delta_json(event, "toolCallId", event.tool_call_id)
     else:
         fast = _flat_json(event)
-    return fast if fast is not None else event.model_dump_json(by_alias=True, exclude_none=False)
+    if fast is not None:
+        return fast
+    if type(event) is MessagesSnapshotEvent:  # kept messages: models again, for pydantic
+        event = event.model_copy(update={"messages": as_models(event.messages)})
+    return event.model_dump_json(by_alias=True, exclude_none=False)
 
 
 def _delta_json(event: TextMessageContentEvent | ToolCallArgsEvent, key: str, ident: str
@@ -114,6 +127,13 @@ def _write_model(model: GeneratedBaseModel, parts: list[str]) -> bool:
 def _write_value(value: object, parts: list[str]) -> bool:
     """Append `value`'s JSON as pydantic writes it (False: a value pydantic writes its own way)."""
     kind = type(value)
+    if kind is KeptMessage:  # plain JSON: the same text, written in C
+        try:
+            parts.append(orjson.dumps(value).decode())
+        except orjson.JSONEncodeError:  # a lone surrogate, an integer past 64 bits: below
+            pass
+        else:
+            return True
     if kind is str:
         parts.append(encode_basestring(value))  # type: ignore[arg-type]
     elif value is None:
@@ -155,11 +175,9 @@ def _write_value(value: object, parts: list[str]) -> bool:
 
 @functools.cache
 def _fields(kind: type[GeneratedBaseModel]) -> tuple[tuple[str, str, bool], ...]:
-    """(attribute, `"JSON key":`, left out when None) of each field of an ag_ui model, in
-    pydantic's order; ag_ui leaves out the optional fields whose default is None."""
-    return tuple((name, f"{encode_basestring(info.alias or name)}:",
-                  not info.is_required() and info.default is None)
-                 for name, info in kind.model_fields.items())
+    """`fields_of(kind)`, each key as written: `"JSON key":`."""
+    return tuple((name, f"{encode_basestring(key)}:", omittable)
+                 for name, key, omittable in fields_of(kind))
 
 
 async def encode(events: AsyncIterable[BaseEvent]) -> AsyncIterator[bytes]:
@@ -168,15 +186,18 @@ async def encode(events: AsyncIterable[BaseEvent]) -> AsyncIterator[bytes]:
         yield f"data: {encode_event(event)}\n\n".encode()
 
 
-def frame_batches(run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
+def frame_batches(run_input: RunAgentInput | StreamInput,
+                  batches: AsyncIterable[Sequence[RuntimeEvent]], *,
                   restore: bool = False) -> Translated[str, bytes]:
     """`translate_batches` as a server writes it: each batch's AG-UI events as SSE frames, in
     one chunk. The same bytes as encoding `translate_batches`' events, with less per event: a
     text delta (most of a stream) goes from the runtime event to its JSON, no event object.
     `AtOnce` when `batches` is (a live run's follower): a server can write each batch's frames
-    in the run's own task while it waits for them."""
+    in the run's own task while it waits for them. The client's messages are kept as the JSON
+    of the final snapshot (`stream_input`; a server takes it before the run starts)."""
     return translated(run_input, batches, encode_event, _frames, restore=restore,
-                      delta=str)  # a delta's JSON is its frame's text as it is (no Python call)
+                      delta=str,  # a delta's JSON is its frame's text as it is (no Python call)
+                      plain_messages=True)
 
 
 def _frames(texts: list[str]) -> bytes:

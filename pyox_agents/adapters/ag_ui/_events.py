@@ -16,7 +16,7 @@ from collections.abc import (
     Mapping,
 )
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
@@ -41,6 +41,7 @@ from ag_ui.core import (
 )
 
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE, public_message
+from pyox_agents.adapters.ag_ui._kept_messages import KeptMessage, kept_messages, message_id
 from pyox_agents.adapters.ag_ui._messages import (
     as_json,
     reasoning_id,
@@ -81,12 +82,14 @@ from pyox_agents.state.run import AgentError, ApprovalRequest
 __all__ = [
     "APPROVAL_SCHEMA",
     "INTERNAL_ERROR_MESSAGE",
+    "StreamInput",
     "Translation",
     "declares_1_0",
     "interrupt_reason",
     "reasoning_id",
     "result_id",
     "step_name",
+    "stream_input",
 ]
 
 
@@ -119,28 +122,65 @@ def declares_1_0(run_input: RunAgentInput) -> bool:
     return major.isdigit() and int(major) >= 1
 
 
+def _snapshot_event(messages: list[Message | KeptMessage]) -> MessagesSnapshotEvent:
+    """A `MESSAGES_SNAPSHOT` of `messages`; kept ones go in as they are (`encode_event` writes
+    them), not read into models again."""
+    if any(type(message) is KeptMessage for message in messages):
+        event = MessagesSnapshotEvent(messages=[])  # (`model_construct` costs 3x as much)
+        event.__dict__["messages"] = messages  # pydantic keeps the fields' values there
+        return event
+    return MessagesSnapshotEvent(messages=cast("list[Message]", messages))
+
+
 def step_name(index: int) -> str:
     """The `stepName` of step `index`."""
     return f"step-{index}"
 
 
+class StreamInput(NamedTuple):
+    """What a stream keeps of its request: the ids its events name, the protocol the client
+    reads, and the client's messages for the final `MESSAGES_SNAPSHOT` (`stream_input`)."""
+
+    thread_id: str
+    run_id: str
+    parent_run_id: str | None
+    resume: bool
+    v1: bool
+    """The client reads AG-UI 1.0: it gets the 1.0-only fields (`declares_1_0`)."""
+    messages: list[Message | KeptMessage]
+
+
+def stream_input(run_input: RunAgentInput, *, plain_messages: bool = True) -> StreamInput:
+    """What a stream of `run_input` keeps of it; `plain_messages`: the client's messages as
+    the JSON the snapshot writes of them (`KeptMessage`), for a stream that `encode_event`
+    writes. A server takes it before the run's first wait, so that the request's models go at
+    once (a burst of requests does not hold them all at the same time)."""
+    return StreamInput(run_input.thread_id, run_input.run_id, run_input.parent_run_id,
+                       bool(run_input.resume), declares_1_0(run_input),
+                       kept_messages(run_input.messages) if plain_messages
+                       else list(run_input.messages))
+
+
 class Translation(OpenParts):
     """The state of one stream's translation: what is open, and this run's messages."""
 
-    def __init__(self, run_input: RunAgentInput, *, restore: bool = False) -> None:
+    def __init__(self, run_input: RunAgentInput | StreamInput, *, restore: bool = False,
+                 plain_messages: bool = False) -> None:
         super().__init__()
         # what the events name of the request, not the request: an open stream would otherwise
         # hold the client's whole state, tools and context until the run ends
-        self.thread_id = run_input.thread_id
-        self.run_id = run_input.run_id
-        self.parent_run_id = run_input.parent_run_id
-        self.resume = bool(run_input.resume)
-        self.messages = run_input.messages
+        kept = run_input if isinstance(run_input, StreamInput) else stream_input(
+            run_input, plain_messages=plain_messages)
+        self.thread_id = kept.thread_id
+        self.run_id = kept.run_id
+        self.parent_run_id = kept.parent_run_id
+        self.resume = kept.resume
+        self.messages = kept.messages
         """The client's messages: the final `MESSAGES_SNAPSHOT` gives them back first."""
+        self.v1 = kept.v1
+        """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
         self.restore = restore
         """A connect: the stream restores the client's messages (the input's) after RUN_STARTED."""
-        self.v1 = declares_1_0(run_input)
-        """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
         self.started = False
         self.ended = False
         self.request: ApprovalRequested | None = None
@@ -250,7 +290,7 @@ class Translation(OpenParts):
                               parent_run_id=self.parent_run_id,
                               protocol_version=PROTOCOL_VERSION if self.v1 else None)
         if self.restore or self.resume:  # a resume answers calls an earlier run made:
-            yield MessagesSnapshotEvent(messages=list(self.messages))  # name them first
+            yield _snapshot_event(list(self.messages))  # name them first
         if announce:
             yield StateSnapshotEvent(snapshot=thaw(state))
 
@@ -263,7 +303,7 @@ class Translation(OpenParts):
             return
         yield from self._close_all()
         if self.drafts or not self.restore:  # a connect that streamed nothing said it all
-            yield MessagesSnapshotEvent(messages=self._snapshot())
+            yield _snapshot_event(self._snapshot())
         extra: dict[str, Any] = {}
         if event.outcome == "interrupt":
             assert request is not None and self.request is not None
@@ -303,8 +343,9 @@ class Translation(OpenParts):
                          metadata={"tool": request.tool, "arguments": as_json(request.arguments)},
                          **extra)
 
-    def _snapshot(self) -> list[Message]:
+    def _snapshot(self) -> list[Message | KeptMessage]:
         """The client's messages (their ids kept), then this run's, with the streamed ids."""
-        mine = {message_id: draft.to_message() for message_id, draft in self.drafts.items()}
-        messages = [mine.pop(m.id, m) for m in self.messages]
+        mine: dict[str, Message | KeptMessage] = {
+            ident: draft.to_message() for ident, draft in self.drafts.items()}
+        messages = [mine.pop(message_id(m), m) for m in self.messages]
         return [*messages, *mine.values()]

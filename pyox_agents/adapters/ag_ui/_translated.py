@@ -13,7 +13,7 @@ from ag_ui.core import BaseEvent, RunAgentInput
 
 from pyox_agents.adapters._at_once import Translating
 from pyox_agents.adapters._batches import flattened, one_each
-from pyox_agents.adapters.ag_ui._events import Translation
+from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
 from pyox_agents.adapters.ag_ui._open import now_ms
 from pyox_agents.events import RuntimeEvent
 
@@ -57,9 +57,9 @@ async def translate_batches(
 
 
 def translated(
-    run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
+    run_input: RunAgentInput | StreamInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
     write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool = False,
-    delta: Callable[[str], T] | None = None,
+    delta: Callable[[str], T] | None = None, plain_messages: bool = False,
 ) -> Translated[T, U]:
     """`translate_batches`, each AG-UI event stamped and passed to `write`, each batch's
     written events to `whole`: what the batch is yielded as (a list, SSE bytes...).
@@ -67,8 +67,11 @@ def translated(
     `delta`, when given, writes the JSON of a text delta of the stream's own run into a
     message already open (most of a stream) straight from the runtime event, without an event
     object: `write` of the same `TEXT_MESSAGE_CONTENT` must give what `delta` gives of its JSON.
+    `plain_messages`: the stream keeps the client's messages as the JSON of its snapshot
+    (`KeptMessage`), for a `write` that is `encode_event` (the only one that writes them).
     """
-    return Translated(run_input, batches, write, whole, restore=restore, delta=delta)
+    return Translated(run_input, batches, write, whole, restore=restore, delta=delta,
+                      plain_messages=plain_messages)
 
 
 class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
@@ -79,12 +82,14 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
     while it waits with all before read."""
 
     def __init__(
-        self, run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
-        write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool,
-        delta: Callable[[str], T] | None,
+        self, run_input: RunAgentInput | StreamInput,
+        batches: AsyncIterable[Sequence[RuntimeEvent]], write: Callable[[BaseEvent], T],
+        whole: Callable[[list[T]], U], *, restore: bool, delta: Callable[[str], T] | None,
+        plain_messages: bool = False,
     ) -> None:
         super().__init__(batches)
-        self._translation = Translation(run_input, restore=restore)
+        self._translation = Translation(run_input, restore=restore,
+                                        plain_messages=plain_messages)
         self._write = write
         self._whole = whole
         self._delta = delta
