@@ -113,9 +113,16 @@ def _messages(run_input: RunAgentInput
     outputs: list[ToolOutput] = []
     calls: dict[str, ToolCall] = {}
     for index, message in enumerate(run_input.messages):
-        where = f"messages[{index}]"
         if getattr(message, "subagent_run_id", None) is not None:
             continue  # a subagent's message, shown by the client; not this conversation's
+        # most of a history: text only, as `Message.user` and `Message.assistant` make it
+        if type(message) is UserMessage and type(message.content) is str:
+            out.append(Message(role="user", content=message.content))
+            continue
+        if type(message) is AssistantMessage and not message.tool_calls:
+            out.append(Message(role="assistant", content=message.content or ""))
+            continue
+        where = f"messages[{index}]"
         match message:
             case UserMessage(content=content):
                 parts = user_content(content, where)
