@@ -304,8 +304,8 @@ def report(rows: list[dict[str, Any]], args: Any) -> str:
             lines.append(f"Flat from {sizes[0]:,} to {sizes[-1]:,}: CPU per token "
                          f"{med('ours', sizes[-1], 'cpu_us_token') / med('ours', sizes[0], 'cpu_us_token'):.2f}x, "  # noqa: E501
                          f"memory per run {med('ours', sizes[-1], 'mem_kib') / med('ours', sizes[0], 'mem_kib'):.2f}x.")  # noqa: E501
-    said = (f" Every request carries {args.history} earlier messages of 200 characters, as a "
-            "CopilotKit client sends the whole conversation each time." if args.history else "")
+    said = (f" every request carries {args.history} earlier messages of 200 characters, as a "
+            "CopilotKit client sends the whole conversation each time;" if args.history else "")
     lines.append(
         f"\n{args.tokens} tokens {args.pace:g} ms apart per run;{said} server "
         "(uvicorn asyncio + h11) "
