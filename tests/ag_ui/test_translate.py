@@ -518,9 +518,11 @@ def test_a_server_stream_keeps_the_client_messages_without_their_models_or_a_cop
     import json
     import weakref
 
+    from ag_ui.core import UserMessage
+
     from pyox_agents.adapters.ag_ui import read_input
     from pyox_agents.adapters.ag_ui._events import Translation
-    from pyox_agents.adapters.ag_ui._kept_messages import KeptMessage
+    from pyox_agents.adapters.ag_ui._kept_messages import KeptMessage, kept_messages
 
     body = {"threadId": "t1", "runId": "r1", "state": {}, "messages": [
         {"id": "u1", "role": "user", "content": "a long question " * 20},
@@ -538,6 +540,8 @@ def test_a_server_stream_keeps_the_client_messages_without_their_models_or_a_cop
     assert kept[1]["toolCalls"] == [{"id": "c1", "type": "function",
                                      "function": {"name": "f", "arguments": "{}"}}]
     assert kept[3] is run_input.messages[3]  # metadata: the model writes it
+    built = UserMessage.model_construct(id="u3")  # no content: not a message JSON can say
+    assert kept_messages([built]) == [built]
     first = weakref.ref(run_input.messages[0])
     del run_input
     gc.collect()

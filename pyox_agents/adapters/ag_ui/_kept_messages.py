@@ -68,7 +68,9 @@ def _write_plain(model: GeneratedBaseModel, out: dict[str, Any]) -> bool:
         return False
     values = model.__dict__  # the fields' values: no attribute lookup per field
     for name, key, omittable in fields_of(type(model)):
-        value = values[name]
+        value = values.get(name, _NOT_PLAIN)  # (a model built without validation may lack one)
+        if value is _NOT_PLAIN:
+            return False
         if value is None:
             if not omittable:
                 out[key] = None
