@@ -53,13 +53,13 @@ async def batches(
 
     async def execute() -> None:
         try:
-            async with toolsets_opened(agent.tools, agent.toolsets, runner):
+            if agent.toolsets:  # else no context around the run: an open run holds less
+                async with toolsets_opened(agent.tools, agent.toolsets, runner):
+                    await runner.execute(resumed=resumed)
+                    _ended(agent, runner, outbox)  # its stream ends before the toolsets close
+            else:
                 await runner.execute(resumed=resumed)
-                journal = runner.journal
-                if agent.store is None and journal is not None and journal.run.pending is not None:
-                    agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
-                    agent._paused_state[journal.run.run_id] = runner.access.shared.value
-                outbox.close()  # the run is over: its stream ends before the toolsets close
+                _ended(agent, runner, outbox)
         finally:
             outbox.close()
 
@@ -72,6 +72,16 @@ async def batches(
         await asyncio.wait([task])
     if not task.cancelled() and task.exception() is not None:
         raise task.exception()  # type: ignore[misc]
+
+
+def _ended(agent: AgentParts, runner: Runner, outbox: Outbox) -> None:
+    """The run is over: keep a paused run for its answer (no store to keep it), end the
+    stream."""
+    journal = runner.journal
+    if agent.store is None and journal is not None and journal.run.pending is not None:
+        agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
+        agent._paused_state[journal.run.run_id] = runner.access.shared.value
+    outbox.close()
 
 
 def events(agent: AgentParts, runner: Runner, *, resumed: bool = False,
