@@ -53,7 +53,7 @@ def note(ctx: RunContext, text: str) -> str:
 async def wait_gate(ctx: RunContext, gate: str) -> str:
     """Wait until the test opens `gate` (creates `<gate>.open`); waiting again changes nothing,
     so a call a crash cut runs again when its thread goes on."""
-    (GATES / f"{gate}.started").write_text(f"{NAME} {os.getpid()}")
+    _write_at_once(GATES / f"{gate}.started", f"{NAME} {os.getpid()}")
     deadline = time.monotonic() + GATE_LIMIT
     while not (GATES / f"{gate}.open").exists():
         if time.monotonic() > deadline:
@@ -62,10 +62,18 @@ async def wait_gate(ctx: RunContext, gate: str) -> str:
     return f"gate {gate} opened on {NAME}"
 
 
+def _write_at_once(path: Path, text: str) -> None:
+    """Write `path` whole or not at all: the test polls for it and reads it as soon as it
+    exists (a plain write_text makes it empty first, and the test may read that)."""
+    partial = path.with_name(path.name + f".{os.getpid()}.part")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
 @tool(approval=True)
 def risky(ctx: RunContext, what: str) -> str:
     """Do `what`, once a person approved it."""
-    (GATES / f"risky-{what}.ran").write_text(f"{NAME} {os.getpid()}")
+    _write_at_once(GATES / f"risky-{what}.ran", f"{NAME} {os.getpid()}")
     ctx.state["done"] = what
     ctx.state["by"] = NAME
     return f"did {what} on {NAME}"
