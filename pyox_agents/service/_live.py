@@ -175,7 +175,8 @@ class Following:
                 batch = live.events[self.at:]
                 self.at += len(batch)
                 return batch
-            if live.done:
+            if live.done:  # read to the end: the run no longer refers to this follower
+                self.close()
                 raise StopAsyncIteration
             self._waiter = asyncio.get_running_loop().create_future()
             try:
