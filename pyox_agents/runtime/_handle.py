@@ -19,11 +19,13 @@ class RunHandle:
     """
 
     def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]],
-                 outbox: Outbox | None = None) -> None:
+                 outbox: Outbox | None = None,
+                 texts: Callable[[str], Callable[[], str] | None] | None = None) -> None:
         self.run_id = run_id
-        self._outbox = outbox
         """The run's id (64 hex digits; a crash-cut run that this one continues keeps its id)."""
+        self._outbox = outbox
         self._batches = batches
+        self._texts = texts
 
     def batches(self) -> AsyncIterator[list[RuntimeEvent]]:
         """The run's events, as lists of those there are at a time; closing this stops it."""
@@ -36,6 +38,13 @@ class RunHandle:
         wait for something); the order of the events is kept either way."""
         if self._outbox is not None:
             self._outbox.direct = show
+
+    def text_of(self, message_id: str) -> Callable[[], str] | None:
+        """The text the run's own reply `message_id` has streamed so far, while it streams: a
+        function that keeps giving all of it, also after the reply ended. None for any other
+        message (a subagent's, one that ended before this was asked). A reader that keeps the
+        run's text deltas for later can keep this instead: the run keeps the text anyway."""
+        return None if self._texts is None else self._texts(message_id)
 
     async def events(self) -> AsyncIterator[RuntimeEvent]:
         """The run's events one at a time; closing this stops the run."""

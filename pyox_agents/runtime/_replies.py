@@ -191,6 +191,11 @@ class ReplyStream:
                 {"state_key": key, "tool": name, "tool_argument": argument}
                 for key, argument in predicted.items()]), transient=True))
 
+    def text_so_far(self) -> Callable[[], str]:
+        """A function giving the reply's text so far, and all of it once the reply ended: the
+        one copy the reply keeps, for a reader that would otherwise keep its deltas."""
+        return self._text.text
+
     def finish(self) -> Reply:
         """Close what is open and return the whole reply."""
         self.close()

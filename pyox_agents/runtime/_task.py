@@ -28,7 +28,8 @@ def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
     """The run as its caller holds it: `batches`, and a way to show its events at once."""
     outbox = Outbox()
     return RunHandle(runner.run_id, batches(agent, runner, resumed=resumed,
-                                            state_given=state_given, outbox=outbox), outbox)
+                                            state_given=state_given, outbox=outbox), outbox,
+                     runner.text_of)
 
 
 async def batches(

@@ -5,6 +5,11 @@ resume later. Deltas every follower has read are therefore merged as the run goe
 one message become a few events of up to `MERGED_CHARS` characters each, so an open run's memory
 does not grow with each token it streams (a late follower reads the same text in fewer pieces).
 
+The text of the run's own replies is kept once: the runtime keeps each reply's text while it
+streams (it records the reply), so the deltas of a reply every follower has read become a span of
+that text (`_Span`), not a copy of it; a late follower reads the span as one `TextDelta`. Deltas
+of a subagent's replies, of reasoning and of tool arguments are merged into strings.
+
 A follower (`Following`) takes batches at once: one that waits with every event read, and has set
 its `at_once`, is handed each new batch in the task that adds it (the run's), without a wake-up
 (the protocol adapters' `AtOnce`, which a server writes through).
@@ -47,7 +52,6 @@ class LiveRun:
     thread_id: str
     agent_name: str
     principal: str | None = None
-    events: list[RuntimeEvent] = field(default_factory=list)
     done: bool = False
     task: asyncio.Task[None] | None = None
     lease: int | None = None
@@ -65,20 +69,40 @@ class LiveRun:
     """The server shuts down: the run stops at its next step boundary, left for recovery."""
     shared: int = 0
     """How many of `events` were logged in the store for other processes (shared runs)."""
+    texts: Callable[[str], Callable[[], str] | None] | None = None
+    """The text the run's reply `message_id` has streamed so far, while it streams (the run's
+    `RunHandle.text_of`): its read deltas are kept as spans of it, not as copies."""
+    _kept: list[RuntimeEvent | _Span] = field(default_factory=list)
+    """The events so far, with the settled text of the run's own replies as spans of it."""
     _read: list[Following] = field(default_factory=list)
     """The followers reading `events` now, each at its place in them."""
     _merged: int = 0
     """How many of `events` were settled by the last merge."""
+    _chars: dict[str, int] = field(default_factory=dict)
+    """Characters of each of the run's own replies settled so far (where its next span starts)."""
+
+    @property
+    def events(self) -> list[RuntimeEvent]:
+        """The run's events so far, deltas that every follower read merged (a new list)."""
+        return _readable(self._kept, 0)
 
     @property
     def run_id(self) -> str | None:
         """The runtime's id of this run, once it has started."""
-        first = self.events[0] if self.events else None
+        first = self._kept[0] if self._kept else None
         return first.run_id if isinstance(first, RunStarted) else None
+
+    def last(self) -> RuntimeEvent | None:
+        """The latest event, if any."""
+        return _readable(self._kept[-1:], 0)[0] if self._kept else None
+
+    def unshared(self) -> list[RuntimeEvent]:
+        """The events the store has not logged yet (shared runs; never merged)."""
+        return cast("list[RuntimeEvent]", self._kept[self.shared:])
 
     def add(self, events: Sequence[RuntimeEvent]) -> None:
         """Keep `events` and wake whoever follows."""
-        kept = self.events
+        kept = self._kept
         if len(kept) - self._merged >= _MERGE_EVERY:
             self._merge_read()
         kept.extend(events)
@@ -91,22 +115,52 @@ class LiveRun:
     def _merge_read(self) -> None:
         """Merge the deltas since the last merge, once every follower has read them (and, for a
         shared run, the store has logged them): each follower is at the end before and after."""
-        kept = len(self.events)
+        kept = len(self._kept)
         if any(follower.at < kept for follower in self._read) or (self.run_key is not None
                                                                   and self.shared < kept):
             return
+        if self.texts is not None:
+            self._span_texts()
         start = max(self._merged - 1, 0)  # the last settled delta may take the next ones
-        merged = merge_deltas(self.events[start:])
-        self.events[start:] = merged
-        self._merged = len(self.events)
+        self._kept[start:] = merge_deltas(self._kept[start:])  # type: ignore[arg-type]
+        self._merged = len(self._kept)
         for follower in self._read:
             follower.at = self._merged
         if self.run_key is not None:
             self.shared = self._merged
 
+    def _span_texts(self) -> None:
+        """Make the new deltas of the run's own replies spans of their replies' texts (the
+        last span taking the next deltas that follow it), where the runtime still streams
+        the reply; deltas of a reply it no longer streams stay for `merge_deltas`."""
+        kept, texts, chars = self._kept, self.texts, self._chars
+        assert texts is not None
+        last = kept[self._merged - 1] if self._merged else None
+        out: list[RuntimeEvent | _Span] = []
+        for event in kept[self._merged:]:
+            if type(event) is not TextDelta or event.run_id is not None:
+                out.append(event)
+                last = event
+                continue
+            message, size = event.message_id, len(event.delta)
+            at = chars.get(message, 0)
+            chars[message] = at + size
+            if type(last) is _Span and last.message_id == message and last.end == at:
+                last.end = at + size
+                continue
+            text = texts(message)
+            if text is None:  # a reply the runtime no longer streams: its deltas as they are
+                out.append(event)
+                last = event
+                continue
+            last = _Span(message, text, at, at + size)
+            out.append(last)
+        kept[self._merged:] = out
+
     def end(self) -> None:
         """No more events will come."""
         self.done = True
+        self.texts = None  # (it refers to the run, which refers to this: no cycle left)
         for follower in self._read[:]:
             follower.wake(())
 
@@ -127,7 +181,7 @@ class LiveRun:
         server's time limit), as every run closes what it opened before its end."""
         texts: dict[tuple[str, str | None], list[str]] = {}
         open_now: dict[tuple[str, str | None], None] = {}
-        for event in self.events:
+        for event in _readable(self._kept, 0):
             if type(event) is TextDelta:
                 texts.setdefault((event.message_id, event.run_id), []).append(event.delta)
             elif type(event) is TextStarted:
@@ -139,7 +193,7 @@ class LiveRun:
 
     def last_state(self) -> Any:
         """The shared state as the latest event gave it."""
-        for event in reversed(self.events):
+        for event in reversed(self._kept):
             if isinstance(event, StateChanged | RunStarted | RunFinished):
                 return event.state
         return None
@@ -171,9 +225,12 @@ class Following:
             live = self._live
             if live is None:
                 raise StopAsyncIteration
-            if self.at < len(live.events):
-                batch = live.events[self.at:]
-                self.at += len(batch)
+            kept = live._kept
+            if self.at < len(kept):
+                # a follower behind the last merge (a late one) reads its spans as deltas
+                batch = _readable(kept, self.at) if self.at < live._merged else cast(
+                    "list[RuntimeEvent]", kept[self.at:])
+                self.at = len(kept)
                 return batch
             if live.done:  # read to the end: the run no longer refers to this follower
                 self.close()
@@ -193,7 +250,7 @@ class Following:
         live, at_once = self._live, self.at_once
         if at_once is not None and batch and live is not None:
             end = self.at + len(batch)
-            if end == len(live.events):
+            if end == len(live._kept):
                 self.at = end
                 at_once(batch if type(batch) is list else list(batch))
                 return
@@ -216,6 +273,32 @@ class Following:
 
     def __del__(self) -> None:
         self.close()
+
+
+class _Span:
+    """Deltas of one of the run's own replies, kept as characters `start` to `end` of its text
+    (`text()`, which the runtime keeps while the reply streams and all of it after), not as a
+    copy: read, it is one `TextDelta` of them."""
+
+    __slots__ = ("end", "message_id", "start", "text")
+
+    def __init__(self, message_id: str, text: Callable[[], str], start: int, end: int) -> None:
+        self.message_id = message_id
+        self.text = text
+        self.start = start
+        self.end = end
+
+    def event(self) -> TextDelta:
+        """The span as the one delta it stands for."""
+        return TextDelta(self.message_id, self.text()[self.start:self.end])
+
+
+def _readable(kept: list[RuntimeEvent | _Span], start: int) -> list[RuntimeEvent]:
+    """`kept[start:]` as events: each span read as its `TextDelta` (a copy of its text)."""
+    batch = kept[start:]
+    if any(type(event) is _Span for event in batch):
+        return [event.event() if isinstance(event, _Span) else event for event in batch]
+    return cast("list[RuntimeEvent]", batch)
 
 
 _Delta = TextDelta | ReasoningDelta | ToolCallArgsDelta

@@ -25,6 +25,7 @@ import anyio
 from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
+from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.runtime._process_runs import SHUTDOWN
 from pyox_agents.service._faults import (
     keep,
@@ -297,7 +298,7 @@ class RunService:
 
     async def _cancelled(self, live: LiveRun) -> None:
         """End a run cancelled before its last event: "cancelled", or the server's shutdown."""
-        if not live.events or not isinstance(live.events[-1], RunFinished | RunFailed):
+        if not isinstance(live.last(), RunFinished | RunFailed):
             final: RuntimeEvent = RunFinished(answer=None, state=live.last_state(),
                                               outcome="cancelled")
             if live.shutdown:
@@ -340,7 +341,9 @@ class RunService:
         if request.decisions:
             if paused is _LOOK_UP:
                 paused = await self.paused(agent, request.thread_id)
-            return await self._resume(agent, request, paused, fence)
+            handle = await self._resume(agent, request, paused, fence)
+            live.texts = handle.text_of  # before its first event: it keeps the text once
+            return handle.batches()
         conversation = await open_conversation(agent, request)
         start = start_state(request, merged)
         live.start.append(start)
@@ -350,12 +353,13 @@ class RunService:
                 context=request.context, forwarded_props=request.forwarded_props,
                 fence=fence, owner=principal, state_bytes=self.limits.state_bytes)
         handle.show_at_once(functools.partial(show_now, self.store, live))
+        live.texts = handle.text_of  # before its first event: it keeps the text once
         return handle.batches()
 
     async def _resume(
         self, agent: Agent, request: RunRequest, paused: RunState | None,
         fence: tuple[str, int] | None,
-    ) -> AsyncIterator[list[RuntimeEvent]]:
+    ) -> RunHandle:
         decision = chosen_decision(request, paused)
         assert paused is not None
         edits = request.state if request.saw_thread else None
@@ -373,7 +377,7 @@ class RunService:
             )
         except (ValueError, LookupError) as exc:
             raise RequestError(422, str(exc), "resume") from None
-        return handle.batches()
+        return handle
 
     async def _edit_paused(self, agent: Agent, request: RunRequest, run_id: str,
                            fence: tuple[str, int] | None) -> None:

@@ -45,7 +45,7 @@ async def share(peers: SharedRuns, live: LiveRun, last: Sequence[RuntimeEvent] =
     processes. A store that is away does not stop the run: what it missed is logged with the
     next batch."""
     assert live.run_key is not None
-    events = [*live.events[live.shared:], *last]
+    events = [*live.unshared(), *last]
     if not events:
         return
     try:
@@ -70,7 +70,7 @@ async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float,
         await share(peers, live, last)
     try:
         if isinstance(peers, EndsRuns):
-            events = [*live.events[live.shared:], *last]
+            events = [*live.unshared(), *last]
             await peers.aend_run(live.thread_id, live.run_key, owner, token,
                                  [json.dumps(event_to_json(event)) for event in events])
             live.shared += len(events)

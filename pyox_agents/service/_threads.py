@@ -30,7 +30,7 @@ async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
     conversation = await store.aload(thread_id)
     messages = transcript(conversation)
     kept = await runs.kept_state(thread_id)
-    state = live.last_state() if live is not None and live.events else kept.state
+    state = live.last_state() if live is not None and live.last() is not None else kept.state
     running = live is not None or await runs.running_elsewhere(thread_id)
     return {"id": thread_id, "messages": messages,
             "state": {} if state is None else json.loads(json.dumps(state)),

@@ -47,16 +47,41 @@ _deltas = st.one_of(
 _events = st.one_of(_deltas, _deltas, _deltas, st.builds(StepStarted, st.integers(0, 3)))
 
 
+class _Replies:
+    """What the runtime keeps of a run's own replies (`RunHandle.text_of`): each reply's text
+    as it streams, given for the reply that streams now (the latest own delta's), None for
+    others; a text once given keeps giving all of it."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, Pieces] = {}
+        self.streaming: str | None = None
+
+    def stream(self, batch: list[RuntimeEvent]) -> None:
+        for event in batch:
+            if isinstance(event, TextDelta) and event.run_id is None:
+                self.texts.setdefault(event.message_id, Pieces()).add(event.delta)
+                self.streaming = event.message_id
+
+    def text_of(self, message_id: str) -> Any:
+        return self.texts[message_id].text if message_id == self.streaming else None
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(_events, min_size=1, max_size=4), max_size=120),
-       st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3), st.booleans()), max_size=4))
+       st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3), st.booleans()), max_size=4),
+       st.booleans())
 def test_every_follower_reads_the_text_the_run_emitted(
-        batches: list[list[RuntimeEvent]], followers: list[tuple[int, int, bool]]) -> None:
+        batches: list[list[RuntimeEvent]], followers: list[tuple[int, int, bool]],
+        spans: bool) -> None:
     """Followers join after any batch, read at their own pace (some fall behind, one may go
-    away): each reads the run's events from the first, with the same text, in order."""
+    away): each reads the run's events from the first, with the same text, in order; so too
+    when the run's own replies are kept as spans of the text the runtime keeps (`spans`)."""
 
     async def main() -> tuple[list[list[RuntimeEvent]], list[RuntimeEvent]]:
         live = LiveRun("t", "a")
+        replies = _Replies()
+        if spans:
+            live.texts = replies.text_of
         seen: list[list[RuntimeEvent]] = [[] for _ in followers]
         tasks: dict[int, asyncio.Task[None]] = {}
 
@@ -72,6 +97,7 @@ def test_every_follower_reads_the_text_the_run_emitted(
                     tasks[index] = asyncio.create_task(follow(index, lag))
                 if leaves and joins + 7 == number and index in tasks:
                     tasks[index].cancel()
+            replies.stream(batch)
             live.add(batch)
             await asyncio.sleep(0)
         for index, (_, lag, _) in enumerate(followers):
@@ -119,6 +145,49 @@ def test_a_long_streamed_message_is_kept_in_few_events() -> None:
     assert "".join(e.delta for e in live.events if isinstance(e, TextDelta)) == text
     assert all(len(e.delta) < MERGED_CHARS + 20 for e in live.events
                if isinstance(e, TextDelta))
+
+
+def test_a_reply_of_the_run_is_kept_once_as_a_span_of_its_text() -> None:
+    """The deltas of the run's own reply that every follower read are kept as one span of the
+    text the runtime keeps anyway (no copy of it); a follower that joins late reads them as
+    one delta, and the run's events give the same text."""
+
+    async def main() -> tuple[LiveRun, _Replies, list[RuntimeEvent]]:
+        live = LiveRun("t", "a")
+        replies = _Replies()
+        live.texts = replies.text_of
+
+        async def follow() -> None:
+            async for _ in live.follow():
+                pass
+
+        task = asyncio.create_task(follow())
+        await asyncio.sleep(0)
+        for i in range(2000):
+            batch: list[RuntimeEvent] = [TextDelta("m", f"token{i:04d} ")]
+            replies.stream(batch)
+            live.add(batch)
+            await asyncio.sleep(0)
+        late = [batch async for batch in _first_batch(live)]
+        live.end()
+        await task
+        return live, replies, late[0]
+
+    live, replies, late = asyncio.run(main())
+    text = "".join(f"token{i:04d} " for i in range(2000))
+    spans = [event for event in live._kept if type(event).__name__ == "_Span"]
+    assert len(spans) == 1 and len(live._kept) <= 1 + 16
+    assert spans[0].text() is replies.texts["m"].text()  # the runtime's copy, not one of its own
+    assert isinstance(late[0], TextDelta) and len(late) == len(live._kept)
+    assert "".join(e.delta for e in late if isinstance(e, TextDelta)) == text
+    assert "".join(e.delta for e in live.events if isinstance(e, TextDelta)) == text
+
+
+async def _first_batch(live: LiveRun) -> Any:
+    """A follower that joins now: the first batch it reads."""
+    following = live.follow_batches()
+    yield await anext(following)
+    following.close()
 
 
 def test_a_shared_run_merges_only_what_the_store_has_logged() -> None:
