@@ -39,6 +39,10 @@ KEEPALIVE_FRAME = b": keep-alive\n\n"
 """An SSE comment: clients ignore it, proxies see the connection in use."""
 
 
+_ENCODED_HEADERS: dict[tuple[tuple[str, str], ...], tuple[tuple[bytes, bytes], ...]] = {}
+"""The raw headers of each set of response headers seen (up to 64 sets)."""
+
+
 class SendTimeoutError(TimeoutError):
     """The client did not take the next chunk within the send timeout."""
 
@@ -148,6 +152,19 @@ class EventStreamResponse(Response):
         if failure is not None:  # receive() or a keep-alive write failed: the server's error
             raise failure
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def init_headers(self, headers: Mapping[str, str] | None = None) -> None:
+        """Starlette's, with the encoded headers of each set of headers shared by every response
+        that has it (a handful of sets: the routes'); each response keeps a list of its own,
+        which middleware may change."""
+        key = tuple(headers.items()) if headers else ()
+        encoded = _ENCODED_HEADERS.get(key)
+        if encoded is None:
+            super().init_headers(headers)
+            if len(_ENCODED_HEADERS) < 64:
+                _ENCODED_HEADERS[key] = tuple(self.raw_headers)
+            return
+        self.raw_headers = list(encoded)
 
     def _timed_out(self) -> SendTimeoutError:
         return SendTimeoutError(f"the client took over {self.send_timeout:g} s to accept the "

@@ -254,3 +254,32 @@ async def test_on_close_is_awaited_after_the_chunks_are_closed_however_the_strea
         await EventStreamResponse(chunks(True), on_close=on_close)(
             {"type": "http", "method": "GET"}, goes, send)
     assert order == ["chunks closed", "on_close"]
+
+
+async def test_a_header_a_middleware_adds_to_one_response_is_not_in_the_next() -> None:
+    """Responses with the same headers share their encoding, never their list: a middleware
+    that adds a header to one response's start message (as CORS does) adds it to that one."""
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        yield b"data: x\n\n"
+
+    inner = app_of(lambda: EventStreamResponse(chunks(), headers={"Cache-Control": "no-cache"}))
+    calls = 0
+
+    async def tagging(scope: Any, receive: Any, send: Any) -> None:
+        nonlocal calls
+        calls += scope["type"] == "http"
+        tag = calls
+
+        async def tagged(message: Any) -> None:
+            if message["type"] == "http.response.start" and tag == 1:
+                message["headers"].append((b"x-first", b"1"))  # in place, as MutableHeaders does
+            await send(message)
+
+        await inner(scope, receive, tagged)
+
+    async with serving(tagging) as url, httpx.AsyncClient() as client:
+        first = await client.get(f"{url}/s")
+        second = await client.get(f"{url}/s")
+    assert first.headers.get("x-first") == "1" and "x-first" not in second.headers
+    assert first.headers["cache-control"] == second.headers["cache-control"] == "no-cache"
