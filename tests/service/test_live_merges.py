@@ -276,3 +276,14 @@ def test_pieces_asked_twice_give_one_string_and_go_on(first: list[str], more: li
     assert text.text() == "".join(first + more)
     text.adopt("".join(first + more))
     assert text.text() == "".join(first + more)
+
+
+@given(st.lists(st.text(st.characters(codec=None, categories=["Cs", "Lu", "So"]), max_size=8),
+                max_size=40))
+def test_pieces_keep_any_text_as_it_was_added(pieces: list[str]) -> None:
+    """Lone surrogates and every other code point come back as they were added (the text is
+    kept as UTF-8 while it grows)."""
+    text = Pieces()
+    for piece in pieces:
+        text.add(piece)
+    assert text.text() == "".join(pieces)
