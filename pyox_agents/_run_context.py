@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from pyox_agents.events import CustomEvent, FileAttached, Progress, SourceCited
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import freeze
-from pyox_agents.state.messages import Usage
+from pyox_agents.state.messages import NO_USAGE
 from pyox_agents.state.patch import diff
 from pyox_agents.state.run import Spent
 
@@ -83,7 +83,7 @@ class RunContext:
         """The name of the tool being run, or None outside a tool."""
         self.child_ids: list[str] = []
         """Ids of the subagent States this tool call started."""
-        self.child_usage = Usage()
+        self.child_usage = NO_USAGE
         """What the subagents this tool call started spent."""
         self.child_spent: Spent | None = None
         """The subagents' spend (tool calls, tokens, cost), counted toward this run's limits."""

@@ -13,10 +13,10 @@ from pyox_agents.tools import RunContext
 __all__ = ["system_messages"]
 
 
-async def system_messages(ctx: RunContext, instructions: Instructions,
+async def system_messages(ctx: RunContext | None, instructions: Instructions,
                           context: Sequence[str]) -> list[Message]:
     """The system message of a model request: the instructions, then the app's `context`
-    lines (none when both are empty).
+    lines (none when both are empty). `ctx` is needed for instructions that are a callable.
 
     Raises:
         TypeError: the instructions callable returned something other than a str.
@@ -28,10 +28,11 @@ async def system_messages(ctx: RunContext, instructions: Instructions,
     return [Message.system(text)] if text else []
 
 
-async def _instructions_text(ctx: RunContext, instructions: Instructions) -> str:
+async def _instructions_text(ctx: RunContext | None, instructions: Instructions) -> str:
     if instructions is None:
         return ""
     if callable(instructions):
+        assert ctx is not None, "instructions that are a callable read the run's context"
         text = instructions(ctx)
         if inspect.isawaitable(text):
             text = await text

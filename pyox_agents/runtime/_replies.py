@@ -42,7 +42,7 @@ from pyox_agents.state._depth import deeper_than
 from pyox_agents.state._pieces import Pieces
 from pyox_agents.state.frozen import MAX_DEPTH, freeze, lone_surrogate
 from pyox_agents.state.history import HistoryEntry
-from pyox_agents.state.messages import Reply, ToolCall, Usage
+from pyox_agents.state.messages import NO_USAGE, Reply, ToolCall
 
 __all__ = [
     "PREDICT_STATE",
@@ -133,7 +133,7 @@ class ReplyStream:
         self._names: dict[int, str] = {}
         self._ids: dict[int, str] = {}
         self._arguments: dict[int, Pieces] = {}
-        self._usage = Usage()
+        self._usage = NO_USAGE
         self._text_open = False
         self._reasoning_open = False
         self._open_call: int | None = None

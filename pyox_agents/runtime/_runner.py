@@ -48,7 +48,7 @@ from pyox_agents.runtime._records import Gate
 from pyox_agents.runtime._replies import ReplyStream, reply_message_id
 from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused, discard
 from pyox_agents.state.conversation import State
-from pyox_agents.state.messages import Message, Reply, Usage
+from pyox_agents.state.messages import NO_USAGE, Message, Reply
 from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, StopReason
 from pyox_agents.state.stopped import (
     StoppedByLimit,
@@ -96,7 +96,7 @@ class Runner(ToolCalls):
         """Where the run's events go, a list at a time (its consumer sets it before it runs)."""
         self._stream: ReplyStream | None = None
         self._step: int | None = None
-        self.usage = Usage()
+        self.usage = NO_USAGE
         self._rerun_lock = asyncio.Lock()  # its waiters' deque is made only when one waits
         self.recovering = False
         """True when resuming a run whose process died: unfinished calls may have run."""
@@ -285,7 +285,8 @@ class Runner(ToolCalls):
         """Ask the model (or planner) for the next decision and record it in the conversation."""
         conversation = self.conversation
         conversation._check_can_run()
-        ctx = self._context()
+        setup = self.setup  # a context only for those who read it (held while the model streams)
+        ctx = self._context() if setup.reporters or callable(setup.instructions) else None
         await self._report("on_think_start", ctx)
         messages = (*await self._system_messages(ctx), *conversation.messages)
         tools = (*(t.spec for t in self.setup.tools.values()), *self.client_tools.values())
@@ -348,7 +349,7 @@ class Runner(ToolCalls):
                 return None
             return reply_message_id(conversation.id, history, len(history) - 1)
 
-    async def _system_messages(self, ctx: RunContext) -> list[Message]:
+    async def _system_messages(self, ctx: RunContext | None) -> list[Message]:
         return await system_messages(ctx, self.setup.instructions, self.context)
 
     # -- helpers -------------------------------------------------------------------------------

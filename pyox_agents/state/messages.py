@@ -95,6 +95,10 @@ class Usage:
         )
 
 
+NO_USAGE = Usage()
+"""Nothing spent: one instance for every count that starts at zero (a `Usage` is immutable)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Reply:
     """What one model request produced: text, reasoning, tool calls and what it cost."""
@@ -102,7 +106,7 @@ class Reply:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str = ""
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from pyox_agents.state.history import (
     utc_now,
 )
 from pyox_agents.state.jsonvalue import frozen_delta
-from pyox_agents.state.messages import Image, Reply, ToolCall, Usage
+from pyox_agents.state.messages import NO_USAGE, Image, Reply, ToolCall, Usage
 from pyox_agents.state.snapshot import Fold, Inconsistent, StateSnapshot, replay
 from pyox_agents.state.stopped import Stopped
 
@@ -149,7 +149,7 @@ class Recorder:
         """
         entry = ToolResultEntry(at=utc_now(), content=result, call=call, outcome=outcome,
                                 is_error=is_error, text=text, images=tuple(images),
-                                child_ids=tuple(child_ids), usage=usage or Usage())
+                                child_ids=tuple(child_ids), usage=usage or NO_USAGE)
         self._record(entry, f"record the result of {call.name}")
 
     def _add_state_change(self, call_id: str, delta: Sequence[Mapping[str, Any]],

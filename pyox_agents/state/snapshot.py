@@ -27,7 +27,7 @@ from pyox_agents.state.history import (
     Stopped,
     StoppedByFinish,
 )
-from pyox_agents.state.messages import Message, ToolCall, Usage
+from pyox_agents.state.messages import NO_USAGE, Message, ToolCall, Usage
 
 __all__ = [
     "CLEARED", "Fold", "Inconsistent", "StateSnapshot", "cleared", "replay", "summary_message",
@@ -88,16 +88,16 @@ class Fold:
         self.length = 0
         self.created_at: datetime.datetime | None = None
         self.updated_at: datetime.datetime | None = None
-        self.usage = Usage()
+        self.usage = NO_USAGE
         self.started = False
         self.parent_id: str | None = None
         self.parent_call_id: str | None = None
-        self.child_ids: set[str] = set()
+        self.child_ids: frozenset[str] = frozenset()
         # What restore puts back:
         self.messages: list[Message] = []
-        self.calls: list[ToolCall] = []  # this turn's calls, in request order, while any is open
-        self.results: dict[str, Message] = {}  # their results so far, by call id
-        self.held: list[Message] = []  # added while calls are pending or a think waits
+        self.calls: tuple[ToolCall, ...] = ()  # this turn's calls, in request order, while any is
+        self.results: dict[str, Message] = {}  # open; their results so far, by call id
+        self.held: tuple[Message, ...] = ()  # added while calls are pending or a think waits
         self.turn = 0
         self.extra_data = FrozenDict()
         self.finished = False
@@ -115,14 +115,13 @@ class Fold:
         """An independent copy."""
         other = Fold()
         other.__dict__.update(self.__dict__)
-        other.child_ids = set(self.child_ids)
         other._take(self)
         return other
 
     def _take(self, other: Fold) -> None:
         """Take the values restore puts back from `other` (copying its containers)."""
-        self.messages, self.calls = list(other.messages), list(other.calls)
-        self.results, self.held = dict(other.results), list(other.held)
+        self.messages, self.calls = list(other.messages), other.calls
+        self.results, self.held = dict(other.results), other.held
         self.turn, self.extra_data, self.finished = other.turn, other.extra_data, other.finished
         self.answer, self.answer_given = other.answer, other.answer_given
         self.stopped, self.request = other.stopped, other.request
@@ -178,7 +177,7 @@ class Fold:
 
     def _user_message(self, entry: Any, _: object) -> None:
         if self.calls or self.request == "think":
-            self.held.append(entry.content)
+            self.held = (*self.held, entry.content)
         else:
             self.messages.append(entry.content)
 
@@ -214,7 +213,7 @@ class Fold:
             return
         self.messages.append(Message.assistant(reply.text, reply.tool_calls))
         if reply.tool_calls:
-            self.calls, self.results = list(reply.tool_calls), {}
+            self.calls, self.results = tuple(reply.tool_calls), {}
         else:
             if not self.answer_given:
                 self.answer = reply.text
@@ -228,10 +227,11 @@ class Fold:
                                f"pending: {pending}")
         self.results[call_id] = entry.message
         self.usage += entry.usage
-        self.child_ids.update(entry.child_ids)
+        if entry.child_ids:
+            self.child_ids = self.child_ids.union(entry.child_ids)
         if len(self.results) == len(self.calls):
             self.messages.extend(self.results[c.id] for c in self.calls)
-            self.calls, self.results = [], {}
+            self.calls, self.results = (), {}
             self._release_held()
 
     def _state_change(self, entry: Any, _: object) -> None:
@@ -287,8 +287,9 @@ class Fold:
             self._release_held()
 
     def _release_held(self) -> None:
-        self.messages.extend(self.held)
-        self.held = []
+        if self.held:
+            self.messages.extend(self.held)
+            self.held = ()
 
     def pending_text(self, what: str) -> str:
         names = ", ".join(f"{c.name} [{c.id}]" for c in self.pending_calls)
