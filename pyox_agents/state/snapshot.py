@@ -78,6 +78,10 @@ def cleared(messages: list[Message], keep_last: int) -> list[Message]:
     return out
 
 
+_NO_IDS: frozenset[str] = frozenset()
+"""No child ids: one instance for every fold (an empty frozenset is not shared by itself)."""
+
+
 class Fold:
     """The reducer: the State's value after the entries folded so far, changed one entry at a time.
 
@@ -92,7 +96,7 @@ class Fold:
         self.started = False
         self.parent_id: str | None = None
         self.parent_call_id: str | None = None
-        self.child_ids: frozenset[str] = frozenset()
+        self.child_ids: frozenset[str] = _NO_IDS
         # What restore puts back:
         self.messages: list[Message] = []
         self.calls: tuple[ToolCall, ...] = ()  # this turn's calls, in request order, while any is
