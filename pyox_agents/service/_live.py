@@ -79,7 +79,11 @@ class LiveRun:
     _merged: int = 0
     """How many of `events` were settled by the last merge."""
     _chars: dict[str, int] = field(default_factory=dict)
-    """Characters of each of the run's own replies settled so far (where its next span starts)."""
+    """Characters of each of the run's own replies settled so far (where its next span starts),
+    but for the open span's reply (`_open.end`)."""
+    _open: _Span | None = None
+    """The span at the end of the events, which takes each next token of its reply that every
+    follower has read as it comes (no delta kept, no merge)."""
 
     @property
     def events(self) -> list[RuntimeEvent]:
@@ -111,6 +115,23 @@ class LiveRun:
         # while it is the only one ends the loop as it leaves the list)
         for follower in read if len(read) <= 1 else read[:]:
             follower.wake(events)
+        span = self._open
+        if span is None:
+            return
+        # the run's reply streams and its last token was settled: the span takes this one too
+        # if it is the reply's next token and every follower has read it (a slow stream's
+        # token: no delta kept, no merge)
+        if len(events) == 1 and type(event := events[0]) is TextDelta \
+                and event.message_id == span.message_id and event.run_id is None \
+                and (not read or (len(read) == 1 and read[0].at == len(kept))
+                     or all(follower.at == len(kept) for follower in read)):
+            span.end += len(event.delta)
+            kept.pop()
+            for follower in read:
+                follower.at -= 1
+            return
+        self._open = None
+        self._chars[span.message_id] = span.end
 
     def _merge_read(self) -> None:
         """Merge the deltas since the last merge, once every follower has read them (and, for a
@@ -156,6 +177,8 @@ class LiveRun:
             last = _Span(message, text, at, at + size)
             out.append(last)
         kept[self._merged:] = out
+        if out and out[-1] is last and type(last) is _Span and self.run_key is None:
+            self._open = last  # it takes the next tokens as they come (see `add`)
 
     def end(self) -> None:
         """No more events will come."""

@@ -68,14 +68,16 @@ class _Replies:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(_events, min_size=1, max_size=4), max_size=120),
-       st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3), st.booleans()), max_size=4),
+       st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3), st.booleans(), st.booleans()),
+                max_size=4),
        st.booleans())
 def test_every_follower_reads_the_text_the_run_emitted(
-        batches: list[list[RuntimeEvent]], followers: list[tuple[int, int, bool]],
+        batches: list[list[RuntimeEvent]], followers: list[tuple[int, int, bool, bool]],
         spans: bool) -> None:
     """Followers join after any batch, read at their own pace (some fall behind, one may go
-    away): each reads the run's events from the first, with the same text, in order; so too
-    when the run's own replies are kept as spans of the text the runtime keeps (`spans`)."""
+    away, some take batches at once while they wait): each reads the run's events from the
+    first, with the same text, in order; so too when the run's own replies are kept as spans
+    of the text the runtime keeps (`spans`)."""
 
     async def main() -> tuple[list[list[RuntimeEvent]], list[RuntimeEvent]]:
         live = LiveRun("t", "a")
@@ -85,27 +87,30 @@ def test_every_follower_reads_the_text_the_run_emitted(
         seen: list[list[RuntimeEvent]] = [[] for _ in followers]
         tasks: dict[int, asyncio.Task[None]] = {}
 
-        async def follow(index: int, lag: int) -> None:
-            async for batch in live.follow_batches():
+        async def follow(index: int, lag: int, at_once: bool) -> None:
+            following = live.follow_batches()
+            if at_once:
+                following.at_once = seen[index].extend
+            async for batch in following:
                 seen[index].extend(batch)
                 for _ in range(lag):
                     await asyncio.sleep(0)
 
         for number, batch in enumerate(batches):
-            for index, (joins, lag, leaves) in enumerate(followers):
+            for index, (joins, lag, leaves, at_once) in enumerate(followers):
                 if joins == number:
-                    tasks[index] = asyncio.create_task(follow(index, lag))
+                    tasks[index] = asyncio.create_task(follow(index, lag, at_once))
                 if leaves and joins + 7 == number and index in tasks:
                     tasks[index].cancel()
             replies.stream(batch)
             live.add(batch)
             await asyncio.sleep(0)
-        for index, (_, lag, _) in enumerate(followers):
+        for index, (_, lag, _, at_once) in enumerate(followers):
             if index not in tasks:  # joins after the run's last batch
-                tasks[index] = asyncio.create_task(follow(index, lag))
+                tasks[index] = asyncio.create_task(follow(index, lag, at_once))
         live.end()
         await asyncio.gather(*tasks.values(), return_exceptions=True)
-        left = [index for index, (joins, _, leaves) in enumerate(followers)
+        left = [index for index, (joins, _, leaves, _) in enumerate(followers)
                 if leaves and joins + 7 < len(batches)]
         return [events for index, events in enumerate(seen) if index not in left], live.events
 
@@ -181,6 +186,43 @@ def test_a_reply_of_the_run_is_kept_once_as_a_span_of_its_text() -> None:
     assert isinstance(late[0], TextDelta) and len(late) == len(live._kept)
     assert "".join(e.delta for e in late if isinstance(e, TextDelta)) == text
     assert "".join(e.delta for e in live.events if isinstance(e, TextDelta)) == text
+
+
+def test_a_token_every_follower_took_at_once_is_not_kept() -> None:
+    """While the run's reply streams to followers that take each batch at once (a server's
+    responses), the reply's span takes each token as it comes: the run keeps no event per
+    token, not even until the next merge."""
+
+    async def main() -> tuple[list[int], str, str]:
+        live = LiveRun("t", "a")
+        replies = _Replies()
+        live.texts = replies.text_of
+        taken: list[RuntimeEvent] = []
+        following = live.follow_batches()
+        following.at_once = taken.extend
+
+        async def follow() -> None:
+            async for batch in following:
+                taken.extend(batch)
+
+        task = asyncio.create_task(follow())
+        await asyncio.sleep(0)
+        sizes = []
+        for i in range(500):
+            batch: list[RuntimeEvent] = [TextDelta("m", f"token{i:04d} ")]
+            replies.stream(batch)
+            live.add(batch)
+            sizes.append(len(live._kept))
+        late = await anext(_first_batch(live))
+        live.end()
+        await task
+        read = "".join(e.delta for e in taken if isinstance(e, TextDelta))
+        return sizes, read, "".join(e.delta for e in late if isinstance(e, TextDelta))
+
+    sizes, read, late = asyncio.run(main())
+    text = "".join(f"token{i:04d} " for i in range(500))
+    assert read == late == text
+    assert set(sizes[20:]) == {1}  # the span alone, from the first merge on
 
 
 async def _first_batch(live: LiveRun) -> Any:
