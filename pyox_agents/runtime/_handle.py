@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from pyox_agents.events import RuntimeEvent
-from pyox_agents.runtime._wakeup import Wakeup
 
 __all__ = ["Outbox", "RunHandle"]
 
@@ -59,7 +59,13 @@ class RunHandle:
 
 
 class Outbox:
-    """The events a run has emitted and its consumer has not taken yet."""
+    """The events a run has emitted and its consumer has not taken yet.
+
+    Its consumer waits for the next batch on a bare future (`next`), the one object a run that
+    mostly waits holds for it: no coroutine per wait, and a batch the run emits meanwhile is
+    that future's result."""
+
+    __slots__ = ("_waiter", "closed", "direct", "events", "run")
 
     def __init__(self) -> None:
         self.events: list[RuntimeEvent] = []
@@ -67,27 +73,48 @@ class Outbox:
         self.direct: Callable[[Sequence[RuntimeEvent]], bool] | None = None
         """Takes a batch at once while the consumer waits with nothing queued (False: queue
         it); `RunHandle.show_at_once`."""
-        self._waiting = False
-        self._more = Wakeup()
+        self.run: asyncio.Task[None] | None = None
+        """The run's task: the stream ends once it is done (with its error, if it failed)."""
+        self._waiter: asyncio.Future[list[RuntimeEvent]] | None = None
+        """The consumer's wait for the next batch, while it waits (nothing queued)."""
 
     def put(self, events: Sequence[RuntimeEvent]) -> None:
-        if self._waiting and not self.events and self.direct is not None \
-                and self.direct(events):
+        waiter = self._waiter
+        if waiter is None or waiter.done():  # the consumer is busy (or went): queue them
+            self.events.extend(events)
+            return
+        if self.direct is not None and self.direct(events):
             return  # what the consumer would have done next, done now
-        self.events.extend(events)
-        self._more.notify()
+        self._waiter = None
+        waiter.set_result(events if type(events) is list else list(events))
 
     def close(self) -> None:
         self.closed = True
-        self._more.notify()
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            _end(waiter, self.run)
 
-    async def take(self) -> list[RuntimeEvent]:
-        """Every event not taken yet, waiting for one; [] once closed and empty."""
-        while not self.events and not self.closed:
-            self._waiting = True
-            try:
-                await self._more.wait()
-            finally:
-                self._waiting = False
-        batch, self.events = self.events, []
-        return batch
+    def next(self) -> asyncio.Future[list[RuntimeEvent]]:
+        """Every event not taken yet, at once or as soon as there is one; once the outbox is
+        closed and empty (and the run's task done), `StopAsyncIteration`, or the error the
+        run's task failed with."""
+        future: asyncio.Future[list[RuntimeEvent]] = asyncio.get_running_loop().create_future()
+        if self.events:
+            batch, self.events = self.events, []
+            future.set_result(batch)
+        elif self.closed:
+            _end(future, self.run)
+        else:
+            self._waiter = future
+        return future
+
+
+def _end(future: asyncio.Future[list[RuntimeEvent]], run: asyncio.Task[None] | None) -> None:
+    """End the stream in `future` once `run` is done: its error, else `StopAsyncIteration`."""
+    if run is not None and not run.done():
+        run.add_done_callback(lambda done: _end(future, done))
+        return
+    if future.done():
+        return
+    failure = None if run is None or run.cancelled() else run.exception()
+    future.set_exception(failure if failure is not None else StopAsyncIteration())

@@ -27,52 +27,85 @@ def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
            state_given: bool = True) -> RunHandle:
     """The run as its caller holds it: `batches`, and a way to show its events at once."""
     outbox = Outbox()
-    return RunHandle(runner.run_id, batches(agent, runner, resumed=resumed,
-                                            state_given=state_given, outbox=outbox), outbox,
+    return RunHandle(runner.run_id, RunStream(agent, runner, outbox, resumed=resumed,
+                                              state_given=state_given), outbox,
                      runner.text_of)
 
 
-async def batches(
-    agent: AgentParts, runner: Runner, *, resumed: bool = False, state_given: bool = True,
-    outbox: Outbox | None = None,
-) -> AsyncIterator[list[RuntimeEvent]]:
-    """Execute the run in its own task and yield its events, all those there are at a time;
-    closing this stops the run.
+def batches(agent: AgentParts, runner: Runner, *, resumed: bool = False,
+            state_given: bool = True) -> RunStream:
+    """The run's events, all those there are at a time (see `RunStream`)."""
+    return RunStream(agent, runner, Outbox(), resumed=resumed, state_given=state_given)
 
-    The run lives in a task of its own, not in a task group spanning our `yield`s: a consumer
-    that breaks out of `async for` closes this generator from wherever Python finalises it, and a
+
+class RunStream:
+    """A run's events as lists of those there are at a time: reading it executes the run in a
+    task of its own; closing it stops the run.
+
+    The run lives in a task of its own, not in a task group spanning the reader's awaits: a
+    reader that breaks out of `async for` may close this from wherever it is finalised, and a
     plain task can be cancelled from there, while a cancel scope could not be exited. The run
-    puts its events in an outbox with no trip through the event loop per event.
+    puts its events in an outbox with no trip through the event loop per event, and a reader
+    that waits for the next batch waits on one future (no generator or coroutine per wait: a
+    server holds a reader for each open run).
     """
-    if not resumed:
-        resumed = await take_over_crashed(runner)
-        if resumed and not state_given:
-            await _continue_with_kept_state(agent, runner)
-    if outbox is None:
-        outbox = Outbox()
-    runner.emit = outbox.put
 
-    async def execute() -> None:
-        try:
-            if agent.toolsets:  # else no context around the run: an open run holds less
-                async with toolsets_opened(agent.tools, agent.toolsets, runner):
-                    await runner.execute(resumed=resumed)
-                    _ended(agent, runner, outbox)  # its stream ends before the toolsets close
-            else:
-                await runner.execute(resumed=resumed)
-                _ended(agent, runner, outbox)
-        finally:
-            outbox.close()
+    __slots__ = ("_agent", "_outbox", "_resumed", "_runner", "_state_given")
 
-    task = asyncio.create_task(execute(), name=f"pyox-agents run {runner.run_id[:12]}")
+    def __init__(self, agent: AgentParts, runner: Runner, outbox: Outbox, *, resumed: bool,
+                 state_given: bool) -> None:
+        self._agent = agent
+        self._runner = runner
+        self._outbox = outbox
+        self._resumed = resumed
+        self._state_given = state_given
+
+    def __aiter__(self) -> RunStream:
+        return self
+
+    def __anext__(self) -> Awaitable[list[RuntimeEvent]]:
+        if self._outbox.run is None:
+            return self._start()
+        return self._outbox.next()
+
+    async def _start(self) -> list[RuntimeEvent]:
+        """Take over the run a crash cut (if any), start the run's task, and give the first
+        batch."""
+        agent, runner, outbox, resumed = self._agent, self._runner, self._outbox, self._resumed
+        if not resumed:
+            resumed = await take_over_crashed(runner)
+            if resumed and not self._state_given:
+                await _continue_with_kept_state(agent, runner)
+        runner.emit = outbox.put
+        outbox.run = asyncio.create_task(_execute(agent, runner, outbox, resumed),
+                                         name=f"pyox-agents run {runner.run_id[:12]}")
+        return await outbox.next()
+
+    async def aclose(self) -> None:
+        """Stop the run (if it runs) and wait for its task to end."""
+        run = self._outbox.run
+        if run is None:
+            return
+        run.cancel()
+        await asyncio.wait([run])
+
+    def __del__(self) -> None:
+        run = self._outbox.run  # a reader that dropped this without closing it: stop the run
+        if run is not None and not run.done():
+            run.cancel()
+
+
+async def _execute(agent: AgentParts, runner: Runner, outbox: Outbox, resumed: bool) -> None:
     try:
-        while batch := await outbox.take():
-            yield batch
+        if agent.toolsets:  # else no context around the run: an open run holds less
+            async with toolsets_opened(agent.tools, agent.toolsets, runner):
+                await runner.execute(resumed=resumed)
+                _ended(agent, runner, outbox)  # its stream ends before the toolsets close
+        else:
+            await runner.execute(resumed=resumed)
+            _ended(agent, runner, outbox)
     finally:
-        task.cancel()
-        await asyncio.wait([task])
-    if not task.cancelled() and task.exception() is not None:
-        raise task.exception()  # type: ignore[misc]
+        outbox.close()
 
 
 def _ended(agent: AgentParts, runner: Runner, outbox: Outbox) -> None:

@@ -32,7 +32,11 @@ async def _shown(steps: list[tuple[int, bool, int]]) -> tuple[list[str], int]:
     outbox.direct = show
 
     async def reader() -> None:
-        while batch := await outbox.take():
+        while True:
+            try:
+                batch = await outbox.next()
+            except StopAsyncIteration:
+                return
             await asyncio.sleep(0)  # the reader is slow: batches queue up meanwhile
             shown.extend(event.delta for event in batch if isinstance(event, TextDelta))
 
