@@ -96,7 +96,6 @@ class ToolCalls:
     if TYPE_CHECKING:
         def gate(self, call_id: str) -> Gate | None: ...
         def _context(self) -> RunContext: ...
-        async def _report(self, hook: str, *args: Any) -> None: ...
 
 
     async def use_tools(self) -> ApprovalRequest | None:
@@ -164,7 +163,7 @@ class ToolCalls:
             step.spent = spent_plus(step.spent, done.spent)
         self.emit(done.events)
         if self.setup.reporters:
-            await self._report("on_tool_end", self._context(), call, result)
+            await self.setup.report("on_tool_end", self._context(), call, result)
 
     async def _run_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> _Call:
         """Run one call: its `ToolResult` (and `StateChanged`), or a request for a person."""
@@ -201,7 +200,7 @@ class ToolCalls:
             if needs is not None:
                 return self._pause(call, needs)
         if self.setup.reporters:
-            await self._report("on_tool_start", self._context(), call)
+            await self.setup.report("on_tool_start", self._context(), call)
         first = await self._attempt(tool, call, arguments)
         if not isinstance(first, Conflict):
             return first

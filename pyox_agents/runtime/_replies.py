@@ -130,9 +130,8 @@ class ReplyStream:
         self.message_id = message_id or new_message_id()
         self._text = Pieces()
         self._reasoning = Pieces()
-        self._names: dict[int, str] = {}
-        self._ids: dict[int, str] = {}
-        self._arguments: dict[int, Pieces] = {}
+        self._calls: dict[int, tuple[str, str, Pieces]] = {}
+        """The reply's tool calls by index: name, id, and their arguments' text."""
         self._usage = NO_USAGE
         self._text_open = False
         self._reasoning_open = False
@@ -165,7 +164,8 @@ class ReplyStream:
 
     def _add_call(self, chunk: ToolCallChunk) -> None:
         index = chunk.index
-        if index not in self._names:
+        call = self._calls.get(index)
+        if call is None:
             if chunk.name is None:
                 raise ModelError(
                     f"the model streamed arguments for tool call {index} before its name"
@@ -173,16 +173,15 @@ class ReplyStream:
             self._close_reasoning()
             self._close_text()
             self._close_call()
-            self._names[index] = valid_text(chunk.name)
-            self._ids[index] = chunk.id or "call_" + secrets.token_hex(12)
-            self._arguments[index] = Pieces()
+            call = (valid_text(chunk.name), chunk.id or "call_" + secrets.token_hex(12), Pieces())
+            self._calls[index] = call
             self._open_call = index
-            self._predict(self._names[index])
-            self._send(ToolCallStarted(self._ids[index], self._names[index], self.message_id))
+            self._predict(call[0])
+            self._send(ToolCallStarted(call[1], call[0], self.message_id))
         if chunk.arguments:
             delta = valid_text(chunk.arguments)
-            self._arguments[index].add(delta)
-            self._emit([ToolCallArgsDelta(self._ids[index], delta)])
+            call[2].add(delta)
+            self._emit([ToolCallArgsDelta(call[1], delta)])
 
     def _predict(self, name: str) -> None:
         predicted = self._predictions.get(name)
@@ -202,7 +201,7 @@ class ReplyStream:
         return Reply(
             text=self._text.text(),
             reasoning=self._reasoning.text(),
-            tool_calls=tuple(self._call(index) for index in sorted(self._names)),
+            tool_calls=tuple(self._call(index) for index in sorted(self._calls)),
             usage=self._usage,
         )
 
@@ -213,8 +212,8 @@ class ReplyStream:
         self._close_call()
 
     def _call(self, index: int) -> ToolCall:
-        text = self._arguments[index].text() or "{}"
-        name, call_id = self._names[index], self._ids[index]
+        name, call_id, arguments_text = self._calls[index]
+        text = arguments_text.text() or "{}"
         try:
             arguments = json.loads(text)
         except (ValueError, RecursionError):

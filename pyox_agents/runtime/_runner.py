@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import secrets
 import time
@@ -152,7 +151,7 @@ class Runner(ToolCalls):
         self._send(RunStarted(self.run_id, conversation.id, self.access.shared.value,
                               model=model, started_at=int(time.time() * 1000)))
         if self.setup.reporters:
-            await self._report("on_run_start", self._context())
+            await self.setup.report("on_run_start", self._context())
 
     async def _record_cancel(self) -> None:
         """Record a cancelled run as cancelled (a shutdown's: left as saved, for recovery)."""
@@ -287,7 +286,7 @@ class Runner(ToolCalls):
         conversation._check_can_run()
         setup = self.setup  # a context only for those who read it (held while the model streams)
         ctx = self._context() if setup.reporters or callable(setup.instructions) else None
-        await self._report("on_think_start", ctx)
+        await self.setup.report("on_think_start", ctx)
         messages = (*await self._system_messages(ctx), *conversation.messages)
         tools = (*(t.spec for t in self.setup.tools.values()), *self.client_tools.values())
         conversation._begin_think(len(messages), [t.name for t in tools])
@@ -301,7 +300,7 @@ class Runner(ToolCalls):
             conversation.finish(self.model.answer.value)  # keep a planner's answer as it is
             self.model.answer = None
         self.usage = self.usage + reply.usage
-        await self._report("on_think_end", ctx, reply)
+        await self.setup.report("on_think_end", ctx, reply)
         return reply
 
     async def complete(self, request: ModelRequest) -> Reply:
@@ -363,15 +362,6 @@ class Runner(ToolCalls):
             run=self,
             forwarded_props=self.forwarded_props,
         )
-
-    async def _report(self, hook: str, *args: Any) -> None:
-        for reporter in self.setup.reporters:
-            method = getattr(reporter, hook, None)
-            if method is None:
-                continue
-            outcome = method(*args)
-            if inspect.isawaitable(outcome):
-                await outcome
 
     async def save_conversation(self) -> None:
         """Save the conversation's new entries (custom loops: after each turn)."""

@@ -3,6 +3,7 @@ go, and the pause a subagent's call raises."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,13 @@ class Setup:
     planner: Any = None
     tool_timeout: float | None = None
     name: str | None = None
+
+    async def report(self, hook: str, *args: Any) -> None:
+        """Call method `hook` of each reporter that has one (awaited if it is async)."""
+        for reporter in self.reporters:
+            method = getattr(reporter, hook, None)
+            if method is not None and inspect.isawaitable(outcome := method(*args)):
+                await outcome
 
 
 @dataclass

@@ -3,12 +3,13 @@
 sse-starlette's `EventStreamResponse` starts four tasks per response (the stream, pings, a
 shutdown watcher, a disconnect listener) in a task group, and takes a lock and a cancel scope
 per write; with hundreds of short streams that was a third of the HTTP cost of a run
-(bench/concurrency.py). This response uses one extra task, the watcher, which listens for the
-client's disconnect, sends a keep-alive comment after each silence of `keepalive` seconds, and
-drops a client whose write in progress is older than `send_timeout`.
+(bench/concurrency.py). This response starts none. It listens for the client's disconnect with
+ASGI's `receive()` driven by the callbacks of what it waits on (`Driven`), and one timer sends
+a keep-alive comment after each silence of `keepalive` seconds and drops a client whose write
+in progress is older than `send_timeout`.
 
 None of the three costs anything per event: a write only notes its start time (no timer, no
-cancel scope), and the watcher wakes once per silence or send timeout, not once per event, to
+cancel scope), and the timer fires once per silence or send timeout, not once per event, to
 look at the age of the write in progress (a stuck write is seen exactly `send_timeout` after it
 started).
 
@@ -22,16 +23,16 @@ it. A slow stream's token then costs one wake-up of the loop (the run's), not tw
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from types import CoroutineType
 from typing import Any, Protocol
 
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from pyox_agents.adapters import AtOnce, at_once_of
+from pyox_agents.server._driven import Driven, rest_of
 
 __all__ = ["KEEPALIVE_FRAME", "Chunks", "EventStreamResponse", "SendTimeoutError"]
 
@@ -104,6 +105,13 @@ class EventStreamResponse(Response):
         self._send: Send = _unsent
         """The response's ASGI `send`, once it has started."""
         self._writer: asyncio.Task[Any] | None = None
+        self._receive: Receive | None = None
+        self._listening: Driven[Message] | None = None
+        """The wait for the client's disconnect (ASGI `receive()`), while the response streams."""
+        self._timer: asyncio.TimerHandle | None = None
+        """When to look at the silence and at the write in progress again (`_look`)."""
+        self._failure: BaseException | None = None
+        """`receive()` failed: the server's error, raised once the stream has ended."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code,
@@ -115,11 +123,12 @@ class EventStreamResponse(Response):
         writer = asyncio.current_task()
         assert writer is not None
         self._write_start = time.monotonic()
-        self._send, self._writer = send, writer
-        watcher = asyncio.create_task(self._watch(receive, send, writer))
+        self._send, self._writer, self._receive = send, writer, receive
         self._direct = at_once_of(self.chunks)
         if self._direct is not None:
-            self._direct.at_once = self._write_at_once
+            self._direct.at_once = self._write_now
+        self._listening = Driven(receive(), self._heard)
+        self._look()
         try:
             async for chunk in self.chunks:  # per event: a clock read, no timer
                 if self._in_flight is not None:  # a chunk written at once goes out first
@@ -133,24 +142,25 @@ class EventStreamResponse(Response):
         except asyncio.CancelledError:
             if self._stop is None:
                 raise
-            writer.uncancel()  # the watcher's cancel (or a failed write's), not the server's
+            writer.uncancel()  # the client's or the timer's cancel (or a failed write's)
             if isinstance(self._stop, asyncio.CancelledError):
                 return  # the client went: nobody to end the response for
             raise self._stop from None
         finally:
-            self._done = True  # the watcher stops nothing from here on
+            self._done = True  # nothing stops the writer from here on
             if self._direct is not None:
                 self._direct.at_once = None
             if self._in_flight is not None:
                 self._in_flight.cancel()
-            watcher.cancel()
+            if self._timer is not None:
+                self._timer.cancel()
+            if self._listening is not None:
+                self._listening.close()
             await self.chunks.aclose()
             if self.on_close is not None:
                 await self.on_close()
-            await asyncio.wait([watcher])
-        failure = None if watcher.cancelled() else watcher.exception()
-        if failure is not None:  # receive() or a keep-alive write failed: the server's error
-            raise failure
+        if self._failure is not None:  # receive() failed: the server's error
+            raise self._failure
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def init_headers(self, headers: Mapping[str, str] | None = None) -> None:
@@ -170,17 +180,6 @@ class EventStreamResponse(Response):
         return SendTimeoutError(f"the client took over {self.send_timeout:g} s to accept the "
                                 "next event; it was dropped")
 
-    async def _keep_alive(self, send: Send) -> None:
-        """Write a keep-alive comment, within the send timeout."""
-        self._write_start = time.monotonic()
-        try:
-            async with asyncio.timeout(self.send_timeout):
-                await send({"type": "http.response.body", "body": KEEPALIVE_FRAME,
-                            "more_body": True})
-        except TimeoutError:
-            raise self._timed_out() from None
-        self._write_start = time.monotonic()
-
     def _next_look(self) -> float | SendTimeoutError | None:
         """Seconds until the watcher must look again; a `SendTimeoutError` when the write in
         progress is too old; None when a keep-alive is due now."""
@@ -195,36 +194,49 @@ class EventStreamResponse(Response):
         # a write that starts meanwhile is looked at by its deadline at the latest
         return self.keepalive - age if limit is None else min(self.keepalive - age, limit)
 
-    async def _watch(self, receive: Receive, send: Send, writer: asyncio.Task[object]) -> None:
-        """Stop the writer when the client goes or is stuck; keep a silent connection alive."""
-        while True:
+    def _heard(self, message: Message | None, failure: BaseException | None) -> None:
+        """What `receive()` gave: the client went (stop the writer), more of the request's body
+        (listen again), or an error of the server's (raised once the stream has ended)."""
+        self._listening = None
+        if self._done:
+            return
+        if failure is not None:
+            self._failure = failure
+        elif message is not None and message["type"] == "http.disconnect":
+            assert self._writer is not None
+            self._stop_writer(self._writer, asyncio.CancelledError())
+        else:
+            assert self._receive is not None
+            self._listening = Driven(self._receive(), self._heard)
+
+    def _look(self) -> None:
+        """Drop a client whose write in progress is older than the send timeout; after a
+        silence of `keepalive` seconds, write a keep-alive comment; then come back when the
+        next of the two may be due."""
+        self._timer = None
+        if self._done:
+            return
+        wait = self._next_look()
+        if isinstance(wait, SendTimeoutError):
+            assert self._writer is not None
+            self._stop_writer(self._writer, wait)
+            return
+        if wait is None:
+            self._write_now(KEEPALIVE_FRAME)
+            if self._done:
+                return
             wait = self._next_look()
-            if isinstance(wait, SendTimeoutError):
-                self._stop_writer(writer, wait)
-                return
-            if wait is None:
-                try:
-                    await self._keep_alive(send)
-                except SendTimeoutError as exc:
-                    self._stop_writer(writer, exc)
-                    return
-                continue
-            try:
-                async with asyncio.timeout(wait):
-                    message = await receive()
-            except TimeoutError:
-                continue
-            if message["type"] == "http.disconnect":
-                self._stop_writer(writer, asyncio.CancelledError())
-                return
+        self._timer = asyncio.get_running_loop().call_later(
+            wait if isinstance(wait, float) else 0.0, self._look)
 
     def _stop_writer(self, writer: asyncio.Task[Any], reason: BaseException) -> None:
         if not self._done and self._stop is None:  # else the writer is past its last chunk
             self._stop = reason
             writer.cancel()
 
-    def _write_at_once(self, chunk: bytes) -> None:
-        """Write `chunk` in the task that made it, while the writer waits for it (`AtOnce`)."""
+    def _write_now(self, chunk: bytes) -> None:
+        """Write `chunk` here and now, without the writer: a chunk in the task that made it,
+        while the writer waits for it (`AtOnce`), or a keep-alive comment."""
         self._write_start = time.monotonic()
         write = self._send({"type": "http.response.body", "body": chunk, "more_body": True})
         if type(write) is CoroutineType:  # (an ABC's isinstance costs more than the write)
@@ -235,13 +247,13 @@ class EventStreamResponse(Response):
             except Exception as exc:
                 self._failed(exc)
                 return
-            rest: Awaitable[None] = _rest(write, waiting)
+            rest: Awaitable[None] = rest_of(write, waiting)
         else:
             rest = write
         # the transport is paused: the write goes on in its own task; no other starts meanwhile
         self._writing = True
-        assert self._direct is not None  # it called this
-        self._direct.at_once = None
+        if self._direct is not None:
+            self._direct.at_once = None
         self._in_flight = asyncio.ensure_future(rest)
         self._in_flight.add_done_callback(self._written)
 
@@ -255,7 +267,7 @@ class EventStreamResponse(Response):
         if failure is not None:
             self._failed(failure)
         elif not self._done and self._direct is not None:
-            self._direct.at_once = self._write_at_once
+            self._direct.at_once = self._write_now
 
     def _failed(self, failure: BaseException) -> None:
         """A write in the run's task failed: the writer raises its error, as for its own."""
@@ -267,22 +279,3 @@ class EventStreamResponse(Response):
 
 async def _unsent(message: Mapping[str, Any]) -> None:
     raise RuntimeError("the response has not started: nothing can be written yet")
-
-
-async def _rest(write: Coroutine[Any, Any, Any], waiting: Any) -> None:
-    """The rest of `write`, a coroutine started by hand that now waits for `waiting` (what it
-    yielded: a future, or None for a bare turn of the loop), driven as a task would drive it."""
-    while True:
-        try:
-            if waiting is None:
-                await asyncio.sleep(0)
-            else:
-                await waiting
-        except BaseException as exc:  # cancelled meanwhile: so is the write, where it waits
-            step = functools.partial(write.throw, exc)
-        else:
-            step = functools.partial(write.send, None)
-        try:
-            waiting = step()
-        except StopIteration:
-            return

@@ -46,6 +46,7 @@ from pyox_agents.service._open import (
     refused_as_request_errors,
     start_state,
 )
+from pyox_agents.service._owners import Owners
 from pyox_agents.service._sharing import keep_lease, release
 from pyox_agents.service._shutdown import drain
 from pyox_agents.service._thread_state import ThreadState
@@ -86,13 +87,13 @@ class RunService:
         self.keep_state = keep_state and store is not None
         """Whether the thread's latest shared state is kept between runs (needs a store)."""
         self.limits = limits or ServerLimits()
-        self._owners: collections.OrderedDict[str, str | None] = collections.OrderedDict()
         self._sharing = store if isinstance(store, SharedRuns) else None
         self.shared = self._sharing is not None
         """Whether runs are shared with other processes through the store."""
         self.lease_ttl = lease_ttl
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._active: dict[str, LiveRun] = {}
+        self._owners = Owners(store, self._active)
         self._runs_of: collections.Counter[str | None] = collections.Counter()
         """How many active runs each principal has (the per-principal limit, in O(1))."""
         self.closing = False  # shutting down (`shutdown`): new runs are refused with 503
@@ -173,13 +174,15 @@ class RunService:
                 if token is None:
                     raise Busy(request.thread_id)
                 live.lease = token
-            batches = await self._open(agent, request, live, principal, paused)
+            handle = await self._open(agent, request, live, principal, paused)
         except BaseException:
             self._remove_active(live)
             live.end()  # whoever began to follow it (a connect) hears it never ran
             if live.lease is not None:
                 await self._peers.arelease_lease(request.thread_id, self.owner, live.lease)
             raise
+        live.texts = handle.text_of  # before its first event: the run keeps the text once
+        batches = handle.batches()
         if self.shared:
             live.run_key = secrets.token_hex(16)
             try:
@@ -190,10 +193,7 @@ class RunService:
                 with contextlib.suppress(Exception):
                     await self._peers.arelease_lease(request.thread_id, self.owner, live.lease or 0)
                 raise
-        self._owners.setdefault(request.thread_id, principal)
-        self._owners.move_to_end(request.thread_id)
-        if len(self._owners) > _OWNERS_KEPT:  # the store knows the rest; without one, a
-            self._owners.popitem(last=False)  # thread keeps nothing an evicted owner guards
+        self._owners.note(request.thread_id, principal)
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         await refuse_unsaved(live)
         return live
@@ -201,23 +201,7 @@ class RunService:
     async def check_owner(self, thread_id: str, principal: str | None) -> None:
         """404 unless `thread_id` is new or belongs to `principal` (others' threads are not
         there, as far as a principal can tell)."""
-        owner = await self._owner(thread_id)
-        if owner is not _NOBODY and owner != principal:
-            raise RequestError(404, f"no thread {thread_id!r}")
-
-    async def _owner(self, thread_id: str) -> Any:
-        if thread_id in self._owners:
-            return self._owners[thread_id]
-        live = self._active.get(thread_id)
-        if live is not None:
-            return live.principal
-        if self.store is not None:
-            try:
-                loaded = await self._store.aload_thread(thread_id)
-            except LookupError:
-                return _NOBODY
-            return loaded.owner
-        return _NOBODY
+        await self._owners.check(thread_id, principal)
 
     async def publish_meta(self, live: LiveRun, meta: Mapping[str, Any]) -> None:
         """Share what an adapter keeps of a run (`meta`, JSON) with other processes."""
@@ -327,7 +311,7 @@ class RunService:
     async def _open(
         self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None,
         paused: Any,
-    ) -> AsyncIterator[list[RuntimeEvent]]:
+    ) -> RunHandle:
         lease = live.lease
         fence = (request.thread_id, lease) if lease is not None else None
         merged = ThreadState()
@@ -341,9 +325,7 @@ class RunService:
         if request.decisions:
             if paused is _LOOK_UP:
                 paused = await self.paused(agent, request.thread_id)
-            handle = await self._resume(agent, request, paused, fence)
-            live.texts = handle.text_of  # before its first event: it keeps the text once
-            return handle.batches()
+            return await self._resume(agent, request, paused, fence)
         conversation = await open_conversation(agent, request)
         start = start_state(request, merged)
         live.start.append(start)
@@ -353,8 +335,7 @@ class RunService:
                 context=request.context, forwarded_props=request.forwarded_props,
                 fence=fence, owner=principal, state_bytes=self.limits.state_bytes)
         handle.show_at_once(functools.partial(show_now, self.store, live))
-        live.texts = handle.text_of  # before its first event: it keeps the text once
-        return handle.batches()
+        return handle
 
     async def _resume(
         self, agent: Agent, request: RunRequest, paused: RunState | None,
@@ -394,11 +375,3 @@ class RunService:
         edited = edit_paused(versions, request)
         if edited is not None:
             await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
-
-
-_OWNERS_KEPT = 10_000
-"""How many owners of the latest threads started a service remembers (a cache: the store
-holds them all); one per thread for ever was a leak of a long-lived server."""
-
-_NOBODY = object()
-"""The owner of a thread nobody has yet."""

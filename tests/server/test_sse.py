@@ -283,3 +283,25 @@ async def test_a_header_a_middleware_adds_to_one_response_is_not_in_the_next() -
         second = await client.get(f"{url}/s")
     assert first.headers.get("x-first") == "1" and "x-first" not in second.headers
     assert first.headers["cache-control"] == second.headers["cache-control"] == "no-cache"
+
+
+async def test_an_open_stream_has_no_task_but_the_one_that_writes_it() -> None:
+    """Disconnects, keep-alives and send timeouts are watched without a task per stream: a
+    silent open stream holds the server's task for its request and nothing more."""
+    waiting, release = anyio.Event(), anyio.Event()
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        yield b"data: one\n\n"
+        waiting.set()
+        await release.wait()
+
+    app = app_of(lambda: EventStreamResponse(chunks(), keepalive=0.05))
+    async with serving(app) as url, httpx.AsyncClient() as client:
+        idle = len(asyncio.all_tasks())
+        async with client.stream("GET", f"{url}/s") as response:
+            lines = response.aiter_lines()
+            assert await anext(lines) == "data: one"
+            await waiting.wait()
+            await anyio.sleep(0.2)  # keep-alives go out meanwhile
+            assert len(asyncio.all_tasks()) == idle + 1
+            release.set()
