@@ -237,38 +237,49 @@ class Following:
         self.at = start
         """Where the follower is in the run's events."""
         self.at_once: Callable[[list[RuntimeEvent]], None] | None = None
-        self._waiter: asyncio.Future[None] | None = None
+        self._waiter: asyncio.Future[list[RuntimeEvent]] | None = None
         live._read.append(self)
 
     def __aiter__(self) -> Following:
         return self
 
-    async def __anext__(self) -> list[RuntimeEvent]:
-        while True:
-            live = self._live
-            if live is None:
-                raise StopAsyncIteration
-            kept = live._kept
-            if self.at < len(kept):
-                # a follower behind the last merge (a late one) reads its spans as deltas
-                batch = _readable(kept, self.at) if self.at < live._merged else cast(
-                    "list[RuntimeEvent]", kept[self.at:])
-                self.at = len(kept)
-                return batch
-            if live.done:  # read to the end: the run no longer refers to this follower
-                self.close()
-                raise StopAsyncIteration
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+    def __anext__(self) -> asyncio.Future[list[RuntimeEvent]]:
+        """Every event from the follower's place on, at once or as soon as the run adds one;
+        `StopAsyncIteration` once it read all of a run that ended. A bare future: a follower
+        that waits (a response, for each open run) holds no coroutine for it."""
+        future: asyncio.Future[list[RuntimeEvent]] = asyncio.get_running_loop().create_future()
+        if not self._give(future):
+            self._waiter = future
+        return future
+
+    def _give(self, future: asyncio.Future[list[RuntimeEvent]]) -> bool:
+        """Settle `future` with the events not read yet, or the end; False: nothing to give."""
+        live = self._live
+        if live is None:
+            future.set_exception(StopAsyncIteration())
+            return True
+        kept = live._kept
+        if self.at < len(kept):
+            # a follower behind the last merge (a late one) reads its spans as deltas
+            batch = _readable(kept, self.at) if self.at < live._merged else cast(
+                "list[RuntimeEvent]", kept[self.at:])
+            self.at = len(kept)
+            future.set_result(batch)
+            return True
+        if live.done:  # read to the end: the run no longer refers to this follower
+            self.close()
+            future.set_exception(StopAsyncIteration())
+            return True
+        return False
 
     def wake(self, batch: Sequence[RuntimeEvent]) -> None:
         """The run added `batch` (or ended, with an empty one): hand it over at once when the
-        follower waits with all before it read, else wake the follower if it waits."""
+        follower waits with all before it read, else give it to the follower if it waits."""
         waiter = self._waiter
         if waiter is None:
+            return
+        if waiter.done():  # a follower cancelled meanwhile has its future cancelled
+            self._waiter = None
             return
         live, at_once = self._live, self.at_once
         if at_once is not None and batch and live is not None:
@@ -278,8 +289,7 @@ class Following:
                 at_once(batch if type(batch) is list else list(batch))
                 return
         self._waiter = None
-        if not waiter.done():  # a follower cancelled meanwhile has its future cancelled
-            waiter.set_result(None)
+        self._give(waiter)
 
     async def aclose(self) -> None:
         """Stop following: the run no longer keeps its unmerged deltas for this follower."""
@@ -291,8 +301,9 @@ class Following:
         self.at_once = None
         if live is not None:
             live._read.remove(self)
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(StopAsyncIteration())
 
     def __del__(self) -> None:
         self.close()
