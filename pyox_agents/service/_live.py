@@ -107,6 +107,16 @@ class LiveRun:
     def add(self, events: Sequence[RuntimeEvent]) -> None:
         """Keep `events` and wake whoever follows."""
         kept = self._kept
+        span = self._open
+        if span is not None and len(events) == 1:  # a slow stream's token, the usual event
+            event = events[0]
+            if type(event) is TextDelta and event.message_id == span.message_id \
+                    and event.run_id is None:
+                read = self._read  # its one follower (a response) takes it at once, or none
+                if not read or (len(read) == 1 and read[0].at == len(kept)
+                                and read[0].take_now(events)):
+                    span.end += len(event.delta)  # the reply's span takes it: nothing kept
+                    return
         if len(kept) - self._merged >= _MERGE_EVERY:
             self._merge_read()
         kept.extend(events)
@@ -271,6 +281,15 @@ class Following:
             future.set_exception(StopAsyncIteration())
             return True
         return False
+
+    def take_now(self, batch: Sequence[RuntimeEvent]) -> bool:
+        """Hand `batch` over at once, without the run keeping it, if the follower waits with
+        all before it read and takes batches at once (`at_once`); False: it cannot."""
+        waiter, at_once = self._waiter, self.at_once
+        if waiter is None or at_once is None or waiter.done():
+            return False
+        at_once(batch if type(batch) is list else list(batch))
+        return True
 
     def wake(self, batch: Sequence[RuntimeEvent]) -> None:
         """The run added `batch` (or ended, with an empty one): hand it over at once when the

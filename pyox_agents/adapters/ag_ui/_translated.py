@@ -94,6 +94,22 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
         self._whole = whole
         self._delta = delta
 
+    def _take(self, batch: Sequence[RuntimeEvent]) -> None:
+        """A slow stream's token, taken at once: its frame straight from the delta's JSON (any
+        other batch, or a delta that raises, as `Translating` takes it)."""
+        delta = self._delta
+        if delta is not None and len(batch) == 1 and not self._over:
+            try:
+                text = self._translation.delta_json(batch[0])
+            except Exception:
+                text = None
+            if text is not None:
+                take = self._at_once
+                if take is not None:
+                    take(self._whole([delta(text)]))
+                return
+        super()._take(batch)
+
     def _translated(self, batch: Sequence[RuntimeEvent]) -> U | None:
         translation, write, delta = self._translation, self._write, self._delta
         if delta is not None and len(batch) == 1 \
