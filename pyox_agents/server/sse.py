@@ -181,7 +181,7 @@ class EventStreamResponse(Response):
                                 "next event; it was dropped")
 
     def _next_look(self) -> float | SendTimeoutError | None:
-        """Seconds until the watcher must look again; a `SendTimeoutError` when the write in
+        """Seconds until `_look` must look again; a `SendTimeoutError` when the write in
         progress is too old; None when a keep-alive is due now."""
         age = time.monotonic() - self._write_start
         limit = self.send_timeout
