@@ -6,10 +6,12 @@ import json
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
+import anyio
 from ag_ui.core import RunAgentInput
 
 from pyox_agents.adapters.ag_ui import encode_event, translate
 from pyox_agents.events import RuntimeEvent
+from pyox_agents.models.base import ModelChunk, TextChunk
 
 THREAD = "thread-1"
 RUN = "client-run-1"
@@ -47,3 +49,17 @@ def types(events: Sequence[dict[str, Any]]) -> list[str]:
 
 def of_type(events: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [event for event in events if event["type"] == kind]
+
+
+class GatedModel:
+    """Streams "first ", waits for `gate`, then streams "second"."""
+
+    name = "gated"
+
+    def __init__(self, gate: anyio.Event) -> None:
+        self.gate = gate
+
+    async def stream(self, request: Any) -> AsyncIterator[ModelChunk]:
+        yield TextChunk("first ")
+        await self.gate.wait()
+        yield TextChunk("second")

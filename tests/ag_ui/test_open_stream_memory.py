@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import json
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -20,26 +19,11 @@ import pytest
 from ag_ui.core import RunAgentInput, Tool
 
 from pyox_agents import Agent
-from pyox_agents.models.base import ModelChunk, TextChunk
 from pyox_agents.server import create_app
+from tests.ag_ui.helpers import GatedModel
 from tests.ag_ui.servers import frames, serving
 
 pytestmark = pytest.mark.anyio
-
-
-class GatedModel:
-    """Streams "first ", waits for `gate`, then streams "second"."""
-
-    name = "gated"
-
-    def __init__(self, gate: anyio.Event) -> None:
-        self.gate = gate
-
-    async def stream(self, request: Any) -> AsyncIterator[ModelChunk]:
-        yield TextChunk("first ")
-        await self.gate.wait()
-        yield TextChunk("second")
-
 
 RUN_ID = f"r-{uuid.uuid4().hex}"
 """This test's run: objects other tests left alive are not this request's."""

@@ -12,33 +12,20 @@ from __future__ import annotations
 import asyncio
 import gc
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 from pyox_agents import Agent
-from pyox_agents.models.base import ModelChunk, TextChunk
 from pyox_agents.server import create_app
 from pyox_agents.service._live import LiveRun
+from tests.ag_ui.helpers import GatedModel
 from tests.ag_ui.servers import serving
 
 pytestmark = pytest.mark.anyio
-
-
-class _Gated:
-    """Streams "first ", waits for `gate`, then streams "second"."""
-
-    name = "gated"
-
-    def __init__(self, gate: asyncio.Event) -> None:
-        self.gate = gate
-
-    async def stream(self, request: Any) -> AsyncIterator[ModelChunk]:
-        yield TextChunk("first ")
-        await self.gate.wait()
-        yield TextChunk("second")
 
 
 @pytest.fixture
@@ -62,8 +49,8 @@ AI_SDK = {"id": "t-freed", "trigger": "submit-message",
 @pytest.mark.parametrize(("route", "body"), [("ag-ui", AG_UI), ("ai-sdk", AI_SDK)])
 async def test_an_ended_run_is_freed_without_a_garbage_collection(
         no_collection: None, route: str, body: dict[str, Any]) -> None:
-    gate = asyncio.Event()
-    app = create_app({"a": Agent(_Gated(gate))})
+    gate = anyio.Event()
+    app = create_app({"a": Agent(GatedModel(gate))})
     async with serving(app) as url, httpx.AsyncClient(timeout=10) as client:
         async with client.stream("POST", f"{url}/agents/a/{route}", json=body) as response:
             lines = response.aiter_lines()
