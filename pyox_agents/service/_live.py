@@ -107,6 +107,8 @@ class LiveRun:
     def add(self, events: Sequence[RuntimeEvent]) -> None:
         """Keep `events` and wake whoever follows."""
         kept = self._kept
+        if len(kept) - self._merged >= _MERGE_EVERY:
+            self._merge_read()
         span = self._open
         if span is not None and len(events) == 1:  # a slow stream's token, the usual event
             event = events[0]
@@ -117,31 +119,15 @@ class LiveRun:
                                 and read[0].take_now(events)):
                     span.end += len(event.delta)  # the reply's span takes it: nothing kept
                     return
-        if len(kept) - self._merged >= _MERGE_EVERY:
-            self._merge_read()
         kept.extend(events)
         read = self._read
         # a copy when there are several: a follower handed the batch may stop (one that stops
         # while it is the only one ends the loop as it leaves the list)
         for follower in read if len(read) <= 1 else read[:]:
             follower.wake(events)
-        span = self._open
-        if span is None:
-            return
-        # the run's reply streams and its last token was settled: the span takes this one too
-        # if it is the reply's next token and every follower has read it (a slow stream's
-        # token: no delta kept, no merge)
-        if len(events) == 1 and type(event := events[0]) is TextDelta \
-                and event.message_id == span.message_id and event.run_id is None \
-                and (not read or (len(read) == 1 and read[0].at == len(kept))
-                     or all(follower.at == len(kept) for follower in read)):
-            span.end += len(event.delta)
-            kept.pop()
-            for follower in read:
-                follower.at -= 1
-            return
-        self._open = None
-        self._chars[span.message_id] = span.end
+        if span is not None:  # events came after the span: it takes no more tokens at once
+            self._open = None
+            self._chars[span.message_id] = span.end
 
     def _merge_read(self) -> None:
         """Merge the deltas since the last merge, once every follower has read them (and, for a
