@@ -294,7 +294,8 @@ class Following:
                 at_once(batch if type(batch) is list else list(batch))
                 return
         self._waiter = None
-        self._give(waiter)
+        if not self._give(waiter):  # nothing new (an empty batch): it waits on
+            self._waiter = waiter
 
     async def aclose(self) -> None:
         """Stop following: the run no longer keeps its unmerged deltas for this follower."""
