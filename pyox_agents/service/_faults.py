@@ -80,6 +80,8 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
     except Exception as exc:  # kept by the next batch's write, or told at the run's end
         _log.warning("thread %s: its shared state could not be kept", live.thread_id,
                      exc_info=True)
+        if isinstance(exc, StoreUnavailable):  # its end tries again, once
+            live.store_away = True
         return unkept(exc)
     live.kept = versions.copy()  # what the store holds now
     return None
@@ -138,13 +140,13 @@ async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
     which the thread's kept state must not miss."""
     changed = any(isinstance(event, StateChanged) for event in batch)
     try:  # the start alone is the client's own state: kept with the run's next version
-        await keep(store, live, batch, changed)
+        await keep(store, live, batch, changed and not live.store_away)
     except asyncio.CancelledError:
         task = asyncio.current_task()
         assert task is not None
         task.cancel()  # again: taken when the run has no more events to give
     live.add(batch)
-    if live.run_key is not None:
+    if live.run_key is not None and not live.store_away:
         assert peers is not None
         await share(peers, live)
 

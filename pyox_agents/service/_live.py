@@ -69,6 +69,9 @@ class LiveRun:
     """The server shuts down: the run stops at its next step boundary, left for recovery."""
     shared: int = 0
     """How many of `events` were logged in the store for other processes (shared runs)."""
+    store_away: bool = False
+    """The store was unreachable for one of the run's writes: the run writes nothing more
+    until its end, which tries once (each write would wait the store's timeout in turn)."""
     texts: Callable[[str], Callable[[], str] | None] | None = None
     """The text the run's reply `message_id` has streamed so far, while it streams (the run's
     `RunHandle.text_of`): its read deltas are kept as spans of it, not as copies."""

@@ -12,6 +12,7 @@ import anyio
 from pyox_agents.events import RuntimeEvent
 from pyox_agents.service._event_json import event_to_json
 from pyox_agents.service._live import LiveRun
+from pyox_agents.stores import StoreUnavailable
 from pyox_agents.stores._shared import EndsRuns
 from pyox_agents.stores.base import SharedRuns
 
@@ -40,22 +41,25 @@ async def keep_lease(peers: SharedRuns, live: LiveRun, owner: str, ttl: float) -
                          exc_info=True)
 
 
-async def share(peers: SharedRuns, live: LiveRun, last: Sequence[RuntimeEvent] = ()) -> None:
+async def share(peers: SharedRuns, live: LiveRun, last: Sequence[RuntimeEvent] = ()) -> bool:
     """Log the run's events not logged yet (and `last`, its end, not added yet), for other
-    processes. A store that is away does not stop the run: what it missed is logged with the
-    next batch."""
+    processes; False if the store failed. A store that is away does not stop the run: what it
+    missed is logged with the next batch, or at the run's end once it was unreachable
+    (`LiveRun.store_away`)."""
     assert live.run_key is not None
     events = [*live.unshared(), *last]
     if not events:
-        return
+        return True
     try:
         await peers.aappend_events(live.run_key,
                                    [json.dumps(event_to_json(event)) for event in events])
-    except Exception:
+    except Exception as exc:
         _log.warning("run of thread %s: %d events not logged yet", live.thread_id,
                      len(events), exc_info=True)
-        return
+        live.store_away = live.store_away or isinstance(exc, StoreUnavailable)
+        return False
     live.shared += len(events)
+    return True
 
 
 async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float,
@@ -66,8 +70,10 @@ async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float,
     last renewal."""
     assert live.run_key is not None and live.lease is not None
     token, live.lease = live.lease, None
-    if not isinstance(peers, EndsRuns):
-        await share(peers, live, last)
+    if not isinstance(peers, EndsRuns) and not await share(peers, live, last):
+        _log.warning("could not free thread %s; it is free again within %g s",
+                     live.thread_id, ttl)  # the store failed: its next write would wait too
+        return
     try:
         if isinstance(peers, EndsRuns):
             events = [*live.unshared(), *last]
