@@ -289,13 +289,11 @@ class Following:
         if waiter.done():  # a follower cancelled meanwhile has its future cancelled
             self._waiter = None
             return
-        live, at_once = self._live, self.at_once
-        if at_once is not None and batch and live is not None:
-            end = self.at + len(batch)
-            if end == len(live._kept):
-                self.at = end
-                at_once(batch if type(batch) is list else list(batch))
-                return
+        live = self._live
+        if batch and live is not None and self.at + len(batch) == len(live._kept) \
+                and self.take_now(batch):
+            self.at += len(batch)
+            return
         self._waiter = None
         if not self._give(waiter):  # nothing new (an empty batch): it waits on
             self._waiter = waiter

@@ -70,9 +70,10 @@ async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float,
     last renewal."""
     assert live.run_key is not None and live.lease is not None
     token, live.lease = live.lease, None
-    if not isinstance(peers, EndsRuns) and not await share(peers, live, last):
+    if not isinstance(peers, EndsRuns) and not await share(peers, live, last) \
+            and live.store_away:  # unreachable: its next write would wait the timeout too
         _log.warning("could not free thread %s; it is free again within %g s",
-                     live.thread_id, ttl)  # the store failed: its next write would wait too
+                     live.thread_id, ttl)
         return
     try:
         if isinstance(peers, EndsRuns):
