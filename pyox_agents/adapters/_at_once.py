@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Generic, Protocol, TypeVar, cast
 
-__all__ = ["AtOnce", "Translating", "at_once_of"]
+__all__ = ["AtOnce", "AtOnceText", "Translating", "at_once_of"]
 
 T = TypeVar("T")
 B = TypeVar("B")
@@ -41,6 +41,16 @@ class AtOnce(Protocol[T]):
         ...
 
 
+class AtOnceText(AtOnce[T], Protocol[T]):
+    """An `AtOnce` iterator of a run's batches with a lane for the tokens of the run's own
+    reply: one comes to `at_once_text` as its message id and text, no event made for it."""
+
+    at_once_text: Callable[[str, str], bool] | None
+    """Takes a text delta of the run's own reply (message id, delta) in the producer's task
+    while the reader waits with all before it read; False: it took nothing, and the delta
+    comes as an item. None while the reader has no such lane."""
+
+
 def at_once_of(source: AsyncIterable[T]) -> AtOnce[T] | None:
     """`source` as an `AtOnce` iterator, if it is one (it has `at_once`); else None."""
     return cast(AtOnce[T], source) if hasattr(source, "at_once") else None
@@ -54,8 +64,14 @@ class Translating(Generic[B, U]):
     with what `_failed` gives, in the reader's task or the producer's alike (never raised into
     the producer). The protocols' frame streams are ones."""
 
+    _takes_text = False
+    """A subclass whose `_take_text` takes text deltas sets this: with a source that is
+    `AtOnceText`, it gets the deltas of the run's own reply through that lane."""
+
     def __init__(self, source: AsyncIterable[B]) -> None:
         self._source = at_once_of(source)
+        self._texts = cast("AtOnceText[B]", source) if self._takes_text and hasattr(
+            source, "at_once_text") else None
         self._read = source.__aiter__()
         self._over = False
         """The stream has ended: its last translation is made."""
@@ -71,6 +87,8 @@ class Translating(Generic[B, U]):
         self._at_once = take
         if self._source is not None:
             self._source.at_once = None if take is None else self._take
+        if self._texts is not None:
+            self._texts.at_once_text = None if take is None else self._take_text
 
     def __aiter__(self) -> Translating[B, U]:
         return self
@@ -106,6 +124,11 @@ class Translating(Generic[B, U]):
         take = self._at_once
         if out is not None and take is not None:
             take(out)
+
+    def _take_text(self, message_id: str, delta: str) -> bool:
+        """Take a text delta of the run's own reply at once (`AtOnceText`); False: not this
+        one (it then comes in an item). `_takes_text` says a subclass takes them."""
+        return False
 
     def _one(self, item: B) -> U | None:
         if self._over:

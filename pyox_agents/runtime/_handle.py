@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from pyox_agents.events import RuntimeEvent
+from pyox_agents.events import RuntimeEvent, TextDelta
 
 __all__ = ["Outbox", "RunHandle"]
 
@@ -31,13 +31,20 @@ class RunHandle:
         """The run's events, as lists of those there are at a time; closing this stops it."""
         return self._batches
 
-    def show_at_once(self, show: Callable[[Sequence[RuntimeEvent]], bool]) -> None:
+    def show_at_once(self, show: Callable[[Sequence[RuntimeEvent]], bool],
+                     show_text: Callable[[str, str], bool] | None = None) -> None:
         """Let `show` take a batch of the run's events as the run emits it, when the reader
         of `batches()` waits for one (nothing is queued before it): no trip through the
         reader's task. `show` returns False for a batch it leaves to the reader (it needs to
-        wait for something); the order of the events is kept either way."""
+        wait for something); the order of the events is kept either way.
+
+        `show_text`, when given, takes a text delta of the run's own reply the same way, as
+        its message id and text rather than a `TextDelta` (most events of a slow stream: no
+        event made for one it takes); False: it took nothing, and the delta comes as an
+        event."""
         if self._outbox is not None:
             self._outbox.direct = show
+            self._outbox.direct_text = show_text
 
     def text_of(self, message_id: str) -> Callable[[], str] | None:
         """The text the run's own reply `message_id` has streamed so far, while it streams: a
@@ -65,7 +72,7 @@ class Outbox:
     mostly waits holds for it: no coroutine per wait, and a batch the run emits meanwhile is
     that future's result."""
 
-    __slots__ = ("_waiter", "closed", "direct", "events", "run")
+    __slots__ = ("_waiter", "closed", "direct", "direct_text", "events", "run")
 
     def __init__(self) -> None:
         self.events: list[RuntimeEvent] = []
@@ -73,6 +80,8 @@ class Outbox:
         self.direct: Callable[[Sequence[RuntimeEvent]], bool] | None = None
         """Takes a batch at once while the consumer waits with nothing queued (False: queue
         it); `RunHandle.show_at_once`."""
+        self.direct_text: Callable[[str, str], bool] | None = None
+        """The same for a text delta of the run's own reply, as its message id and text."""
         self.run: asyncio.Task[None] | None = None
         """The run's task: the stream ends once it is done (with its error, if it failed)."""
         self._waiter: asyncio.Future[list[RuntimeEvent]] | None = None
@@ -87,6 +96,15 @@ class Outbox:
             return  # what the consumer would have done next, done now
         self._waiter = None
         waiter.set_result(events if type(events) is list else list(events))
+
+    def put_text(self, message_id: str, delta: str) -> None:
+        """`put` for a text delta of the run's own reply: to `direct_text` at once when the
+        consumer waits and it takes it, with no `TextDelta` made; else as one."""
+        waiter, direct = self._waiter, self.direct_text
+        if waiter is not None and direct is not None and not waiter.done() \
+                and direct(message_id, delta):
+            return
+        self.put([TextDelta(message_id, delta)])
 
     def close(self) -> None:
         self.closed = True

@@ -93,6 +93,7 @@ class Runner(ToolCalls):
         self.run_id = journal.run.run_id if journal else (run_id or secrets.token_hex(32))
         self.emit = emit
         """Where the run's events go, a list at a time (its consumer sets it before it runs)."""
+        self.emit_text: Callable[[str, str], None] | None = None  # (message id, delta), as text
         self._stream: ReplyStream | None = None
         self._step: int | None = None
         self.usage = NO_USAGE
@@ -323,7 +324,7 @@ class Runner(ToolCalls):
     async def _stream_reply(self, request: ModelRequest) -> Reply:
         self._stream = stream = ReplyStream(self.emit, {
             name: tool.predict_state for name, tool in self.setup.tools.items()},
-            self._reply_id())
+            self._reply_id(), emit_text=self.emit_text)
         add = stream.add
         async for chunk in self.model.stream(request):
             add(chunk)

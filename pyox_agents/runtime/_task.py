@@ -77,6 +77,7 @@ class RunStream:
             if resumed and not self._state_given:
                 await _continue_with_kept_state(agent, runner)
         runner.emit = outbox.put
+        runner.emit_text = outbox.put_text
         outbox.run = asyncio.create_task(_execute(agent, runner, outbox, resumed),
                                          name=f"pyox-agents run {runner.run_id[:12]}")
         return await outbox.next()

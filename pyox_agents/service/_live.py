@@ -18,13 +18,11 @@ its `at_once`, is handed each new batch in the task that adds it (the run's), wi
 from __future__ import annotations
 
 import asyncio
-import operator
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pyox_agents.events import (
-    ReasoningDelta,
     RunFinished,
     RunStarted,
     RuntimeEvent,
@@ -32,15 +30,12 @@ from pyox_agents.events import (
     TextDelta,
     TextEnded,
     TextStarted,
-    ToolCallArgsDelta,
 )
+from pyox_agents.service._merge import merge_deltas
 from pyox_agents.service._thread_state import ThreadState
 
-__all__ = ["MERGED_CHARS", "Following", "LiveRun"]
+__all__ = ["Following", "LiveRun"]
 
-MERGED_CHARS = 1024
-"""Deltas are merged into pieces of up to this many characters (one copy of at most this much
-per merge, whatever the message's length)."""
 _MERGE_EVERY = 16
 """Deltas merge once this many events came after the last merge: a merge per 16 tokens."""
 
@@ -131,6 +126,27 @@ class LiveRun:
         if span is not None:  # events came after the span: it takes no more tokens at once
             self._open = None
             self._chars[span.message_id] = span.end
+
+    def add_text(self, message_id: str, delta: str) -> bool:
+        """`add` for a token of the run's own reply `message_id`, as its text: taken at once
+        when the open span is that reply's and its one follower (if any) waits with all
+        before read and takes it at once (`Following.at_once_text`), with no event made or
+        kept (True); False: nothing taken, the delta comes to `add` as an event. (With the
+        span open, no merge is due: it opened at one, and any event kept since closed it.)"""
+        span = self._open
+        if span is None or span.message_id != message_id:
+            return False
+        read = self._read
+        if read:
+            if len(read) > 1:
+                return False
+            follower = read[0]  # `Following.take_now`'s checks, for a token as its text
+            waiter, take = follower._waiter, follower.at_once_text
+            if take is None or waiter is None or waiter.done() \
+                    or follower.at != len(self._kept) or not take(message_id, delta):
+                return False
+        span.end += len(delta)
+        return True
 
     def _merge_read(self) -> None:
         """Merge the deltas since the last merge, once every follower has read them (and, for a
@@ -229,13 +245,16 @@ class Following:
     `at_once`, when its reader sets it, takes each new batch in the task that adds it, while the
     reader waits with everything before read (the adapters' `AtOnce` protocol)."""
 
-    __slots__ = ("_live", "_waiter", "at", "at_once")
+    __slots__ = ("_live", "_waiter", "at", "at_once", "at_once_text")
 
     def __init__(self, live: LiveRun, start: int) -> None:
         self._live: LiveRun | None = live
         self.at = start
         """Where the follower is in the run's events."""
         self.at_once: Callable[[list[RuntimeEvent]], None] | None = None
+        self.at_once_text: Callable[[str, str], bool] | None = None
+        """Takes a token of the run's own reply (message id, text) the way `at_once` takes a
+        batch, or returns False having taken nothing (`AtOnceText`; `LiveRun.add_text`)."""
         self._waiter: asyncio.Future[list[RuntimeEvent]] | None = None
         live._read.append(self)
 
@@ -305,7 +324,7 @@ class Following:
     def close(self) -> None:
         """`aclose`, at once."""
         live, self._live = self._live, None
-        self.at_once = None
+        self.at_once = self.at_once_text = None
         if live is not None:
             live._read.remove(self)
         waiter, self._waiter = self._waiter, None
@@ -340,45 +359,3 @@ def _readable(kept: list[RuntimeEvent | _Span], start: int) -> list[RuntimeEvent
     if any(type(event) is _Span for event in batch):
         return [event.event() if isinstance(event, _Span) else event for event in batch]
     return cast("list[RuntimeEvent]", batch)
-
-
-_Delta = TextDelta | ReasoningDelta | ToolCallArgsDelta
-
-_PART_OF: dict[type, Callable[[Any], str]] = {
-    TextDelta: operator.attrgetter("message_id"),
-    ReasoningDelta: operator.attrgetter("message_id"),
-    ToolCallArgsDelta: operator.attrgetter("call_id"),
-}
-"""The delta types, each with what it adds to: a message's text or reasoning, a call's
-arguments. All three are (that id, delta, run_id)."""
-
-
-def merge_deltas(events: Sequence[RuntimeEvent]) -> list[RuntimeEvent]:
-    """`events` with each run of consecutive deltas of one part (a message's text or reasoning,
-    a tool call's arguments) of one run merged into pieces of up to `MERGED_CHARS` characters:
-    the same text, in the same order, in fewer events. (A merge per 16 tokens of every open
-    stream: the loop reads each delta once, with no Python call per delta.)"""
-    out: list[RuntimeEvent] = []
-    at, count = 0, len(events)
-    while at < count:
-        first: Any = events[at]
-        kind = type(first)
-        at += 1
-        part_of = _PART_OF.get(kind)
-        if part_of is None:
-            out.append(first)
-            continue
-        part, run, size, end = part_of(first), first.run_id, len(first.delta), at
-        while end < count and size < MERGED_CHARS:
-            event: Any = events[end]
-            if type(event) is not kind or event.run_id != run or part_of(event) != part:
-                break
-            size += len(event.delta)
-            end += 1
-        if end == at:
-            out.append(first)
-        else:
-            merged = cast("Sequence[_Delta]", events[at - 1:end])  # all of `kind`
-            out.append(kind(part, "".join([delta.delta for delta in merged]), run))
-            at = end
-    return out

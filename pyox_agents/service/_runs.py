@@ -34,11 +34,13 @@ from pyox_agents.service._faults import (
     refuse_unsaved,
     show,
     show_now,
+    show_text_now,
     told,
 )
 from pyox_agents.service._follow import follow_remote
 from pyox_agents.service._limits import ServerLimits, check_limits
-from pyox_agents.service._live import LiveRun, merge_deltas
+from pyox_agents.service._live import LiveRun
+from pyox_agents.service._merge import merge_deltas
 from pyox_agents.service._open import (
     chosen_decision,
     edit_paused,
@@ -334,7 +336,8 @@ class RunService:
                 conversation, state=start, client_tools=request.client_tools,
                 context=request.context, forwarded_props=request.forwarded_props,
                 fence=fence, owner=principal, state_bytes=self.limits.state_bytes)
-        handle.show_at_once(functools.partial(show_now, self.store, live))
+        handle.show_at_once(functools.partial(show_now, self.store, live),
+                            functools.partial(show_text_now, self.store, live))
         return handle
 
     async def _resume(

@@ -17,7 +17,8 @@ from pyox_agents.events import (
     TextDelta,
     ToolCallArgsDelta,
 )
-from pyox_agents.service._live import MERGED_CHARS, LiveRun, merge_deltas
+from pyox_agents.service._live import LiveRun
+from pyox_agents.service._merge import MERGED_CHARS, merge_deltas
 from pyox_agents.state._pieces import Pieces
 
 
@@ -66,18 +67,19 @@ class _Replies:
         return self.texts[message_id].text if message_id == self.streaming else None
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(_events, max_size=4), max_size=120),  # empty batches too
-       st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3), st.booleans(), st.booleans()),
-                max_size=4),
-       st.booleans())
-def test_every_follower_reads_the_text_the_run_emitted(
-        batches: list[list[RuntimeEvent]], followers: list[tuple[int, int, bool, bool]],
-        spans: bool) -> None:
-    """Followers join after any batch, read at their own pace (some fall behind, one may go
-    away, some take batches at once while they wait): each reads the run's events from the
-    first, with the same text, in order; so too when the run's own replies are kept as spans
-    of the text the runtime keeps (`spans`)."""
+def _followed(batches: list[list[RuntimeEvent]], followers: list[tuple[int, int, bool, bool]],
+              spans: bool, as_text: str) -> tuple[list[list[RuntimeEvent]], list[RuntimeEvent]]:
+    """Run `batches` through a live run read by `followers` (joins after batch, lag, leaves,
+    takes batches at once); what each follower that stayed read, and what the run kept.
+    `as_text` ("takes", "refuses some"): a batch of one token of the run's own reply is
+    offered as its text first (`add_text`, as the run's outbox does), to followers whose
+    text lane takes it or refuses some (it then comes to `add` as its event)."""
+
+    def take_text(seen: list[RuntimeEvent], message_id: str, delta: str) -> bool:
+        if as_text == "refuses some" and len(delta) % 3 == 0:
+            return False  # having taken nothing
+        seen.append(TextDelta(message_id, delta))
+        return True
 
     async def main() -> tuple[list[list[RuntimeEvent]], list[RuntimeEvent]]:
         live = LiveRun("t", "a")
@@ -91,6 +93,9 @@ def test_every_follower_reads_the_text_the_run_emitted(
             following = live.follow_batches()
             if at_once:
                 following.at_once = seen[index].extend
+                if as_text != "no":
+                    following.at_once_text = lambda message_id, delta: take_text(
+                        seen[index], message_id, delta)
             async for batch in following:
                 seen[index].extend(batch)
                 for _ in range(lag):
@@ -103,7 +108,10 @@ def test_every_follower_reads_the_text_the_run_emitted(
                 if leaves and joins + 7 == number and index in tasks:
                     tasks[index].cancel()
             replies.stream(batch)
-            live.add(batch)
+            if not (as_text != "no" and len(batch) == 1 and type(batch[0]) is TextDelta
+                    and batch[0].run_id is None
+                    and live.add_text(batch[0].message_id, batch[0].delta)):
+                live.add(batch)
             await asyncio.sleep(0)
         for index, (_, lag, _, at_once) in enumerate(followers):
             if index not in tasks:  # joins after the run's last batch
@@ -114,8 +122,61 @@ def test_every_follower_reads_the_text_the_run_emitted(
                 if leaves and joins + 7 < len(batches)]
         return [events for index, events in enumerate(seen) if index not in left], live.events
 
+    return asyncio.run(asyncio.wait_for(main(), 30))  # a follower left waiting: fails
+
+
+_followers = st.lists(st.tuples(st.integers(0, 120), st.integers(0, 3), st.booleans(),
+                                st.booleans()), max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_events, max_size=4), max_size=120),  # empty batches too
+       _followers, st.booleans(), st.sampled_from(["no", "takes", "refuses some"]))
+def test_every_follower_reads_the_text_the_run_emitted(
+        batches: list[list[RuntimeEvent]], followers: list[tuple[int, int, bool, bool]],
+        spans: bool, as_text: str) -> None:
+    """Followers join after any batch, read at their own pace (some fall behind, one may go
+    away, some take batches at once while they wait): each reads the run's events from the
+    first, with the same text, in order; so too when the run's own replies are kept as spans
+    of the text the runtime keeps (`spans`), and when each token of its own reply is offered
+    as its text first (`as_text`)."""
     emitted = [event for batch in batches for event in batch]
-    seen, kept = asyncio.run(asyncio.wait_for(main(), 30))  # a follower left waiting: fails
+    seen, kept = _followed(batches, followers, spans, as_text)
+    for events in seen:
+        assert _normalized(events) == _normalized(emitted)
+    assert _normalized(kept) == _normalized(emitted)
+
+
+def _streamed(steps: list[str]) -> list[list[RuntimeEvent]]:
+    """A reply streamed token by token (each in a batch of its own, as a model streams),
+    with now and then another event, two tokens together, or the next reply."""
+    message, batches = "m1", []
+    for number, step in enumerate(steps):
+        token = TextDelta(message, f"{number}.")
+        if step == "other":
+            batches.append([StepStarted(number % 4)])
+        elif step == "two":
+            batches.append([token, TextDelta(message, f"{number}b.")])
+        elif step == "next":
+            message = f"m{number}"
+            batches.append([TextDelta(message, f"{number}.")])
+        else:
+            batches.append([token])
+    return batches
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["token"] * 12 + ["other", "two", "next"]), min_size=20,
+                max_size=200),
+       _followers, st.sampled_from(["takes", "refuses some"]))
+def test_tokens_offered_as_text_reach_every_follower_once_in_order(
+        steps: list[str], followers: list[tuple[int, int, bool, bool]], as_text: str) -> None:
+    """A reply's tokens offered as their text (the lane of a slow stream): the span at the
+    end takes those its one follower took at once (or every one, with none); every follower,
+    early, late or gone, reads each token once and in order, and the run keeps them all."""
+    batches = _streamed(steps)
+    emitted = [event for batch in batches for event in batch]
+    seen, kept = _followed(batches, followers, True, as_text)
     for events in seen:
         assert _normalized(events) == _normalized(emitted)
     assert _normalized(kept) == _normalized(emitted)

@@ -197,9 +197,13 @@ def frame_batches(run_input: RunAgentInput | StreamInput,
     of the final snapshot (`stream_input`; a server takes it before the run starts)."""
     return translated(run_input, batches, encode_event, _frames, restore=restore,
                       delta=str,  # a delta's JSON is its frame's text as it is (no Python call)
-                      plain_messages=True)
+                      plain_messages=True, one=_frame)
 
 
 def _frames(texts: list[str]) -> bytes:
     return ("data: " + "\n\ndata: ".join(texts) + "\n\n").encode()
+
+
+def _frame(text: str) -> bytes:
+    return ("data: " + text + "\n\n").encode()
 

@@ -185,13 +185,16 @@ class Translation(OpenParts):
         self.ended = False
         self.request: ApprovalRequested | None = None
         self.tool_events = ToolEvents()
-        self._id_of_json: str | None = None
+        self._open_text: str | None = None
+        """The message whose deltas `text_json` writes (checked open, its id's JSON in
+        `_id_json`), until the next event that may change what is open."""
         self._id_json = ""
 
     # -- one case per runtime event ------------------------------------------------------------
 
     def on(self, event: RuntimeEvent) -> Iterator[BaseEvent]:
         """The AG-UI events for one runtime event."""
+        self._open_text = None
         if self.ended:
             return
         if not self.started:
@@ -263,23 +266,31 @@ class Translation(OpenParts):
         """The JSON of the `TEXT_MESSAGE_CONTENT` for `event` when it is a non-empty text delta
         of this stream's own run into a message already open, written directly (the same JSON
         as `on`'s event, encoded); None for any other event, which `on` translates."""
-        if type(event) is not TextDelta or event.run_id is not None or self.ended:
+        if type(event) is not TextDelta or event.run_id is not None:
             return None
-        message_id, delta = event.message_id, event.delta
-        if not delta or not self.started or message_id not in self.parts[None].texts:
+        return self.text_json(event.message_id, event.delta)
+
+    def text_json(self, message_id: str, delta: str) -> str | None:
+        """`delta_json` of a text delta of this stream's own run, given as its message id
+        and text (no event made for it)."""
+        if message_id is not self._open_text:  # a message's deltas come together: check once
+            if self.ended or not self.started or message_id not in self.parts[None].texts:
+                return None
+            self._open_text, self._id_json = message_id, encode_basestring(message_id)
+        if not delta:
             return None
-        if message_id is not self._id_of_json:  # a message's deltas come together: encode once
-            self._id_of_json, self._id_json = message_id, encode_basestring(message_id)
         return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
                 f'{self._id_json},"delta":{encode_basestring(delta)}}}')
 
     def incomplete(self) -> Iterator[BaseEvent]:
         """The runtime's stream ended without a terminal event: end the AG-UI stream anyway."""
+        self._open_text = None
         yield from self._failed(AgentError("incomplete", "the run's event stream ended before "
                                                          "the run did; run it again"))
 
     def broken(self) -> Iterator[BaseEvent]:
         """Reading the runtime's stream raised: end the AG-UI stream with a public error."""
+        self._open_text = None
         yield from self._failed(AgentError("internal_error", INTERNAL_ERROR_MESSAGE))
 
     # -- the start -----------------------------------------------------------------------------

@@ -60,6 +60,7 @@ def translated(
     run_input: RunAgentInput | StreamInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
     write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool = False,
     delta: Callable[[str], T] | None = None, plain_messages: bool = False,
+    one: Callable[[str], U] | None = None,
 ) -> Translated[T, U]:
     """`translate_batches`, each AG-UI event stamped and passed to `write`, each batch's
     written events to `whole`: what the batch is yielded as (a list, SSE bytes...).
@@ -67,11 +68,12 @@ def translated(
     `delta`, when given, writes the JSON of a text delta of the stream's own run into a
     message already open (most of a stream) straight from the runtime event, without an event
     object: `write` of the same `TEXT_MESSAGE_CONTENT` must give what `delta` gives of its JSON.
+    `one`, with `delta`: what `whole([delta(json)])` gives, made directly (a token's batch).
     `plain_messages`: the stream keeps the client's messages as the JSON of its snapshot
     (`KeptMessage`), for a `write` that is `encode_event` (the only one that writes them).
     """
     return Translated(run_input, batches, write, whole, restore=restore, delta=delta,
-                      plain_messages=plain_messages)
+                      plain_messages=plain_messages, one=one)
 
 
 class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
@@ -79,13 +81,15 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
     after the run's terminal event (`RUN_ERROR` if the runtime's stream ends before it, or if
     reading or translating it raises). `AtOnce` when `batches` is: a reader that sets
     `at_once` is handed each batch's translation in the task that adds the batch (the run's),
-    while it waits with all before read."""
+    while it waits with all before read; its tokens, as their text (`AtOnceText`)."""
+
+    _takes_text = True
 
     def __init__(
         self, run_input: RunAgentInput | StreamInput,
         batches: AsyncIterable[Sequence[RuntimeEvent]], write: Callable[[BaseEvent], T],
         whole: Callable[[list[T]], U], *, restore: bool, delta: Callable[[str], T] | None,
-        plain_messages: bool = False,
+        plain_messages: bool = False, one: Callable[[str], U] | None = None,
     ) -> None:
         super().__init__(batches)
         self._translation = Translation(run_input, restore=restore,
@@ -93,12 +97,16 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
         self._write = write
         self._whole = whole
         self._delta = delta
+        if one is None and delta is not None:
+            one = _one_of(delta, whole)
+        self._one_delta = one
+        """The batch of one text delta's JSON (with `delta`), `whole([delta(json)])`."""
 
     def _take(self, batch: Sequence[RuntimeEvent]) -> None:
         """A slow stream's token, taken at once: its frame straight from the delta's JSON (any
         other batch, or a delta that raises, as `Translating` takes it)."""
-        delta = self._delta
-        if delta is not None and len(batch) == 1 and not self._over:
+        one = self._one_delta
+        if one is not None and len(batch) == 1 and not self._over:
             try:
                 text = self._translation.delta_json(batch[0])
             except Exception:
@@ -106,15 +114,34 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
             if text is not None:
                 take = self._at_once
                 if take is not None:
-                    take(self._whole([delta(text)]))
+                    take(one(text))
                 return
         super()._take(batch)
 
+    def _take_text(self, message_id: str, delta: str) -> bool:
+        """A slow stream's token as its text (`AtOnceText`), taken at once: its frame straight
+        from the text. False, having taken nothing, for any the translation would not write
+        so (it then comes as an event)."""
+        one = self._one_delta
+        if one is None or self._over:
+            return False
+        try:
+            text = self._translation.text_json(message_id, delta)
+        except Exception:
+            return False
+        if text is None:
+            return False
+        take = self._at_once
+        if take is not None:
+            take(one(text))
+        return True
+
     def _translated(self, batch: Sequence[RuntimeEvent]) -> U | None:
-        translation, write, delta = self._translation, self._write, self._delta
-        if delta is not None and len(batch) == 1 \
+        translation, write, delta, one = (self._translation, self._write, self._delta,
+                                          self._one_delta)
+        if one is not None and len(batch) == 1 \
                 and (text := translation.delta_json(batch[0])) is not None:
-            return self._whole([delta(text)])  # a slow stream's every token: one text delta
+            return one(text)  # a slow stream's every token: one text delta
         out: list[T] = []
         for event in batch:
             if delta is not None and (text := translation.delta_json(event)) is not None:
@@ -133,6 +160,10 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
                    self._translation.run_id, self._translation.thread_id,
                    exc_info=exc)
         return self._whole([self._write(_stamped(e)) for e in self._translation.broken()])
+
+
+def _one_of(delta: Callable[[str], T], whole: Callable[[list[T]], U]) -> Callable[[str], U]:
+    return lambda text: whole([delta(text)])
 
 
 def _as_list(events: list[BaseEvent]) -> list[BaseEvent]:
