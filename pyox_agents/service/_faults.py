@@ -31,8 +31,8 @@ from pyox_agents.stores import StoreConflict, StoreUnavailable
 from pyox_agents.stores.base import SharedRuns, Store
 
 __all__ = [
-    "keep", "kept_and_committed", "latest_kept", "refuse_unsaved", "show", "show_now",
-    "show_text_now", "told", "uninterrupted", "unkept",
+    "keep", "kept_and_committed", "latest_kept", "refuse_unsaved", "show", "show_now", "told",
+    "uninterrupted", "unkept",
 ]
 
 _log = logging.getLogger(__name__)
@@ -164,16 +164,6 @@ def show_now(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]) 
             return False
     live.add(batch)
     return True
-
-
-def show_text_now(store: Store | None, live: LiveRun, message_id: str, delta: str) -> bool:
-    """`show_now` for a text delta of the run's own reply, as its message id and text: True
-    when the run took it at once (`LiveRun.add_text`), with no event made for it; False: it
-    took nothing (the delta then comes as an event)."""
-    if live.run_key is not None or (store is not None and live.kept is not None
-                                     and live.versions is None):
-        return False
-    return live.add_text(message_id, delta)
 
 
 def unkept(exc: BaseException) -> AgentError:

@@ -129,10 +129,16 @@ class LiveRun:
 
     def add_text(self, message_id: str, delta: str) -> bool:
         """`add` for a token of the run's own reply `message_id`, as its text: taken at once
-        when the open span is that reply's and its one follower (if any) waits with all
-        before read and takes it at once (`Following.at_once_text`), with no event made or
-        kept (True); False: nothing taken, the delta comes to `add` as an event. (With the
-        span open, no merge is due: it opened at one, and any event kept since closed it.)"""
+        when the open span is that reply's and its one follower (if any) waits and takes it
+        at once (`Following.at_once_text`), with no event made or kept (True); False: nothing
+        taken, the delta comes to `add` as an event.
+
+        With the span open, no merge is due (it opened at one, and an event kept since
+        closed it), and a follower that waits has read every event (`add` hands each new one
+        to it, a merge leaves it at the end). The span opens only for a run no other process
+        follows, once its first events were shown, so after `show` noted the run's versions
+        of the shared state: `show_now`'s checks hold, and a server hands this the tokens
+        straight from the run's outbox (`RunHandle.show_at_once`)."""
         span = self._open
         if span is None or span.message_id != message_id:
             return False
@@ -142,8 +148,7 @@ class LiveRun:
                 return False
             follower = read[0]  # `Following.take_now`'s checks, for a token as its text
             waiter, take = follower._waiter, follower.at_once_text
-            if take is None or waiter is None or waiter.done() \
-                    or follower.at != len(self._kept) or not take(message_id, delta):
+            if take is None or waiter is None or waiter.done() or not take(message_id, delta):
                 return False
         span.end += len(delta)
         return True

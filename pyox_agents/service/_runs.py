@@ -34,7 +34,6 @@ from pyox_agents.service._faults import (
     refuse_unsaved,
     show,
     show_now,
-    show_text_now,
     told,
 )
 from pyox_agents.service._follow import follow_remote
@@ -336,8 +335,7 @@ class RunService:
                 conversation, state=start, client_tools=request.client_tools,
                 context=request.context, forwarded_props=request.forwarded_props,
                 fence=fence, owner=principal, state_bytes=self.limits.state_bytes)
-        handle.show_at_once(functools.partial(show_now, self.store, live),
-                            functools.partial(show_text_now, self.store, live))
+        handle.show_at_once(functools.partial(show_now, self.store, live), live.add_text)
         return handle
 
     async def _resume(
