@@ -126,6 +126,9 @@ class LiveRun:
         if span is not None:  # events came after the span: it takes no more tokens at once
             self._open = None
             self._chars[span.message_id] = span.end
+        elif len(events) == 1 and self.texts is not None and self.run_key is None \
+                and type(events[0]) is TextDelta and events[0].run_id is None:
+            self._merge_read()  # a token of the run's reply that all read: its span opens now
 
     def add_text(self, message_id: str, delta: str) -> bool:
         """`add` for a token of the run's own reply `message_id`, as its text: taken at once
