@@ -100,9 +100,12 @@ class Outbox:
     def put_text(self, message_id: str, delta: str) -> None:
         """`put` for a text delta of the run's own reply: to `direct_text` at once when the
         consumer waits and it takes it, with no `TextDelta` made; else as one."""
-        waiter, direct = self._waiter, self.direct_text
-        if waiter is not None and direct is not None and not waiter.done() \
-                and direct(message_id, delta):
+        waiter = self._waiter
+        if waiter is None or waiter.done():  # the consumer is busy: queued, as `put` would
+            self.events.append(TextDelta(message_id, delta))
+            return
+        direct = self.direct_text
+        if direct is not None and direct(message_id, delta):
             return
         self.put([TextDelta(message_id, delta)])
 
