@@ -135,6 +135,17 @@ def test_heapq_on_plain_lists_is_unchanged() -> None:
     assert heapq.heappop(heap) == 1 and heap == [4, 5]
 
 
+def test_the_event_loops_timer_heap_calls_the_c_functions() -> None:
+    """asyncio pushes and pops a timer on its heap (a plain list) for every sleep: the guard
+    leaves it the C functions, no Python wrapper per timer, while `heapq` itself is guarded."""
+    import asyncio.base_events
+
+    loop_heapq: Any = asyncio.base_events.heapq  # type: ignore[attr-defined]
+    assert loop_heapq.heappush is _heapq.heappush and loop_heapq.heappop is _heapq.heappop
+    assert loop_heapq.heapify is _heapq.heapify
+    assert heapq.heappush is not _heapq.heappush  # what everyone else calls is guarded
+
+
 # each function the guard wraps, with the arguments it takes (the `_max` ones serve
 # `heapq.merge(..., reverse=True)` and `nlargest`)
 _HEAPQ_CALLS: dict[str, tuple[object, ...]] = {
