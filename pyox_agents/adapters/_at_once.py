@@ -65,8 +65,8 @@ class Translating(Generic[B, U]):
     the producer). The protocols' frame streams are ones."""
 
     _takes_text = False
-    """A subclass whose `_take_text` takes text deltas sets this: with a source that is
-    `AtOnceText`, it gets the deltas of the run's own reply through that lane."""
+    """A subclass whose `_take_text` takes text deltas sets this (before `__init__`): with a
+    source that is `AtOnceText`, it gets the deltas of the run's own reply through that lane."""
 
     def __init__(self, source: AsyncIterable[B]) -> None:
         self._source = at_once_of(source)

@@ -9,6 +9,7 @@ import asyncio.base_events
 import heapq
 import importlib.util
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +46,7 @@ def guard_heapq(*kinds: type) -> None:
     if getattr(heapq, "_pyox_guarded", False):
         return
     pure = _pure_heapq()
+    unguarded = vars(heapq).copy()
     for name in ("heappush", "heappop", "heapify", "heapreplace", "heappushpop",
                  "_heappop_max", "_heapify_max", "_heapreplace_max"):
         fast = getattr(heapq, name, None)
@@ -53,17 +55,19 @@ def guard_heapq(*kinds: type) -> None:
             continue
         setattr(heapq, name, _guarded(fast, slow, kinds))
     heapq._pyox_guarded = True  # type: ignore[attr-defined]
-    _loop_unguarded()
+    _loop_unguarded(unguarded)
 
 
-def _loop_unguarded() -> None:
+def _loop_unguarded(functions: dict[str, Any]) -> None:
     """asyncio's event loop pushes and pops a timer on its heap, a plain list, for every
-    `asyncio.sleep` and `call_later`: its module calls the C functions themselves, not the
-    wrappers (a Python call each, 3-4% of a paced stream's server CPU)."""
-    fast = sys.modules.get("_heapq")
+    `asyncio.sleep` and `call_later`: its module gets a `heapq` of its own with the functions
+    as they were (the C ones, not the wrappers: a Python call each, 3-4% of a paced stream's
+    server CPU), every other name the same."""
     loop: Any = asyncio.base_events  # (its `heapq` is not in the stubs)
-    if fast is not None and loop.heapq is heapq:
-        loop.heapq = fast
+    if loop.heapq is heapq:
+        unguarded = types.ModuleType("heapq", heapq.__doc__)
+        vars(unguarded).update(functions)
+        loop.heapq = unguarded
 
 
 def _guarded(fast: Callable[..., Any], slow: Callable[..., Any],

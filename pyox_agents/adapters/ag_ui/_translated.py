@@ -81,9 +81,8 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
     after the run's terminal event (`RUN_ERROR` if the runtime's stream ends before it, or if
     reading or translating it raises). `AtOnce` when `batches` is: a reader that sets
     `at_once` is handed each batch's translation in the task that adds the batch (the run's),
-    while it waits with all before read; its tokens, as their text (`AtOnceText`)."""
-
-    _takes_text = True
+    while it waits with all before read; with `delta`, its tokens as their text
+    (`AtOnceText`)."""
 
     def __init__(
         self, run_input: RunAgentInput | StreamInput,
@@ -91,6 +90,7 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
         whole: Callable[[list[T]], U], *, restore: bool, delta: Callable[[str], T] | None,
         plain_messages: bool = False, one: Callable[[str], U] | None = None,
     ) -> None:
+        self._takes_text = delta is not None  # (no lane where deltas are not written directly)
         super().__init__(batches)
         self._translation = Translation(run_input, restore=restore,
                                         plain_messages=plain_messages)
