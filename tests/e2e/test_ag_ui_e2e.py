@@ -147,6 +147,43 @@ def test_a_chat_reply(serve: Serve, run_node: RunNode, variant: str, client: str
     assert result["outcome"]["type"] == "success"
 
 
+HOSTILE_TOKENS = ["He", "llo ", '"quoted" ', "back\\slash ", "line\nbreak ", "tab\t\x7f ",
+                  "\ud83d", "\ude00", " lone\udfff ", "emoji \U0001f600 ", "nul\x00 ",
+                  "</script><script>", "x" * 700, " end."]
+"""A reply's tokens as a model may stream them: JSON's special characters, a surrogate pair
+split over two tokens, a lone surrogate, NUL, a long one."""
+
+
+class _PacedTokens:
+    """Streams `HOSTILE_TOKENS` a few milliseconds apart, so each is written while the response
+    waits for it (the server's lane for a token of the run's own reply)."""
+
+    name = "paced"
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        from pyox_agents.models.base import TextChunk
+
+        for token in HOSTILE_TOKENS:
+            await anyio.sleep(0.003)
+            yield TextChunk(token)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_hostile_tokens_streamed_one_by_one_reach_the_client_as_the_run_keeps_them(
+        serve: Serve, run_node: RunNode, variant: str, client: str) -> None:
+    """Every token arrives once, in order, each lone surrogate half as U+FFFD (the text the
+    run keeps), through the per-token path of a paced stream as through the event path."""
+    from pyox_agents.runtime._replies import valid_text
+
+    base = start(serve, variant, Agent(_PacedTokens()))
+    result = drive(run_node, base, {"message": "hi"}, client)
+    expected = "".join(valid_text(token) for token in HOSTILE_TOKENS)
+    deltas = [e["delta"] for e in result["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert "".join(deltas) == expected and len(deltas) == len(HOSTILE_TOKENS)
+    assert texts(result["messages"]) == [expected]
+    assert result["outcome"]["type"] == "success"
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_backend_tool_that_changes_the_state(serve: Serve, run_node: RunNode,
                                                variant: str, client: str) -> None:
