@@ -61,6 +61,8 @@ class _LoopStats:
     def reset(self) -> None:
         self.max_late = 0.0
         self.ticks = 0
+        self.late: list[tuple[float, float]] = []
+        """Each tick since the reset: (when it was due, when it ran), `time.monotonic()`."""
         self.gc_time = [0.0, 0.0, 0.0]
         self.gc_count = [0, 0, 0]
         self.gc_max = 0.0
@@ -77,13 +79,22 @@ class _LoopStats:
 
     async def tick(self) -> None:
         while True:
-            start = time.perf_counter()
+            due = time.monotonic() + 0.010
             await asyncio.sleep(0.010)
-            self.max_late = max(self.max_late, time.perf_counter() - start - 0.010)
+            ran = time.monotonic()
+            self.max_late = max(self.max_late, ran - due)
+            self.late.append((due, ran))
             self.ticks += 1
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"max_late_ms": self.max_late * 1000, "ticks": self.ticks, "rss_mib": _rss_mib(),
+    def late_until(self, until: float) -> float:
+        """The longest the loop kept a due tick waiting before `until` (a `time.monotonic()`
+        of another process on this machine): a tick due before it and run after it counts
+        up to `until` only."""
+        return max((min(ran, until) - due for due, ran in self.late if due < until), default=0.0)
+
+    def as_dict(self, until: float | None = None) -> dict[str, Any]:
+        late = self.max_late if until is None else self.late_until(until)
+        return {"max_late_ms": late * 1000, "whole_late_ms": self.max_late * 1000, "ticks": self.ticks, "rss_mib": _rss_mib(),
                 "gc_s": self.gc_time, "gc_count": self.gc_count, "gc_max_ms": self.gc_max * 1000,
                 "gc_threshold": gc.get_threshold(), "gc_frozen": gc.get_freeze_count()}
 
@@ -99,7 +110,8 @@ def _rss_mib() -> float:
 
 
 def instrument(app: Any) -> Any:
-    """`app` plus `GET /_bench/stats`, `POST /_bench/reset` and the ticker task."""
+    """`app` plus `GET /_bench/stats[?until=<time.monotonic()>]`, `POST /_bench/reset` and the
+    ticker task (`until`: the stall counted up to then, `whole_late_ms` beside it)."""
     stats = _LoopStats()
     threshold = os.environ.get("BENCH_GC_THRESHOLD")
     if threshold:
@@ -116,7 +128,9 @@ def instrument(app: Any) -> Any:
             if path.startswith("/_bench/"):
                 if path == "/_bench/reset":
                     stats.reset()
-                body = json.dumps(stats.as_dict()).encode()
+                until = dict(pair.split(b"=", 1) for pair in scope["query_string"].split(b"&")
+                             if b"=" in pair).get(b"until")
+                body = json.dumps(stats.as_dict(float(until) if until else None)).encode()
                 await send({"type": "http.response.start", "status": 200,
                             "headers": [(b"content-type", b"application/json")]})
                 await send({"type": "http.response.body", "body": body})

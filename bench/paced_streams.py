@@ -16,7 +16,8 @@ peak, which comes as the runs end (every run is still open then; near its last t
 server kept the pace, see the run length); server
 CPU per token = server CPU over the burst / (N x tokens);
 the longest event-loop stall in the steady state (the max lateness of a 10 ms timer in the
-server, reset once every run has sent its first token and read when the first run ends); every
+server, from when every run has had its first token to when a run first has its last one),
+and beside it the same to the burst's end (the runs' ends, which come together, included); every
 token delivered, in order, in every run; and the median run length against the paced ideal
 (tokens x pace: above it, the server could not keep the pace). Rounds interleave the targets;
 figures are medians over rounds, each as a ratio to the floor's of the same N.
@@ -130,7 +131,8 @@ def pai_app() -> Any:
 
 class Burst:
     """N paced runs started together; when every run has its first token, `all_started` is set;
-    when the first run ends, `first_ended`. Each request carries `history` earlier messages."""
+    when the first run ends, `first_ended`; `last_token` notes when a run first had its last
+    token. Each request carries `history` earlier messages."""
 
     def __init__(self, port: int, n: int, tokens: int, history: int = 0) -> None:
         self.port = port
@@ -140,6 +142,8 @@ class Burst:
         self.started = 0
         self.all_started = asyncio.Event()
         self.first_ended = asyncio.Event()
+        self.last_token: float | None = None
+        """When a run first had its last token (`time.monotonic()`): the steady state's end."""
 
     async def one(self, text: str) -> tuple[str, float]:
         """One run: '' or what was wrong, and its length in seconds."""
@@ -155,7 +159,7 @@ class Burst:
         writer.write(b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                      b"accept: text/event-stream\r\nconnection: close\r\ncontent-length: %d\r\n\r\n"
                      % (AG_UI_PATH.encode(), len(payload)) + payload)
-        mark = f"{text}t0 ".encode()
+        mark, last = f"{text}t0 ".encode(), f"{text}t{self.tokens - 1} ".encode()
         data = bytearray()
         counted = False
         try:
@@ -164,6 +168,8 @@ class Burst:
                 if not counted and mark in data:
                     counted = True
                     self._count_start()
+                if self.last_token is None and last in data[-len(chunk) - len(last):]:
+                    self.last_token = time.monotonic()
         except OSError as exc:
             return f"read: {exc}", 0.0
         finally:
@@ -196,16 +202,26 @@ class Burst:
 
 async def run_burst(server: Server, n: int, tokens: int, budget: float, history: int = 0
                     ) -> tuple[list[tuple[str, float]], dict[str, Any], float]:
-    """The runs' results, the server's stats of the steady state, the wall time."""
+    """The runs' results, the server's stats of the steady state (`whole_late_ms`: the
+    longest stall from the steady state's start to the burst's end, the runs' ends included),
+    the wall time."""
     burst = Burst(server.port, n, tokens, history)
     steady: dict[str, Any] = {}
+    done = asyncio.Event()
 
     async def watch() -> None:
         async with httpx.AsyncClient(timeout=60) as client:
             await burst.all_started.wait()
             await client.post(server.url + "/_bench/reset")
             await burst.first_ended.wait()
-            steady.update((await client.get(server.url + "/_bench/stats")).json())
+            # the stall up to the first run's last token: the ends that follow (hundreds of
+            # runs in a few loop turns) are not the steady state, and the server may serve
+            # this request only after them
+            steady.update((await client.get(server.url + "/_bench/stats", params={
+                "until": burst.last_token or time.monotonic()})).json())
+            await done.wait()
+            steady["whole_late_ms"] = (await client.get(server.url + "/_bench/stats")
+                                       ).json()["whole_late_ms"]
 
     watcher = asyncio.create_task(watch())
     start = time.perf_counter()
@@ -216,6 +232,7 @@ async def run_burst(server: Server, n: int, tokens: int, budget: float, history:
     except TimeoutError:
         results = [(f"over {budget:.0f} s", 0.0)] * n
     wall = time.perf_counter() - start
+    done.set()
     try:
         async with asyncio.timeout(30):
             await watcher
@@ -242,6 +259,7 @@ def measure(target: str, n: int, port: int, tokens: int, pace_ms: float,
             "open_kib": (steady.get("rss_mib", float("nan")) - idle) * 1024 / n,
             "cpu_us_token": cpu / (n * tokens) * 1e6, "stall_ms": steady.get("max_late_ms",
                                                                               float("nan")),
+            "whole_ms": steady.get("whole_late_ms", float("nan")),
             "gc_max_ms": steady.get("gc_max_ms", float("nan")),
             "run_s": median([length for error, length in results if not error]),
             "wall": wall, "errors": len(errors), "first_error": errors[0] if errors else "",
@@ -273,6 +291,7 @@ def report(rows: list[dict[str, Any]], args: Any) -> str:
                 f"{cpu / med('floor', n, 'cpu_us_token'):.2f}x",
                 f"{med(target, n, 'stall_ms'):.0f} (max "
                 f"{max(r['stall_ms'] for r in group):.0f})",
+                f"{med(target, n, 'whole_ms'):.0f}",
                 f"{med(target, n, 'gc_max_ms'):.0f}",
                 f"{med(target, n, 'run_s') / ideal:.2f}x",
                 f"{med(target, n, 'load'):.1f}",
@@ -281,7 +300,8 @@ def report(rows: list[dict[str, Any]], args: Any) -> str:
     lines = [table(["server", "open runs", "bursts", "memory per open run KiB",
                     "vs floor", "while all are open KiB (vs floor)", "server CPU per token µs",
                     "spread", "vs floor",
-                    "longest loop stall, steady state ms", "longest GC pause ms",
+                    "longest loop stall, steady state ms",
+                    "with the runs' ends ms", "longest GC pause ms",
                     f"run length / ideal ({ideal:g} s)", "load average before",
                     "errors (missing or out-of-order tokens included)"], out), ""]
     sizes = sorted({r["n"] for r in rows if r["target"] == "ours"})
@@ -353,7 +373,8 @@ def main() -> None:
                 rows.append(row)
                 print(f"{target:>5} N={n:<6} mem {row['mem_kib']:6.1f} KiB/run (open "
                       f"{row['open_kib']:.1f})  cpu "
-                      f"{row['cpu_us_token']:6.1f} µs/token  stall {row['stall_ms']:5.0f} ms  "
+                      f"{row['cpu_us_token']:6.1f} µs/token  stall {row['stall_ms']:5.0f} ms "
+                      f"(ends {row['whole_ms']:.0f})  "
                       f"run {row['run_s']:.1f} s  wall {row['wall']:.1f} s  errors "
                       f"{row['errors']} {row['first_error']}  load {row['load']:.1f}",
                       flush=True)
