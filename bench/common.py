@@ -94,7 +94,8 @@ class _LoopStats:
 
     def as_dict(self, until: float | None = None) -> dict[str, Any]:
         late = self.max_late if until is None else self.late_until(until)
-        return {"max_late_ms": late * 1000, "whole_late_ms": self.max_late * 1000, "ticks": self.ticks, "rss_mib": _rss_mib(),
+        return {"max_late_ms": late * 1000, "whole_late_ms": self.max_late * 1000,
+                "ticks": self.ticks, "rss_mib": _rss_mib(),
                 "gc_s": self.gc_time, "gc_count": self.gc_count, "gc_max_ms": self.gc_max * 1000,
                 "gc_threshold": gc.get_threshold(), "gc_frozen": gc.get_freeze_count()}
 
