@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +93,46 @@ def test_a_run_of_text_deltas_is_written_in_order_one_chunk_per_batch() -> None:
         b"".join(written))
     assert deltas == [f"t{i} ".encode() for i in range(20)]
     assert b'"MESSAGES_SNAPSHOT"' in written[-1] and b't19 ' in written[-1]
+
+
+class _Follower:
+    """A live run's follower whose reader waits with everything read: batches come to
+    `at_once`, tokens to `at_once_text` (both set by the frame stream); its iteration ends."""
+
+    def __init__(self) -> None:
+        self.at_once: Callable[[Sequence[RuntimeEvent]], None] | None = None
+        self.at_once_text: Callable[[str, str], bool] | None = None
+
+    def __aiter__(self) -> _Follower:
+        return self
+
+    async def __anext__(self) -> list[RuntimeEvent]:
+        raise StopAsyncIteration
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_token_that_cannot_be_written_at_once_fails_the_stream_not_the_run(
+        as_text: bool) -> None:
+    """Rule: nothing a frame stream is handed at once raises into the run's task. A delta with
+    a lone surrogate (a remote agent's JSON may hold one; no UTF-8 stream can carry it): the
+    text lane refuses it, and as an event it ends the stream with RUN_ERROR."""
+    source = _Follower()
+    frames = frame_batches(run_input(), source)
+    written: list[bytes] = []
+    frames.at_once = written.append
+    assert source.at_once is not None and source.at_once_text is not None
+    source.at_once([RunStarted("r", "t", {}), TextStarted("m1")])
+    source.at_once([TextDelta("m1", "ok ")])
+    bad = ("m1", "bad \udc00")
+    if not as_text or not source.at_once_text(*bad):
+        source.at_once([TextDelta(*bad)])
+    source.at_once([TextDelta("m1", "after")])
+
+    async def rest() -> list[bytes]:
+        return [chunk async for chunk in frames]
+
+    written += asyncio.run(rest())
+    types = re.findall(rb'^data: \{"type":"(\w+)"', b"".join(written), re.MULTILINE)
+    assert types == [b"RUN_STARTED", b"STATE_SNAPSHOT", b"TEXT_MESSAGE_START",
+                     b"TEXT_MESSAGE_CONTENT", b"TEXT_MESSAGE_END", b"RUN_ERROR"]
+    assert b"after" not in b"".join(written)

@@ -109,12 +109,13 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
         if one is not None and len(batch) == 1 and not self._over:
             try:
                 text = self._translation.delta_json(batch[0])
-            except Exception:
-                text = None
-            if text is not None:
+                frame = None if text is None else one(text)
+            except Exception:  # (a lone surrogate: `Translating` ends the stream as failed)
+                frame = None
+            if frame is not None:
                 take = self._at_once
                 if take is not None:
-                    take(one(text))
+                    take(frame)
                 return
         super()._take(batch)
 
@@ -127,13 +128,14 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
             return False
         try:
             text = self._translation.text_json(message_id, delta)
-        except Exception:
-            return False
-        if text is None:
+            if text is None:
+                return False
+            frame = one(text)
+        except Exception:  # (a lone surrogate: the event's way ends the stream as failed)
             return False
         take = self._at_once
         if take is not None:
-            take(one(text))
+            take(frame)
         return True
 
     def _translated(self, batch: Sequence[RuntimeEvent]) -> U | None:
