@@ -21,6 +21,7 @@ from pyox_agents import Agent
 from pyox_agents.adapters import ai_sdk
 from pyox_agents.adapters.ag_ui import frame_batches
 from pyox_agents.adapters.ai_sdk import Chat
+from pyox_agents.adapters.ai_sdk._encode import Frames
 from pyox_agents.events import RunFinished, RunStarted, RuntimeEvent
 from pyox_agents.models.base import TextChunk
 from pyox_agents.server.sse import EventStreamResponse
@@ -212,3 +213,81 @@ def test_an_ai_sdk_stream_whose_events_cannot_be_read_ends_as_a_failed_run() -> 
         assert ends == ["error", "finish"]
 
     asyncio.run(main())
+
+
+_HOSTILE = ["He", "llo ", '"quoted" ', "back\\slash ", "line\nbreak ", "\ud83d", "\ude00",
+            " lone\udfff ", "\u2028", "nul\x00 ", "</script>", "é" * 300, " end."]
+"""A reply's tokens as a model may stream them: JSON's specials, a surrogate pair split over
+two tokens, a lone surrogate, U+2028, NUL, a long one."""
+
+
+class _Tokens:
+    """Streams `_HOSTILE`, a turn of the loop before each (so each is taken while the response
+    waits for it)."""
+
+    name = "tokens"
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        for token in _HOSTILE:
+            await asyncio.sleep(0)
+            yield TextChunk(token)
+
+
+class _Counted(Frames):
+    """The AI SDK frame stream, counting the tokens its text lane takes."""
+
+    taken = 0
+
+    def _take_text(self, message_id: str, delta: str) -> bool:
+        took = super()._take_text(message_id, delta)
+        self.taken += took
+        return took
+
+
+class _WithoutLane(_Counted):
+    """The same stream with no text lane: every token comes to it as its event."""
+
+    _takes_text = False
+
+
+def _shape(chunks: list[Any]) -> list[Any]:
+    """`chunks` without what differs between two runs of one reply: the reply's id (from its
+    run's) and the message's metadata (its creation time)."""
+    (reply,) = {c["id"] for c in chunks if c["type"] == "text-start"}
+    return [{key: "reply" if value == reply else value for key, value in c.items()
+             if key != "messageMetadata"} for c in chunks]
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_ai_sdk_tokens_written_from_their_text_are_the_frames_of_their_events(
+        held: bool) -> None:
+    """Rule: the text lane changes nothing the client reads. The same hostile reply streamed
+    with the lane (each token written from its text) and without it (each from its event):
+    the same chunks, every token once and in order as the run keeps it (a lone surrogate
+    half as U+FFFD); a write the transport holds sends the tokens after it the event's way."""
+    from pyox_agents.adapters.ai_sdk._chunks import ChunkWriter
+    from pyox_agents.runtime._replies import valid_text
+
+    async def stream(kind: type[_Counted]) -> tuple[list[Any], int]:
+        service = RunService()
+        request = RunRequest("c1", messages=(Message(role="user", content="go"),), state={})
+        live = await service.start(Agent(_Tokens()), request)
+        chat = Chat(id="c1", message_id="msg-1")
+        frames = kind(ChunkWriter(chat, 7), chat.id, live.follow_batches())
+        client = _Client(slow={5: 3, 9: 2} if held else None)
+        writer = asyncio.create_task(EventStreamResponse(frames)(  # type: ignore[arg-type]
+            {"type": "http", "method": "POST"}, client.receive, client.send))
+        await asyncio.wait_for(writer, 10)
+        assert client.ended and not client.overlapped
+        frames_text = _ai_sdk_chunks(client)
+        assert frames_text[-1] == "[DONE]"
+        return [json.loads(frame) for frame in frames_text[:-1]], frames.taken
+
+    with_lane, taken = asyncio.run(stream(_Counted))
+    without, none = asyncio.run(stream(_WithoutLane))
+    assert _shape(with_lane) == _shape(without)
+    deltas = [c["delta"] for c in with_lane if c["type"] == "text-delta"]
+    assert deltas == [valid_text(token) for token in _HOSTILE]
+    # the first few come before the response waits (its start is written first); while a
+    # write is held, and for a while after it, tokens go the event's way
+    assert none == 0 and taken >= (1 if held else len(_HOSTILE) - 3)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from json.encoder import encode_basestring
 from typing import Any, TypeAlias
 
 from pyox_agents.adapters._run_errors import public_message
@@ -155,6 +156,16 @@ class ChunkWriter:
             case _:
                 pass  # a subagent's text, reasoning and steps: its answer is the tool's output
         return out
+
+    def text_json(self, message_id: str, delta: str) -> str | None:
+        """The JSON of the `text-delta` chunk that `write` gives for `TextDelta(message_id,
+        delta)` of the stream's own run, written directly (no event, no chunk dict), when that
+        is its one chunk: the text is open (so the stream has started, and not ended: its end
+        closes every text). None otherwise (`write` then takes the event)."""
+        if message_id not in self._texts:
+            return None
+        return (f'{{"type":"text-delta","id":{encode_basestring(message_id)},'
+                f'"delta":{encode_basestring(delta)}}}')
 
     # -- parts -----------------------------------------------------------------------------------
 

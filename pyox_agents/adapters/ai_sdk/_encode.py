@@ -100,7 +100,11 @@ def frame_batches(
 
 class Frames(Translating[Sequence[RuntimeEvent], bytes]):
     """The stream `frame_batches` gives: it reads `batches` to their end, past `finish` (a
-    server's run is then over, so the client's next request finds the chat free)."""
+    server's run is then over, so the client's next request finds the chat free). `AtOnceText`
+    when `batches` is: a token of the run's own reply comes as its text, and its frame is
+    written straight from it."""
+
+    _takes_text = True
 
     def __init__(self, writer: ChunkWriter, chat_id: str,
                  batches: AsyncIterable[Sequence[RuntimeEvent]]) -> None:
@@ -112,6 +116,24 @@ class Frames(Translating[Sequence[RuntimeEvent], bytes]):
         writer = self._writer
         chunks = [chunk for event in batch for chunk in writer.write(event)]
         return sse_frames([encode_chunk(chunk) for chunk in chunks]) if chunks else None
+
+    def _take_text(self, message_id: str, delta: str) -> bool:
+        """A slow stream's token as its text (`AtOnceText`), taken at once: its frame straight
+        from the text. False, having taken nothing, for any the writer would not write so (it
+        then comes as an event)."""
+        if self._over:
+            return False
+        try:
+            text = self._writer.text_json(message_id, delta)
+            if text is None:
+                return False
+            frame = ("data: " + text + "\n\n").encode()
+        except Exception:  # (a lone surrogate: the event's way ends the stream as failed)
+            return False
+        take = self._at_once
+        if take is not None:
+            take(frame)
+        return True
 
     def _last(self) -> bytes:
         return sse_frames([DONE])
