@@ -6,13 +6,16 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 import httpx
+import pytest
 
 from pyox_agents import Agent, RunContext, ToolCall, tool
 from pyox_agents.models import FunctionModel, ScriptedModel
+from pyox_agents.models.base import TextChunk
 from pyox_agents.server import create_app
 from pyox_agents.stores import MemoryStore
 
@@ -291,3 +294,42 @@ def test_client_tool_run_in_on_tool_call_continues_the_run_on_ai_7(
     assert [(p["type"], p["state"], p["output"]) for p in tool_parts(message)] == [
         ("tool-get_location", "output-available", "Oslo")]
     assert message["parts"][-1]["text"] == "You are in Oslo."
+
+
+HOSTILE_TOKENS = ["He", "llo ", '"quoted" ', "back\\slash ", "line\nbreak ", "tab\t\x7f ",
+                  "\ud83d", "\ude00", " lone\udfff ", "emoji \U0001f600 ", "nul\x00 ",
+                  "</script><script>", "x" * 700, " end."]
+"""A reply's tokens as a model may stream them: JSON's special characters, a surrogate pair
+split over two tokens, a lone surrogate, NUL, a long one (as the AG-UI suite's)."""
+
+
+class _PacedTokens:
+    """Streams `HOSTILE_TOKENS` a few milliseconds apart, so each is written while the response
+    waits for it (the server's lane for a token of the run's own reply)."""
+
+    name = "paced"
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        for token in HOSTILE_TOKENS:
+            await anyio.sleep(0.003)
+            yield TextChunk(token)
+
+
+@pytest.mark.parametrize("major", [7, 5])
+def test_hostile_tokens_streamed_one_by_one_reach_use_chat_as_the_run_keeps_them(
+        serve: Serve, run_node: RunNode, major: int) -> None:
+    """Rule: every token arrives once, in order, as the run keeps it (each lone surrogate half
+    as U+FFFD), through the per-token path of a paced stream, and the client folds them into
+    the one text part of the message."""
+    from pyox_agents.runtime._replies import valid_text
+
+    base = serve(create_app({"paced": Agent(_PacedTokens())}, store=MemoryStore()))
+    out = run_node("aisdk_chat.mjs", f"{base}/agents/paced/ai-sdk?v={major}", {
+        "major": major, "chatId": f"chat-hostile-{major}", "messages": ["hi"]})
+    assert_clean(out)
+    assert out["status"] == "ready", out["error"]
+    deltas = [c["delta"] for c in out["chunks"] if c["type"] == "text-delta"]
+    assert deltas == [valid_text(token) for token in HOSTILE_TOKENS]
+    (message,) = assistants(out)
+    texts = [p["text"] for p in message["parts"] if p["type"] == "text"]
+    assert texts == ["".join(deltas)]
