@@ -8,6 +8,8 @@ Targets, each a fresh uvicorn process (asyncio + h11) pinned to CPU 0, this clie
   (start frames, one TEXT_MESSAGE_CONTENT per token, end frames);
 - pai: pydantic-ai's `AGUIAdapter` with a `FunctionModel` that sleeps the same way, at the counts
   of `--pai-sizes` (it needs 20-30x our CPU per event, so it survives fewer).
+`--protocol ai-sdk`: ours over its AI SDK route (`useChat`'s request), the floor writing the
+UI message stream's frames (start, the state part, one `text-delta` per token, finish, `[DONE]`).
 
 The client is a bare asyncio HTTP/1.1 client (`Connection: close`), one connection per run, all
 started together. Per burst: memory per open run = (the server's peak RSS, VmHWM, minus its RSS
@@ -23,6 +25,7 @@ token delivered, in order, in every run; and the median run length against the p
 figures are medians over rounds, each as a ratio to the floor's of the same N.
 
 Run: .venv/bin/python bench/paced_streams.py [--sizes 1000,10000] [--rounds 2] [--quick]
+                                             [--protocol ai-sdk]
 """
 
 import argparse
@@ -42,8 +45,10 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (
     AG_UI_PATH,
+    AI_SDK_PATH,
     Server,
     _paced,
+    ai_sdk_body,
     dechunk,
     instrument,
     median,
@@ -65,13 +70,16 @@ LABELS = {"ours": "ours (AG-UI)", "floor": "floor: bare Starlette",
 
 def floor_app() -> Any:
     """A bare Starlette endpoint writing an AG-UI stream of paced tokens, frames formatted by
-    hand: the least a server can do for these streams."""
+    hand: the least a server can do for these streams (with `BENCH_PROTOCOL=ai-sdk`, an AI SDK
+    UI message stream at `AI_SDK_PATH` instead)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import StreamingResponse
     from starlette.routing import Route
 
     tokens, pace = _paced()
+    if os.environ.get("BENCH_PROTOCOL") == "ai-sdk":
+        return _ai_sdk_floor(tokens, pace)
 
     async def run(request: Request) -> StreamingResponse:
         body = json.loads(await request.body())
@@ -95,6 +103,37 @@ def floor_app() -> Any:
                                  headers={"Cache-Control": "no-cache"})
 
     return instrument(Starlette(routes=[Route(AG_UI_PATH, run, methods=["POST"])]))
+
+
+def _ai_sdk_floor(tokens: int, pace: float) -> Any:
+    """`floor_app` for the AI SDK: start, the state part, a text's start, one `text-delta` per
+    token, its end, finish, `[DONE]`, as `useChat` reads them."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    async def run(request: Request) -> StreamingResponse:
+        body = json.loads(await request.body())
+        chat = body["id"]
+        text = body["messages"][-1]["parts"][0]["text"]
+        head = (f'data: {{"type":"start","messageId":"msg_{chat}"}}\n\n'
+                f'data: {{"type":"data-state","id":"state","data":{json.dumps(body["state"])}}}'
+                '\n\ndata: {"type":"start-step"}\n\ndata: {"type":"text-start","id":"m"}\n\n')
+
+        async def send() -> AsyncIterator[bytes]:
+            yield head.encode()
+            for i in range(tokens):
+                await asyncio.sleep(pace)
+                yield f'data: {{"type":"text-delta","id":"m","delta":"{text}t{i} "}}\n\n'.encode()
+            yield (b'data: {"type":"text-end","id":"m"}\n\ndata: {"type":"finish-step"}\n\n'
+                   b'data: {"type":"finish","finishReason":"stop"}\n\ndata: [DONE]\n\n')
+
+        return StreamingResponse(send(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache",
+                                          "x-vercel-ai-ui-message-stream": "v1"})
+
+    return instrument(Starlette(routes=[Route(AI_SDK_PATH, run, methods=["POST"])]))
 
 
 def pai_app() -> Any:
@@ -134,11 +173,13 @@ class Burst:
     when the first run ends, `first_ended`; `last_token` notes when a run first had its last
     token. Each request carries `history` earlier messages."""
 
-    def __init__(self, port: int, n: int, tokens: int, history: int = 0) -> None:
+    def __init__(self, port: int, n: int, tokens: int, history: int = 0,
+                 protocol: str = "ag-ui") -> None:
         self.port = port
         self.n = n
         self.tokens = tokens
         self.history = history
+        self.protocol = protocol
         self.started = 0
         self.all_started = asyncio.Event()
         self.first_ended = asyncio.Event()
@@ -148,8 +189,12 @@ class Burst:
     async def one(self, text: str) -> tuple[str, float]:
         """One run: '' or what was wrong, and its length in seconds."""
         key = uuid.uuid4().hex
-        payload = json.dumps(with_history(run_input(f"t-{key}", f"r-{key}", text),
-                                          self.history)).encode()
+        if self.protocol == "ai-sdk":
+            path, body = AI_SDK_PATH, ai_sdk_body(f"c-{key}", text)
+        else:
+            path, body = AG_UI_PATH, with_history(run_input(f"t-{key}", f"r-{key}", text),
+                                                  self.history)
+        payload = json.dumps(body).encode()
         begin = time.perf_counter()
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", self.port, limit=2**20)
@@ -158,7 +203,7 @@ class Burst:
             return f"connect: {exc}", 0.0
         writer.write(b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                      b"accept: text/event-stream\r\nconnection: close\r\ncontent-length: %d\r\n\r\n"
-                     % (AG_UI_PATH.encode(), len(payload)) + payload)
+                     % (path.encode(), len(payload)) + payload)
         mark, last = f"{text}t0 ".encode(), f"{text}t{self.tokens - 1} ".encode()
         data = bytearray()
         counted = False
@@ -195,17 +240,19 @@ class Burst:
         seen = seen[:self.tokens]
         if seen != list(range(self.tokens)):
             return f"tokens {len(seen)} of {self.tokens}, in order: {seen == sorted(seen)}"
-        if b'"RUN_FINISHED"' not in rest.rstrip().rsplit(b"\n\n", 1)[-1][:60]:
-            return "no RUN_FINISHED"
+        end = b"data: [DONE]" if self.protocol == "ai-sdk" else b'"RUN_FINISHED"'
+        if end not in rest.rstrip().rsplit(b"\n\n", 1)[-1][:60]:
+            return f"no {end.decode()} at the end"
         return ""
 
 
-async def run_burst(server: Server, n: int, tokens: int, budget: float, history: int = 0
+async def run_burst(server: Server, n: int, tokens: int, budget: float, history: int = 0,
+                    protocol: str = "ag-ui"
                     ) -> tuple[list[tuple[str, float]], dict[str, Any], float]:
     """The runs' results, the server's stats of the steady state (`whole_late_ms`: the
     longest stall from the steady state's start to the burst's end, the runs' ends included),
     the wall time."""
-    burst = Burst(server.port, n, tokens, history)
+    burst = Burst(server.port, n, tokens, history, protocol)
     steady: dict[str, Any] = {}
     done = asyncio.Event()
 
@@ -242,16 +289,19 @@ async def run_burst(server: Server, n: int, tokens: int, budget: float, history:
 
 
 def measure(target: str, n: int, port: int, tokens: int, pace_ms: float,
-            timeout: float, history: int = 0) -> dict[str, Any]:
-    env = {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(tokens), "BENCH_PACE_MS": str(pace_ms)}
+            timeout: float, history: int = 0, protocol: str = "ag-ui") -> dict[str, Any]:
+    env = {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(tokens), "BENCH_PACE_MS": str(pace_ms),
+           "BENCH_PROTOCOL": protocol}
     with Server(TARGETS[target], port, env=env) as server:
-        results, _, _ = asyncio.run(run_burst(server, 5, tokens, 120, history))  # warm-up
+        results, _, _ = asyncio.run(run_burst(server, 5, tokens, 120, history,
+                                              protocol))  # warm-up
         if any(error for error, _ in results):
             raise RuntimeError(f"warm-up of {target} failed: {results[0][0]}")
         idle, _ = server.memory()
         cpu = server.cpu_seconds()
         load = os.getloadavg()[0]
-        results, steady, wall = asyncio.run(run_burst(server, n, tokens, timeout, history))
+        results, steady, wall = asyncio.run(run_burst(server, n, tokens, timeout, history,
+                                                      protocol))
         cpu = server.cpu_seconds() - cpu
         _, peak = server.memory()
     errors = [error for error, _ in results if error]
@@ -284,7 +334,8 @@ def report(rows: list[dict[str, Any]], args: Any) -> str:
             mem, cpu = med(target, n, "mem_kib"), med(target, n, "cpu_us_token")
             held = med(target, n, "open_kib")
             out.append([
-                LABELS[target], f"{n:,}", len(group), f"{mem:.1f}",
+                LABELS[target].replace("AG-UI", "AI SDK") if args.protocol == "ai-sdk"
+                else LABELS[target], f"{n:,}", len(group), f"{mem:.1f}",
                 f"{mem / med('floor', n, 'mem_kib'):.2f}x",
                 f"{held:.1f} ({held / med('floor', n, 'open_kib'):.2f}x)",
                 f"{cpu:.1f}", spread([r["cpu_us_token"] for r in group]),
@@ -354,11 +405,18 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=300.0, help="per burst, seconds")
     parser.add_argument("--history", type=int, default=0,
                         help="earlier messages in every request (the goals are at 0)")
+    parser.add_argument("--protocol", choices=["ag-ui", "ai-sdk"], default="ag-ui",
+                        help="ai-sdk: ours over its AI SDK route, the floor writing a UI "
+                             "message stream (no pydantic-ai)")
     parser.add_argument("--quick", action="store_true", help="1,000 runs, one round")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.rounds, args.pai_sizes = "1000", 1, "1000"
+    if args.protocol == "ai-sdk":
+        if args.history:
+            parser.error("--history is for AG-UI requests (a CopilotKit client's)")
+        args.targets = ",".join(t for t in args.targets.split(",") if t != "pai")
     pin_self(1)
     rows = []
     port = 19100
@@ -369,7 +427,7 @@ def main() -> None:
                     continue
                 port += 1
                 row = measure(target, n, port, args.tokens, args.pace, args.timeout,
-                              args.history)
+                              args.history, args.protocol)
                 rows.append(row)
                 print(f"{target:>5} N={n:<6} mem {row['mem_kib']:6.1f} KiB/run (open "
                       f"{row['open_kib']:.1f})  cpu "
@@ -381,8 +439,8 @@ def main() -> None:
     text = report(rows, args)
     print(text)
     if not args.no_write:
-        write_section("paced streams" + (f", {args.history} messages of history"
-                                         if args.history else ""), text)
+        write_section("paced streams" + (", AI SDK" if args.protocol == "ai-sdk" else "")
+                      + (f", {args.history} messages of history" if args.history else ""), text)
 
 
 if __name__ == "__main__":
