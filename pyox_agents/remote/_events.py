@@ -24,6 +24,7 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
+from pyox_agents.runtime._replies import valid_json
 from pyox_agents.state.frozen import JSON, freeze
 from pyox_agents.state.messages import Usage
 from pyox_agents.state.patch import apply_json
@@ -204,7 +205,7 @@ class RemoteRun:
 
 def _arguments(text: str) -> Mapping[str, Any]:
     try:
-        value = json.loads(text or "{}")
+        value = valid_json(json.loads(text or "{}"))
     except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -216,7 +217,7 @@ def _content(content: Any) -> Any:
         return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
     if isinstance(content, str):
         try:
-            return json.loads(content)
-        except ValueError:
+            return valid_json(json.loads(content))  # (an escaped half of a pair: U+FFFD)
+        except (ValueError, RecursionError):
             return content
     return content

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from pyox_agents.remote._events import RemoteAgentError
+from pyox_agents.runtime._replies import valid_json
 
 __all__ = ["post_events"]
 
@@ -38,7 +39,9 @@ async def post_events(url: str, headers: Mapping[str, str], body: Mapping[str, A
             async for data in _data(response):
                 try:
                     event = json.loads(data)
-                except ValueError:
+                    if "\\ud" in data or "\\uD" in data:  # an escaped surrogate: a lone one
+                        event = valid_json(event)  # is no text (U+FFFD, as a model's reply)
+                except (ValueError, RecursionError):
                     event = None
                 if not isinstance(event, dict):
                     raise RemoteAgentError(f"{where} sent an event that is not a JSON object: "

@@ -50,6 +50,7 @@ __all__ = [
     "arguments_problem",
     "new_message_id",
     "reply_message_id",
+    "valid_json",
     "valid_text",
 ]
 
@@ -80,14 +81,15 @@ def arguments_problem(call: ToolCall) -> str:
             f"JSON object")
 
 
-def _valid_json(value: object) -> object:
-    """A parsed JSON value with lone surrogates in its strings and keys replaced by U+FFFD."""
+def valid_json(value: object) -> object:
+    """A parsed JSON value with lone surrogates in its strings and keys replaced by U+FFFD
+    (`json.loads` gives one for an escaped half, `"\\ud800"`, which no UTF-8 stream carries)."""
     if isinstance(value, str):
         return valid_text(value)
     if isinstance(value, list):
-        return [_valid_json(item) for item in value]
+        return [valid_json(item) for item in value]
     if isinstance(value, dict):
-        return {valid_text(key): _valid_json(item) for key, item in value.items()}
+        return {valid_text(key): valid_json(item) for key, item in value.items()}
     return value
 
 
@@ -227,7 +229,7 @@ class ReplyStream:
             return ToolCall(name, {}, id=call_id, raw_arguments=text)
         if not isinstance(arguments, dict) or deeper_than(arguments, MAX_DEPTH):
             return ToolCall(name, {}, id=call_id, raw_arguments=text)
-        return ToolCall(name, _valid_json(arguments), id=call_id)  # type: ignore[arg-type]
+        return ToolCall(name, valid_json(arguments), id=call_id)  # type: ignore[arg-type]
 
     def _send(self, event: RuntimeEvent) -> None:
         self._emit([event])

@@ -410,3 +410,39 @@ async def test_with_read_a_remote_delta_that_does_not_apply_here_is_no_error() -
         events = await collect(_parent(remote), state={"found": []})
     assert results(events)["r1"].result == "ok"
     assert finished(events).state == {"found": []}
+
+
+async def test_a_remote_lone_surrogate_is_replaced_and_the_parents_stream_goes_on() -> None:
+    """Rule: an event's strings are text. A remote's JSON may escape half a surrogate pair
+    (`"\\ud800"`, valid JSON, no UTF-8 text); its deltas and answer come with U+FFFD there, as
+    a model's reply does, and the parent's AG-UI stream ends with RUN_FINISHED (it ended with
+    an internal RUN_ERROR before)."""
+    frames = [{"type": "RUN_STARTED", "threadId": "t", "runId": "remote-run"},
+              {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+              {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "half \ud800 a"},
+              {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": " pair \ud83d\ude00"},
+              {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+              {"type": "TOOL_CALL_START", "toolCallId": "rc1", "toolCallName": "look",
+               "parentMessageId": "m1"},
+              {"type": "TOOL_CALL_ARGS", "toolCallId": "rc1", "delta": '{"q": "\\ud800"}'},
+              {"type": "TOOL_CALL_END", "toolCallId": "rc1"},
+              {"type": "TOOL_CALL_RESULT", "messageId": "r-rc1", "toolCallId": "rc1",
+               "content": '{"found": "\\udc00"}'},
+              {"type": "RUN_FINISHED", "threadId": "t", "runId": "remote-run",
+               "result": "ok \udc00"}]
+    async with serving(_raw_app(frames)) as remote_base:
+        parent = _parent(RemoteAgent(f"{remote_base}/ag-ui", name="odd").as_tool())
+        async with serving(create_app({"parent": parent})) as base, \
+                httpx.AsyncClient(base_url=base) as http:
+            body = {"threadId": "t1", "runId": "r1", "protocolVersion": "1.0", "state": {},
+                    "messages": [{"id": "u1", "role": "user", "content": "go"}]}
+            response, out = await post_run(http, "/agents/parent/ag-ui", body)
+    assert response.status_code == 200, response.text
+    check_stream(out, state={}, thread_id="t1", run_id="r1")
+    deltas = [f["delta"] for f in out
+              if f["type"] == "TEXT_MESSAGE_CONTENT" and f.get("subagentRunId") == "remote-run"]
+    assert deltas == ["half \ufffd a", " pair \U0001f600"]
+    (result,) = [f for f in out if f["type"] == "TOOL_CALL_RESULT" and f["toolCallId"] == "rc1"]
+    assert json.loads(result["content"]) == {"found": "\ufffd"}
+    assert out[-1]["type"] == "RUN_FINISHED"
+    assert out[-1]["result"] == "parent read: ok \ufffd"
