@@ -29,7 +29,7 @@ from pyox_agents.state.frozen import JSON, freeze
 from pyox_agents.state.messages import Usage
 from pyox_agents.state.patch import apply_json
 
-__all__ = ["RemoteAgentError", "RemoteRun"]
+__all__ = ["RemoteAgentError", "RemoteRun", "loads"]
 
 
 class RemoteAgentError(Exception):
@@ -203,9 +203,21 @@ class RemoteRun:
         self._emit((event,))
 
 
+def loads(text: str) -> Any:
+    """`json.loads(text)`, a lone surrogate that an escape in it gives (`"\\ud800"`, valid
+    JSON, no text) replaced by U+FFFD, as in a model's reply.
+
+    Raises:
+        ValueError: `text` is not JSON.
+        RecursionError: it nests too deep.
+    """
+    value = json.loads(text)
+    return valid_json(value) if "\\ud" in text or "\\uD" in text else value
+
+
 def _arguments(text: str) -> Mapping[str, Any]:
     try:
-        value = valid_json(json.loads(text or "{}"))
+        value = loads(text or "{}")
     except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -217,7 +229,7 @@ def _content(content: Any) -> Any:
         return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
     if isinstance(content, str):
         try:
-            return valid_json(json.loads(content))  # (an escaped half of a pair: U+FFFD)
+            return loads(content)
         except (ValueError, RecursionError):
             return content
     return content

@@ -10,8 +10,7 @@ from typing import Any
 
 import httpx
 
-from pyox_agents.remote._events import RemoteAgentError
-from pyox_agents.runtime._replies import valid_json
+from pyox_agents.remote._events import RemoteAgentError, loads
 
 __all__ = ["post_events"]
 
@@ -38,9 +37,7 @@ async def post_events(url: str, headers: Mapping[str, str], body: Mapping[str, A
             answered = True
             async for data in _data(response):
                 try:
-                    event = json.loads(data)
-                    if "\\ud" in data or "\\uD" in data:  # an escaped surrogate: a lone one
-                        event = valid_json(event)  # is no text (U+FFFD, as a model's reply)
+                    event = loads(data)
                 except (ValueError, RecursionError):
                     event = None
                 if not isinstance(event, dict):
