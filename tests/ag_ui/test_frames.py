@@ -1,5 +1,6 @@
 """What a server writes of an AG-UI run (`frame_batches`): the same bytes as encoding each event
-`translate_batches` gives, whatever the runtime events; text deltas take a shorter path there."""
+`translate_batches` gives, whatever the runtime events; text and reasoning deltas take a shorter
+path there."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from hypothesis import strategies as st
 
 from pyox_agents.adapters.ag_ui import encode_event, frame_batches, translate_batches
 from pyox_agents.events import (
+    ReasoningDelta,
+    ReasoningEnded,
+    ReasoningStarted,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -38,6 +42,10 @@ _EVENTS = st.one_of(
     st.builds(TextDelta, _IDS, _TEXTS, run_id=_OWNERS),
     st.builds(TextDelta, _IDS, _TEXTS),
     st.builds(TextEnded, _IDS, _TEXTS, run_id=_OWNERS),
+    st.builds(ReasoningStarted, _IDS, run_id=_OWNERS),
+    st.builds(ReasoningDelta, _IDS, _TEXTS, run_id=_OWNERS),
+    st.builds(ReasoningDelta, _IDS, _TEXTS),
+    st.builds(ReasoningEnded, _IDS, _TEXTS, run_id=_OWNERS),
     st.builds(StepStarted, st.integers(0, 2), run_id=_OWNERS),
     st.builds(StepFinished, st.integers(0, 2), run_id=_OWNERS),
     st.just(SubagentStarted("sub-1", "c1", "helper", "t")),
@@ -69,12 +77,28 @@ async def _both(batches: list[list[RuntimeEvent]]) -> tuple[bytes, bytes]:
 @given(st.lists(st.lists(_EVENTS, min_size=1, max_size=6), max_size=8), st.booleans())
 def test_frames_are_the_encoded_events_of_translate_batches(
         batches: list[list[RuntimeEvent]], started: bool) -> None:
-    """Every event, in order, as `encode_event` writes it, one chunk per batch: the text
-    deltas written directly included (any text: quotes, newlines, non-ASCII, U+2028)."""
+    """Every event, in order, as `encode_event` writes it, one chunk per batch: the text and
+    reasoning deltas written directly included (any text: quotes, newlines, non-ASCII, U+2028)."""
     if started:
         batches = [[RunStarted("r", "t", {"items": []})], *batches]
     fast, slow = asyncio.run(_both(batches))
     assert fast == slow
+
+
+def test_a_subagents_delta_into_a_message_id_the_run_has_open_is_the_subagents() -> None:
+    """Rule: a delta written directly is the run's own. A subagent's text or reasoning delta
+    whose message id the run's own open message has too keeps its `subagentRunId`."""
+    for started, delta in [(TextStarted, TextDelta), (ReasoningStarted, ReasoningDelta)]:
+        batches: list[list[RuntimeEvent]] = [
+            [RunStarted("r", "t", {})], [started("m1")],
+            [SubagentStarted("sub-1", "c1", "helper", "t")], [started("m1", run_id="sub-1")],
+            [delta("m1", "the subagent's", run_id="sub-1")], [delta("m1", "the run's")]]
+        fast, slow = asyncio.run(_both(batches))
+        assert fast == slow
+        frames = [f for f in fast.split(b"\n\n") if b'_MESSAGE_CONTENT"' in f]
+        (theirs,) = [f for f in frames if b"the subagent's" in f]
+        (ours,) = [f for f in frames if b"the run's" in f]
+        assert b'"subagentRunId":"sub-1"' in theirs and b"subagentRunId" not in ours
 
 
 def test_a_run_of_text_deltas_is_written_in_order_one_chunk_per_batch() -> None:

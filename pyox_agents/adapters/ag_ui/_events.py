@@ -263,12 +263,27 @@ class Translation(OpenParts):
                 yield from self._failed(error)
 
     def delta_json(self, event: RuntimeEvent) -> str | None:
-        """The JSON of the `TEXT_MESSAGE_CONTENT` for `event` when it is a non-empty text delta
-        of this stream's own run into a message already open, written directly (the same JSON
-        as `on`'s event, encoded); None for any other event, which `on` translates."""
-        if type(event) is not TextDelta or event.run_id is not None:
+        """The JSON of the `TEXT_MESSAGE_CONTENT` (or `REASONING_MESSAGE_CONTENT`) for `event`
+        when it is a non-empty text (or reasoning) delta of this stream's own run into a
+        message already open, written directly (the same JSON as `on`'s event, encoded); None
+        for any other event, which `on` translates."""
+        if type(event) is TextDelta:
+            return None if event.run_id is not None else self.text_json(event.message_id,
+                                                                        event.delta)
+        if type(event) is ReasoningDelta:
+            return self._reasoning_json(event)
+        return None
+
+    def _reasoning_json(self, event: ReasoningDelta) -> str | None:
+        """`delta_json` of a reasoning delta: a reasoning model streams many of these before
+        its answer, each one event (no pydantic model or field walk for it)."""
+        if event.run_id is not None or not event.delta:
             return None
-        return self.text_json(event.message_id, event.delta)
+        rid = reasoning_id(event.message_id)
+        if rid not in self.parts[None].reasoning:  # `on` opens it first (a stream started,
+            return None  # not ended: its end closes every part)
+        return (f'{{"type":"REASONING_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
+                f'{encode_basestring(rid)},"delta":{encode_basestring(event.delta)}}}')
 
     def text_json(self, message_id: str, delta: str) -> str | None:
         """`delta_json` of a text delta of this stream's own run, given as its message id
