@@ -15,6 +15,9 @@ from hypothesis import strategies as st
 from pyox_agents.adapters import ai_sdk
 from pyox_agents.adapters.ai_sdk import Chat
 from pyox_agents.events import (
+    ReasoningDelta,
+    ReasoningEnded,
+    ReasoningStarted,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -38,6 +41,10 @@ _EVENTS = st.one_of(
     st.builds(TextStarted, _IDS, run_id=_OWNERS),
     st.builds(TextDelta, _IDS, _TEXTS, run_id=_OWNERS),
     st.builds(TextEnded, _IDS, _TEXTS, run_id=_OWNERS),
+    st.builds(ReasoningStarted, _IDS, run_id=_OWNERS),
+    st.builds(ReasoningDelta, _IDS, _TEXTS, run_id=_OWNERS),
+    st.builds(ReasoningDelta, _IDS, _TEXTS),
+    st.builds(ReasoningEnded, _IDS, _TEXTS, run_id=_OWNERS),
     st.builds(StepStarted, st.integers(0, 2), run_id=_OWNERS),
     st.builds(StepFinished, st.integers(0, 2), run_id=_OWNERS),
     st.just(RunFinished(answer="ok", state={"n": 1})),
@@ -130,3 +137,17 @@ def test_a_token_that_cannot_be_written_ends_the_stream_as_failed_not_the_run() 
     assert types == ["start", "data-state", "text-start", "text-delta", "text-end",
                      "data-run-error", "error", "finish", "DONE"]
     assert b'"delta":"ok "' in written and b"after" not in written
+
+
+def test_a_subagents_delta_into_a_message_id_the_run_has_open_writes_nothing() -> None:
+    """Rule: a delta written directly is the run's own. A subagent's text or reasoning delta
+    whose message id the run's own open part has too gives no chunk (its answer is the tool's
+    output), as its event gives none."""
+    for started, delta in [(TextStarted, TextDelta), (ReasoningStarted, ReasoningDelta)]:
+        steps: list[Step] = [[RunStarted("r", "t", {})], [started("m1")],
+                             [started("m1", run_id="sub-1")],
+                             [delta("m1", "the subagent's", run_id="sub-1")],
+                             [delta("m1", "the run's")]]
+        written, _ = asyncio.run(_through_the_lane(steps, lambda index: False))
+        assert written == asyncio.run(_as_events(steps))
+        assert b"the subagent's" not in written and b"the run's" in written

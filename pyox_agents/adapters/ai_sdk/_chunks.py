@@ -157,6 +157,20 @@ class ChunkWriter:
                 pass  # a subagent's text, reasoning and steps: its answer is the tool's output
         return out
 
+    def delta_json(self, event: RuntimeEvent) -> str | None:
+        """The JSON of the one chunk `write` gives for `event` when it is a text or reasoning
+        delta of the stream's own run into a part already open (`text-delta`,
+        `reasoning-delta`), written directly; None for any other event, which `write` takes.
+        Most of a stream, a reasoning model's thinking included."""
+        if type(event) is TextDelta:
+            return None if event.run_id is not None else self.text_json(event.message_id,
+                                                                        event.delta)
+        if type(event) is ReasoningDelta and event.run_id is None \
+                and event.message_id in self._reasonings:  # (open: started, not ended)
+            return (f'{{"type":"reasoning-delta","id":{encode_basestring(event.message_id)},'
+                    f'"delta":{encode_basestring(event.delta)}}}')
+        return None
+
     def text_json(self, message_id: str, delta: str) -> str | None:
         """The JSON of the `text-delta` chunk that `write` gives for `TextDelta(message_id,
         delta)` of the stream's own run, written directly (no event, no chunk dict), when that

@@ -114,8 +114,14 @@ class Frames(Translating[Sequence[RuntimeEvent], bytes]):
 
     def _translated(self, batch: Sequence[RuntimeEvent]) -> bytes | None:
         writer = self._writer
-        chunks = [chunk for event in batch for chunk in writer.write(event)]
-        return sse_frames([encode_chunk(chunk) for chunk in chunks]) if chunks else None
+        texts: list[str] = []
+        for event in batch:
+            text = writer.delta_json(event)  # a delta: its chunk's JSON straight from it
+            if text is None:
+                texts.extend(encode_chunk(chunk) for chunk in writer.write(event))
+            else:
+                texts.append(text)
+        return sse_frames(texts) if texts else None
 
     def _take_text(self, message_id: str, delta: str) -> bool:
         """A slow stream's token as its text (`AtOnceText`), taken at once: its frame straight
