@@ -28,6 +28,9 @@ from pyox_agents.events import (
     TextDelta,
     TextEnded,
     TextStarted,
+    ToolCallArgsDelta,
+    ToolCallEnded,
+    ToolCallStarted,
 )
 from pyox_agents.state.run import AgentError
 from tests.ag_ui.helpers import run_input
@@ -36,6 +39,7 @@ _TEXTS = st.text(st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
     ["", "a \"quoted\" word", "line\nbreak", "\\", "é🙂", "\u2028"])
 _IDS = st.sampled_from(["m1", "m2", 'm"3'])
 _OWNERS = st.sampled_from([None, None, None, "sub-1"])
+_CALLS = st.sampled_from(["c1", "c2", 'c"3'])
 
 _EVENTS = st.one_of(
     st.builds(TextStarted, _IDS, run_id=_OWNERS),
@@ -46,6 +50,10 @@ _EVENTS = st.one_of(
     st.builds(ReasoningDelta, _IDS, _TEXTS, run_id=_OWNERS),
     st.builds(ReasoningDelta, _IDS, _TEXTS),
     st.builds(ReasoningEnded, _IDS, _TEXTS, run_id=_OWNERS),
+    st.builds(ToolCallStarted, _CALLS, st.sampled_from(["look", "add"]), _IDS, run_id=_OWNERS),
+    st.builds(ToolCallArgsDelta, _CALLS, _TEXTS, run_id=_OWNERS),
+    st.builds(ToolCallArgsDelta, _CALLS, _TEXTS),
+    st.builds(ToolCallEnded, _CALLS, st.just("look"), st.just({"q": 1}), run_id=_OWNERS),
     st.builds(StepStarted, st.integers(0, 2), run_id=_OWNERS),
     st.builds(StepFinished, st.integers(0, 2), run_id=_OWNERS),
     st.just(SubagentStarted("sub-1", "c1", "helper", "t")),
@@ -86,8 +94,9 @@ def test_frames_are_the_encoded_events_of_translate_batches(
 
 
 def test_a_subagents_delta_into_a_message_id_the_run_has_open_is_the_subagents() -> None:
-    """Rule: a delta written directly is the run's own. A subagent's text or reasoning delta
-    whose message id the run's own open message has too keeps its `subagentRunId`."""
+    """Rule: a delta written directly is the run's own. A subagent's text, reasoning or
+    arguments delta whose message (call) id the run's own open one has too keeps its
+    `subagentRunId`, and its arguments are not the run's call's."""
     for started, delta in [(TextStarted, TextDelta), (ReasoningStarted, ReasoningDelta)]:
         batches: list[list[RuntimeEvent]] = [
             [RunStarted("r", "t", {})], [started("m1")],
@@ -99,6 +108,16 @@ def test_a_subagents_delta_into_a_message_id_the_run_has_open_is_the_subagents()
         (theirs,) = [f for f in frames if b"the subagent's" in f]
         (ours,) = [f for f in frames if b"the run's" in f]
         assert b'"subagentRunId":"sub-1"' in theirs and b"subagentRunId" not in ours
+    calls: list[list[RuntimeEvent]] = [
+        [RunStarted("r", "t", {})], [ToolCallStarted("c1", "look", "m1")],
+        [SubagentStarted("sub-1", "c1", "helper", "t")],
+        [ToolCallStarted("c1", "look", "m2", run_id="sub-1")],
+        [ToolCallArgsDelta("c1", '"theirs"', run_id="sub-1")], [ToolCallArgsDelta("c1", "{}")],
+        [RunFinished(answer=None, state={})]]
+    fast, slow = asyncio.run(_both(calls))
+    assert fast == slow
+    (theirs,) = [f for f in fast.split(b"\n\n") if b'"TOOL_CALL_ARGS"' in f and b"theirs" in f]
+    assert b'"subagentRunId":"sub-1"' in theirs
 
 
 def test_a_run_of_text_deltas_is_written_in_order_one_chunk_per_batch() -> None:

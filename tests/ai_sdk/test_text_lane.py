@@ -27,6 +27,9 @@ from pyox_agents.events import (
     TextDelta,
     TextEnded,
     TextStarted,
+    ToolCallArgsDelta,
+    ToolCallEnded,
+    ToolCallStarted,
 )
 from pyox_agents.state.run import AgentError
 
@@ -37,6 +40,7 @@ _TEXTS = st.text(st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
     ["", 'a "quoted" word', "line\nbreak", "\\", "é🙂", "\u2028", "nul\x00", "</script>"])
 _IDS = st.sampled_from(["m1", "m2", 'm"3'])
 _OWNERS = st.sampled_from([None, None, None, "sub-1"])
+_CALLS = st.sampled_from(["c1", "c2", 'c"3'])
 _EVENTS = st.one_of(
     st.builds(TextStarted, _IDS, run_id=_OWNERS),
     st.builds(TextDelta, _IDS, _TEXTS, run_id=_OWNERS),
@@ -45,6 +49,10 @@ _EVENTS = st.one_of(
     st.builds(ReasoningDelta, _IDS, _TEXTS, run_id=_OWNERS),
     st.builds(ReasoningDelta, _IDS, _TEXTS),
     st.builds(ReasoningEnded, _IDS, _TEXTS, run_id=_OWNERS),
+    st.builds(ToolCallStarted, _CALLS, st.sampled_from(["look", "add"]), _IDS, run_id=_OWNERS),
+    st.builds(ToolCallArgsDelta, _CALLS, _TEXTS, run_id=_OWNERS),
+    st.builds(ToolCallArgsDelta, _CALLS, _TEXTS),
+    st.builds(ToolCallEnded, _CALLS, st.just("look"), st.just({"q": 1}), run_id=_OWNERS),
     st.builds(StepStarted, st.integers(0, 2), run_id=_OWNERS),
     st.builds(StepFinished, st.integers(0, 2), run_id=_OWNERS),
     st.just(RunFinished(answer="ok", state={"n": 1})),
@@ -151,3 +159,20 @@ def test_a_subagents_delta_into_a_message_id_the_run_has_open_writes_nothing() -
         written, _ = asyncio.run(_through_the_lane(steps, lambda index: False))
         assert written == asyncio.run(_as_events(steps))
         assert b"the subagent's" not in written and b"the run's" in written
+
+
+def test_a_calls_arguments_written_piece_by_piece_are_kept_for_its_end() -> None:
+    """Rule: a piece of a call's arguments written directly is kept as its event's would be:
+    the call's end checks the whole text (a call whose text is no JSON object ends with
+    `tool-input-error`, its text in it)."""
+    steps: list[Step] = [[RunStarted("r", "t", {})], [ToolCallStarted("c1", "look", "m1")],
+                         [ToolCallArgsDelta("c1", '{"q": ')], [ToolCallArgsDelta("c1", '"x"}')],
+                         [ToolCallEnded("c1", "look", {"q": "x"})],
+                         [ToolCallStarted("c2", "look", "m1")], [ToolCallArgsDelta("c2", "no ")],
+                         [ToolCallArgsDelta("c2", "json")], [ToolCallEnded("c2", "look", {})],
+                         [RunFinished(answer=None, state={})]]
+    written, _ = asyncio.run(_through_the_lane(steps, lambda index: False))
+    assert written == asyncio.run(_as_events(steps))
+    assert b'"type":"tool-input-available","toolCallId":"c1"' in written
+    assert b'"type":"tool-input-error","toolCallId":"c2","toolName":"look","input":"no json"' \
+        in written

@@ -263,16 +263,30 @@ class Translation(OpenParts):
                 yield from self._failed(error)
 
     def delta_json(self, event: RuntimeEvent) -> str | None:
-        """The JSON of the `TEXT_MESSAGE_CONTENT` (or `REASONING_MESSAGE_CONTENT`) for `event`
-        when it is a non-empty text (or reasoning) delta of this stream's own run into a
-        message already open, written directly (the same JSON as `on`'s event, encoded); None
-        for any other event, which `on` translates."""
+        """The JSON of the `TEXT_MESSAGE_CONTENT` (`REASONING_MESSAGE_CONTENT`, `TOOL_CALL_ARGS`)
+        for `event` when it is a non-empty text (reasoning, arguments) delta of this stream's
+        own run into a message (call) already open, written directly (the same JSON as `on`'s
+        event, encoded, and kept as `on` keeps it); None for any other event, which `on`
+        translates."""
         if type(event) is TextDelta:
             return None if event.run_id is not None else self.text_json(event.message_id,
                                                                         event.delta)
         if type(event) is ReasoningDelta:
             return self._reasoning_json(event)
+        if type(event) is ToolCallArgsDelta:
+            return self._arguments_json(event)
         return None
+
+    def _arguments_json(self, event: ToolCallArgsDelta) -> str | None:
+        """`delta_json` of a piece of a tool call's arguments (a model streams them a few
+        characters at a time: a `predict_state` argument shown as it comes), kept in the call's
+        draft as `on` keeps it."""
+        call_id, delta = event.call_id, event.delta
+        if event.run_id is not None or not delta or call_id not in self.parts[None].calls:
+            return None
+        self.drafts[self.call_message[call_id]].calls[call_id].add(delta)
+        return (f'{{"type":"TOOL_CALL_ARGS","timestamp":{now_ms()},"toolCallId":'
+                f'{encode_basestring(call_id)},"delta":{encode_basestring(delta)}}}')
 
     def _reasoning_json(self, event: ReasoningDelta) -> str | None:
         """`delta_json` of a reasoning delta: a reasoning model streams many of these before

@@ -160,8 +160,9 @@ class ChunkWriter:
     def delta_json(self, event: RuntimeEvent) -> str | None:
         """The JSON of the one chunk `write` gives for `event` when it is a text or reasoning
         delta of the stream's own run into a part already open (`text-delta`,
-        `reasoning-delta`), written directly; None for any other event, which `write` takes.
-        Most of a stream, a reasoning model's thinking included."""
+        `reasoning-delta`) or a piece of an open call's arguments (`tool-input-delta`, kept as
+        `write` keeps it), written directly; None for any other event, which `write` takes.
+        Most of a stream: a reasoning model's thinking, arguments streamed as they come."""
         if type(event) is TextDelta:
             return None if event.run_id is not None else self.text_json(event.message_id,
                                                                         event.delta)
@@ -169,6 +170,13 @@ class ChunkWriter:
                 and event.message_id in self._reasonings:  # (open: started, not ended)
             return (f'{{"type":"reasoning-delta","id":{encode_basestring(event.message_id)},'
                     f'"delta":{encode_basestring(event.delta)}}}')
+        if type(event) is ToolCallArgsDelta:  # a subagent's call's too, as `write` does
+            call = self._inputs.get(event.call_id)
+            if call is not None:
+                call[1].append(event.delta)
+                return (f'{{"type":"tool-input-delta","toolCallId":'
+                        f'{encode_basestring(event.call_id)},'
+                        f'"inputTextDelta":{encode_basestring(event.delta)}}}')
         return None
 
     def text_json(self, message_id: str, delta: str) -> str | None:
