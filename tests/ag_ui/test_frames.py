@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -15,52 +15,19 @@ from hypothesis import strategies as st
 from pyox_agents.adapters.ag_ui import encode_event, frame_batches, translate_batches
 from pyox_agents.events import (
     ReasoningDelta,
-    ReasoningEnded,
     ReasoningStarted,
-    RunFailed,
     RunFinished,
     RunStarted,
     RuntimeEvent,
-    StepFinished,
-    StepStarted,
-    SubagentFinished,
     SubagentStarted,
     TextDelta,
     TextEnded,
     TextStarted,
     ToolCallArgsDelta,
-    ToolCallEnded,
     ToolCallStarted,
 )
-from pyox_agents.state.run import AgentError
 from tests.ag_ui.helpers import run_input
-
-_TEXTS = st.text(st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
-    ["", "a \"quoted\" word", "line\nbreak", "\\", "é🙂", "\u2028"])
-_IDS = st.sampled_from(["m1", "m2", 'm"3'])
-_OWNERS = st.sampled_from([None, None, None, "sub-1"])
-_CALLS = st.sampled_from(["c1", "c2", 'c"3'])
-
-_EVENTS = st.one_of(
-    st.builds(TextStarted, _IDS, run_id=_OWNERS),
-    st.builds(TextDelta, _IDS, _TEXTS, run_id=_OWNERS),
-    st.builds(TextDelta, _IDS, _TEXTS),
-    st.builds(TextEnded, _IDS, _TEXTS, run_id=_OWNERS),
-    st.builds(ReasoningStarted, _IDS, run_id=_OWNERS),
-    st.builds(ReasoningDelta, _IDS, _TEXTS, run_id=_OWNERS),
-    st.builds(ReasoningDelta, _IDS, _TEXTS),
-    st.builds(ReasoningEnded, _IDS, _TEXTS, run_id=_OWNERS),
-    st.builds(ToolCallStarted, _CALLS, st.sampled_from(["look", "add"]), _IDS, run_id=_OWNERS),
-    st.builds(ToolCallArgsDelta, _CALLS, _TEXTS, run_id=_OWNERS),
-    st.builds(ToolCallArgsDelta, _CALLS, _TEXTS),
-    st.builds(ToolCallEnded, _CALLS, st.just("look"), st.just({"q": 1}), run_id=_OWNERS),
-    st.builds(StepStarted, st.integers(0, 2), run_id=_OWNERS),
-    st.builds(StepFinished, st.integers(0, 2), run_id=_OWNERS),
-    st.just(SubagentStarted("sub-1", "c1", "helper", "t")),
-    st.just(SubagentFinished("sub-1", "done", None)),
-    st.just(RunFinished(answer="ok", state={"n": 1})),
-    st.just(RunFailed(AgentError("boom", "it broke"))),
-)
+from tests.frame_streams import EVENTS, WaitingFollower
 
 
 async def _each(batches: Sequence[Sequence[RuntimeEvent]]) -> AsyncIterator[list[RuntimeEvent]]:
@@ -82,7 +49,7 @@ async def _both(batches: list[list[RuntimeEvent]]) -> tuple[bytes, bytes]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(_EVENTS, min_size=1, max_size=6), max_size=8), st.booleans())
+@given(st.lists(st.lists(EVENTS, min_size=1, max_size=6), max_size=8), st.booleans())
 def test_frames_are_the_encoded_events_of_translate_batches(
         batches: list[list[RuntimeEvent]], started: bool) -> None:
     """Every event, in order, as `encode_event` writes it, one chunk per batch: the text and
@@ -138,28 +105,13 @@ def test_a_run_of_text_deltas_is_written_in_order_one_chunk_per_batch() -> None:
     assert b'"MESSAGES_SNAPSHOT"' in written[-1] and b't19 ' in written[-1]
 
 
-class _Follower:
-    """A live run's follower whose reader waits with everything read: batches come to
-    `at_once`, tokens to `at_once_text` (both set by the frame stream); its iteration ends."""
-
-    def __init__(self) -> None:
-        self.at_once: Callable[[Sequence[RuntimeEvent]], None] | None = None
-        self.at_once_text: Callable[[str, str], bool] | None = None
-
-    def __aiter__(self) -> _Follower:
-        return self
-
-    async def __anext__(self) -> list[RuntimeEvent]:
-        raise StopAsyncIteration
-
-
 @pytest.mark.parametrize("as_text", [False, True])
 def test_a_token_that_cannot_be_written_at_once_fails_the_stream_not_the_run(
         as_text: bool) -> None:
     """Rule: nothing a frame stream is handed at once raises into the run's task. A delta with
     a lone surrogate (a remote agent's JSON may hold one; no UTF-8 stream can carry it): the
     text lane refuses it, and as an event it ends the stream with RUN_ERROR."""
-    source = _Follower()
+    source = WaitingFollower()
     frames = frame_batches(run_input(), source)
     written: list[bytes] = []
     frames.at_once = written.append

@@ -7,7 +7,7 @@ each batch handed at once, each token offered to the lane first."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,14 +16,10 @@ from pyox_agents.adapters import ai_sdk
 from pyox_agents.adapters.ai_sdk import Chat
 from pyox_agents.events import (
     ReasoningDelta,
-    ReasoningEnded,
     ReasoningStarted,
-    RunFailed,
     RunFinished,
     RunStarted,
     RuntimeEvent,
-    StepFinished,
-    StepStarted,
     TextDelta,
     TextEnded,
     TextStarted,
@@ -31,57 +27,20 @@ from pyox_agents.events import (
     ToolCallEnded,
     ToolCallStarted,
 )
-from pyox_agents.state.run import AgentError
+from tests.frame_streams import EVENTS, IDS, TEXTS, WaitingFollower
 
 Token = tuple[str, str]
 Step = list[RuntimeEvent] | Token
 
-_TEXTS = st.text(st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
-    ["", 'a "quoted" word', "line\nbreak", "\\", "é🙂", "\u2028", "nul\x00", "</script>"])
-_IDS = st.sampled_from(["m1", "m2", 'm"3'])
-_OWNERS = st.sampled_from([None, None, None, "sub-1"])
-_CALLS = st.sampled_from(["c1", "c2", 'c"3'])
-_EVENTS = st.one_of(
-    st.builds(TextStarted, _IDS, run_id=_OWNERS),
-    st.builds(TextDelta, _IDS, _TEXTS, run_id=_OWNERS),
-    st.builds(TextEnded, _IDS, _TEXTS, run_id=_OWNERS),
-    st.builds(ReasoningStarted, _IDS, run_id=_OWNERS),
-    st.builds(ReasoningDelta, _IDS, _TEXTS, run_id=_OWNERS),
-    st.builds(ReasoningDelta, _IDS, _TEXTS),
-    st.builds(ReasoningEnded, _IDS, _TEXTS, run_id=_OWNERS),
-    st.builds(ToolCallStarted, _CALLS, st.sampled_from(["look", "add"]), _IDS, run_id=_OWNERS),
-    st.builds(ToolCallArgsDelta, _CALLS, _TEXTS, run_id=_OWNERS),
-    st.builds(ToolCallArgsDelta, _CALLS, _TEXTS),
-    st.builds(ToolCallEnded, _CALLS, st.just("look"), st.just({"q": 1}), run_id=_OWNERS),
-    st.builds(StepStarted, st.integers(0, 2), run_id=_OWNERS),
-    st.builds(StepFinished, st.integers(0, 2), run_id=_OWNERS),
-    st.just(RunFinished(answer="ok", state={"n": 1})),
-    st.just(RunFailed(AgentError("boom", "it broke"))),
-)
-_STEPS = st.lists(st.one_of(st.lists(_EVENTS, min_size=1, max_size=4),
-                            st.tuples(_IDS, _TEXTS), st.tuples(_IDS, _TEXTS)), max_size=24)
-
-
-class _Follower:
-    """A follower whose reader waits with everything read: batches come to `at_once`, tokens to
-    `at_once_text` (set by the frame stream), and its iteration ends at once."""
-
-    def __init__(self) -> None:
-        self.at_once: Callable[[Sequence[RuntimeEvent]], None] | None = None
-        self.at_once_text: Callable[[str, str], bool] | None = None
-
-    def __aiter__(self) -> _Follower:
-        return self
-
-    async def __anext__(self) -> list[RuntimeEvent]:
-        raise StopAsyncIteration
+_STEPS = st.lists(st.one_of(st.lists(EVENTS, min_size=1, max_size=4),
+                            st.tuples(IDS, TEXTS), st.tuples(IDS, TEXTS)), max_size=24)
 
 
 async def _through_the_lane(steps: list[Step], refuse: Callable[[int], bool]
                             ) -> tuple[bytes, int]:
     """The bytes written, and how many tokens the lane took (a token `refuse(i)` names is
     not offered to it: it comes as its event, as from a follower that could not take it)."""
-    source = _Follower()
+    source = WaitingFollower()
     frames = ai_sdk.frame_batches(Chat(id="c1"), source)
     written: list[bytes] = []
     frames.at_once = written.append

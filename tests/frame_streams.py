@@ -1,0 +1,76 @@
+"""What the frame streams' tests (AG-UI's `frame_batches`, the AI SDK's) feed them: runtime
+events of every kind a stream writes directly or translates, owned by the run or by a subagent,
+with hostile texts; and a live run's follower whose reader waits, which hands them on at once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hypothesis import strategies as st
+
+from pyox_agents.events import (
+    ReasoningDelta,
+    ReasoningEnded,
+    ReasoningStarted,
+    RunFailed,
+    RunFinished,
+    RuntimeEvent,
+    StepFinished,
+    StepStarted,
+    SubagentFinished,
+    SubagentStarted,
+    TextDelta,
+    TextEnded,
+    TextStarted,
+    ToolCallArgsDelta,
+    ToolCallEnded,
+    ToolCallStarted,
+)
+from pyox_agents.state.run import AgentError
+
+__all__ = ["EVENTS", "IDS", "TEXTS", "WaitingFollower"]
+
+TEXTS = st.text(st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
+    ["", 'a "quoted" word', "line\nbreak", "\\", "é🙂", "\u2028", "nul\x00", "</script>"])
+"""A delta's text: any UTF-8 text, JSON's special characters, U+2028, NUL."""
+IDS = st.sampled_from(["m1", "m2", 'm"3'])
+_OWNERS = st.sampled_from([None, None, None, "sub-1"])
+_CALLS = st.sampled_from(["c1", "c2", 'c"3'])
+
+EVENTS = st.one_of(
+    st.builds(TextStarted, IDS, run_id=_OWNERS),
+    st.builds(TextDelta, IDS, TEXTS, run_id=_OWNERS),
+    st.builds(TextDelta, IDS, TEXTS),
+    st.builds(TextEnded, IDS, TEXTS, run_id=_OWNERS),
+    st.builds(ReasoningStarted, IDS, run_id=_OWNERS),
+    st.builds(ReasoningDelta, IDS, TEXTS, run_id=_OWNERS),
+    st.builds(ReasoningDelta, IDS, TEXTS),
+    st.builds(ReasoningEnded, IDS, TEXTS, run_id=_OWNERS),
+    st.builds(ToolCallStarted, _CALLS, st.sampled_from(["look", "add"]), IDS, run_id=_OWNERS),
+    st.builds(ToolCallArgsDelta, _CALLS, TEXTS, run_id=_OWNERS),
+    st.builds(ToolCallArgsDelta, _CALLS, TEXTS),
+    st.builds(ToolCallEnded, _CALLS, st.just("look"), st.just({"q": 1}), run_id=_OWNERS),
+    st.builds(StepStarted, st.integers(0, 2), run_id=_OWNERS),
+    st.builds(StepFinished, st.integers(0, 2), run_id=_OWNERS),
+    st.just(SubagentStarted("sub-1", "c1", "helper", "t")),
+    st.just(SubagentFinished("sub-1", "done", None)),
+    st.just(RunFinished(answer="ok", state={"n": 1})),
+    st.just(RunFailed(AgentError("boom", "it broke"))),
+)
+"""One runtime event of a stream, the run's own or a subagent's ("sub-1")."""
+
+
+class WaitingFollower:
+    """A live run's follower whose reader waits with everything read: batches come to
+    `at_once`, tokens of the run's reply to `at_once_text` (both set by the frame stream that
+    reads it); its iteration ends at once."""
+
+    def __init__(self) -> None:
+        self.at_once: Callable[[Sequence[RuntimeEvent]], None] | None = None
+        self.at_once_text: Callable[[str, str], bool] | None = None
+
+    def __aiter__(self) -> WaitingFollower:
+        return self
+
+    async def __anext__(self) -> list[RuntimeEvent]:
+        raise StopAsyncIteration
