@@ -78,7 +78,7 @@ def encode_event(event: BaseEvent) -> str:
 def _delta_json(event: TextMessageContentEvent | ToolCallArgsEvent, key: str, ident: str
                 ) -> str | None:
     if event.timestamp is None or event.raw_event is not None or event.metadata is not None \
-            or event.subagent_run_id is not None or event.model_extra:
+            or event.subagent_run_id is not None or event.__pydantic_extra__:
         return _flat_json(event)
     return (f'{{"type":"{event.type._value_}","timestamp":{event.timestamp},"{key}":'
             f'{encode_basestring(ident)},"delta":{encode_basestring(event.delta)}}}')
@@ -98,7 +98,7 @@ def _flat_json(event: BaseEvent) -> str | None:
 
 def _write_model(model: GeneratedBaseModel, parts: list[str]) -> bool:
     """Append `model`'s JSON to `parts`: ag_ui leaves out the optional fields without a value."""
-    if model.model_extra:
+    if model.__pydantic_extra__:  # (`model_extra` is a property around it)
         return False
     sep = "{"
     for name, key, omittable in _fields(type(model)):
