@@ -65,7 +65,7 @@ class Translating(Generic[B, U]):
     the producer). The protocols' frame streams are ones."""
 
     _takes_text = False
-    """A subclass whose `_take_text` takes text deltas sets this (before `__init__`): with a
+    """A subclass whose `_text_frame` writes text deltas sets this (before `__init__`): with a
     source that is `AtOnceText`, it gets the deltas of the run's own reply through that lane."""
 
     def __init__(self, source: AsyncIterable[B]) -> None:
@@ -126,9 +126,26 @@ class Translating(Generic[B, U]):
             take(out)
 
     def _take_text(self, message_id: str, delta: str) -> bool:
-        """Take a text delta of the run's own reply at once (`AtOnceText`); False: not this
-        one (it then comes in an item). `_takes_text` says a subclass takes them."""
-        return False
+        """Take a text delta of the run's own reply at once (`AtOnceText`): its frame
+        (`_text_frame`) to the reader. False, having taken nothing, where there is none (it
+        then comes in an item); a frame that raises is none, never raised into the producer."""
+        if self._over:
+            return False
+        try:
+            frame = self._text_frame(message_id, delta)
+        except Exception:  # (a lone surrogate: the item's way ends the stream as failed)
+            return False
+        if frame is None:
+            return False
+        take = self._at_once
+        if take is not None:
+            take(frame)
+        return True
+
+    def _text_frame(self, message_id: str, delta: str) -> U | None:
+        """The translation of a text delta of the run's own reply, straight from its text; None
+        where the subclass would not write it so. `_takes_text` says a subclass writes them."""
+        return None
 
     def _one(self, item: B) -> U | None:
         if self._over:

@@ -119,24 +119,12 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
                 return
         super()._take(batch)
 
-    def _take_text(self, message_id: str, delta: str) -> bool:
-        """A slow stream's token as its text (`AtOnceText`), taken at once: its frame straight
-        from the text. False, having taken nothing, for any the translation would not write
-        so (it then comes as an event)."""
-        one = self._one_delta
-        if one is None or self._over:
-            return False
-        try:
-            text = self._translation.text_json(message_id, delta)
-            if text is None:
-                return False
-            frame = one(text)
-        except Exception:  # (a lone surrogate: the event's way ends the stream as failed)
-            return False
-        take = self._at_once
-        if take is not None:
-            take(frame)
-        return True
+    def _text_frame(self, message_id: str, delta: str) -> U | None:
+        """A slow stream's token (`AtOnceText`): its frame straight from the text, where the
+        translation writes it so."""
+        text = self._translation.text_json(message_id, delta)
+        one = self._one_delta  # (set: the lane is offered only with `delta`)
+        return None if text is None or one is None else one(text)
 
     def _translated(self, batch: Sequence[RuntimeEvent]) -> U | None:
         translation, write, delta, one = (self._translation, self._write, self._delta,

@@ -123,23 +123,11 @@ class Frames(Translating[Sequence[RuntimeEvent], bytes]):
                 texts.append(text)
         return sse_frames(texts) if texts else None
 
-    def _take_text(self, message_id: str, delta: str) -> bool:
-        """A slow stream's token as its text (`AtOnceText`), taken at once: its frame straight
-        from the text. False, having taken nothing, for any the writer would not write so (it
-        then comes as an event)."""
-        if self._over:
-            return False
-        try:
-            text = self._writer.text_json(message_id, delta)
-            if text is None:
-                return False
-            frame = ("data: " + text + "\n\n").encode()
-        except Exception:  # (a lone surrogate: the event's way ends the stream as failed)
-            return False
-        take = self._at_once
-        if take is not None:
-            take(frame)
-        return True
+    def _text_frame(self, message_id: str, delta: str) -> bytes | None:
+        """A slow stream's token (`AtOnceText`): its frame straight from the text, where the
+        writer writes it so."""
+        text = self._writer.text_json(message_id, delta)
+        return None if text is None else ("data: " + text + "\n\n").encode()
 
     def _last(self) -> bytes:
         return sse_frames([DONE])
