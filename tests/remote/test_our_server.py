@@ -446,3 +446,24 @@ async def test_a_remote_lone_surrogate_is_replaced_and_the_parents_stream_goes_o
     assert json.loads(result["content"]) == {"found": "\ufffd"}
     assert out[-1]["type"] == "RUN_FINISHED"
     assert out[-1]["result"] == "parent read: ok \ufffd"
+
+
+async def test_a_remote_event_nested_too_deep_is_an_error_saying_so_and_the_parent_goes_on(
+) -> None:
+    """Rule: every bad input gets a clear error. An event nested deeper than a parser follows
+    is refused as one that is not a JSON object (not a `RecursionError` out of the tool); the
+    parent's model reads the error and answers."""
+    deep = "[" * 100_000 + "]" * 100_000
+
+    async def run(request: Request) -> StreamingResponse:
+        async def send() -> AsyncIterator[bytes]:
+            yield b'data: {"type":"RUN_STARTED","threadId":"t","runId":"remote-run"}\n\n'
+            yield f'data: {{"type":"CUSTOM","name":"deep","value":{deep}}}\n\n'.encode()
+
+        return StreamingResponse(send(), media_type="text/event-stream")
+
+    async with serving(Starlette(routes=[Route("/ag-ui", run, methods=["POST"])])) as base:
+        events = await collect(_parent(RemoteAgent(f"{base}/ag-ui", name="deep").as_tool()))
+    error = results(events)["r1"].error
+    assert error is not None and "sent an event that is not a JSON object" in error
+    assert finished(events).answer.startswith("parent read:")
