@@ -576,3 +576,25 @@ async def test_a_run_with_a_tool_and_a_state_change_is_encoded_without_pydantic(
         written = _flat_json(event)
         assert written is not None, f"{event.type.value} went through pydantic"
         assert written == event.model_dump_json(by_alias=True, exclude_none=False)
+
+
+@given(_HOSTILE, _HOSTILE, st.integers(0, 2**64 + 5))
+def test_an_event_orjson_refuses_is_still_written_exactly(text: str, ident: str, big: int
+                                                          ) -> None:
+    """Rule: every event is written whatever its strings and numbers hold. orjson writes most
+    in one call; what it refuses (a lone surrogate, an integer past 64 bits, a non-string key)
+    is written the long way, and reads back as the same values."""
+    import json
+
+    from ag_ui.core import CustomEvent, StepStartedEvent, ToolCallResultEvent
+
+    from pyox_agents.adapters.ag_ui import encode_event
+
+    events = [StepStartedEvent(step_name=text or "s", timestamp=min(big, 2**53 - 1)),
+              ToolCallResultEvent(message_id=ident or "m", tool_call_id="c", content=text),
+              CustomEvent(name=ident, value={"n": [big, -big], "t": text})]
+    for event in events:
+        written = json.loads(encode_event(event))
+        assert written == json.loads(json.dumps(event.model_dump(by_alias=True,
+                                                                 exclude_none=True,
+                                                                 mode="python"), default=str))

@@ -30,6 +30,7 @@ RUN_FINISHED for a cancelled run: its strict schemas refuse those 1.0-only field
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from enum import Enum
 from json.encoder import encode_basestring
@@ -67,12 +68,36 @@ def encode_event(event: BaseEvent) -> str:
     elif type(event) is ToolCallArgsEvent:
         fast = _delta_json(event, "toolCallId", event.tool_call_id)
     else:
-        fast = _flat_json(event)
+        try:  # every model and value in one C call; what orjson refuses goes the long way
+            return orjson.dumps(event, default=_model_fields, option=_PASSTHROUGH).decode()
+        except orjson.JSONEncodeError:
+            fast = _flat_json(event)
     if fast is not None:
         return fast
     if type(event) is MessagesSnapshotEvent:  # kept messages: models again, for pydantic
         event = event.model_copy(update={"messages": as_models(event.messages)})
     return event.model_dump_json(by_alias=True, exclude_none=False)
+
+
+_PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+"""Values orjson writes its own way (dataclasses, dates) go to `_model_fields`, which refuses
+them: pydantic writes those."""
+
+
+def _model_fields(value: object) -> dict[str, object]:
+    """An ag_ui model as the dict of its JSON (`orjson.dumps`' `default`): keys as written, the
+    optional fields without a value left out. Any other value raises: only pydantic writes it
+    (orjson already refuses a lone surrogate, an integer past 64 bits, a key not a string), and
+    so does a field that is an infinite float or NaN (written null in a list, left out here)."""
+    if not isinstance(value, GeneratedBaseModel) or value.__pydantic_extra__:
+        raise TypeError
+    values = value.__dict__
+    fields = {key: item for name, key, omittable in fields_of(type(value))
+              if (item := values[name]) is not None or not omittable}
+    if float in map(type, fields.values()) and not all(  # ag_ui drops a field that is inf
+            math.isfinite(item) for item in fields.values() if type(item) is float):
+        raise TypeError
+    return fields
 
 
 def _delta_json(event: TextMessageContentEvent | ToolCallArgsEvent, key: str, ident: str
