@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from pyox_agents._deadlines import Deadline, call_later
 from pyox_agents.adapters import AtOnce, at_once_of
 from pyox_agents.server._driven import Driven, rest_of
 
@@ -108,7 +109,7 @@ class EventStreamResponse(Response):
         self._receive: Receive | None = None
         self._listening: Driven[Message] | None = None
         """The wait for the client's disconnect (ASGI `receive()`), while the response streams."""
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Deadline | None = None
         """When to look at the silence and at the write in progress again (`_look`)."""
         self._failure: BaseException | None = None
         """`receive()` failed: the server's error, raised once the stream has ended."""
@@ -226,8 +227,7 @@ class EventStreamResponse(Response):
             if self._done:
                 return
             wait = self._next_look()
-        self._timer = asyncio.get_running_loop().call_later(
-            wait if isinstance(wait, float) else 0.0, self._look)
+        self._timer = call_later(wait if isinstance(wait, float) else 0.0, self._look)
 
     def _stop_writer(self, writer: asyncio.Task[Any], reason: BaseException) -> None:
         if not self._done and self._stop is None:  # else the writer is past its last chunk

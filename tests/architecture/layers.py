@@ -16,6 +16,8 @@ every import it makes (at the top, inside functions, under `TYPE_CHECKING`), fou
     events.py                                 the runtime's events
     models/, stores/                          beside each other, on state/
     state/                                    the data model
+    _deadlines.py                             far timers off asyncio's heap (imports nothing
+                                              of ours: the service and the server use it)
 
 A module may import modules of its own unit and of any unit ranked below it: never one above,
 never one beside it (the two protocols, models and stores, the demo and the adapters).
@@ -59,6 +61,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents.models", "models", 1),
     ("pyox_agents.stores", "stores", 1),
     ("pyox_agents.state", "state", 0),
+    ("pyox_agents._deadlines", "deadlines", -1),  # asyncio timers, nothing of ours
     ("pyox_agents", "faces", 9),  # the package's own __init__: the public face
 )
 
