@@ -92,13 +92,25 @@ class TextStarted:
     run_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TextDelta:
     """The next piece of the text of `message_id`."""
 
     message_id: str
     delta: str
     run_id: str | None = None
+
+    def __init__(self, message_id: str, delta: str, run_id: str | None = None) -> None:
+        # one per token: the slots' own setters (a frozen dataclass's `object.__setattr__`
+        # made it 2x the cost; the event is as frozen either way)
+        _set_message_id(self, message_id)
+        _set_delta(self, delta)
+        _set_run_id(self, run_id)
+
+
+_set_message_id = TextDelta.__dict__["message_id"].__set__
+_set_delta = TextDelta.__dict__["delta"].__set__
+_set_run_id = TextDelta.__dict__["run_id"].__set__
 
 
 @dataclass(frozen=True, slots=True)
