@@ -45,26 +45,28 @@ def call_later(delay: float, callback: Callable[[], object]) -> Deadline:
     loop = asyncio.get_running_loop()
     timers = _timers.get(loop)
     if timers is None:
-        timers = _timers[loop] = _Timers(loop)
-    return timers.add(loop.time() + delay, callback)
+        timers = _timers[loop] = _Timers()
+    return timers.add(loop, loop.time() + delay, callback)
 
 
 class _Timers:
-    """The far timers of one loop, and the one asyncio timer at the earliest."""
+    """The far timers of one loop, and the one asyncio timer at the earliest. It holds no
+    reference to its loop (the loop's entry in `_timers` goes with the loop)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+    def __init__(self) -> None:
         self._heap: list[tuple[float, int, Deadline]] = []
         self._order = itertools.count()
-        self._armed: asyncio.TimerHandle | None = None
+        self._armed: weakref.ref[asyncio.TimerHandle] | None = None
+        """The loop's timer at the earliest, weakly: a pending one holds its loop."""
         self._armed_at = math.inf
         self._cancelled = 0
 
-    def add(self, when: float, callback: Callable[[], object]) -> Deadline:
+    def add(self, loop: asyncio.AbstractEventLoop, when: float, callback: Callable[[], object]
+            ) -> Deadline:
         deadline = Deadline(self, when, callback)
         heapq.heappush(self._heap, (when, next(self._order), deadline))
         if when < self._armed_at:
-            self._arm(when)
+            self._arm(loop, when)
         return deadline
 
     def cancelled(self) -> None:
@@ -76,14 +78,15 @@ class _Timers:
             heapq.heapify(heap)
             self._cancelled = 0
 
-    def _arm(self, when: float) -> None:
-        if self._armed is not None:
-            self._armed.cancel()
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        armed = None if self._armed is None else self._armed()
+        if armed is not None:
+            armed.cancel()
         self._armed_at = when
-        self._armed = self._loop.call_at(when, self._fire)
+        self._armed = weakref.ref(loop.call_at(when, self._fire))
 
     def _fire(self) -> None:
-        heap, loop = self._heap, self._loop
+        heap, loop = self._heap, asyncio.get_running_loop()
         due = max(self._armed_at, loop.time())  # (the loop runs a timer a clock tick early)
         self._armed, self._armed_at = None, math.inf
         while heap and heap[0][0] <= due:
@@ -97,7 +100,7 @@ class _Timers:
             heapq.heappop(heap)
             self._cancelled -= 1
         if heap:
-            self._arm(heap[0][0])
+            self._arm(loop, heap[0][0])
 
 
 _timers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Timers] = \

@@ -94,3 +94,37 @@ def test_a_timer_that_raises_is_reported_and_the_others_run() -> None:
     ran, reported = asyncio.run(main())
     assert ran == ["same time", "later"]
     assert [str(error) for error in reported] == ["broken"]
+
+
+def test_the_far_timers_run_on_uvloop_too() -> None:
+    """Rule: `pyox-agents serve` runs on uvloop when it is installed (the `fast` extra); a
+    time limit and a keep-alive look are due there as on asyncio's own loop."""
+    import uvloop
+
+    async def main() -> list[str]:
+        ran: list[str] = []
+        call_later(0.02, lambda: ran.append("later"))
+        call_later(0.01, lambda: ran.append("soon"))
+        call_later(0.01, lambda: ran.append("cancelled")).cancel()
+        await asyncio.sleep(0.05)
+        return ran
+
+    assert uvloop.run(main()) == ["soon", "later"]
+
+
+def test_a_loop_that_is_gone_takes_its_timers_with_it() -> None:
+    """Rule: the far timers of a loop are let go with the loop (a server's tests, a worker
+    that restarts its loop): nothing keeps a closed loop alive."""
+    import gc
+    import weakref
+
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+    async def main() -> None:
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        call_later(600, lambda: None)
+        await asyncio.sleep(0)
+
+    asyncio.run(main())
+    gc.collect()
+    assert loops[0]() is None
