@@ -598,3 +598,17 @@ def test_an_event_orjson_refuses_is_still_written_exactly(text: str, ident: str,
         assert written == json.loads(json.dumps(event.model_dump(by_alias=True,
                                                                  exclude_none=True,
                                                                  mode="python"), default=str))
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 2.5, 1e16])
+def test_a_float_field_is_written_as_pydantic_writes_it(value: float) -> None:
+    """Rule: a field that is a float is written as ag_ui's serializer writes it: an infinite
+    one or NaN is left out (ag_ui drops a field whose JSON is null; orjson alone would write
+    null), a finite one is written in full."""
+    from ag_ui.core import CustomEvent, RunFinishedEvent
+
+    from pyox_agents.adapters.ag_ui import encode_event
+
+    for event in (RunFinishedEvent(thread_id="t", run_id="r", raw_event=value, result=value),
+                  CustomEvent(name="n", value=value, timestamp=1)):
+        assert encode_event(event) == event.model_dump_json(by_alias=True, exclude_none=False)

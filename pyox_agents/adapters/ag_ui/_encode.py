@@ -34,6 +34,7 @@ import math
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from enum import Enum
 from json.encoder import encode_basestring
+from typing import Any, get_args
 
 import orjson
 from ag_ui._generated.models import GeneratedBaseModel
@@ -92,12 +93,28 @@ def _model_fields(value: object) -> dict[str, object]:
     if not isinstance(value, GeneratedBaseModel) or value.__pydantic_extra__:
         raise TypeError
     values = value.__dict__
-    fields = {key: item for name, key, omittable in fields_of(type(value))
-              if (item := values[name]) is not None or not omittable}
-    if float in map(type, fields.values()) and not all(  # ag_ui drops a field that is inf
-            math.isfinite(item) for item in fields.values() if type(item) is float):
-        raise TypeError
-    return fields
+    fields, loose = _plan(type(value))
+    for name in loose:  # ag_ui drops a field that is inf or NaN; orjson would write null
+        item = values[name]
+        if type(item) is float and not math.isfinite(item):
+            raise TypeError
+    return {key: item for name, key, omittable in fields
+            if (item := values[name]) is not None or not omittable}
+
+
+@functools.cache
+def _plan(kind: type[GeneratedBaseModel]) -> tuple[tuple[tuple[str, str, bool], ...],
+                                                   tuple[str, ...]]:
+    """`fields_of(kind)`, and the fields that may hold a float (typed `Any` or `float`)."""
+    loose = tuple(name for name, info in kind.model_fields.items()
+                  if _may_be_float(info.annotation))
+    return fields_of(kind), loose
+
+
+def _may_be_float(annotation: object) -> bool:
+    if annotation is Any or annotation is float:
+        return True
+    return any(_may_be_float(arg) for arg in get_args(annotation))
 
 
 def _delta_json(event: TextMessageContentEvent | ToolCallArgsEvent, key: str, ident: str
