@@ -1,12 +1,13 @@
 """Timers far ahead (an open stream's next keep-alive, a run's time limit), off asyncio's heap.
 
 asyncio keeps every timer of a loop in one heap ordered by `TimerHandle.__lt__`, a Python call
-per comparison. Each open stream kept two timers there that rarely fire, minutes ahead, and
-every token's short sleep climbed past them: ~7 more Python calls a token at 200 paced streams,
-7% of a token's instructions at 1,000 (1-2 µs of ~32 over HTTP, bench/paced_streams.py,
-alternated with the code before; docs/guides/performance.md). Here such timers
-wait in a heap of `(when, n, Deadline)` tuples, compared in C, and the loop holds one asyncio
-timer, at the earliest of them. Each one's callback runs as `loop.call_soon` runs it.
+per comparison. Each open stream kept two timers there that rarely fire (its run's limit,
+minutes ahead; its keep-alive look, 15 s ahead), and every token's short sleep climbed past
+them: ~7 more Python calls a token at 200 paced streams, 7% of a token's instructions at 1,000
+(1-2 µs of ~32 over HTTP, bench/paced_streams.py alternated with the code before;
+docs/guides/performance.md). Here such timers wait in a heap of `(when, n, Deadline)` tuples,
+compared in C, and the loop holds one asyncio timer, at the earliest of them. Each one's
+callback runs as `loop.call_soon` runs it.
 """
 
 from __future__ import annotations
