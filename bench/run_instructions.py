@@ -13,9 +13,13 @@ batch and wake-up, as on a 20 ms pace), for each LIBRARY and for the floor (the 
 endpoint of the paced bench) in the same way: (count with 300 tokens - count with 100) / (N x
 200), through the ASGI app in-process, so the ratio leaves out the HTTP server, which costs both
 the same per token (the real bench's ratio is therefore lower). This count moves by about 1%
-between runs, more under load: the app's 10 ms ticker fires once per 10 ms of wall time. Run:
+between runs, more under load: the app's 10 ms ticker fires once per 10 ms of wall time.
+`--pace 20` (with `--runs 1000`): real 20 ms sleeps, 20 against 60 tokens a run, so that each
+token's timer goes into a heap of as many open streams as the paced bench's (what the timers
+of open runs cost shows only so; ~4 minutes per count). Run:
     .venv/bin/python bench/run_instructions.py [--runs 200] [--after 50] [--history 0] LIBRARY ...
     .venv/bin/python bench/run_instructions.py --per-token [--runs 20] LIBRARY [LIBRARY ...]
+    .venv/bin/python bench/run_instructions.py --per-token --pace 20 --runs 1000 LIBRARY ...
 (`--history N`: N earlier messages in every request, as a CopilotKit client sends the whole
 conversation) where each LIBRARY is a directory holding a `pyox_agents` package (a checkout, a
 worktree, or `git archive <commit> pyox_agents | tar -x -C <dir>`); the first is the baseline.
@@ -87,13 +91,15 @@ async def _runs(count: int, target: str) -> None:
 
 
 def instructions(library: str, runs: int, after: int, *, tokens: int | None = None,
-                 target: str = "ours") -> int:
+                 target: str = "ours", pace_ms: float = 0) -> int:
     """Instructions callgrind counts for a process making `runs` runs on `library` (with
-    `tokens`: paced runs of that many tokens, of `target`, ours or the floor)."""
+    `tokens`: paced runs of that many tokens `pace_ms` apart, of `target`, ours or the
+    floor)."""
     env = {**os.environ, "PYTHONPATH": f"{library}{os.pathsep}{BENCH_DIR}",
            "BENCH_BEFORE": "0", "BENCH_AFTER": str(after)}
     if tokens is not None:
-        env |= {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(tokens), "BENCH_PACE_MS": "0"}
+        env |= {"BENCH_MODEL": "paced", "BENCH_TOKENS": str(tokens),
+                "BENCH_PACE_MS": f"{pace_ms:g}"}
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                            sys.executable, __file__, "--child", str(runs), target],
                           env=env, capture_output=True, text=True, check=True)
@@ -110,6 +116,8 @@ def main() -> None:
     parser.add_argument("--after", type=int, default=50, help="text deltas after the tool call")
     parser.add_argument("--per-token", action="store_true",
                         help="instructions per token of paced streams, beside the floor's")
+    parser.add_argument("--pace", type=float, default=0,
+                        help="with --per-token: ms between tokens (real sleeps; default 0)")
     parser.add_argument("--history", type=int, default=0,
                         help="earlier messages in every request (a CopilotKit client's)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
@@ -119,7 +127,7 @@ def main() -> None:
         return
     os.environ["BENCH_HISTORY"] = str(args.history)  # read by the counted processes
     if args.per_token:
-        per_token(args.libraries, args.runs if args.runs != 200 else 20)
+        per_token(args.libraries, args.runs if args.runs != 200 else 20, args.pace)
         return
     base = None
     for library in args.libraries:
@@ -130,12 +138,17 @@ def main() -> None:
               f"the first)", flush=True)
 
 
-def per_token(libraries: list[str], runs: int) -> None:
-    """Print instructions per token of the paced run for the floor and each library."""
+def per_token(libraries: list[str], runs: int, pace_ms: float = 0) -> None:
+    """Print instructions per token of the paced run for the floor and each library: 100
+    against 300 tokens a run, or with a real pace (timers that wait in the loop's heap, under
+    callgrind's slowdown), 20 against 60."""
+    few_tokens, many_tokens = (100, 300) if not pace_ms else (20, 60)
+
     def count(library: str, target: str) -> float:
-        few = instructions(library, runs, 0, tokens=100, target=target)
-        many = instructions(library, runs, 0, tokens=300, target=target)
-        return (many - few) / (runs * 200)
+        few = instructions(library, runs, 0, tokens=few_tokens, target=target, pace_ms=pace_ms)
+        many = instructions(library, runs, 0, tokens=many_tokens, target=target,
+                            pace_ms=pace_ms)
+        return (many - few) / (runs * (many_tokens - few_tokens))
 
     floor = count(libraries[0], "floor")
     print(f"floor (bare Starlette): {floor / 1e3:.1f} k instructions per token", flush=True)
