@@ -612,3 +612,34 @@ def test_a_float_field_is_written_as_pydantic_writes_it(value: float) -> None:
     for event in (RunFinishedEvent(thread_id="t", run_id="r", raw_event=value, result=value),
                   CustomEvent(name="n", value=value, timestamp=1)):
         assert encode_event(event) == event.model_dump_json(by_alias=True, exclude_none=False)
+
+
+@given(st.sampled_from(["assistant", "tool"]), _HOSTILE, st.none() | _HOSTILE,
+       st.lists(st.tuples(_HOSTILE, _HOSTILE, _HOSTILE), max_size=3), st.none() | _HOSTILE,
+       st.integers(0, 2**53 - 1))
+def test_a_run_message_in_a_servers_snapshot_is_written_as_its_model(
+        role: str, text: str, subagent: str | None, calls: list[tuple[str, str, str]],
+        error: str | None, stamp: int) -> None:
+    """Rule: a server's stream writes this run's messages into the final MESSAGES_SNAPSHOT as
+    their JSON, made without ag_ui models (`MessageDraft.to_kept`): the same keys in the same
+    order as the model's (`to_message`), and the same snapshot byte for byte."""
+    from pyox_agents.adapters.ag_ui import encode_event
+    from pyox_agents.adapters.ag_ui._events import _snapshot_event
+    from pyox_agents.adapters.ag_ui._kept_messages import kept_messages
+    from pyox_agents.adapters.ag_ui._messages import MessageDraft
+
+    draft = MessageDraft("m1", role, subagent, call_id="c1" if role == "tool" else None,
+                         error=error if role == "tool" else None)
+    if text or role == "tool":
+        draft.text.add(text)
+    if role == "assistant":
+        for index, (name, arguments, suffix) in enumerate(calls):
+            call_id = f"c{index}{suffix}"
+            draft.names[call_id] = name or "f"
+            draft.calls.setdefault(call_id, type(draft.text)()).add(arguments)
+    kept, model = draft.to_kept(), draft.to_message()
+    (expected,) = kept_messages([model])
+    assert list(kept.items()) == list(expected.items())
+    first, second = _snapshot_event([kept]), _snapshot_event([model])
+    first.timestamp = second.timestamp = stamp
+    assert encode_event(first) == encode_event(second)

@@ -179,6 +179,9 @@ class Translation(OpenParts):
         """The client's messages: the final `MESSAGES_SNAPSHOT` gives them back first."""
         self.v1 = kept.v1
         """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
+        self.plain_messages = plain_messages
+        """This run's messages go into the final snapshot as their JSON (`MessageDraft.to_kept`),
+        for a stream that `encode_event` writes."""
         self.restore = restore
         """A connect: the stream restores the client's messages (the input's) after RUN_STARTED."""
         self.started = False
@@ -386,6 +389,7 @@ class Translation(OpenParts):
     def _snapshot(self) -> list[Message | KeptMessage]:
         """The client's messages (their ids kept), then this run's, with the streamed ids."""
         mine: dict[str, Message | KeptMessage] = {
-            ident: draft.to_message() for ident, draft in self.drafts.items()}
+            ident: draft.to_kept() if self.plain_messages else draft.to_message()
+            for ident, draft in self.drafts.items()}
         messages = [mine.pop(message_id(m), m) for m in self.messages]
         return [*messages, *mine.values()]
