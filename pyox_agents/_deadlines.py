@@ -25,12 +25,10 @@ __all__ = ["Deadline", "call_later"]
 class Deadline:
     """One timer of `call_later`: `cancel()` it and its callback never runs."""
 
-    __slots__ = ("_timers", "callback", "when")
+    __slots__ = ("_timers", "callback")
 
-    def __init__(self, timers: _Timers, when: float, callback: Callable[[], object]) -> None:
+    def __init__(self, timers: _Timers, callback: Callable[[], object]) -> None:
         self._timers = timers
-        self.when = when
-        """The loop's time (`loop.time()`) at which the callback is due."""
         self.callback: Callable[[], object] | None = callback
         """None once cancelled or run."""
 
@@ -65,7 +63,7 @@ class _Timers:
 
     def add(self, loop: asyncio.AbstractEventLoop, when: float, callback: Callable[[], object]
             ) -> Deadline:
-        deadline = Deadline(self, when, callback)
+        deadline = Deadline(self, callback)
         heapq.heappush(self._heap, (when, next(self._order), deadline))
         if when < self._armed_at:
             self._arm(loop, when)
@@ -91,16 +89,14 @@ class _Timers:
         heap, loop = self._heap, asyncio.get_running_loop()
         due = max(self._armed_at, loop.time())  # (the loop runs a timer a clock tick early)
         self._armed, self._armed_at = None, math.inf
-        while heap and heap[0][0] <= due:
+        # the due ones, and the cancelled ones on top after them
+        while heap and (heap[0][0] <= due or heap[0][2].callback is None):
             deadline = heapq.heappop(heap)[2]
             callback, deadline.callback = deadline.callback, None
-            if callback is not None:
-                loop.call_soon(callback)
-            else:
+            if callback is None:
                 self._cancelled -= 1
-        while heap and heap[0][2].callback is None:  # cancelled ones on top go now
-            heapq.heappop(heap)
-            self._cancelled -= 1
+            else:
+                loop.call_soon(callback)
         if heap:
             self._arm(loop, heap[0][0])
 
