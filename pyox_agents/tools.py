@@ -2,8 +2,9 @@
 
 The tool's name and description come from the function and its docstring, the JSON schema of its
 arguments from its signature (through pydantic). An optional first parameter `ctx: RunContext`
-gives the tool the run's shared state (`ctx.state`) and ids. Sync tools run in worker threads,
-async tools on the event loop.
+gives the tool the run's shared state (`ctx.state`) and ids. Sync tools run in worker threads
+(`_worker_threads`: the calls of a turn of the loop handed over together), async tools on the
+event loop.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
-import anyio.to_thread
 import pydantic
 
 from pyox_agents._run_context import PersonDeclined, PersonNeeded, Preliminary, RunContext
 from pyox_agents._tool_docs import parse_docstring
+from pyox_agents._worker_threads import run_sync
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state._validation import describe_problems
 
@@ -104,8 +105,7 @@ class Tool:
             return await self._last_yielded(ctx, self.function(*args, **arguments))
         if self.is_async:
             return await self.function(*args, **arguments)
-        run = functools.partial(self.function, *args, **arguments)
-        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        return await run_sync(functools.partial(self.function, *args, **arguments))
 
     async def _last_yielded(self, ctx: RunContext, values: Any) -> Any:
         last = None
