@@ -72,7 +72,7 @@ class Outbox:
     mostly waits holds for it: no coroutine per wait, and a batch the run emits meanwhile is
     that future's result."""
 
-    __slots__ = ("_waiter", "closed", "direct", "direct_text", "events", "run")
+    __slots__ = ("_waiter", "closed", "direct", "direct_text", "events", "run", "started")
 
     def __init__(self) -> None:
         self.events: list[RuntimeEvent] = []
@@ -86,6 +86,8 @@ class Outbox:
         """The run's task: the stream ends once it is done (with its error, if it failed)."""
         self._waiter: asyncio.Future[list[RuntimeEvent]] | None = None
         """The consumer's wait for the next batch, while it waits (nothing queued)."""
+        self.started = False
+        """The consumer has been handed a batch (the run's start) through its wait."""
 
     def put(self, events: Sequence[RuntimeEvent]) -> None:
         waiter = self._waiter
@@ -95,7 +97,21 @@ class Outbox:
         if self.direct is not None and self.direct(events):
             return  # what the consumer would have done next, done now
         self._waiter = None
-        waiter.set_result(events if type(events) is list else list(events))
+        if not self.started:  # the run's start: at once (a server answers the request by it)
+            self.started = True
+            waiter.set_result(events if type(events) is list else list(events))
+            return
+        self.events.extend(events)  # what the run emits until it waits goes with these
+        waiter.get_loop().call_soon(self._hand_over, waiter)
+
+    def _hand_over(self, waiter: asyncio.Future[list[RuntimeEvent]]) -> None:
+        """Give the consumer what the run emitted since it took the last batch, now that the
+        run waits: one batch (one write), not one for the events that could not be shown at
+        once (a state change the server keeps first) and another for the rest."""
+        if waiter.done():
+            return
+        batch, self.events = self.events, []
+        waiter.set_result(batch)
 
     def put_text(self, message_id: str, delta: str) -> None:
         """`put` for a text delta of the run's own reply: to `direct_text` at once when the
@@ -122,6 +138,7 @@ class Outbox:
         future: asyncio.Future[list[RuntimeEvent]] = asyncio.get_running_loop().create_future()
         if self.events:
             batch, self.events = self.events, []
+            self.started = True
             future.set_result(batch)
         elif self.closed:
             _end(future, self.run)
