@@ -85,7 +85,7 @@ class RunStream:
     async def aclose(self) -> None:
         """Stop the run (if it runs) and wait for its task to end."""
         run = self._outbox.run
-        if run is None:
+        if run is None or run.done():  # (a run that ended: nothing to wait for)
             return
         run.cancel()
         await asyncio.wait([run])
