@@ -280,6 +280,61 @@ class Translation(OpenParts):
             return self._arguments_json(event)
         return None
 
+    def direct_json(self, event: RuntimeEvent) -> str | None:
+        """`delta_json`, and the same for an event of this stream's own run that opens or
+        closes a step or a text message (a few a turn of the model), written directly and kept
+        as `on` keeps it: "" when it writes nothing (a step already open). None for any other
+        event (a subagent's, an id `encode_basestring` may not write as pydantic would), which
+        `on` translates."""
+        kind = type(event)
+        if kind is StepStarted or kind is StepFinished:
+            return self._step_json(cast("StepStarted | StepFinished", event))
+        if kind is TextStarted or kind is TextEnded:
+            return self._text_part_json(cast("TextStarted | TextEnded", event))
+        return self.delta_json(event)
+
+    def _step_json(self, event: StepStarted | StepFinished) -> str | None:
+        if event.run_id is not None or not self.started or self.ended:
+            return None
+        self._open_text = None
+        name = step_name(event.index)
+        steps = self.parts[None].steps
+        if type(event) is StepStarted:
+            if name in steps:
+                return ""
+            steps.append(name)
+            kind = "STEP_STARTED"
+        else:
+            if name not in steps:
+                return ""
+            steps.remove(name)
+            kind = "STEP_FINISHED"
+        return f'{{"type":"{kind}","timestamp":{now_ms()},"stepName":"{name}"}}'
+
+    def _text_part_json(self, event: TextStarted | TextEnded) -> str | None:
+        message_id = event.message_id
+        if event.run_id is not None or not self.started or self.ended \
+                or not message_id.isascii():
+            return None
+        self._open_text = None
+        texts = self.parts[None].texts
+        if type(event) is TextStarted:
+            if message_id in texts:
+                return ""
+            texts.append(message_id)
+            self._draft(message_id, "assistant", None)
+            return (f'{{"type":"TEXT_MESSAGE_START","timestamp":{now_ms()},"messageId":'
+                    f'{encode_basestring(message_id)},"role":"assistant"}}')
+        if message_id not in texts:
+            return ""
+        text = cast("TextEnded", event).text
+        draft = self.drafts.get(message_id)
+        if draft is not None and text:
+            draft.text.adopt(text)  # all its deltas: the reply's own string
+        texts.remove(message_id)
+        return (f'{{"type":"TEXT_MESSAGE_END","timestamp":{now_ms()},"messageId":'
+                f'{encode_basestring(message_id)}}}')
+
     def _arguments_json(self, event: ToolCallArgsDelta) -> str | None:
         """`delta_json` of a piece of a tool call's arguments (a model streams them a few
         characters at a time: a `predict_state` argument shown as it comes), kept in the call's

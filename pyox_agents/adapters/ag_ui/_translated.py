@@ -134,8 +134,9 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
             return one(text)  # a slow stream's every token: one text delta
         out: list[T] = []
         for event in batch:
-            if delta is not None and (text := translation.delta_json(event)) is not None:
-                out.append(delta(text))
+            if delta is not None and (text := translation.direct_json(event)) is not None:
+                if text:
+                    out.append(delta(text))
                 continue
             out.extend(write(_stamped(e)) for e in translation.on(event))
         self._over = translation.ended
