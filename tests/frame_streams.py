@@ -15,6 +15,7 @@ from pyox_agents.events import (
     RunFailed,
     RunFinished,
     RuntimeEvent,
+    StateChanged,
     StepFinished,
     StepStarted,
     SubagentFinished,
@@ -25,6 +26,7 @@ from pyox_agents.events import (
     ToolCallArgsDelta,
     ToolCallEnded,
     ToolCallStarted,
+    ToolResult,
 )
 from pyox_agents.state.run import AgentError
 
@@ -36,6 +38,12 @@ TEXTS = st.text(st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
 IDS = st.sampled_from(["m1", "m2", 'm"3'])
 _OWNERS = st.sampled_from([None, None, None, "sub-1"])
 _CALLS = st.sampled_from(["c1", "c2", 'c"3'])
+_RESULTS = st.one_of(st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
+                     st.dictionaries(TEXTS, st.integers(), max_size=2), st.none())
+"""A tool's result: numbers past 64 bits, floats, objects with any keys, nothing."""
+_OPS = st.builds(lambda path, value: {"op": "add", "path": path, "value": value},
+                 st.sampled_from(["/items/-", "/a~1b", '/"q"']), _RESULTS | TEXTS)
+"""An RFC 6902 operation of a state change, its value any JSON (big integers too)."""
 
 EVENTS = st.one_of(
     st.builds(TextStarted, IDS, run_id=_OWNERS),
@@ -50,6 +58,10 @@ EVENTS = st.one_of(
     st.builds(ToolCallArgsDelta, _CALLS, TEXTS, run_id=_OWNERS),
     st.builds(ToolCallArgsDelta, _CALLS, TEXTS),
     st.builds(ToolCallEnded, _CALLS, st.just("look"), st.just({"q": 1}), run_id=_OWNERS),
+    st.builds(ToolResult, _CALLS, st.just("look"), st.one_of(TEXTS, _RESULTS), run_id=_OWNERS),
+    st.builds(ToolResult, _CALLS, st.just("look"), error=TEXTS, run_id=_OWNERS),
+    st.builds(StateChanged, st.lists(_OPS, max_size=3), st.just({}), _CALLS, st.just(1),
+              run_id=_OWNERS),
     st.builds(StepStarted, st.integers(0, 2), run_id=_OWNERS),
     st.builds(StepFinished, st.integers(0, 2), run_id=_OWNERS),
     st.just(SubagentStarted("sub-1", "c1", "helper", "t")),

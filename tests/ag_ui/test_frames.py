@@ -19,12 +19,15 @@ from pyox_agents.events import (
     RunFinished,
     RunStarted,
     RuntimeEvent,
+    StateChanged,
     SubagentStarted,
     TextDelta,
     TextEnded,
     TextStarted,
     ToolCallArgsDelta,
+    ToolCallEnded,
     ToolCallStarted,
+    ToolResult,
 )
 from tests.ag_ui.helpers import run_input
 from tests.frame_streams import EVENTS, WaitingFollower
@@ -85,6 +88,22 @@ def test_a_subagents_delta_into_a_message_id_the_run_has_open_is_the_subagents()
     assert fast == slow
     (theirs,) = [f for f in fast.split(b"\n\n") if b'"TOOL_CALL_ARGS"' in f and b"theirs" in f]
     assert b'"subagentRunId":"sub-1"' in theirs
+
+
+def test_a_tool_result_or_state_change_orjson_refuses_is_written_as_pydantic_writes_it(
+        ) -> None:
+    """Rule: a tool's result or state change goes out as the same bytes either way, also one
+    the direct write refuses (an integer past 64 bits): pydantic writes it."""
+    batches: list[list[RuntimeEvent]] = [
+        [RunStarted("r", "t", {}), ToolCallStarted("c1", "look", "m1"),
+         ToolCallArgsDelta("c1", "{}"), ToolCallEnded("c1", "look", {})],
+        [ToolResult("c1", "look", result={"n": 2**70}),
+         StateChanged([{"op": "add", "path": "/n", "value": 2**70}], {}, "c1", 1),
+         StateChanged([{"op": "add", "path": "/s", "value": -(2**65)}], {}, "c1", 2)],
+        [ToolResult("c2", "look", error="no such call"), RunFinished(answer=None, state={})]]
+    fast, slow = asyncio.run(_both(batches))
+    assert fast == slow
+    assert b'"TOOL_CALL_RESULT"' in fast and b"1180591620717411303424" in fast
 
 
 def test_a_run_of_text_deltas_is_written_in_order_one_chunk_per_batch() -> None:

@@ -18,6 +18,7 @@ from collections.abc import (
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple, cast
 
+import orjson
 from ag_ui.core import (
     PROTOCOL_VERSION,
     BaseEvent,
@@ -46,6 +47,7 @@ from pyox_agents.adapters.ag_ui._messages import (
     as_json,
     reasoning_id,
     result_id,
+    result_text,
 )
 from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
 from pyox_agents.adapters.ag_ui._tool_events import ToolEvents
@@ -76,6 +78,7 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
+from pyox_agents.state._pieces import Pieces
 from pyox_agents.state.frozen import thaw
 from pyox_agents.state.run import AgentError, ApprovalRequest
 
@@ -291,7 +294,80 @@ class Translation(OpenParts):
             return self._step_json(cast("StepStarted | StepFinished", event))
         if kind is TextStarted or kind is TextEnded:
             return self._text_part_json(cast("TextStarted | TextEnded", event))
+        if kind is ToolCallStarted or kind is ToolCallEnded:
+            return self._call_json(cast("ToolCallStarted | ToolCallEnded", event))
+        if kind is ToolResult:
+            return self._result_json(cast("ToolResult", event))
+        if kind is StateChanged:
+            return self._state_delta_json(cast("StateChanged", event))
         return self.delta_json(event)
+
+    def _call_json(self, event: ToolCallStarted | ToolCallEnded) -> str | None:
+        """A tool call of this stream's own run opened, or closed once its arguments were
+        streamed (else `on` writes them first)."""
+        call_id = event.call_id
+        if event.run_id is not None or not self.started or self.ended or not call_id.isascii():
+            return None
+        calls = self.parts[None].calls
+        if type(event) is ToolCallEnded:
+            if call_id not in calls:
+                return ""
+            if not self.drafts[self.call_message[call_id]].calls[call_id]:
+                return None  # nothing streamed: `on` writes the arguments before the end
+            self._open_text = None
+            calls.remove(call_id)
+            return (f'{{"type":"TOOL_CALL_END","timestamp":{now_ms()},"toolCallId":'
+                    f'{encode_basestring(call_id)}}}')
+        started = cast("ToolCallStarted", event)
+        name, message_id = started.name, started.message_id
+        if not (name.isascii() and message_id.isascii()):
+            return None
+        self._open_text = None
+        if call_id in calls:
+            return ""
+        calls.append(call_id)
+        draft = self._draft(message_id, "assistant", None)
+        draft.calls[call_id] = Pieces()
+        draft.names[call_id] = name
+        self.call_message[call_id] = message_id
+        self.call_owner[call_id] = None
+        return (f'{{"type":"TOOL_CALL_START","timestamp":{now_ms()},"toolCallId":'
+                f'{encode_basestring(call_id)},"toolCallName":{encode_basestring(name)},'
+                f'"parentMessageId":{encode_basestring(message_id)}}}')
+
+    def _result_json(self, event: ToolResult) -> str | None:
+        """A tool result of this stream's own run, its call already closed (else `on` closes
+        it first)."""
+        call_id = event.call_id
+        if event.run_id is not None or not self.started or self.ended or not call_id.isascii() \
+                or call_id in self.parts[None].calls:
+            return None
+        error = event.error
+        content = error if error is not None else result_text(event.result)
+        try:
+            written = orjson.dumps(content).decode()  # (a lone surrogate: `on`'s way)
+        except orjson.JSONEncodeError:
+            return None
+        self._open_text = None
+        message_id = result_id(call_id)
+        draft = self._draft(message_id, "tool", None)
+        draft.call_id, draft.error = call_id, error
+        draft.text = Pieces()
+        draft.text.add(content)
+        return (f'{{"type":"TOOL_CALL_RESULT","timestamp":{now_ms()},"messageId":'
+                f'{encode_basestring(message_id)},"toolCallId":{encode_basestring(call_id)},'
+                f'"content":{written},"role":"tool"}}')
+
+    def _state_delta_json(self, event: StateChanged) -> str | None:
+        """A state change of this stream's own run: its RFC 6902 operations as they are."""
+        if event.run_id is not None or not self.started or self.ended:
+            return None
+        try:
+            written = orjson.dumps([thaw(op) for op in event.delta]).decode()
+        except orjson.JSONEncodeError:  # (an integer past 64 bits: `on`'s way)
+            return None
+        self._open_text = None
+        return f'{{"type":"STATE_DELTA","timestamp":{now_ms()},"delta":{written}}}'
 
     def _step_json(self, event: StepStarted | StepFinished) -> str | None:
         if event.run_id is not None or not self.started or self.ended:

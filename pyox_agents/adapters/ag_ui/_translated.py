@@ -68,6 +68,8 @@ def translated(
     `delta`, when given, writes the JSON of a text delta of the stream's own run into a
     message already open (most of a stream) straight from the runtime event, without an event
     object: `write` of the same `TEXT_MESSAGE_CONTENT` must give what `delta` gives of its JSON.
+    So do the other events of the run's own that `Translation.direct_json` writes (its steps,
+    text messages and tool calls opened and closed, its tool results and state changes).
     `one`, with `delta`: what `whole([delta(json)])` gives, made directly (a token's batch).
     `plain_messages`: the stream keeps the client's messages as the JSON of its snapshot
     (`KeptMessage`), for a `write` that is `encode_event` (the only one that writes them).
