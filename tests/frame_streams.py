@@ -28,6 +28,7 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
+from pyox_agents.state.messages import Usage
 from pyox_agents.state.run import AgentError
 
 __all__ = ["EVENTS", "IDS", "TEXTS", "WaitingFollower"]
@@ -67,6 +68,10 @@ EVENTS = st.one_of(
     st.just(SubagentStarted("sub-1", "c1", "helper", "t")),
     st.just(SubagentFinished("sub-1", "done", None)),
     st.just(RunFinished(answer="ok", state={"n": 1})),
+    st.builds(RunFinished, st.one_of(_RESULTS, TEXTS), st.just({}),
+              st.builds(Usage, st.integers(0, 9), st.integers(0, 9), st.integers(0, 2)),
+              outcome=st.sampled_from(["success", "success", "cancelled"]),
+              pending_call_ids=st.sampled_from([(), ("c1", 'c"3')])),
     st.just(RunFailed(AgentError("boom", "it broke"))),
 )
 """One runtime event of a stream, the run's own or a subagent's ("sub-1")."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -42,8 +43,8 @@ def _stamps_out(data: bytes) -> bytes:
     return re.sub(rb'"timestamp":\d+', b'"timestamp":0', data)
 
 
-async def _both(batches: list[list[RuntimeEvent]]) -> tuple[bytes, bytes]:
-    given_input = run_input()
+async def _both(batches: list[list[RuntimeEvent]], **fields: Any) -> tuple[bytes, bytes]:
+    given_input = run_input(**fields)
     fast = b"".join([chunk async for chunk in frame_batches(given_input, _each(batches))])
     slow = b"".join([
         "".join(f"data: {encode_event(e)}\n\n" for e in batch).encode()
@@ -51,15 +52,27 @@ async def _both(batches: list[list[RuntimeEvent]]) -> tuple[bytes, bytes]:
     return _stamps_out(fast), _stamps_out(slow)
 
 
+_INPUTS = st.sampled_from([{}, {"protocolVersion": None}, {"parentRunId": 'p"1'},
+                           {"threadId": "t\u2028é", "runId": "r,1"}])
+"""The client: AG-UI 1.0, a 0.0.x one (no 1.0-only fields), one that names a parent run, ids
+with characters JSON escapes or leaves as they are."""
+_STARTS = st.builds(RunStarted, st.just("r"), st.just("t"),
+                    st.sampled_from([{"items": []}, {"n": 2**70}, {"s": "é\u2028"}, None]))
+"""The run's start, its state any JSON (an integer past 64 bits: only pydantic writes it)."""
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(EVENTS, min_size=1, max_size=6), max_size=8), st.booleans())
+@given(st.lists(st.lists(EVENTS, min_size=1, max_size=6), max_size=8), st.booleans(), _INPUTS,
+       _STARTS)
 def test_frames_are_the_encoded_events_of_translate_batches(
-        batches: list[list[RuntimeEvent]], started: bool) -> None:
+        batches: list[list[RuntimeEvent]], started: bool, fields: dict[str, Any],
+        start: RunStarted) -> None:
     """Every event, in order, as `encode_event` writes it, one chunk per batch: the text and
-    reasoning deltas written directly included (any text: quotes, newlines, non-ASCII, U+2028)."""
+    reasoning deltas written directly included (any text: quotes, newlines, non-ASCII, U+2028),
+    and the run's start and end written directly, for every kind of client."""
     if started:
-        batches = [[RunStarted("r", "t", {"items": []})], *batches]
-    fast, slow = asyncio.run(_both(batches))
+        batches = [[start], *batches]
+    fast, slow = asyncio.run(_both(batches, **fields))
     assert fast == slow
 
 

@@ -135,6 +135,11 @@ def _snapshot_event(messages: list[Message | KeptMessage]) -> MessagesSnapshotEv
     return MessagesSnapshotEvent(messages=cast("list[Message]", messages))
 
 
+def _json(value: Any) -> str:
+    """`value` as orjson writes it (raises `orjson.JSONEncodeError` where pydantic must)."""
+    return orjson.dumps(value).decode()
+
+
 def step_name(index: int) -> str:
     """The `stepName` of step `index`."""
     return f"step-{index}"
@@ -301,6 +306,72 @@ class Translation(OpenParts):
         if kind is StateChanged:
             return self._state_delta_json(cast("StateChanged", event))
         return self.delta_json(event)
+
+    def ends_json(self, event: RunStarted | RunFinished) -> list[str] | None:
+        """The JSON of what `on` writes for the run's start (`RUN_STARTED`, `STATE_SNAPSHOT`)
+        or for its end on its own with nothing left open (`MESSAGES_SNAPSHOT` of plain kept
+        messages, `RUN_FINISHED`), written directly and kept as `on` keeps it; None where `on`
+        must say it (a connect or resume, something to close, an interrupt or cancel, a value
+        orjson refuses)."""
+        if self.ended or (type(event) is RunStarted and self.started):
+            return []
+        if type(event) is RunStarted:
+            return self._start_json(event)
+        return self._finished_json(cast("RunFinished", event))
+
+    def _start_json(self, event: RunStarted) -> list[str] | None:
+        if self.restore or self.resume:
+            return None
+        try:
+            thread_id, run_id = _json(self.thread_id), _json(self.run_id)
+            parent = None if self.parent_run_id is None else _json(self.parent_run_id)
+            snapshot = _json(thaw(event.state))
+        except orjson.JSONEncodeError:
+            return None
+        self.started = True
+        self._open_text = None
+        now = now_ms()
+        start = f'{{"type":"RUN_STARTED","timestamp":{now},"threadId":{thread_id},"runId":{run_id}'
+        if self.v1:
+            start += f',"protocolVersion":"{PROTOCOL_VERSION}"'
+        if parent is not None:
+            start += f',"parentRunId":{parent}'
+        return [start + "}", f'{{"type":"STATE_SNAPSHOT","timestamp":{now},"snapshot":{snapshot}}}']
+
+    def _finished_json(self, event: RunFinished) -> list[str] | None:
+        parts = self.parts[None]
+        if not self.started or event.outcome != "success" or self.subagents or parts.texts \
+                or parts.reasoning or parts.calls or parts.steps:
+            return None
+        try:
+            written = []
+            if self.drafts or not self.restore:
+                messages = self._snapshot()
+                if any(type(message) is not KeptMessage for message in messages):
+                    return None  # a message only pydantic writes
+                written.append(_json(messages))
+            outcome = '{"type":"success"}'
+            if self.v1 and event.pending_call_ids:
+                outcome = ('{"type":"success","pendingToolCallIds":'
+                           f'{_json(list(event.pending_call_ids))}}}')
+            result = "" if event.answer is None else f',"result":{_json(as_json(event.answer))}'
+            thread_id, run_id = _json(self.thread_id), _json(self.run_id)
+        except orjson.JSONEncodeError:
+            return None
+        usage = event.usage
+        spent = ""
+        if usage.requests:
+            spent = (f',"usage":[{{"inputTokens":{usage.input_tokens},"outputTokens":'
+                     f'{usage.output_tokens},"totalTokens":'
+                     f'{usage.input_tokens + usage.output_tokens}}}]')
+        self.ended = True
+        self._open_text = None
+        now = now_ms()
+        out = [f'{{"type":"MESSAGES_SNAPSHOT","timestamp":{now},"messages":{messages}}}'
+               for messages in written]
+        out.append(f'{{"type":"RUN_FINISHED","timestamp":{now},"threadId":{thread_id},"runId":'
+                   f'{run_id}{result},"outcome":{outcome}{spent}}}')
+        return out
 
     def _call_json(self, event: ToolCallStarted | ToolCallEnded) -> str | None:
         """A tool call of this stream's own run opened, or closed once its arguments were

@@ -15,7 +15,7 @@ from pyox_agents.adapters._at_once import Translating
 from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
 from pyox_agents.adapters.ag_ui._open import now_ms
-from pyox_agents.events import RuntimeEvent
+from pyox_agents.events import RunFinished, RunStarted, RuntimeEvent
 
 __all__ = ["Translated", "translate", "translate_batches", "translated"]
 
@@ -69,7 +69,8 @@ def translated(
     message already open (most of a stream) straight from the runtime event, without an event
     object: `write` of the same `TEXT_MESSAGE_CONTENT` must give what `delta` gives of its JSON.
     So do the other events of the run's own that `Translation.direct_json` writes (its steps,
-    text messages and tool calls opened and closed, its tool results and state changes).
+    text messages and tool calls opened and closed, its tool results and state changes) and
+    its start and end (`Translation.ends_json`).
     `one`, with `delta`: what `whole([delta(json)])` gives, made directly (a token's batch).
     `plain_messages`: the stream keeps the client's messages as the JSON of its snapshot
     (`KeptMessage`), for a `write` that is `encode_event` (the only one that writes them).
@@ -136,10 +137,15 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
             return one(text)  # a slow stream's every token: one text delta
         out: list[T] = []
         for event in batch:
-            if delta is not None and (text := translation.direct_json(event)) is not None:
-                if text:
-                    out.append(delta(text))
-                continue
+            if delta is not None:
+                if (text := translation.direct_json(event)) is not None:
+                    if text:
+                        out.append(delta(text))
+                    continue
+                if (type(event) is RunStarted or type(event) is RunFinished) and (
+                        texts := translation.ends_json(event)) is not None:
+                    out.extend(delta(text) for text in texts)
+                    continue
             out.extend(write(_stamped(e)) for e in translation.on(event))
         self._over = translation.ended
         return self._whole(out) if out else None
