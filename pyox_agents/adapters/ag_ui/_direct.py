@@ -93,6 +93,10 @@ class DirectWrites(OpenParts):
         event (a subagent's, an id `encode_basestring` may not write as pydantic would), which
         `on` translates."""
         kind = type(event)
+        if kind is TextDelta:  # most events: checked first
+            delta = cast("TextDelta", event)
+            return None if delta.run_id is not None else self.text_json(delta.message_id,
+                                                                        delta.delta)
         if kind is StepStarted or kind is StepFinished:
             return self._step_json(cast("StepStarted | StepFinished", event))
         if kind is TextStarted or kind is TextEnded:
