@@ -20,7 +20,7 @@ import orjson
 from ag_ui.core import PROTOCOL_VERSION, Message
 
 from pyox_agents.adapters.ag_ui._kept_messages import KeptMessage, message_id
-from pyox_agents.adapters.ag_ui._messages import as_json, reasoning_id, result_id, result_text
+from pyox_agents.adapters.ag_ui._messages import as_json, reasoning_id, result_text
 from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
 from pyox_agents.events import (
     ReasoningDelta,
@@ -38,7 +38,6 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
-from pyox_agents.state._pieces import Pieces
 from pyox_agents.state.frozen import thaw
 
 __all__ = ["DirectWrites", "step_name"]
@@ -87,11 +86,11 @@ class DirectWrites(OpenParts):
         return None
 
     def direct_json(self, event: RuntimeEvent) -> str | None:
-        """`delta_json`, and the same for an event of this stream's own run that opens or
-        closes a step or a text message (a few a turn of the model), written directly and kept
-        as `on` keeps it: "" when it writes nothing (a step already open). None for any other
-        event (a subagent's, an id `encode_basestring` may not write as pydantic would), which
-        `on` translates."""
+        """`delta_json`, and the same for the other frequent events of this stream's own run
+        (a step, text message or tool call opened or closed, a tool result, a state change),
+        written directly and kept as `on` keeps it: "" when it writes nothing (a step already
+        open). None for any other event (a subagent's, an id `encode_basestring` may not write
+        as pydantic would, a value orjson refuses), which `on` translates."""
         kind = type(event)
         if kind is TextDelta:  # most events: checked first
             delta = cast("TextDelta", event)
@@ -198,12 +197,7 @@ class DirectWrites(OpenParts):
         self._open_text = None
         if call_id in calls:
             return ""
-        calls.append(call_id)
-        draft = self._draft(message_id, "assistant", None)
-        draft.calls[call_id] = Pieces()
-        draft.names[call_id] = name
-        self.call_message[call_id] = message_id
-        self.call_owner[call_id] = None
+        self._open_call(self.parts[None], call_id, name, message_id, None)
         return (f'{{"type":"TOOL_CALL_START","timestamp":{now_ms()},"toolCallId":'
                 f'{encode_basestring(call_id)},"toolCallName":{encode_basestring(name)},'
                 f'"parentMessageId":{encode_basestring(message_id)}}}')
@@ -222,11 +216,7 @@ class DirectWrites(OpenParts):
         except orjson.JSONEncodeError:
             return None
         self._open_text = None
-        message_id = result_id(call_id)
-        draft = self._draft(message_id, "tool", None)
-        draft.call_id, draft.error = call_id, error
-        draft.text = Pieces()
-        draft.text.add(content)
+        message_id = self._result_draft(call_id, content, error, None)
         return (f'{{"type":"TOOL_CALL_RESULT","timestamp":{now_ms()},"messageId":'
                 f'{encode_basestring(message_id)},"toolCallId":{encode_basestring(call_id)},'
                 f'"content":{written},"role":"tool"}}')

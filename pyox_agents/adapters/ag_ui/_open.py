@@ -94,12 +94,7 @@ class OpenParts:
         parts = self._parts(owner)
         if call_id in parts.calls:
             return
-        parts.calls.append(call_id)
-        draft = self._draft(message_id, "assistant", owner)
-        draft.calls[call_id] = Pieces()
-        draft.names[call_id] = name
-        self.call_message[call_id] = message_id
-        self.call_owner[call_id] = owner
+        self._open_call(parts, call_id, name, message_id, owner)
         yield ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name,
                                  parent_message_id=message_id, **self._attributed(owner))
 
@@ -152,11 +147,7 @@ class OpenParts:
         if call_id in self._parts(owner).calls:
             yield from self._call_ended(call_id, None, owner)
         content = error if error is not None else result_text(result)
-        message_id = result_id(call_id)
-        draft = self._draft(message_id, "tool", owner)
-        draft.call_id, draft.error = call_id, error
-        draft.text = Pieces()
-        draft.text.add(content)
+        message_id = self._result_draft(call_id, content, error, owner)
         yield ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content,
                                   role="tool", **self._attributed(owner))
 
@@ -217,6 +208,26 @@ class OpenParts:
         if parts is None:
             parts = self.parts[owner] = _Parts()
         return parts
+
+    def _open_call(self, parts: _Parts, call_id: str, name: str, message_id: str,
+                   owner: str | None) -> None:
+        """Note call `call_id` of `owner` open, in its message's draft."""
+        parts.calls.append(call_id)
+        draft = self._draft(message_id, "assistant", owner)
+        draft.calls[call_id] = Pieces()
+        draft.names[call_id] = name
+        self.call_message[call_id] = message_id
+        self.call_owner[call_id] = owner
+
+    def _result_draft(self, call_id: str, content: str, error: str | None, owner: str | None
+                      ) -> str:
+        """Keep the result of call `call_id` as a tool message; its message id."""
+        message_id = result_id(call_id)
+        draft = self._draft(message_id, "tool", owner)
+        draft.call_id, draft.error = call_id, error
+        draft.text = Pieces()
+        draft.text.add(content)
+        return message_id
 
     def _draft(self, message_id: str, role: str, owner: str | None) -> MessageDraft:
         draft = self.drafts.get(message_id)
