@@ -22,6 +22,8 @@ import logging
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
+import anyio.to_thread
+
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._sharing import share
@@ -100,8 +102,8 @@ async def kept_and_committed(store: Store, thread_id: str) -> tuple[ThreadState,
     with contextlib.suppress(LookupError):
         loaded = await store.aload_thread(thread_id)
         if loaded.shared_version is not None and loaded.shared_state is not None \
-                and not kept.holds(loaded.shared_state):
-            return kept, loaded.shared_state
+                and not await anyio.to_thread.run_sync(kept.holds, loaded.shared_state):
+            return kept, loaded.shared_state  # (a look at each kept version: off the loop)
     return kept, None
 
 

@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import anyio.to_thread
 import pydantic
 
 from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
@@ -117,9 +118,10 @@ def chosen_decision(request: RunRequest, paused: RunState | None) -> Decision:
     return chosen[0]
 
 
-def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
+async def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
     """The paused run's state with the person's edits (the client's state against the version
-    it saw) rebased onto it, or None when they change nothing.
+    it saw) rebased onto it, or None when they change nothing. The work is done in a worker
+    thread: it grows with the state's size, and a big state must not hold the event loop.
 
     Raises:
         RequestError: 409, naming the path, where the run wrote the same place meanwhile.
@@ -127,19 +129,22 @@ def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
     client = request.state
     seen = request.state_seen
     try:
-        return edit_running(versions, client, client if seen is None else seen)
+        return await anyio.to_thread.run_sync(edit_running, versions, client,
+                                              client if seen is None else seen)
     except Conflict as conflict:
         raise RequestError(409, f"the shared state changed at {conflict.path or '/'} while "
                                 "you edited it, in the paused run; reload the thread's state "
                                 "(GET /threads/{id}) and edit it again", "state") from None
 
 
-def start_state(request: RunRequest, kept: ThreadState | None) -> Any:
+async def start_state(request: RunRequest, kept: ThreadState | None) -> Any:
     """The state a new run starts from: the client's, merged with the thread's kept state.
 
     No state from the client (or `{}` from one that never received this thread's state, e.g. a
     reloaded page): the kept state. Otherwise the client's edits on top of the version it last
-    saw, rebased onto the kept state's latest version (`merge`).
+    saw, rebased onto the kept state's latest version (`merge`), in a worker thread unless the
+    client sent the latest version as it is: a merge's work grows with the state's size (it is
+    linear), and a big state must not hold the event loop.
     """
     client = request.state
     fresh = client is None or (not request.saw_thread and json_equal(client, {}))
@@ -150,7 +155,9 @@ def start_state(request: RunRequest, kept: ThreadState | None) -> Any:
     seen = request.state_seen
     if seen is None and isinstance(client, dict | list) and not client:
         seen = kept.frozen()  # cleared: what it cleared is all it had, the latest at best
-    return merge(kept, client, client if seen is None else seen)
+    if seen is None and kept.is_latest(client):
+        return kept.frozen()
+    return await anyio.to_thread.run_sync(merge, kept, client, client if seen is None else seen)
 
 
 def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:

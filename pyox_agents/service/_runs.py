@@ -334,7 +334,7 @@ class RunService:
                 paused = await self.paused(agent, request.thread_id)
             return await self._resume(agent, request, paused, fence)
         conversation = await open_conversation(agent, request)
-        start = start_state(request, merged)
+        start = await start_state(request, merged)
         live.start.append(start)
         with refused_as_request_errors(agent):
             handle = agent.start(
@@ -379,7 +379,7 @@ class RunService:
             return
         versions = await self.kept_state(thread)
         versions.add(paused)
-        edited = edit_paused(versions, request)
+        edited = await edit_paused(versions, request)
         if edited is not None:
             await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyox_agents.state.frozen import JSON, freeze
-from pyox_agents.state.patch import Conflict, Op, apply, apply_json, diff, rebase
+from pyox_agents.state.patch import Conflict, apart, apply, apply_json, diff, rebase
 
 __all__ = ["RECENT", "ThreadState", "aligned", "edit_running", "json_equal", "merge"]
 
@@ -86,6 +86,10 @@ class ThreadState:
             value = apply_json(value, ops)
             yield self.version - number, value
 
+    def is_latest(self, state: Any) -> bool:
+        """Whether `state` is the same JSON as the latest version (one walk of `state`)."""
+        return bool(self.version) and aligned(self.frozen(), state) is self.frozen()
+
     def holds(self, state: Any) -> bool:
         """Whether `state` is the same JSON as one of the kept versions."""
         if not self.version:
@@ -138,7 +142,7 @@ def merge(kept: ThreadState, client: Any, seen: Any) -> JSON:
     except Conflict:
         pass
     # The same place was written by both: the person's write wins over the finished run.
-    others = [op for op in theirs if not _conflicts(op, mine)]
+    others = apart(theirs, mine)
     try:
         return apply(mine_value, rebase(others, mine))
     except (Conflict, ValueError):
@@ -208,11 +212,3 @@ def _equal(a: Any, b: Any) -> bool:
     if type(a) is not type(b) or isinstance(b, dict | list) or a != b:
         return False
     return not isinstance(a, float) or math.copysign(1.0, a) == math.copysign(1.0, b)
-
-
-def _conflicts(op: Op, ops: list[Op]) -> bool:
-    try:
-        rebase([op], ops)
-    except Conflict:
-        return True
-    return False

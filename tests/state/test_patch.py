@@ -305,3 +305,55 @@ def test_json_ops_share_what_they_do_not_touch() -> None:
 def test_a_json_op_that_does_not_apply_says_what_and_where(op: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         apply_json(doc(), [op])
+
+
+# -- rebase's shortcuts give what the op-by-op transform gives -----------------------------------
+
+_KEYS = st.sampled_from(["a", "b", "c"])
+
+
+@st.composite
+def _ops(draw: st.DrawFn) -> list[Op]:
+    """Ops as a tool records them on a dict of short lists: inserts, removals, replacements of
+    items and of keys inside items, and keys added or removed."""
+    ops = []
+    for _ in range(draw(st.integers(0, 6))):
+        key, index = draw(_KEYS), draw(st.integers(0, 3))
+        kind = draw(st.sampled_from(["insert", "remove", "replace", "inner", "key"]))
+        if kind == "insert":
+            ops.append(Op("add", (key, index), index))
+        elif kind == "remove":
+            ops.append(Op("remove", (key, index)))
+        elif kind == "replace":
+            ops.append(Op("replace", (key, index), -index))
+        elif kind == "inner":
+            ops.append(Op("replace", (key, index, "x"), 1))
+        else:
+            ops.append(Op("add", (key,), []))
+    return ops
+
+
+@settings(max_examples=400, deadline=None)
+@given(mine=_ops(), committed=_ops())
+def test_rebase_by_parts_gives_what_the_op_by_op_transform_gives(mine: list[Op],
+                                                                  committed: list[Op]) -> None:
+    from pyox_agents.state.patch import _rebase_pairs
+
+    try:
+        expected: list[Op] | None = _rebase_pairs(list(mine), list(committed))
+    except Conflict:
+        expected = None
+    try:
+        got: list[Op] | None = rebase(mine, committed)
+    except Conflict:
+        got = None
+    assert got == expected
+
+
+def test_two_changes_that_move_one_list_by_the_thousand_are_a_conflict_not_a_long_wait() -> None:
+    mine = [Op("remove", ("todos", i)) for i in range(2_000, 0, -2)]
+    committed = [Op("add", ("todos", i), i) for i in range(0, 2_000, 2)]
+    with pytest.raises(Conflict) as info:
+        rebase(mine, committed)
+    assert info.value.path == "/todos"
+    assert rebase(mine[:10], committed)  # a few against many: combined op by op

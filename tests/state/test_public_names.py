@@ -15,7 +15,7 @@ from pyox_agents.state import draft, frozen, patch, shared
             ["JSON", "MAX_DEPTH", "FrozenDict", "FrozenList", "StateView", "freeze",
              "lone_surrogate", "parse_pointer", "pointer", "python_path", "thaw"],
         ),
-        (patch, ["Conflict", "Op", "apply", "apply_json", "diff", "rebase"]),
+        (patch, ["Conflict", "Op", "apart", "apply", "apply_json", "diff", "rebase"]),
         (draft, ["Draft", "DraftDict", "DraftList"]),
         (shared, ["Commit", "Refused", "SharedState", "json_size"]),
     ],
