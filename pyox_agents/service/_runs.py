@@ -158,16 +158,18 @@ class RunService:
         if self.closing:
             raise RequestError(503, "the server is shutting down and starts no new run; send "
                                     "the request again in a moment", headers={"Retry-After": "1"})
-        check_limits(self.limits, request, running=len(self._active),
-                     running_for_principal=self._runs_of[principal])
         if not is_id(request.thread_id):
             raise RequestError(422, f"thread id {request.thread_id[:40]!r} must be 1 to 128 "
                                     "letters, digits, '_' or '-'", "threadId")
         await self.check_owner(request.thread_id, principal)  # others' threads: 404, not 409
+        # From here to `_add_active`, no await: the limits are checked and counted at once, so
+        # requests that arrive together cannot all pass the check before any is counted.
+        check_limits(self.limits, request, running=len(self._active),
+                     running_for_principal=self._runs_of[principal])
         if request.thread_id in self._active:
             raise Busy(request.thread_id)
         live = LiveRun(request.thread_id, name, principal)
-        self._add_active(live)  # taken before any await: no two starts race
+        self._add_active(live)
         try:
             if self.shared:
                 token = await self._peers.aacquire_lease(
