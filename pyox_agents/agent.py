@@ -28,13 +28,13 @@ from pyox_agents.models.names import resolve_model
 from pyox_agents.runtime import _resuming, _starting, _task, _turns
 from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.runtime._limits import Limits
+from pyox_agents.runtime._paused import PAUSED_RUNS, PAUSED_SECONDS, PausedRuns
 from pyox_agents.runtime._permissions import Permission
 from pyox_agents.runtime._planning import Planner
 from pyox_agents.runtime._runner import Runner
 from pyox_agents.runtime._setup import Instructions, Setup
 from pyox_agents.runtime._starting import NOT_GIVEN as _NOT_GIVEN
 from pyox_agents.runtime._subagent_tool import subagent_tool
-from pyox_agents.runtime._subagents import PausedRuns
 from pyox_agents.runtime._turns import COMPACT_PROMPT as COMPACT_PROMPT
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Reply, Usage
@@ -92,7 +92,8 @@ class Agent:
             asked before every tool call (see `pyox_agents.runtime._permissions`).
         store: where conversations and runs are saved after every step (`MemoryStore`,
             `SQLiteStore`). Without one, nothing is saved, and only runs paused for a person
-            are kept (in memory) so that `resume` can continue them.
+            are kept (in memory: the latest 1,000, each for a day; see `with_store`) so that
+            `resume` can continue them.
         limits: a budget (`Limits(steps=, tool_calls=, input_tokens=, output_tokens=, cost=,
             seconds=)`): a run that reaches it stops.
         planner: `fn(run_state) -> CallTool(...) | [CallTool(...)] | Answer(value)`, instead
@@ -150,8 +151,7 @@ class Agent:
             raise ValueError(f'Agent(state_snapshots=...) is "change", "step" or "finish", '
                              f"got {state_snapshots!r}")
         self.state_snapshots: StateSnapshots = state_snapshots
-        self._paused: PausedRuns = {}  # store-less agents' paused runs
-        self._paused_state: dict[str, Any] = {}  # their shared state, until they resume
+        self._paused = PausedRuns()  # store-less agents' paused runs, bounded
         self._resolved: Model | None = None
 
     def _add_tool(self, item: Tool | Toolset) -> None:
@@ -185,12 +185,16 @@ class Agent:
         async with opened(self.tools, self.toolsets) as (tools, _):
             return tools
 
-    def with_store(self, store: Store | None) -> Agent:
-        """A copy of this agent that saves to `store` (the server gives agents its store so)."""
+    def with_store(self, store: Store | None, *, paused_runs: int = PAUSED_RUNS,
+                   paused_seconds: float = PAUSED_SECONDS) -> Agent:
+        """A copy of this agent that saves to `store` (the server gives agents its store so).
+
+        Without a store, the copy keeps at most `paused_runs` runs paused for a person, each
+        for at most `paused_seconds` (the oldest go first; a run let go cannot be resumed).
+        """
         clone = copy.copy(self)
         clone.store = store
-        clone._paused = {}
-        clone._paused_state = {}
+        clone._paused = PausedRuns(paused_runs, paused_seconds)
         return clone
 
     # -- whole runs ----------------------------------------------------------------------------
@@ -357,6 +361,22 @@ class Agent:
         if self.store is None:
             return self.paused_run(thread_id)
         return await anyio.to_thread.run_sync(self.paused_run, thread_id)
+
+    async def athread_owner(self, thread_id: str) -> str | None:
+        """The principal thread `thread_id` was started for (a server's; None for everyone).
+
+        With a store, as the store keeps it with the thread; without one, as kept with the
+        thread's run paused for a person (the only thing such an agent keeps of a thread).
+
+        Raises:
+            LookupError: the agent keeps nothing of this thread.
+        """
+        if self.store is None:
+            paused = self._paused.of_thread(thread_id)
+            if paused is None:
+                raise LookupError(f"no thread {thread_id!r} is kept by this Agent")
+            return paused.owner
+        return await self.store.athread_owner(thread_id)
 
     async def apaused_state(self, run_id: str, thread_id: str) -> Any:
         """The shared state that run `run_id` of `thread_id`, paused, keeps until it resumes.

@@ -97,7 +97,7 @@ def test_a_paused_run_resumes_with_its_state_and_keeps_none_once_it_ends(
     if store is not None:
         assert store.load_thread(thread).shared_state is None
     else:
-        assert agent._paused_state == {}
+        assert len(agent._paused) == 0
 
 
 def test_a_history_saved_with_state_change_rows_still_loads_and_runs(store: Store) -> None:

@@ -27,7 +27,7 @@ from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import freeze, thaw
 from pyox_agents.state.messages import ToolCall, Usage
-from pyox_agents.state.patch import Conflict
+from pyox_agents.state.rebase import Conflict
 from pyox_agents.state.run import AgentError, ApprovalRequest, Spent
 from pyox_agents.state.shared import Refused
 from pyox_agents.state.stopped import StoppedByPermission

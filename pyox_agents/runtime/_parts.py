@@ -4,12 +4,12 @@ agent.py and does not import it): the agent's tools, store and paused-run bookke
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import pydantic
 
+from pyox_agents.runtime._paused import PausedRuns
 from pyox_agents.runtime._runner import Setup
-from pyox_agents.runtime._subagents import PausedRuns
 from pyox_agents.stores.base import Store
 from pyox_agents.tools import Tool
 from pyox_agents.toolsets import Toolset
@@ -43,10 +43,6 @@ class AgentParts(Protocol):
     @property
     def _paused(self) -> PausedRuns:
         """Store-less agents' paused runs."""
-
-    @property
-    def _paused_state(self) -> dict[str, Any]:
-        """Their shared state, until they resume."""
 
     def _setup(self, store: Store | None = None) -> Setup:
         """A run's setup from the agent."""

@@ -25,9 +25,8 @@ __all__ = ["kept_state", "load", "paused_run", "paused_state", "prepare_resume",
 def paused_run(agent: AgentParts, thread_id: str) -> RunState | None:
     """The run of thread `thread_id` that waits for a person, or None (see `Agent.paused_run`)."""
     if agent.store is None:
-        kept = (run for run, conversation in agent._paused.values()
-                if conversation.id == thread_id and run.pending is not None)
-        return next(kept, None)
+        paused = agent._paused.of_thread(thread_id)
+        return paused.run if paused is not None and paused.run.pending is not None else None
     try:
         run_id = last_run_id(agent.store.load(thread_id))
         latest: RunState | None = agent.store.load_run(run_id) if run_id else None
@@ -43,9 +42,10 @@ async def paused_state(agent: AgentParts, run_id: str, thread_id: str) -> Any:
         LookupError: it keeps none (it is not paused, or it ended).
     """
     if agent.store is None:
-        if run_id not in agent._paused_state:
+        paused = agent._paused.get(run_id)
+        if paused is None:
             raise LookupError(f"no paused run {run_id!r} in this Agent")
-        return agent._paused_state[run_id]
+        return paused.state
     loaded = await agent.store.aload_thread(thread_id)
     if loaded.shared_version is None or loaded.shared_state is None:
         raise LookupError(f"thread {thread_id!r} keeps no state of a paused run")
@@ -56,7 +56,9 @@ async def replace_paused_state(agent: AgentParts, run_id: str, thread_id: str, s
                                fence: tuple[str, int] | None = None) -> None:
     """Replace the shared state paused run `run_id` keeps; `fence` as in `Agent.start`."""
     if agent.store is None:
-        agent._paused_state[run_id] = state
+        paused = agent._paused.get(run_id)
+        if paused is not None:
+            paused.state = state
         return
     store = agent.store
     record = StepRecord(thread_id=thread_id, first_seq=await store.aentry_count(thread_id),
@@ -74,13 +76,15 @@ async def load(agent: AgentParts, run_id: str) -> tuple[RunState, State]:
         LookupError: no such run.
     """
     if agent.store is None:
-        if run_id not in agent._paused:
+        paused = agent._paused.get(run_id)
+        if paused is None:
             raise LookupError(
                 f"no paused run {run_id!r} in this Agent: without a store, only runs paused "
-                "for a person in this process can be resumed; give Agent(store=...) to keep "
+                f"for a person in this process, the latest {agent._paused.limit} for "
+                f"{agent._paused.seconds:g} s, can be resumed; give Agent(store=...) to keep "
                 "every run"
             )
-        return agent._paused[run_id]
+        return paused.run, paused.conversation
     run = await agent.store.aload_run(run_id)
     thread_id = await anyio.to_thread.run_sync(agent.store.run_thread, run_id)
     return run, await agent.store.aload(thread_id)
@@ -101,7 +105,6 @@ async def prepare_resume(
     tools = await agent._tools_for(run.pending.tool if run.pending and edited else None)
     check_answer(run, tools, approve, answer, edited, request_id, hash_)
     request = run.pending
-    agent._paused.pop(run_id, None)
     shared = SharedState(await kept_state(agent, run_id, conversation),
                          state_type=agent.state_type)
     journal = Journal(run, conversation, shared, agent.store)
@@ -121,6 +124,7 @@ async def kept_state(agent: AgentParts, run_id: str, conversation: State) -> Any
     (written with each step, emptied when the run ends); without one, in the agent.
     """
     if agent.store is None:
-        return agent._paused_state.pop(run_id, {})
+        paused = agent._paused.pop(run_id)
+        return {} if paused is None else paused.state
     loaded = await agent.store.aload_thread(conversation.id)
     return {} if loaded.shared_version is None else loaded.shared_state

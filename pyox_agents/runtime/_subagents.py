@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 
 from pyox_agents.events import (
     ApprovalRequested,
@@ -18,6 +18,7 @@ from pyox_agents.events import (
     SubagentStarted,
 )
 from pyox_agents.runtime._journal import Journal
+from pyox_agents.runtime._paused import Paused, PausedRuns
 from pyox_agents.runtime._runner import Runner
 from pyox_agents.runtime._setup import NO_ACCESS, Access, Setup, SubagentPaused
 from pyox_agents.runtime._toolsets import toolsets_opened
@@ -28,9 +29,8 @@ from pyox_agents.stores.base import Store
 from pyox_agents.tools import RunContext, Tool
 from pyox_agents.toolsets import Toolset
 
-__all__ = ["PausedRuns", "run_subagent"]
+__all__ = ["run_subagent"]
 
-PausedRuns: TypeAlias = dict[str, tuple[RunState, State]]
 """The runs of a store-less agent that wait for a person, by run id, with their conversation."""
 
 
@@ -83,7 +83,7 @@ async def run_subagent(
     pending = journal.run.pending
     if pending is not None:
         if setup.store is None:  # kept in memory, as a paused run of a store-less agent is
-            paused[run_id] = (journal.run, child)
+            paused.keep(Paused(journal.run, child))
         raise SubagentPaused(pending, {"thread_id": child.id, "run_id": run_id,
                                        "call_id": pending.call_id})
     return child.answer
@@ -128,13 +128,14 @@ async def _paused_subagent(
         if child is None:
             child = await store.aload(state_id)
     else:
-        try:
-            run, kept = paused.pop(run_id)
-        except KeyError:
+        kept = paused.pop(run_id)
+        if kept is None:
             raise LookupError(f"the subagent run {run_id[:12]} this call waits on is not in "
-                              "memory: it ran without a store, in another process; give "
-                              "Agent(store=...) to resume subagents across processes") from None
-        child = child if child is not None else kept
+                              "memory: it ran without a store, in another process, or waited "
+                              "longer than paused runs are kept; give Agent(store=...) to "
+                              "resume subagents across processes")
+        run = kept.run
+        child = child if child is not None else kept.conversation
     assert parent.journal is not None
     cut = run.status is RunStatus.RUNNING and run.in_flight is not None
     journal = Journal(run, child, parent.access.shared, store)

@@ -12,6 +12,7 @@ import anyio
 from pyox_agents.events import RuntimeEvent
 from pyox_agents.runtime._handle import Outbox, RunHandle
 from pyox_agents.runtime._parts import AgentParts
+from pyox_agents.runtime._paused import Paused
 from pyox_agents.runtime._recovery import take_over_crashed
 from pyox_agents.runtime._resuming import kept_state
 from pyox_agents.runtime._runner import Access, Runner
@@ -114,8 +115,8 @@ def _ended(agent: AgentParts, runner: Runner, outbox: Outbox) -> None:
     stream."""
     journal = runner.journal
     if agent.store is None and journal is not None and journal.run.pending is not None:
-        agent._paused[journal.run.run_id] = (journal.run, runner.conversation)
-        agent._paused_state[journal.run.run_id] = runner.access.shared.value
+        agent._paused.keep(Paused(journal.run, runner.conversation, runner.access.shared.value,
+                                  journal.owner))
     outbox.close()
 
 

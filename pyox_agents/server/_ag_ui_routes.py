@@ -25,7 +25,7 @@ async def ag_ui_connect(server: Any, request: Request) -> Response:
     principal = await server.principal(request)
     _, agent = server.agent(request)
     run_input = ag_ui.read_input(await server.body(request))
-    await server.runs.check_owner(run_input.thread_id, principal)
+    await server.runs.check_owner(run_input.thread_id, principal, agent)
     back = await rejoin(server.runs, agent, run_input.thread_id)
     batches = ag_ui.connect_batches(
         run_input, ag_ui.thread_messages(back.messages, run_input.messages), state=back.state,

@@ -21,7 +21,7 @@ async def ai_sdk_messages(server: Any, request: Request) -> Response:
     principal = await server.principal(request)
     _, agent = server.agent(request)
     chat_id = request.path_params["chat_id"]
-    await server.runs.check_owner(chat_id, principal)
+    await server.runs.check_owner(chat_id, principal, agent)
     if server.store is None:
         raise RequestError(404, "this server keeps no threads (it was created without a store)")
     try:

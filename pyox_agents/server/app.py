@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,32 +37,15 @@ from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
 from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect
 from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
+from pyox_agents.server._auth import Auth, bearer_tokens
 from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._refusals import handled, text_error
+from pyox_agents.server._thread_routes import get_run, get_thread
 from pyox_agents.server.sse import Chunks, EventStreamResponse
-from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits, thread_view
+from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits
 from pyox_agents.stores.base import Store
 
 __all__ = ["Auth", "bearer_tokens", "create_app"]
-
-Auth = Callable[[Request], Any]
-"""`auth(request) -> principal | None` (sync or async): who is asking; None refuses (401)."""
-
-
-def bearer_tokens(tokens: Mapping[str, str]) -> Auth:
-    """An `auth` for `create_app` that knows principals by their bearer token.
-
-    `tokens` maps a token to a principal name: `Authorization: Bearer <token>`.
-    """
-    known = dict(tokens)
-
-    def auth(request: Request) -> str | None:
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer":
-            return None
-        return known.get(token.strip())
-
-    return auth
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -84,8 +67,11 @@ class _Server:
         lease_ttl: float,
         keep_state: bool,
     ) -> None:
+        store = _one_store(agents, store)
+        limits = limits or ServerLimits()
         self.agents = {
-            name: agent.with_store(store) if agent.store is None and store is not None else agent
+            name: agent if agent.store is not None else agent.with_store(
+                store, paused_runs=limits.paused_runs, paused_seconds=limits.paused_seconds)
             for name, agent in agents.items()
         }
         self.store = store
@@ -147,6 +133,35 @@ class _Server:
                                    on_close=on_close)
 
 
+def _one_store(agents: Mapping[str, Agent], store: Store | None) -> Store | None:
+    """The one store of a server and its agents: `store`, or the one its agents save to.
+
+    A thread's owner is kept with the thread, in the store; if an agent saved its threads in
+    another store than the server reads owners from, the server could not tell whose a thread
+    is (after a restart, anyone could act on it). So two stores are refused here.
+
+    Raises:
+        ValueError: an agent saves to a store other than `store`, or two agents save to
+            different stores.
+    """
+    theirs = {id(agent.store): (name, agent.store) for name, agent in agents.items()
+              if agent.store is not None}
+    if store is not None:
+        for name, kept in theirs.values():
+            if kept is not store:
+                raise ValueError(
+                    f"agent {name!r} saves to a store of its own, not to create_app's store: "
+                    "the server keeps who owns each thread in one store; give the agent no "
+                    "store (it then saves to the server's), or give create_app the agent's")
+        return store
+    if len(theirs) > 1:
+        names = sorted(name for name, _ in theirs.values())
+        raise ValueError(f"agents {names[0]!r} and {names[1]!r} save to different stores: "
+                         "the server keeps who owns each thread in one store; give them the "
+                         "same store, or none and create_app(store=...)")
+    return next((kept for _, kept in theirs.values()), None)
+
+
 async def _batches(events: AsyncIterator[Any]) -> AsyncIterator[list[Any]]:
     """Events one at a time, as batches of one (a run another process executes)."""
     async for event in events:
@@ -172,7 +187,9 @@ def create_app(
     """A Starlette app serving `agents` (by name) over AG-UI and the AI SDK stream protocol.
 
     Agents without a store of their own save to `store` (so threads and runs persist, and a run
-    can be resumed by a later request). `keepalive` is the seconds between keep-alive comments
+    can be resumed by a later request); with `store=None`, the store the agents save to is the
+    server's. A server has one store, where each thread's owner is kept with the thread: an
+    agent that saves to another is refused. `keepalive` is the seconds between keep-alive comments
     in a silent stream; `max_body` the largest request body in bytes (larger: 413). `page` is a
     folder of static files (a built web page) served at `/`. `auth(request) -> principal |
     None` says who asks (see `bearer_tokens`); threads and runs belong to the principal that
@@ -192,7 +209,8 @@ def create_app(
     the server keeps none: a run starts from the client's state, or `{}`.
 
     Raises:
-        ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
+        ValueError: no agents, a name that is not usable in a URL, an unknown `on_disconnect`,
+            or agents that save to another store than the server's (or to two).
     """
     _check_config(agents, on_disconnect)
     server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
@@ -256,8 +274,8 @@ def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
         Route("/agents/{name}/ai-sdk/{chat_id}/messages",
               handled(server, ai_sdk_messages, text_error), methods=["GET"]),
         Route("/agents", handled(server, _list_agents), methods=["GET"]),
-        Route("/threads/{thread_id}", handled(server, _get_thread), methods=["GET"]),
-        Route("/runs/{run_id}", handled(server, _get_run), methods=["GET"]),
+        Route("/threads/{thread_id}", handled(server, get_thread), methods=["GET"]),
+        Route("/runs/{run_id}", handled(server, get_run), methods=["GET"]),
         Route("/healthz", _healthz, methods=["GET"]),
         *([Mount("/", StaticFiles(directory=str(page), html=True))] if page else []),
     ]
@@ -267,7 +285,10 @@ async def _ag_ui_run(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     name, agent = server.agent(request)
     run_input = ag_ui.read_input(await server.body(request))
-    paused = await server.runs.paused(agent, run_input.thread_id) if run_input.resume else None
+    paused = None
+    if run_input.resume:  # the owner first: another's pending request is not told
+        await server.runs.check_owner(run_input.thread_id, principal, agent)
+        paused = await server.runs.paused(agent, run_input.thread_id)
     run_request = ag_ui.request_from_input(run_input, paused.pending if paused else None)
     kept = ag_ui.stream_input(run_input)
     del run_input  # its models go now, not once a burst of requests has all started
@@ -293,7 +314,7 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     _, agent = server.agent(request)
     chat_id = request.path_params["chat_id"]
-    await server.runs.check_owner(chat_id, principal)
+    await server.runs.check_owner(chat_id, principal, agent)
     found = await server.runs.follow(chat_id)  # this process, or (shared runs) another one
     if found is None or "ai_sdk" not in found[1]:
         return Response(status_code=204)
@@ -319,8 +340,8 @@ def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any
 
 async def _ai_sdk_stop(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
-    server.agent(request)
-    await server.runs.check_owner(request.path_params["chat_id"], principal)
+    _, agent = server.agent(request)
+    await server.runs.check_owner(request.path_params["chat_id"], principal, agent)
     stopped = await server.runs.stop(request.path_params["chat_id"])
     return JSONResponse({"stopped": stopped})
 
@@ -350,35 +371,6 @@ async def _list_agents(server: _Server, request: Request) -> Response:
         for name, agent in server.agents.items()
     ]
     return JSONResponse({"agents": listing})
-
-
-async def _get_thread(server: _Server, request: Request) -> Response:
-    principal = await server.principal(request)
-    thread_id = request.path_params["thread_id"]
-    await server.runs.check_owner(thread_id, principal)
-    if server.store is None:
-        raise RequestError(404, "this server keeps no threads (it was created without a store)")
-    try:
-        return JSONResponse(await thread_view(server.runs, thread_id))
-    except LookupError:
-        raise RequestError(404, f"no thread {thread_id!r}") from None
-
-
-async def _get_run(server: _Server, request: Request) -> Response:
-    run_id = request.path_params["run_id"]
-    if server.store is None:
-        raise RequestError(404, "this server keeps no runs (it was created without a store)")
-    principal = await server.principal(request)
-    try:
-        record = await server.store.aload_run_record(run_id)
-        thread_id = await server.store.arun_thread(run_id)
-    except LookupError:
-        raise RequestError(404, f"no run {run_id!r}") from None
-    try:
-        await server.runs.check_owner(thread_id, principal)
-    except RequestError:
-        raise RequestError(404, f"no run {run_id!r}") from None
-    return JSONResponse(dict(record))
 
 
 async def _healthz(request: Request) -> Response:

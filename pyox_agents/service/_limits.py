@@ -18,7 +18,9 @@ class ServerLimits:
     also bounds what a run's tools may make of the state (a commit past it is refused with an
     error result), so a state the server sent is always accepted back; `run_seconds` is
     a hard deadline (the run is stopped and fails with code "run_timeout"); `runs_total` and
-    `runs_per_principal` bound concurrent runs (429 with Retry-After beyond).
+    `runs_per_principal` bound concurrent runs (429 with Retry-After beyond). Without a
+    store, the agents keep at most `paused_runs` runs paused for a person in memory, each for
+    at most `paused_seconds` (the oldest go first; one let go can no longer be answered).
     """
 
     state_bytes: int | None = 1_000_000
@@ -27,6 +29,8 @@ class ServerLimits:
     runs_total: int | None = 1_000
     runs_per_principal: int | None = 50
     retry_after: int = 2
+    paused_runs: int = 1_000
+    paused_seconds: float = 86_400.0
 
 
 def check_limits(limits: ServerLimits, request: RunRequest, *, running: int,

@@ -17,7 +17,7 @@ from pyox_agents.models._inputs import InputNotAccepted, check_inputs
 from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.conversation import State
-from pyox_agents.state.patch import Conflict
+from pyox_agents.state.rebase import Conflict
 from pyox_agents.state.run import RunState
 
 __all__ = [

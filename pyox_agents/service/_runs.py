@@ -48,7 +48,7 @@ from pyox_agents.service._open import (
     refused_as_request_errors,
     start_state,
 )
-from pyox_agents.service._owners import Owners
+from pyox_agents.service._owners import check_owner
 from pyox_agents.service._sharing import keep_lease, release
 from pyox_agents.service._shutdown import drain
 from pyox_agents.service._thread_state import ThreadState
@@ -95,7 +95,6 @@ class RunService:
         self.lease_ttl = lease_ttl
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._active: dict[str, LiveRun] = {}
-        self._owners = Owners(store, self._active)
         self._runs_of: collections.Counter[str | None] = collections.Counter()
         """How many active runs each principal has (the per-principal limit, in O(1))."""
         self.closing = False  # shutting down (`shutdown`): new runs are refused with 503
@@ -141,7 +140,8 @@ class RunService:
 
     async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
         """The run of `thread_id` that waits for a person, or None: the pending-approval lookup
-        a request that answers one needs (look it up once, give it to `start`)."""
+        a request that answers one needs (look it up once, give it to `start`). Check the
+        caller owns the thread first (`check_owner`): its pending request is the owner's."""
         return await agent.apaused_run(thread_id)
 
     async def start(self, agent: Agent, request: RunRequest, *, name: str = "",
@@ -161,7 +161,7 @@ class RunService:
         if not is_id(request.thread_id):
             raise RequestError(422, f"thread id {request.thread_id[:40]!r} must be 1 to 128 "
                                     "letters, digits, '_' or '-'", "threadId")
-        await self.check_owner(request.thread_id, principal)  # others' threads: 404, not 409
+        await self.check_owner(request.thread_id, principal, agent)  # others': 404, not 409
         # From here to `_add_active`, no await: the limits are checked and counted at once, so
         # requests that arrive together cannot all pass the check before any is counted.
         check_limits(self.limits, request, running=len(self._active),
@@ -197,15 +197,17 @@ class RunService:
                 with contextlib.suppress(Exception):
                     await self._peers.arelease_lease(request.thread_id, self.owner, live.lease or 0)
                 raise
-        self._owners.note(request.thread_id, principal)
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         await refuse_unsaved(live)
         return live
 
-    async def check_owner(self, thread_id: str, principal: str | None) -> None:
+    async def check_owner(self, thread_id: str, principal: str | None,
+                          agent: Agent | None = None) -> None:
         """404 unless `thread_id` is new or belongs to `principal` (others' threads are not
-        there, as far as a principal can tell)."""
-        await self._owners.check(thread_id, principal)
+        there, as far as a principal can tell). `agent`: the one the request is for (without
+        a store, it keeps the owners of its paused runs)."""
+        await check_owner(thread_id, principal, active=self._active, store=self.store,
+                          agent=agent)
 
     async def publish_meta(self, live: LiveRun, meta: Mapping[str, Any]) -> None:
         """Share what an adapter keeps of a run (`meta`, JSON) with other processes."""

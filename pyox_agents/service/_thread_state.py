@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyox_agents.state.frozen import JSON, freeze
-from pyox_agents.state.patch import Conflict, apart, apply, apply_json, diff, rebase
+from pyox_agents.state.patch import apply, apply_json, diff
+from pyox_agents.state.rebase import Conflict, apart, rebase
 
 __all__ = ["RECENT", "ThreadState", "aligned", "edit_running", "json_equal", "merge"]
 

@@ -1,16 +1,14 @@
-"""RFC 6902 operations on frozen JSON: apply with path copying, rebase past commits, diff.
+"""RFC 6902 operations on frozen JSON: apply with path copying, and diff.
 
 An `Op` is recorded by a draft at the moment of a write. `apply` copies only the containers on
 each op's path, so untouched subtrees stay shared between versions; `apply_json` does the same
 for ops in their JSON form (a recorded history, a kept thread's way back), the one applier both
-use. `rebase` moves a tool's ops
-past the versions committed while it ran (list indices shift; the same place written twice is a
-`Conflict`). `diff` is only for a tool that replaces the whole document.
+use. `diff` is only for a tool that replaces the whole document. Moving ops past the versions
+committed meanwhile is `pyox_agents.state.rebase`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -27,7 +25,7 @@ from pyox_agents.state.frozen import (
 )
 from pyox_agents.state.jsonvalue import json_equal
 
-__all__ = ["Conflict", "Op", "apart", "apply", "apply_json", "diff", "rebase"]
+__all__ = ["Op", "Path", "apply", "apply_json", "diff"]
 
 Path = tuple[str | int, ...]
 
@@ -60,18 +58,6 @@ class Op:
     def moves(self) -> bool:
         """True for an add into a list or a removal from one: it moves the items after it."""
         return self.kind != "replace" and bool(self.path) and isinstance(self.path[-1], int)
-
-
-class Conflict(Exception):
-    """Another tool changed the same place (or a place containing it) while this tool ran.
-
-    `path` is the JSON Pointer of the contested place. Nothing of the refused change is applied.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        where = f"at {path}" if path else "as a whole"
-        super().__init__(f"the shared state changed {where} while this tool ran")
 
 
 # -- apply ---------------------------------------------------------------------------------------
@@ -251,164 +237,6 @@ def _write(parent: JSON, op: Op) -> None:
                 list.__delitem__(parent, token)
             return
     raise ValueError(f"cannot {op.kind} {pointer(op.path)}: there is no such place")
-
-
-# -- rebase --------------------------------------------------------------------------------------
-
-
-PAIRS_PER_OP = 16
-"""How much work a rebase may do: `PAIRS_PER_OP` pairs of ops looked at per op of the two
-changes (at least `MIN_PAIRS`), so that its time grows with the size of the changes, never with
-their product (a request cannot hold the event loop by sending a long list reordered)."""
-MIN_PAIRS = 4_096
-
-
-def rebase(ops: list[Op] | tuple[Op, ...], committed: list[Op] | tuple[Op, ...]) -> list[Op]:
-    """A tool's `ops` (recorded on version v) moved to apply after `committed` (ops since v).
-
-    The inclusion transform: each committed op shifts the list indices of the tool's ops past
-    its insert or removal, and is itself shifted past each tool op in turn, so later tool ops
-    (recorded after earlier ones) line up. Two inserts at one index: the committed one goes
-    first. An append stays at the end of the list.
-
-    Ops under different top-level keys never meet, and when neither change inserts or removes a
-    list item nothing moves, so only overlapping places are looked for. Two changes that both
-    move items of one part of the document by the hundreds (more pairs of ops than
-    `PAIRS_PER_OP` per op) are not combined op by op: that is a `Conflict` at the part.
-
-    Raises:
-        Conflict: a committed op and a tool op write the same place, or one writes a place
-            containing the other's (inserts into a list write no item, so they never conflict);
-            or both move items of one part of the document too much to combine.
-    """
-    mine = list(ops)
-    if not mine or not committed:
-        return mine
-    if not any(op.moves for op in mine) and not any(op.moves for op in committed):
-        _refuse_overlaps(mine, committed)
-        return mine
-    whole = any(not op.path for op in mine) or any(not op.path for op in committed)
-    groups: dict[str | None, tuple[list[int], list[Op]]] = {}
-    for at, op in enumerate(mine):
-        groups.setdefault(None if whole else _part(op), ([], []))[0].append(at)
-    for op in committed:
-        part = None if whole else _part(op)
-        if part in groups:
-            groups[part][1].append(op)
-    budget = max(MIN_PAIRS, PAIRS_PER_OP * (len(mine) + len(committed)))
-    for key, (places, theirs) in groups.items():
-        if not theirs:
-            continue
-        if len(places) * len(theirs) > budget:
-            raise Conflict(pointer((key,)) if key is not None else "")
-        budget -= len(places) * len(theirs)
-        moved = _rebase_pairs([mine[at] for at in places], theirs)
-        for at, op in zip(places, moved, strict=True):
-            mine[at] = op
-    return mine
-
-
-def _part(op: Op) -> str | None:
-    """The part of the document `op` is in: its top-level key (ops under different keys never
-    meet), or None under a top-level list (an insert there moves every other part)."""
-    return op.path[0] if isinstance(op.path[0], str) else None
-
-
-def _rebase_pairs(mine: list[Op], committed: list[Op]) -> list[Op]:
-    """`rebase` of two changes, op by op (every pair looked at)."""
-    for theirs in committed:
-        moved: list[Op] = []
-        for op in mine:
-            if _conflicts(op, theirs):
-                raise Conflict(pointer(theirs.path if len(theirs.path) < len(op.path) else op.path))
-            moved.append(_shift(op, theirs, first=False))
-            theirs = _shift(theirs, op, first=True)
-        mine = moved
-    return mine
-
-
-def _refuse_overlaps(mine: list[Op], committed: list[Op] | tuple[Op, ...]) -> None:
-    """Raise `Conflict` where an op of `mine` and one of `committed` write overlapping places,
-    for changes that move no list item (so no path shifts)."""
-    places = _Places(committed)
-    for op in mine:
-        met = places.met_by(op)
-        if met is not None:
-            raise Conflict(pointer(met))
-
-
-def apart(ops: list[Op] | tuple[Op, ...], others: list[Op] | tuple[Op, ...]) -> list[Op]:
-    """The ops of `ops` that write no place one of `others` writes, nor a place containing it
-    or inside it (both made on one state; the rule of `rebase`'s conflicts, paths as made)."""
-    places = _Places(others)
-    return [op for op in ops if places.met_by(op) is None]
-
-
-class _Places:
-    """The places a change writes, to find the ops of another change that meet them (the rule
-    of `_conflicts`) by a lookup per prefix of each path, not a look at every pair."""
-
-    def __init__(self, ops: list[Op] | tuple[Op, ...]) -> None:
-        self.written: set[Path] = set()  # the paths of ops that write an item or a key
-        self.around: set[Path] = set()  # every prefix of those, and of each list inserted into
-        for op in ops:
-            if op.inserts:
-                self.around.update(op.path[:depth] for depth in range(len(op.path)))
-            else:
-                self.written.add(op.path)
-                self.around.update(op.path[:depth] for depth in range(len(op.path) + 1))
-
-    def met_by(self, op: Op) -> Path | None:
-        """The contested place if `op` meets one of these places, else None."""
-        path = op.path
-        if not op.inserts and path in self.around:  # the same place, or one inside this one
-            return path
-        for depth in range(len(path) if op.inserts else len(path) + 1):
-            if path[:depth] in self.written:  # a place containing this one
-                return path[:depth]
-        return None
-
-
-def _conflicts(a: Op, b: Op) -> bool:
-    """Whether two ops made on one state write overlapping places."""
-    if a.inserts and b.inserts:
-        return False
-    if a.inserts:  # b writes over the list a inserts into, or over a container of it
-        return _is_prefix(b.path, a.path[:-1])
-    if b.inserts:
-        return _is_prefix(a.path, b.path[:-1])
-    return _is_prefix(a.path, b.path) or _is_prefix(b.path, a.path)
-
-
-def _is_prefix(short: Path, long: Path) -> bool:
-    return len(short) <= len(long) and long[: len(short)] == short
-
-
-def _shift(op: Op, by: Op, *, first: bool) -> Op:
-    """`op` moved past `by` (both made on one state, not conflicting) if `by` moved list items.
-
-    `first`: on a tie between two inserts at one index, `op` goes first (it does not move).
-    """
-    if by.kind == "replace" or not by.path or not isinstance(by.path[-1], int):
-        return op
-    level = len(by.path) - 1
-    if len(op.path) <= level or op.path[:level] != by.path[:level]:
-        return op
-    index = op.path[level]
-    at = by.path[-1]
-    assert isinstance(index, int)
-    if by.kind == "add":
-        tie_stays = first and op.inserts and len(op.path) == level + 1
-        if index > at or (index == at and not tie_stays):
-            index += 1
-        else:
-            return op
-    else:  # remove: _conflicts already refused an op inside the removed item
-        if index > at:
-            index -= 1
-        else:
-            return op
-    return dataclasses.replace(op, path=(*op.path[:level], index, *op.path[level + 1 :]))
 
 
 # -- diff ----------------------------------------------------------------------------------------

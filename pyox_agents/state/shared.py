@@ -24,7 +24,8 @@ from pyox_agents.state._size_bound import json_size_bound
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import JSON, MAX_DEPTH, freeze, pointer
-from pyox_agents.state.patch import Op, apply, rebase
+from pyox_agents.state.patch import Op, apply
+from pyox_agents.state.rebase import rebase
 
 __all__ = ["Commit", "Refused", "SharedState", "json_size"]
 

@@ -72,6 +72,16 @@ class Store:
         """How many history entries `thread_id` has saved (0 for an unknown thread)."""
         raise NotImplementedError
 
+    def thread_owner(self, thread_id: str) -> str | None:
+        """The principal `thread_id` was first saved for (a server's `auth`), or None for a
+        thread saved for nobody in particular. A server asks it (`athread_owner`) before every
+        request on a thread: backends answer it with one small read, not the whole thread.
+
+        Raises:
+            LookupError: no thread has this id.
+        """
+        return self.load_thread(thread_id).owner
+
     def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
         """The last saved entry of `thread_id`, or None."""
         raise NotImplementedError
@@ -255,6 +265,10 @@ class Store:
     async def aentry_count(self, thread_id: str) -> int:
         """Same as `entry_count`, off the event loop."""
         return await anyio.to_thread.run_sync(self.entry_count, thread_id)
+
+    async def athread_owner(self, thread_id: str) -> str | None:
+        """Same as `thread_owner`, off the event loop."""
+        return await anyio.to_thread.run_sync(self.thread_owner, thread_id)
 
     async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                                 token: int | None = None) -> None:

@@ -98,6 +98,18 @@ class MemoryStore(Store):
             thread = self._threads.get(thread_id)
             return len(thread.entries) if thread else 0
 
+    def thread_owner(self, thread_id: str) -> str | None:
+        """The principal `thread_id` was first saved for; LookupError if there is none."""
+        with self._lock:
+            thread = self._threads.get(thread_id)
+            if thread is None:
+                raise missing_thread(thread_id, "this MemoryStore")
+            return thread.owner
+
+    async def athread_owner(self, thread_id: str) -> str | None:
+        """Same as `thread_owner` (a dict look-up: no worker thread)."""
+        return self.thread_owner(thread_id)
+
     def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
         """The last saved entry of `thread_id`, or None."""
         with self._lock:

@@ -54,6 +54,7 @@ _LOAD_THREAD = (
     " WHERE e.thread_id = t.id ORDER BY e.seq) FROM {s}.threads t WHERE t.id = %s"
 )
 _ENTRY_COUNT = "SELECT entries FROM {s}.threads WHERE id = %s"
+_OWNER = "SELECT owner FROM {s}.threads WHERE id = %s"
 _LAST_ENTRY = "SELECT body FROM {s}.entries WHERE thread_id = %s ORDER BY seq DESC LIMIT 1"
 _DELETE = (
     "WITH e AS (DELETE FROM {s}.entries WHERE thread_id = %s),"
@@ -244,6 +245,20 @@ class PostgresStore(RunEventLog, Store):
         """Same as `entry_count`, on the asyncio pool."""
         rows = await self.arun(Query(_ENTRY_COUNT, (thread_id,)))
         return int(rows[0][0]) if rows else 0
+
+    def thread_owner(self, thread_id: str) -> str | None:
+        """The principal `thread_id` was first saved for; LookupError if there is none."""
+        return self._owner(thread_id, self.run(Query(_OWNER, (thread_id,))))
+
+    async def athread_owner(self, thread_id: str) -> str | None:
+        """Same as `thread_owner`, on the asyncio pool."""
+        return self._owner(thread_id, await self.arun(Query(_OWNER, (thread_id,))))
+
+    def _owner(self, thread_id: str, rows: list[Any]) -> str | None:
+        if not rows:
+            raise missing_thread(thread_id, self._where())
+        owner: str | None = rows[0][0]
+        return owner
 
     def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
         """The last saved entry of `thread_id`, or None."""

@@ -255,6 +255,14 @@ class RedisStore(RunEventLog, ThreadLeases, Store):
         count = self.client.hget(self.key("thread", thread_id), "entries")
         return int(count) if count is not None else 0
 
+    async def athread_owner(self, thread_id: str) -> str | None:
+        """Same as `thread_owner`, on the asyncio client: one HMGET."""
+        client = await self.async_client()
+        count, owner = await client.hmget(self.key("thread", thread_id), ["entries", "owner"])
+        if count is None:
+            raise missing_thread(thread_id, f"the RedisStore at {self.url} ({self.prefix!r})")
+        return str(owner) if owner is not None else None
+
     def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
         """The last saved entry of `thread_id`, or None."""
         text = self.client.lindex(self.key("entries", thread_id), -1)

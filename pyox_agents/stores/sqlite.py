@@ -213,6 +213,14 @@ class SQLiteStore(Store):
         rows = self._query("SELECT entries FROM threads WHERE id = ?", thread_id)
         return int(rows[0][0]) if rows else 0
 
+    def thread_owner(self, thread_id: str) -> str | None:
+        """The principal `thread_id` was first saved for; LookupError if there is none."""
+        rows = self._query("SELECT owner FROM threads WHERE id = ?", thread_id)
+        if not rows:
+            raise missing_thread(thread_id, self.path)
+        owner: str | None = rows[0][0]
+        return owner
+
     def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
         """The last saved entry of `thread_id`, or None."""
         rows = self._query(

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pyox_agents.state.frozen import FrozenDict, FrozenList, freeze, thaw
-from pyox_agents.state.patch import Conflict, Op, apply, apply_json, diff, rebase
+from pyox_agents.state.patch import Op, apply, apply_json, diff
+from pyox_agents.state.rebase import Conflict, rebase
 
 
 def doc() -> Any:
@@ -337,7 +338,7 @@ def _ops(draw: st.DrawFn) -> list[Op]:
 @given(mine=_ops(), committed=_ops())
 def test_rebase_by_parts_gives_what_the_op_by_op_transform_gives(mine: list[Op],
                                                                   committed: list[Op]) -> None:
-    from pyox_agents.state.patch import _rebase_pairs
+    from pyox_agents.state.rebase import _rebase_pairs
 
     try:
         expected: list[Op] | None = _rebase_pairs(list(mine), list(committed))

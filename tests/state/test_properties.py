@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import FrozenDict, FrozenList, freeze, thaw
-from pyox_agents.state.patch import Conflict, apply, diff
+from pyox_agents.state.patch import apply, diff
+from pyox_agents.state.rebase import Conflict
 from pyox_agents.state.shared import SharedState
 
 Path = tuple[Any, ...]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyox_agents.state import draft, frozen, patch, shared
+from pyox_agents.state import draft, frozen, patch, rebase, shared
 
 
 @pytest.mark.parametrize(
@@ -15,7 +15,8 @@ from pyox_agents.state import draft, frozen, patch, shared
             ["JSON", "MAX_DEPTH", "FrozenDict", "FrozenList", "StateView", "freeze",
              "lone_surrogate", "parse_pointer", "pointer", "python_path", "thaw"],
         ),
-        (patch, ["Conflict", "Op", "apart", "apply", "apply_json", "diff", "rebase"]),
+        (patch, ["Op", "Path", "apply", "apply_json", "diff"]),
+        (rebase, ["Conflict", "apart", "rebase"]),
         (draft, ["Draft", "DraftDict", "DraftList"]),
         (shared, ["Commit", "Refused", "SharedState", "json_size"]),
     ],

@@ -9,7 +9,7 @@ import jsonpatch
 import pytest
 
 from pyox_agents.state.frozen import FrozenDict, freeze, thaw
-from pyox_agents.state.patch import Conflict
+from pyox_agents.state.rebase import Conflict
 from pyox_agents.state.shared import Commit, SharedState
 
 

@@ -405,6 +405,22 @@ def test_the_shared_state_and_its_version_are_kept_per_thread(store: Store) -> N
         None, 8)
 
 
+@pytest.mark.anyio
+async def test_a_threads_owner_is_the_principal_it_was_first_saved_for(store: Store) -> None:
+    bobs = State(id="bobs", messages=[Message.user("hi")])
+    store.write(dataclasses.replace(store.record_for(bobs), owner="bob"))
+    bobs = store.load("bobs")
+    bobs.add_message(Message.user("again"))
+    store.write(dataclasses.replace(store.record_for(bobs), owner="ann"))  # the first stays
+    store.save(State(id="nobodys", messages=[Message.user("hi")]))
+    assert store.thread_owner("bobs") == "bob" == await store.athread_owner("bobs")
+    assert store.thread_owner("nobodys") is None
+    with pytest.raises(LookupError, match="unknown"):
+        store.thread_owner("unknown")
+    with pytest.raises(LookupError, match="unknown"):
+        await store.athread_owner("unknown")
+
+
 def test_concurrent_saves_to_different_threads_all_land(store: Store) -> None:
     threads, steps = 8, 15
     start = threading.Barrier(threads)
