@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pyox_agents.events import CustomEvent, FileAttached, Progress, SourceCited
+from pyox_agents.state._schemas import schema_problem
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.messages import NO_USAGE
@@ -236,7 +237,12 @@ class RunContext:
 
         Raises:
             PersonDeclined: the person declined to answer (the tool's result says so).
+            ValueError: `schema` is not a JSON Schema (the message says where).
         """
+        if schema is not None:
+            problem = schema_problem(schema)
+            if problem is not None:
+                raise ValueError(f"ask_person(schema=...) is not a JSON Schema: {problem}")
         gate = self._run.gate(self.call_id) if self._run is not None and self.call_id else None
         if gate is not None:
             if not gate["approved"]:

@@ -26,6 +26,7 @@ MEASURED = {
     "pydantic": "2.11.2",  # what ag-ui-protocol 1.0.0 requires
     "uvicorn": "0.30",
     "orjson": "3.10",
+    "jsonschema": "4.18",  # (checked with 4.18.0: validator_for, iter_errors, check_schema)
     "redis": "5.0.1",  # 5.0.0's asyncio Redis has no aclose()
     "psycopg": "3.2.1",  # 3.1 has no notifies(timeout=); 3.2.0's [binary] pins a dev release
     "openai": "1.66",

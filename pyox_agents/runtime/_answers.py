@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pyox_agents.state._schemas import answer_problems
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.run import RunState
 from pyox_agents.tools import Tool, ToolArgumentsError
@@ -21,7 +22,8 @@ def check_answer(run: RunState, tools: Mapping[str, Tool], approve: bool | None,
     Raises:
         ValueError: the run has ended; it waits for a person and `approve` is missing, or it
             does not and `approve` is given; the request id or argument hash is not the
-            pending request's; the edited arguments do not fit the tool; `answer` is not JSON.
+            pending request's; the edited arguments do not fit the tool; `answer` is not JSON,
+            or (approved) does not match the schema of the question it answers.
     """
     if run.done:
         raise ValueError(
@@ -59,3 +61,8 @@ def check_answer(run: RunState, tools: Mapping[str, Tool], approve: bool | None,
             except ToolArgumentsError as exc:
                 raise ValueError(f"edited_arguments: {exc}") from None
         freeze(answer, "answer")
+        if approve and request.schema is not None:
+            problems = answer_problems(answer, request.schema)
+            if problems:
+                raise ValueError(f"the answer to {request.prompt!r} does not match its schema: "
+                                 f"{'; '.join(problems)}; send an answer that does")

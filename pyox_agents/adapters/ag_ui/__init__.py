@@ -14,7 +14,7 @@ from pyox_agents.adapters.ag_ui._events import (
     stream_input,
 )
 from pyox_agents.adapters.ag_ui._parts import content_parts, upgrade_binary_parts
-from pyox_agents.adapters.ag_ui._request import check_schema, read_input, request_from_input
+from pyox_agents.adapters.ag_ui._request import read_input, request_from_input
 from pyox_agents.adapters.ag_ui._translated import translate, translate_batches
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "MEDIA_TYPE",
     "StreamInput",
     "agent_capabilities",
-    "check_schema",
     "connect_batches",
     "content_parts",
     "declares_1_0",

@@ -33,7 +33,7 @@ from pyox_agents.state._validation import validation_problems
 from pyox_agents.state.messages import Message, ToolCall
 from pyox_agents.state.run import ApprovalRequest
 
-__all__ = ["check_schema", "read_input", "request_from_input"]
+__all__ = ["read_input", "request_from_input"]
 
 _TAGS = frozenset({"developer", "system", "assistant", "user", "tool", "activity", "reasoning",
                    "text", "image", "audio", "video", "document", "data", "url", "file"})
@@ -227,72 +227,12 @@ def _decision(request: ApprovalRequest, entry: ResumeEntry, where: str) -> Decis
         approved = payload["approved"]
         return Decision(request.id, approve=approved,
                         arguments=arguments if approved and arguments is not None else None)
-    schema = request.schema or {}
-    problems = ["the answer is missing"] if missing else check_schema(payload, schema)
-    if problems:
+    if missing:
         raise RequestError(
-            422, f"{where} answers input interrupt {request.id!r} ({request.prompt!r}) with "
-                 f"payload {_shown(payload, missing)}, which does not match its responseSchema: "
-                 f"{'; '.join(problems)}", f"{where}.payload")
-    return Decision(request.id, approve=True, answer=payload)
-
-
-# -- a minimal JSON schema check ---------------------------------------------------------------
-
-_TYPES: Mapping[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
-}
-
-
-def check_schema(value: Any, schema: Mapping[str, Any], path: str = "") -> list[str]:
-    """What is wrong with `value` for `schema` (empty: it fits).
-
-    A deliberately small subset of JSON Schema, enough for the schemas tools give
-    `ctx.ask_person`: `type` (a name or a list), `enum`, `const`, `properties`, `required`,
-    `additionalProperties` (false or a schema) and `items`. Other keywords are not checked
-    (`jsonschema` is not a dependency of pyox-agents).
-    """
-    where = path or "the answer"
-    kinds = schema.get("type")
-    if kinds is not None:
-        names = [kinds] if isinstance(kinds, str) else list(kinds)
-        if not any(_is(value, name) for name in names):
-            return [f"{where} must be {' or '.join(names)}, got {_kind(value)}"]
-    if "enum" in schema and value not in schema["enum"]:
-        return [f"{where} must be one of {json.dumps(schema['enum'])}"]
-    if "const" in schema and value != schema["const"]:
-        return [f"{where} must be {json.dumps(schema['const'])}"]
-    problems: list[str] = []
-    if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        problems += [f"{path}/{key} is required" for key in schema.get("required", ())
-                     if key not in value]
-        extra = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            if key in properties:
-                problems += check_schema(item, properties[key], f"{path}/{key}")
-            elif extra is False:
-                problems.append(f"{path}/{key} is not allowed")
-            elif isinstance(extra, Mapping):
-                problems += check_schema(item, extra, f"{path}/{key}")
-    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
-        for index, item in enumerate(value):
-            problems += check_schema(item, schema["items"], f"{path}/{index}")
-    return problems
-
-
-def _is(value: Any, name: str) -> bool:
-    if name in ("integer", "number") and isinstance(value, bool):
-        return False
-    if name == "integer" and isinstance(value, float):
-        return value.is_integer()
-    return isinstance(value, _TYPES.get(name, object))
+            422, f"{where} answers input interrupt {request.id!r} ({request.prompt!r}) with no "
+                 "payload; send the answer as its payload (it must match its responseSchema)",
+            f"{where}.payload")
+    return Decision(request.id, approve=True, answer=payload)  # held to the schema on resume
 
 
 def _kind(value: Any) -> str:
