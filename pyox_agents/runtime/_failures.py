@@ -5,19 +5,30 @@ server's log and the run's record, a public text for the model, the client and t
   `message` the error's own words, its `public` what a client reads (no URL, no driver text).
 - A bug (in a hook or in pyox-agents) ends the run with `internal_error`: logged with its
   traceback; clients read a fixed message.
+- A tool's exception becomes the call's error result: `tool_failure` gives the text the model
+  and the client read and the detail the run's record keeps. A `ToolError` (the tool's own,
+  or the library's refusals: arguments that do not fit, a value that is not JSON, a state the
+  tool may not change) is shown by its `public_message`; any other exception by its type only,
+  its text and traceback logged.
 """
 
 from __future__ import annotations
 
 import logging
+import traceback
 
 from pyox_agents._redact import redact_text
 from pyox_agents.models.base import ModelError
+from pyox_agents.runtime._replies import valid_text
 from pyox_agents.state.run import AgentError
+from pyox_agents.tools import ToolError
 
-__all__ = ["StoreError", "internal_error", "request_failure", "run_error"]
+__all__ = ["StoreError", "internal_error", "request_failure", "run_error", "tool_failure"]
 
 _log = logging.getLogger(__name__)
+
+UNEXPECTED = "the tool failed with an unexpected {kind}; the server's log has the details"
+"""What the model and the client read of an exception no one wrote for them."""
 
 
 class StoreError(RuntimeError):
@@ -65,3 +76,18 @@ def request_failure(exc: BaseException) -> str:
     if isinstance(exc, ModelError):
         return f"{type(exc).__name__}: {exc.public_message}"
     return type(exc).__name__ if str(exc) else "cancelled"
+
+
+def tool_failure(exc: Exception, tool: str, call_id: str) -> tuple[str, str]:
+    """(What the model and the client read, what the run's record keeps) of the exception a
+    tool raised. What is not shown is logged: an unexpected exception with its traceback."""
+    if isinstance(exc, ToolError):
+        public, detail = exc.public_message, redact_text(str(exc))
+        told = detail if public != str(exc) else None
+    else:
+        public = UNEXPECTED.format(kind=type(exc).__name__)
+        detail = redact_text(f"{type(exc).__name__}: {exc}")
+        told = redact_text("".join(traceback.format_exception(exc)))
+    if told is not None:
+        _log.warning("tool %s (call %s) failed: %s", tool, call_id, valid_text(told))
+    return valid_text(public), valid_text(detail)

@@ -12,11 +12,11 @@ from pyox_agents.state import draft, frozen, patch, shared
     [
         (
             frozen,
-            ["JSON", "MAX_DEPTH", "FrozenDict", "FrozenList", "StateView", "freeze",
+            ["JSON", "MAX_DEPTH", "FrozenDict", "FrozenList", "NotJSON", "StateView", "freeze",
              "lone_surrogate", "parse_pointer", "pointer", "python_path", "thaw"],
         ),
         (patch, ["Conflict", "Op", "apply", "apply_json", "diff", "rebase"]),
-        (draft, ["Draft", "DraftDict", "DraftList"]),
+        (draft, ["Draft", "DraftDict", "DraftList", "StateAccessDenied"]),
         (shared, ["Commit", "Refused", "SharedState", "json_size"]),
     ],
 )
