@@ -138,7 +138,8 @@ class RunContext:
         `transient`. It is not shared state and stays sent if the tool then fails.
 
         Raises:
-            TypeError: `value` is not JSON (the message names the path), or `name` is empty.
+            TypeError: `value` is not JSON (the message names the path), or `name` is empty
+                or reserved (`RESERVED_NAMES`).
             RuntimeError: called outside a tool of a run.
         """
         if not isinstance(name, str) or not name:
@@ -156,7 +157,8 @@ class RunContext:
         part updated in place). The shared state is not touched: it changes when tools finish.
 
         Raises:
-            TypeError: `content` is not JSON (the message names the path), or `kind` is empty.
+            TypeError: `content` is not JSON (the message names the path), or `kind` is empty
+                or reserved (`RESERVED_NAMES`).
             RuntimeError: called outside a tool of a run.
         """
         if not isinstance(kind, str) or not kind:
