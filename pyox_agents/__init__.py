@@ -75,7 +75,7 @@ from pyox_agents.state.stopped import (
     StoppedByPermission,
     StoppedByUntil,
 )
-from pyox_agents.tools import RunContext, Tool, tool
+from pyox_agents.tools import RunContext, Tool, ToolError, tool
 from pyox_agents.toolsets import Toolset
 
 __all__ = [
@@ -154,6 +154,7 @@ __all__ = [
     "ToolCallArgsDelta",
     "ToolCallEnded",
     "ToolCallStarted",
+    "ToolError",
     "ToolResult",
     "ToolResultEntry",
     "Toolset",

@@ -9,15 +9,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pyox_agents._tool_errors import ToolError
 from pyox_agents.events import CustomEvent, FileAttached, Progress, SourceCited
 from pyox_agents.state._schemas import schema_problem
-from pyox_agents.state.draft import Draft
-from pyox_agents.state.frozen import freeze
+from pyox_agents.state.draft import Draft, StateAccessDenied
+from pyox_agents.state.frozen import NotJSON, freeze
 from pyox_agents.state.messages import NO_USAGE
 from pyox_agents.state.patch import diff
 from pyox_agents.state.run import Spent
 
-__all__ = ["PersonDeclined", "PersonNeeded", "Preliminary", "RunContext", "RunLink"]
+__all__ = [
+    "ContextMisuse", "PersonDeclined", "PersonNeeded", "Preliminary", "RunContext", "RunLink",
+]
 
 _NO_VIEW: Any = object()
 
@@ -111,7 +114,7 @@ class RunContext:
             PermissionError: in a subagent's tool, when `as_tool` gave it no access.
         """
         if self._denied is not None:
-            raise PermissionError(self._denied)
+            raise StateAccessDenied(self._denied)
         if self._draft is not None:
             return self._draft.root
         return self._state
@@ -119,9 +122,9 @@ class RunContext:
     @state.setter
     def state(self, value: Any) -> None:
         if self._denied is not None:
-            raise PermissionError(self._denied)
+            raise StateAccessDenied(self._denied)
         if self._draft is None:
-            raise TypeError(
+            raise ContextMisuse(
                 "ctx.state cannot be replaced here: hooks read a copy of the shared state and "
                 "only tools change it; change it from a tool"
             )
@@ -136,11 +139,12 @@ class RunContext:
         `transient`. It is not shared state and stays sent if the tool then fails.
 
         Raises:
-            TypeError: `value` is not JSON (the message names the path), or `name` is empty.
+            TypeError: `value` is not JSON (the message names the path), or `name` is empty
+                or reserved (`RESERVED_NAMES`).
             RuntimeError: called outside a tool of a run.
         """
         if not isinstance(name, str) or not name:
-            raise TypeError(f"ctx.emit needs a non-empty str name, got {name!r}")
+            raise ContextMisuse(f"ctx.emit needs a non-empty str name, got {name!r}")
         _check_not_reserved("ctx.emit", name)
         value = freeze(value, path=f"ctx.emit({name!r}) value")
         self._deliver("ctx.emit", CustomEvent(name, value, id=id, transient=transient,
@@ -154,11 +158,12 @@ class RunContext:
         part updated in place). The shared state is not touched: it changes when tools finish.
 
         Raises:
-            TypeError: `content` is not JSON (the message names the path), or `kind` is empty.
+            TypeError: `content` is not JSON (the message names the path), or `kind` is empty
+                or reserved (`RESERVED_NAMES`).
             RuntimeError: called outside a tool of a run.
         """
         if not isinstance(kind, str) or not kind:
-            raise TypeError(f"ctx.progress needs a non-empty str kind, got {kind!r}")
+            raise ContextMisuse(f"ctx.progress needs a non-empty str kind, got {kind!r}")
         _check_not_reserved("ctx.progress", kind)
         freeze(kind, path="ctx.progress kind")  # before the id made of it is checked
         view = id if id is not None else f"{self.call_id}-{kind}"
@@ -175,7 +180,7 @@ class RunContext:
         AI SDK clients get a `source-url` part; AG-UI clients a `CUSTOM{name: "source"}`.
         """
         if not isinstance(url, str) or not url:
-            raise TypeError(f"ctx.cite needs a non-empty str url, got {url!r}")
+            raise ContextMisuse(f"ctx.cite needs a non-empty str url, got {url!r}")
         source_id = self._source_id()
         self._deliver("ctx.cite", SourceCited(source_id, url=url, title=title,
                                               call_id=self.call_id))
@@ -187,7 +192,7 @@ class RunContext:
         AI SDK clients get a `source-document` part.
         """
         if not isinstance(title, str) or not isinstance(media_type, str) or not media_type:
-            raise TypeError("ctx.cite_document needs a str title and a media type such as "
+            raise ContextMisuse("ctx.cite_document needs a str title and a media type such as "
                             f"'application/pdf', got {title!r}, {media_type!r}")
         source_id = self._source_id()
         self._deliver("ctx.cite_document", SourceCited(
@@ -199,7 +204,7 @@ class RunContext:
         """Give the page a file this tool made: `url` (a `data:` URL or a link) of type
         `media_type`. AI SDK clients get a `file` part."""
         if not isinstance(url, str) or not url or not isinstance(media_type, str) or not media_type:
-            raise TypeError("ctx.attach_file needs a str url and a media type such as "
+            raise ContextMisuse("ctx.attach_file needs a str url and a media type such as "
                             f"'image/png', got {url!r}, {media_type!r}")
         self._deliver("ctx.attach_file", FileAttached(url, media_type, filename,
                                                      call_id=self.call_id))
@@ -219,8 +224,8 @@ class RunContext:
             if item.name in _NOT_TEXT or text is None:
                 continue
             if not isinstance(text, str):
-                raise TypeError(f"{where} {item.name} must be a str, got "
-                                f"{type(text).__name__}")
+                raise NotJSON(f"{where} {item.name} must be a str, got "
+                              f"{type(text).__name__}")
             freeze(text, path=f"{where} {item.name}")  # a lone surrogate is no text
         self._send(event)
 
@@ -268,7 +273,13 @@ class PersonNeeded(BaseException):
         self.schema = schema
 
 
-class PersonDeclined(Exception):
+class ContextMisuse(ToolError, TypeError):
+    """A tool used its `RunContext` wrongly (a name that is not text, or is reserved, a
+    replaced state outside a tool): the message says what to do, shown as is. A
+    `TypeError`."""
+
+
+class PersonDeclined(ToolError):
     """A person declined to answer a tool's `ctx.ask_person`."""
 
 
@@ -282,6 +293,6 @@ _NOT_TEXT = frozenset({"value", "content", "delta", "transient", "call_id", "run
 
 def _check_not_reserved(where: str, name: str) -> None:
     if name in RESERVED_NAMES:
-        raise ValueError(f"{where}({name!r}, ...): {name!r} is reserved (the AI SDK part "
+        raise ContextMisuse(f"{where}({name!r}, ...): {name!r} is reserved (the AI SDK part "
                          f"data-{name} is the runtime's own); pick another name, such as "
                          f"{name + '-view'!r}")

@@ -23,6 +23,7 @@ import pydantic
 
 from pyox_agents._run_context import PersonDeclined, PersonNeeded, Preliminary, RunContext
 from pyox_agents._tool_docs import parse_docstring
+from pyox_agents._tool_errors import ToolError
 from pyox_agents._worker_threads import run_sync
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state._validation import describe_problems
@@ -33,6 +34,7 @@ __all__ = [
     "RunContext",
     "Tool",
     "ToolArgumentsError",
+    "ToolError",
     "make_tool",
     "tool",
 ]
@@ -40,8 +42,9 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class ToolArgumentsError(ValueError):
-    """The model called a tool with arguments that do not fit its signature."""
+class ToolArgumentsError(ToolError, ValueError):
+    """The model called a tool with arguments that do not fit its signature; the message names
+    each problem, for the model to read (a `ToolError`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,7 @@ def test_the_top_level_names_are_exactly_these() -> None:
         "ToolCallArgsDelta",
         "ToolCallEnded",
         "ToolCallStarted",
+        "ToolError",
         "ToolResult",
         "ToolResultEntry",
         "Usage",

@@ -28,7 +28,7 @@ from pyox_agents.demo._recipes import find_recipe
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.demo import DemoModel, decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
-from pyox_agents.tools import RunContext, tool
+from pyox_agents.tools import RunContext, ToolError, tool
 
 __all__ = ["AGENT_NAME", "DemoState", "demo_tools", "shop_agent", "shop_reply"]
 
@@ -101,7 +101,7 @@ def _find(items: Any, ref: str, field: str) -> int:
         if str(item[field]).strip().lower() == wanted:
             return index
     known = ", ".join(f"{item['id']} ({item[field]!r})" for item in items) or "none"
-    raise ValueError(f"no item {ref!r}; the items are: {known}. Use an id or the exact text")
+    raise ToolError(f"no item {ref!r}; the items are: {known}. Use an id or the exact text")
 
 
 @tool
@@ -176,7 +176,7 @@ def add_to_cart(ctx: RunContext, name: str, qty: int = 1) -> str:
         qty: how many, at least 1.
     """
     if qty < 1:
-        raise ValueError(f"qty is {qty}; use a quantity of 1 or more")
+        raise ToolError(f"qty is {qty}; use a quantity of 1 or more")
     cart = _items(ctx, "cart")
     wanted = name.strip().lower()
     for item in cart:
@@ -205,7 +205,7 @@ def checkout(ctx: RunContext) -> str:
     """Order everything in the cart. A person approves or refuses the order first."""
     cart = _items(ctx, "cart")
     if not len(cart):
-        raise ValueError("the cart is empty; add items before checking out")
+        raise ToolError("the cart is empty; add items before checking out")
     items: list[dict[str, Any]] = [dict(item) for item in cart]
     order_id = _new_id()
     _items(ctx, "orders").append({"id": order_id, "items": items, "status": "confirmed"})

@@ -26,7 +26,7 @@ from pyox_agents.examples._rules import answered, clean, last_user, model_for, o
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.demo import decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
-from pyox_agents.tools import RunContext, tool
+from pyox_agents.tools import RunContext, ToolError, tool
 
 __all__ = ["PREDICTIVE_STATE_UPDATES", "DocumentState", "document_reply",
            "predictive_state_updates_agent", "undo_document", "write_document"]
@@ -68,7 +68,7 @@ def undo_document(ctx: RunContext) -> str:
     """Undo the last write_document: put back the text it replaced."""
     previous = ctx.state.get("previous")
     if previous is None:
-        raise ValueError("there is no change to undo: write_document has not changed the "
+        raise ToolError("there is no change to undo: write_document has not changed the "
                          "document since the last undo")
     ctx.state["document"] = previous
     ctx.state["previous"] = None

@@ -20,7 +20,7 @@ from pyox_agents.examples._rules import answered, clean, last_user, model_for, o
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.demo import decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
-from pyox_agents.tools import tool
+from pyox_agents.tools import ToolError, tool
 
 __all__ = ["HUMAN_IN_THE_LOOP", "book_flight", "hitl_reply", "human_in_the_loop_agent"]
 
@@ -55,7 +55,7 @@ def book_flight(destination: str) -> str:
     """
     place = " ".join(destination.split()).title()
     if not place:
-        raise ValueError("destination is empty; give a city, such as 'Paris'")
+        raise ToolError("destination is empty; give a city, such as 'Paris'")
     booking = f"PX{sum(place.encode()) % 900 + 100}"
     return f"booked flight {booking} to {place}"
 

@@ -20,7 +20,7 @@ from pyox_agents.examples._rules import answered, clean, last_user, model_for
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.demo import decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
-from pyox_agents.tools import RunContext, Tool, tool
+from pyox_agents.tools import RunContext, Tool, ToolError, tool
 
 __all__ = ["AGENTIC_GENERATIVE_UI", "PROGRESS_KIND", "agentic_generative_ui_agent",
            "steps_reply", "task_tool"]
@@ -66,7 +66,7 @@ def task_tool(pause: float = 0.5) -> Tool:
             steps: the steps, in order, each a short phrase.
         """
         if not steps:
-            raise ValueError("steps is empty; give the task's steps, in order")
+            raise ToolError("steps is empty; give the task's steps, in order")
         view: dict[str, Any] = {"task": task, "steps": [
             {"description": step, "status": "pending"} for step in steps]}
         ctx.progress(PROGRESS_KIND, view)

@@ -19,7 +19,7 @@ from pyox_agents.examples._rules import answered, clean, last_user, model_for
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.demo import decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
-from pyox_agents.tools import tool
+from pyox_agents.tools import ToolError, tool
 
 __all__ = ["BACKEND_TOOL_RENDERING", "backend_tool_rendering_agent", "get_weather",
            "weather_reply"]
@@ -45,7 +45,7 @@ def get_weather(city: str) -> dict[str, Any]:
     """
     name = " ".join(city.split()).title()
     if not name:
-        raise ValueError("city is empty; give a city's name, such as 'Paris'")
+        raise ToolError("city is empty; give a city's name, such as 'Paris'")
     seed = hashlib.sha256(name.lower().encode()).digest()
     temperature = seed[0] % 30 - 2
     wind = 3 + seed[2] % 40

@@ -10,12 +10,12 @@ from typing import Any
 import jsonschema
 import mcp_types
 
-from pyox_agents.tools import Tool, ToolArgumentsError
+from pyox_agents.tools import Tool, ToolArgumentsError, ToolError
 
 
-class MCPToolError(Exception):
-    """An MCP tool's error result (`isError`), or the server refusing a call: the model reads
-    the message."""
+class MCPToolError(ToolError):
+    """An MCP tool's error result (`isError`), or the server refusing a call: the model and
+    the person read the message as it is (the server wrote it as the tool's result)."""
 
 
 @dataclass(frozen=True, slots=True)

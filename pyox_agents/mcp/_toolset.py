@@ -12,16 +12,21 @@ import mcp_types
 import pydantic
 from mcp import Client, MCPError, StdioServerParameters
 
+from pyox_agents._redact import redact_text
 from pyox_agents.mcp._connection import Connection, http_transport, leaf
 from pyox_agents.mcp._results import MCPTool, MCPToolError, to_result
 from pyox_agents.state._validation import validation_problems
-from pyox_agents.tools import Tool
+from pyox_agents.tools import Tool, ToolError
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
-class MCPServerUnavailable(Exception):
-    """The MCP server cannot be reached: it did not start, does not answer, or died."""
+class MCPServerUnavailable(ToolError):
+    """The MCP server cannot be reached: it did not start, does not answer, or died.
+
+    Its message says why and what to check (the command, the URL, their secrets hidden); a
+    tool call it ends shows the model and the person only that the server is unreachable.
+    """
 
 
 Approval = bool | Collection[str] | Callable[[str], bool]
@@ -188,7 +193,7 @@ class MCPToolset:
                 try:
                     await connection.open(self._connect_timeout)
                 except Exception as exc:
-                    raise MCPServerUnavailable(self._explain(exc)) from None
+                    raise self._explain(exc) from None
                 self._connection = connection
             return connection
 
@@ -199,9 +204,9 @@ class MCPToolset:
         if self._connection is connection:
             self._connection = None
         await connection.close()
-        return MCPServerUnavailable(self._explain(exc))
+        return self._explain(exc)
 
-    def _explain(self, exc: BaseException) -> str:
+    def _explain(self, exc: BaseException) -> MCPServerUnavailable:
         cause = leaf(exc)
         what = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         if isinstance(cause, TimeoutError):
@@ -210,7 +215,9 @@ class MCPToolset:
             hint = f"check the command {shlex.join(self.command)!r} starts an MCP stdio server"
         else:
             hint = f"check that the server runs and that the URL {self.url!r} is its MCP endpoint"
-        return f"the MCP server {self.name!r} is unreachable: {what}; {hint}"
+        return MCPServerUnavailable(
+            redact_text(f"the MCP server {self.name!r} is unreachable: {what}; {hint}"),
+            public_message=f"the MCP server {self.name!r} is unreachable; try again later")
 
     def _server(self) -> Any:
         if self.command is not None:

@@ -12,7 +12,25 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from pyox_agents._redact import redact_text
 from pyox_agents.models.base import ModelError
+
+PUBLIC_MESSAGES = {
+    "no_api_key": "the model provider has no API key on this server; the server's log says "
+                  "which setting is missing",
+    "auth": "the model provider refused this server's credentials; the server's log has the "
+            "details",
+    "not_found": "the model provider does not know the model this agent uses; the server's "
+                 "log has the details",
+    "bad_request": "the model provider rejected the request; the server's log has the details",
+    "rate_limited": "the model provider is rate-limiting this server; try again in a minute",
+    "provider_unavailable": "the model provider is unavailable; try again later",
+    "timeout": "the model provider did not answer in time; try again",
+    "connection": "the model provider could not be reached; try again later",
+    "model_error": "the model provider failed during its reply; try again",
+}
+"""What a client reads of a provider's failure, by code: never its URL, its words or the
+key's hint (the run's record and the server's log have them)."""
 
 
 class ProviderError(ModelError):
@@ -23,13 +41,22 @@ class ProviderError(ModelError):
     (HTTP 429 after the retries), "provider_unavailable" (HTTP 5xx after the retries),
     "timeout", "connection" (the server could not be reached) and "model_error" (the
     provider reported an error in the middle of its reply, or anything else).
+
+    The message says what went wrong and what to do, for the server's log and the run's
+    record (a URL in it has its password and secret parameters hidden); a client reads
+    `public_message`, one of `PUBLIC_MESSAGES`.
     """
 
     def __init__(self, message: str, *, code: str = "model_error", status: int | None = None):
-        super().__init__(message)
+        super().__init__(redact_text(message))
         self.code = code
         self.status = status
         """The HTTP status the provider answered with, when there was one."""
+
+    @property
+    def public_message(self) -> str:
+        """What a client is shown: what failed, by code, naming no URL."""
+        return PUBLIC_MESSAGES.get(self.code, PUBLIC_MESSAGES["model_error"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,10 +81,17 @@ ModelChunk: TypeAlias = TextChunk | ReasoningChunk | ToolCallChunk | UsageChunk
 class ModelError(Exception):
     """The model or its provider failed; the run ends with `RunFailed` carrying this message.
 
-    `code` is the `AgentError.code` the run reports.
+    `code` is the `AgentError.code` the run reports. A client reads `public_message`: this
+    message itself, unless a subclass says otherwise (`ProviderError` names no URL and quotes
+    no provider's words); the run's record and the server's log keep the message.
     """
 
     code = "model_error"
+
+    @property
+    def public_message(self) -> str:
+        """What a client is shown of this error."""
+        return str(self)
 
 
 @runtime_checkable

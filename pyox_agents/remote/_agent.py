@@ -9,10 +9,11 @@ from collections.abc import Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from pyox_agents._redact import redact_url
 from pyox_agents.remote._events import RemoteRun
 from pyox_agents.runtime._runner import Runner
 from pyox_agents.state.frozen import freeze, thaw
-from pyox_agents.tools import RunContext, Tool, make_tool
+from pyox_agents.tools import RunContext, Tool, ToolError, make_tool
 
 __all__ = ["RemoteAgent"]
 
@@ -48,7 +49,7 @@ class RemoteAgent:
         self.name = name
 
     def __repr__(self) -> str:
-        return f"RemoteAgent({self.url!r}, name={self.name!r})"
+        return f"RemoteAgent({redact_url(self.url)!r}, name={self.name!r})"
 
     def as_tool(
         self,
@@ -66,7 +67,8 @@ class RemoteAgent:
         `"write"` its `STATE_SNAPSHOT` and `STATE_DELTA` events are applied to it and committed
         when the remote run finishes, with the rebase and conflict rules of any tool. A remote
         run that fails, cannot be reached, or waits for a person gives the call an error result
-        the model reads (naming the URL); the parent run goes on.
+        the model reads, naming the agent (its URL and the remote's words go to the server's
+        log and the run's record only); the parent run goes on.
 
         Raises:
             ValueError: no name (give `name=` or `RemoteAgent(..., name=...)`), or an unknown
@@ -108,10 +110,10 @@ class RemoteAgent:
         }
         if mode is not None:
             body["state"] = thaw(sent)
-        where = f"the remote agent {name!r} at {self.url}"
+        where = f"the remote agent {name!r} at {redact_url(self.url)}"
         run = RemoteRun(name, ctx.call_id or "", where, sent, parent.emit,
                         follow_state=mode == "write")
-        events = post_events(self.url, self.headers, body, where)
+        events = post_events(self.url, self.headers, body, where, run.who)
         try:
             async with contextlib.aclosing(events):
                 async for event in events:
@@ -120,13 +122,17 @@ class RemoteAgent:
                         break
         except Exception as exc:
             if not run.ended:
-                run.fail(str(exc))
+                if isinstance(exc, ToolError):
+                    run.fail(str(exc), exc.public_message)
+                run.fail(f"{type(exc).__name__}: {exc}",
+                         f"{run.who} failed; the server's log has the details")
             raise
         finally:
             ctx.child_usage = ctx.child_usage + run.usage
         if not run.ended:
             run.fail(f"the stream of {where} ended before its run did (no RUN_FINISHED); "
-                     "the server may have stopped: try again")
+                     "the server may have stopped: try again",
+                     f"the stream of {run.who} ended before its run did; try again")
         if mode == "write" and run.state_changed:
             ctx.state = run.state  # committed as this call ends: rebased, or a conflict
         return run.answer

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pyox_agents._redact import redact_text
 from pyox_agents.events import (
     CustomEvent,
     ReasoningDelta,
@@ -28,21 +29,28 @@ from pyox_agents.runtime._replies import valid_json
 from pyox_agents.state.frozen import JSON, freeze
 from pyox_agents.state.messages import Usage
 from pyox_agents.state.patch import apply_json
+from pyox_agents.tools import ToolError
 
 __all__ = ["RemoteAgentError", "RemoteRun", "loads"]
 
 
-class RemoteAgentError(Exception):
+class RemoteAgentError(ToolError):
     """A remote agent's run did not give an answer: it failed (`RUN_ERROR`), could not be
-    reached, broke its stream, or waits for a person. The tool call that ran it gets this
-    message as its error result, which the model reads; the parent run goes on."""
+    reached, broke its stream, or waits for a person. The tool call that ran it is an error
+    result the model reads; the parent run goes on.
+
+    The message names the URL (its password and secret parameters hidden) and quotes what the
+    remote said, for the server's log and the run's record; the model and the person read
+    `public_message`, which names the agent only.
+    """
 
 
 class RemoteRun:
     """One remote run as it streams: `on` each AG-UI event; `answer`, `state`, `usage` after.
 
     `emit` takes the runtime events for the parent's stream; `where` names the remote agent in
-    error messages ("the remote agent 'research' at http://..."). `state` is the state the
+    the messages the server keeps ("the remote agent 'research' at http://..."), `who` in
+    what the model and the person read ("the remote agent 'research'"). `state` is the state the
     remote run was given, followed through its state events when `follow_state` (else they
     are ignored: its changes stay its own).
     """
@@ -51,6 +59,7 @@ class RemoteRun:
                  emit: Callable[[Sequence[RuntimeEvent]], None], *,
                  follow_state: bool = True) -> None:
         self.name, self.call_id, self.where = name, call_id, where
+        self.who = f"the remote agent {name!r}"
         self.follow_state = follow_state
         self.state = state
         """The remote run's shared state as it last said (frozen)."""
@@ -81,7 +90,8 @@ class RemoteRun:
                                            str(event.get("threadId", ""))))
             return
         if self.run_id is None:
-            self.fail(f"{self.where} sent {kind} before RUN_STARTED; is this an AG-UI endpoint?")
+            self.fail(f"{self.where} sent {kind} before RUN_STARTED; is this an AG-UI endpoint?",
+                      f"{self.who} did not answer as an AG-UI agent")
         run_id = str(event.get("subagentRunId") or self.run_id)
         if kind in ("STATE_SNAPSHOT", "STATE_DELTA"):
             self._state(event)
@@ -89,7 +99,8 @@ class RemoteRun:
             self._finished(event)
         elif kind == "RUN_ERROR":
             code = f" ({event['code']})" if event.get("code") else ""
-            self.fail(f"{self.where} failed{code}: {event.get('message', '')}")
+            self.fail(f"{self.where} failed{code}: {event.get('message', '')}",
+                      f"{self.who} failed{code}; the server's log has the details")
         else:
             self._part(kind, event, run_id)
 
@@ -153,7 +164,9 @@ class RemoteRun:
                 new = apply_json(self.state, event.get("delta") or [])
         except (TypeError, ValueError) as exc:
             self.fail(f"{self.where} sent a {event['type']} that does not apply to its state "
-                      f"({exc}); none of its state changes were applied")
+                      f"({exc}); none of its state changes were applied",
+                      f"{self.who} sent a state change that does not apply to its state; none "
+                      "of its state changes were applied")
         self.state_changed = self.state_changed or new is not self.state
         self.state = new
 
@@ -168,6 +181,9 @@ class RemoteRun:
                               for i in outcome.get("interrupts") or [] if isinstance(i, Mapping))
             self.fail(f"{self.where} waits for a person's approval ({asked}), which cannot be "
                       "given through this tool; answer it at the remote agent, or give it a "
+                      "task that needs no approval",
+                      f"{self.who} waits for a person's approval ({asked}), which cannot be "
+                      "given through this tool; answer it at the remote agent, or give it a "
                       "task that needs no approval")
         result = event.get("result")
         self.answer = result if result is not None else self._last_text
@@ -176,17 +192,18 @@ class RemoteRun:
         assert self.run_id is not None
         self._send(SubagentFinished(self.run_id, self.call_id, answer=self.answer))
 
-    def fail(self, message: str) -> Any:
-        """End the subagent's part of the parent's stream with `message`, and raise it.
+    def fail(self, message: str, public: str) -> Any:
+        """End the subagent's part of the parent's stream with `public`, and raise `message`
+        (kept on the server) with it.
 
         Raises:
-            RemoteAgentError: always, with `message`.
+            RemoteAgentError: always, with `message` and `public`.
         """
         if self.run_id is not None and not self.ended:
             self._close()
-            self._send(SubagentFinished(self.run_id, self.call_id, error=message))
+            self._send(SubagentFinished(self.run_id, self.call_id, error=public))
         self.ended = True
-        raise RemoteAgentError(message)
+        raise RemoteAgentError(redact_text(message), public_message=public)
 
     def _close(self) -> None:
         """End the text, reasoning and tool calls the remote left open."""

@@ -19,13 +19,14 @@ from pyox_agents._run_context import Preliminary
 from pyox_agents.events import PreliminaryResult, RuntimeEvent, StateChanged, ToolResult
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.runtime import _tracing
+from pyox_agents.runtime._failures import tool_failure
 from pyox_agents.runtime._journal import Journal, new_request
 from pyox_agents.runtime._permissions import Ask, Deny, decide, permission_name
 from pyox_agents.runtime._records import ClosedCall, Gate, spent_plus
 from pyox_agents.runtime._replies import arguments_problem, valid_text
 from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused
 from pyox_agents.state.conversation import State
-from pyox_agents.state.frozen import freeze, thaw
+from pyox_agents.state.frozen import NotJSON, freeze, thaw
 from pyox_agents.state.messages import ToolCall, Usage
 from pyox_agents.state.rebase import Conflict
 from pyox_agents.state.run import AgentError, ApprovalRequest, Spent
@@ -67,6 +68,8 @@ class _Call:
     client: bool = False
     error_type: str | None = None
     """What kind of error ended the call, for tracing: the exception's class, if it raised."""
+    detail: str | None = None
+    """What the run's record keeps of the error, when it says more than the result's text."""
 
     def traced(self, span: _tracing.ToolSpan) -> None:
         """Tell the call's span how it ended."""
@@ -75,7 +78,8 @@ class _Call:
             return
         result = self.events[0]
         assert isinstance(result, ToolResult)
-        span.ended(self.outcome, result.result, result.error, self.error_type)
+        error = self.detail or result.error  # telemetry is the server's: the whole text
+        span.ended(self.outcome, result.result, error, self.error_type)
 
 
 class ToolCalls:
@@ -157,7 +161,7 @@ class ToolCalls:
         error = None
         if result.error is not None:
             code = "denied" if done.outcome == "denied" else "tool_error"
-            error = AgentError(code, result.error)
+            error = AgentError(code, done.detail or result.error)  # the record: the whole text
         step.closed[call.id] = ClosedCall(done.outcome, result.result, error)
         if done.spent is not None:
             step.spent = spent_plus(step.spent, done.spent)
@@ -308,9 +312,10 @@ class ToolCalls:
             return _Call(paused=exc.request, subagent=exc.link)
         if isinstance(exc, PersonNeeded):
             return self._pause(call, exc.prompt, exc.schema)
-        declined = isinstance(exc, PersonDeclined)
-        message = str(exc) if declined else f"{type(exc).__name__}: {exc}"
-        failed = self._error(call, message, outcome="denied" if declined else "error")
+        public, detail = tool_failure(exc, call.name, call.id)
+        failed = self._error(call, public,
+                             outcome="denied" if isinstance(exc, PersonDeclined) else "error")
+        failed.detail = detail
         failed.child_ids, failed.usage = ctx.child_ids, ctx.child_usage
         failed.spent = ctx.child_spent
         failed.error_type = f"{type(exc).__module__}.{type(exc).__qualname__}"
@@ -340,7 +345,7 @@ def _to_json(value: Any) -> Any:
     try:
         plain = pydantic_core.to_jsonable_python(value)
     except pydantic_core.PydanticSerializationError:
-        raise TypeError(
+        raise NotJSON(
             f"the tool returned a {type(value).__name__}, which is not JSON; return a str, "
             "number, dict, list, pydantic model or dataclass"
         ) from None

@@ -21,6 +21,7 @@ from typing import Any, cast
 
 import anyio.to_thread
 
+from pyox_agents.runtime._failures import StoreError
 from pyox_agents.runtime._records import ClosedCall, DecisionCall, Gate, InFlight, spent_plus
 from pyox_agents.runtime._to_the_end import to_the_end
 from pyox_agents.state.audit import audit_record, canonical_json
@@ -40,18 +41,6 @@ from pyox_agents.stores import StoreUnavailable
 from pyox_agents.stores.base import Store
 
 __all__ = ["Journal", "StoreError", "arguments_hash", "idempotency_key"]
-
-
-class StoreError(RuntimeError):
-    """Saving a run's record failed (the disk, the database); the run cannot go on safely.
-
-    `code` is the run's error code: "store_unavailable" when the store could not be reached
-    or written (`StoreUnavailable`: try again later), else "store_error".
-    """
-
-    def __init__(self, message: str, code: str = "store_error") -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def arguments_hash(arguments: Mapping[str, Any]) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import secrets
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -32,8 +31,9 @@ from pyox_agents.events import (
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
 from pyox_agents.runtime import _tracing
 from pyox_agents.runtime._calls import ToolCalls
+from pyox_agents.runtime._failures import StoreError, internal_error, request_failure, run_error
 from pyox_agents.runtime._instructions import system_messages
-from pyox_agents.runtime._journal import Journal, StoreError
+from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._planning import PlannerModel
 from pyox_agents.runtime._process_runs import (
     SHUTDOWN,
@@ -49,11 +49,7 @@ from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused, disc
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import NO_USAGE, Message, Reply
 from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, StopReason
-from pyox_agents.state.stopped import (
-    StoppedByLimit,
-    StoppedByPermission,
-    StoppedByUntil,
-)
+from pyox_agents.state.stopped import StoppedByLimit, StoppedByPermission, StoppedByUntil
 from pyox_agents.tools import RunContext
 
 __all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
@@ -130,7 +126,7 @@ class Runner(ToolCalls):
             except StoppedForShutdown:
                 self._send(RunFailed(SHUTDOWN))
             except (ModelError, StoreError) as exc:
-                await self._fail(AgentError(exc.code, str(exc)))
+                await self._fail(run_error(exc, self.run_id))
             except anyio.get_cancelled_exc_class():
                 await self._record_cancel()
                 raise
@@ -172,11 +168,9 @@ class Runner(ToolCalls):
         code, anything else as an internal error, logged with its details."""
         cause = _first(exc)
         if isinstance(cause, ModelError | StoreError):
-            await self._fail(AgentError(cause.code, str(cause)))
-        else:  # the details: here, in the server's log, and in the run's record
-            logging.getLogger(__name__).error("run %s failed with an internal error",
-                                              self.run_id, exc_info=cause)
-            await self._fail(AgentError("internal_error", f"{type(cause).__name__}: {cause}"))
+            await self._fail(run_error(cause, self.run_id))
+        else:  # the details: in the server's log, and in the run's record
+            await self._fail(internal_error(cause, self.run_id))
 
     def _finished(self, paused: ApprovalRequest | None) -> None:
         """Tell the run's end: the request it paused for, if any, then `RunFinished`."""
@@ -295,7 +289,7 @@ class Runner(ToolCalls):
             reply = await self._ask_model(ModelRequest(messages, tools))
             conversation._end_think(reply)
         except BaseException as exc:
-            conversation._fail_think(f"{type(exc).__name__}: {exc}" if str(exc) else "cancelled")
+            conversation._fail_think(request_failure(exc))
             raise
         if isinstance(self.model, PlannerModel) and self.model.answer is not None:
             conversation.finish(self.model.answer.value)  # keep a planner's answer as it is
@@ -382,14 +376,15 @@ class Runner(ToolCalls):
         if self._step is not None:
             self._send(StepFinished(self._step))
             self._step = None
-        self._close_pending(f"the run failed: {error.message}")
-        self.conversation._fail_run(error.message)
+        self._close_pending(f"the run failed: {error.public_message}")  # the thread's: public
+        self.conversation._fail_run(error.public_message)
         if self.journal is not None:
             self.journal.fail(error)
             try:
                 await self.journal.save()
             except StoreError as exc:
-                error = AgentError(error.code, f"{error.message}; {exc}")
+                error = AgentError(error.code, f"{error.message}; {exc}",
+                                   f"{error.public_message}; {exc.public_message}")
         self._send(RunFailed(error))
 
 

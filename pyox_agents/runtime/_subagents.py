@@ -24,9 +24,9 @@ from pyox_agents.runtime._setup import NO_ACCESS, Access, Setup, SubagentPaused
 from pyox_agents.runtime._toolsets import toolsets_opened
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message
-from pyox_agents.state.run import RunState, RunStatus
+from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.stores.base import Store
-from pyox_agents.tools import RunContext, Tool
+from pyox_agents.tools import RunContext, Tool, ToolError
 from pyox_agents.toolsets import Toolset
 
 __all__ = ["run_subagent"]
@@ -67,7 +67,7 @@ async def run_subagent(
     if journal.run.done:  # its run ended meanwhile (resumed on its own): its end is the result
         ctx.child_usage, ctx.child_spent = ctx.child_usage + child.usage, journal.run.spent
         return _subagent_outcome(journal.run, name)
-    failure: list[str] = []
+    failure: list[AgentError] = []
     forward = _forwarder(parent, run_id, call_id, name, child.id, failure)
     runner = Runner(setup, child, child_access, journal=journal, emit=forward)
     runner.recovering = cut
@@ -79,7 +79,9 @@ async def run_subagent(
         ctx.child_usage = ctx.child_usage + child.usage
         ctx.child_spent = journal.run.spent
     if failure:
-        raise RuntimeError(f"the subagent {name} failed: {failure[0]}")
+        raise ToolError(f"the subagent {name} failed: {failure[0].message}",
+                        public_message=f"the subagent {name} failed: "
+                                       f"{failure[0].public_message}")
     pending = journal.run.pending
     if pending is not None:
         if setup.store is None:  # kept in memory, as a paused run of a store-less agent is
@@ -90,10 +92,10 @@ async def run_subagent(
 
 
 def _forwarder(parent: Runner, run_id: str, call_id: str, name: str, child_id: str,
-               failure: list[str]) -> Callable[[Sequence[RuntimeEvent]], None]:
+               failure: list[AgentError]) -> Callable[[Sequence[RuntimeEvent]], None]:
     """Where a subagent's events go: into the parent's stream, its start and end as
     `SubagentStarted` / `SubagentFinished`, each event with the subagent's run id; its failure
-    message into `failure`; its approval requests nowhere (the parent pauses and says so)."""
+    error into `failure`; its approval requests nowhere (the parent pauses and says so)."""
 
     def forward(events: Sequence[RuntimeEvent]) -> None:
         out: list[RuntimeEvent] = []
@@ -103,8 +105,8 @@ def _forwarder(parent: Runner, run_id: str, call_id: str, name: str, child_id: s
             elif isinstance(event, RunFinished):
                 out.append(SubagentFinished(run_id, call_id, answer=event.answer))
             elif isinstance(event, RunFailed):
-                failure.append(event.error.message)
-                out.append(SubagentFinished(run_id, call_id, error=event.error.message))
+                failure.append(event.error)
+                out.append(SubagentFinished(run_id, call_id, error=event.error.public_message))
             elif isinstance(event, ApprovalRequested):
                 continue
             elif getattr(event, "run_id", "") is None:
@@ -149,5 +151,8 @@ def _subagent_outcome(run: RunState, name: str) -> Any:
     """The answer of a subagent run that has ended, or the error it ended with."""
     if run.status is RunStatus.COMPLETED:
         return run.answer
-    reason = run.error.message if run.error is not None else run.status.value
-    raise RuntimeError(f"the subagent {name} ended without an answer: {reason}")
+    if run.error is None:
+        raise ToolError(f"the subagent {name} ended without an answer: {run.status.value}")
+    raise ToolError(f"the subagent {name} ended without an answer: {run.error.message}",
+                    public_message=f"the subagent {name} ended without an answer "
+                                   f"({run.error.code})")

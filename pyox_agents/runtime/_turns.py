@@ -11,6 +11,7 @@ import pydantic
 
 from pyox_agents.models.base import ModelRequest
 from pyox_agents.runtime._asking import strip_fences, without_open_calls
+from pyox_agents.runtime._failures import request_failure
 from pyox_agents.runtime._runner import Runner
 from pyox_agents.runtime._toolsets import toolsets_opened
 from pyox_agents.state._validation import describe_problems
@@ -100,7 +101,7 @@ async def request(
     try:
         reply = await runner.complete(ModelRequest(tuple(messages)))
     except BaseException as exc:
-        conversation._fail_request(purpose, str(exc) or type(exc).__name__)
+        conversation._fail_request(purpose, request_failure(exc))
         raise
     conversation._end_request(purpose, reply)
     return reply

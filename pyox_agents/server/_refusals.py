@@ -3,11 +3,13 @@
 
 A store that cannot be reached while a request is answered (`StoreUnavailable`) is a 503 with
 `Retry-After`, the body saying so (`"store": "unreachable"` in JSON): never a 500, and never a
-hang, since every store bounds its connect and command timeouts.
+hang, since every store bounds its connect and command timeouts. The body names no store: the
+store's own words (its URL, its driver's error) go to the server's log, their secrets hidden.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from typing import Any
@@ -15,10 +17,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from pyox_agents._redact import redact_text
 from pyox_agents.service import RequestError
 from pyox_agents.stores import StoreUnavailable
 
 __all__ = ["handled", "json_error", "store_unreachable", "text_error"]
+
+_log = logging.getLogger(__name__)
 
 
 def json_error(exc: RequestError) -> Response:
@@ -47,10 +52,12 @@ class _Unreachable(RequestError):
 
 
 def store_unreachable(exc: StoreUnavailable) -> RequestError:
-    """The refusal of a request the store's outage stopped: 503 with `Retry-After`."""
+    """The refusal of a request the store's outage stopped: 503 with `Retry-After`, saying
+    only that; what the store said is logged."""
     wait = max(1, math.ceil(exc.retry_after))
-    return _Unreachable(503, f"the store is unreachable, so this request was not done: {exc}; "
-                             f"try again in {wait} s", headers={"Retry-After": str(wait)})
+    _log.warning("a request was refused with 503: %s", redact_text(str(exc)))
+    return _Unreachable(503, f"the store is unreachable, so this request was not done; try "
+                             f"again in {wait} s", headers={"Retry-After": str(wait)})
 
 
 def handled(server: Any, endpoint: Any,

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pyox_agents._redact import redact_url
 from pyox_agents.server._workers import LISTEN_FD_OPTION, PARENT_OPTION
 
 if TYPE_CHECKING:
@@ -85,13 +86,13 @@ def open_store(spec: str) -> Any:
         try:
             from pyox_agents.stores.redis import RedisStore
         except ImportError as exc:
-            raise CliError(f"--store {spec!r} needs the Redis store, which could not be "
-                           f"imported ({exc}); install it with `pip install 'pyox-agents[redis]'`"
-                           " or use sqlite:PATH") from None
+            raise CliError(f"--store {redact_url(spec)!r} needs the Redis store, which could "
+                           f"not be imported ({exc}); install it with `pip install "
+                           "'pyox-agents[redis]'` or use sqlite:PATH") from None
         return RedisStore(spec)
     if spec.startswith(POSTGRES_FORM):
         return _postgres_store(spec)
-    raise CliError(f"--store {spec!r} is not a store; use {STORE_FORMS}")
+    raise CliError(f"--store {redact_url(spec)!r} is not a store; use {STORE_FORMS}")
 
 
 def _postgres_store(spec: str) -> Any:
@@ -105,9 +106,7 @@ def _postgres_store(spec: str) -> Any:
     try:
         return PostgresStore(spec)
     except (ValueError, ConnectionError, RuntimeError) as exc:
-        from pyox_agents.stores.postgres_connection import redact
-
-        raise CliError(f"--store {redact(spec)!r}: {exc}") from None
+        raise CliError(f"--store {redact_url(spec)!r}: {exc}") from None
 
 
 def load_target(target: str) -> Any:

@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from pyox_agents._redact import redact_text
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._sharing import share
@@ -169,11 +170,17 @@ def show_now(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]) 
 
 
 def unkept(exc: BaseException) -> AgentError:
-    """The error of a thread whose latest shared state the store did not take."""
-    code = "store_unavailable" if isinstance(exc, StoreUnavailable) else "store_error"
-    return AgentError(code, f"the run's steps were saved, but the thread's latest shared state "
-                            f"could not be kept ({type(exc).__name__}: {exc}); the page still "
-                            "holds it: send your next message once the store is back")
+    """The error of a thread whose latest shared state the store did not take: the store's
+    words (secrets hidden) for the run's record, none of them for the client."""
+    away = isinstance(exc, StoreUnavailable)
+    what = "the store is unreachable" if away else "the store failed"
+    return AgentError(
+        "store_unavailable" if away else "store_error",
+        redact_text(f"the run's steps were saved, but the thread's latest shared state could "
+                    f"not be kept ({type(exc).__name__}: {exc}); the page still holds it: send "
+                    "your next message once the store is back"),
+        f"the run's steps were saved, but the thread's latest shared state could not be kept "
+        f"({what}); the page still holds it: send your next message once the store is back")
 
 
 def told(last: RuntimeEvent, failure: AgentError | None) -> RuntimeEvent:
@@ -182,7 +189,8 @@ def told(last: RuntimeEvent, failure: AgentError | None) -> RuntimeEvent:
     if failure is None:
         return last
     if isinstance(last, RunFailed):
-        return RunFailed(AgentError(last.error.code, f"{last.error.message}; {failure.message}"))
+        return RunFailed(AgentError(last.error.code, f"{last.error.message}; {failure.message}",
+                                    f"{last.error.public_message}; {failure.public_message}"))
     assert isinstance(last, RunFinished), last
     return RunFailed(failure)
 

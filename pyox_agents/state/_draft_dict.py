@@ -7,6 +7,7 @@ from collections.abc import ItemsView, Iterable, Iterator, ValuesView
 from typing import Any, Literal, SupportsIndex
 
 from pyox_agents.state._draft_view import _MISSING, _refuse_new, _Scope, _snap_item, _View
+from pyox_agents.state._json_errors import NotJSON
 from pyox_agents.state.frozen import (
     JSON,
     FrozenDict,
@@ -138,7 +139,7 @@ class DraftDict(dict[str, Any], _View):
 
     def _check_key(self, key: object) -> None:
         if not isinstance(key, str) or isinstance(key, enum.Enum):
-            raise TypeError(
+            raise NotJSON(
                 f"{python_path(self._draft._name, self._path())} got a key {key!r} "
                 f"({type(key).__name__}); keys of shared state must be str: use str(key)"
             )

@@ -8,7 +8,15 @@ import decimal
 import enum
 from collections.abc import Sequence
 
+from pyox_agents._tool_errors import ToolError
 from pyox_agents.state._pointers import lone_surrogate, python_path
+
+
+class NotJSON(ToolError, TypeError):
+    """A value that is not JSON where JSON goes (the shared state, a tool's result, the text
+    of a tool's live event): the message names its path and what to use instead, written for
+    the model and the person to read (a `ToolError`). A `TypeError`."""
+
 
 MAX_DEPTH = 64
 """How deeply JSON may nest, everywhere: a request's body, a run's state, a tool's write, a
@@ -20,7 +28,7 @@ def check_text(text: str, path: str, at: Sequence[str | int], key: bool = False)
     index = lone_surrogate(text)
     if index is not None:
         what = f"has the key {text!r}, which" if key else "is a str that"
-        raise TypeError(
+        raise NotJSON(
             f"{python_path(path, at)} {what} holds a lone surrogate ({text[index]!r} at index "
             f"{index}); JSON text must be valid Unicode: decode bytes with errors='replace' "
             f"(for a file name: name.encode('utf-8', 'surrogateescape').decode('utf-8', "

@@ -71,6 +71,13 @@ REASONS: Mapping[RunStatus, frozenset[StopReason]] = {
 """The stop reasons each status allows (none for a running run)."""
 
 
+INTERNAL_ERROR_MESSAGE = (
+    "the agent failed because of an internal error (a bug in a hook or in pyox-agents); "
+    "the run's record (GET /runs/{run_id}) has the details"
+)
+"""What a client reads for a run that failed with `internal_error` (never the exception text)."""
+
+
 @dataclass(frozen=True, slots=True)
 class AgentError:
     """Why a run failed or stopped, or why a step failed: a stable `code` and a `message`.
@@ -81,13 +88,28 @@ class AgentError:
     pyox-agents or in a hook), "store_error" (the run's record could not be saved),
     "run_timeout", "run_lost" (a server's limits and processes), and for steps "tool_error",
     "denied", "cancelled" and the stop reasons of `StopReason`.
+
+    `message` is the whole account, for the run's record and the server's log. When it holds
+    what must stay on the server (a URL, a store's or provider's words, an exception's text),
+    `public` is what a client is shown instead: `public_message` gives what a client reads.
     """
 
     code: str
     message: str
+    public: str | None = None
+    """What a client is shown instead of `message`; None: `message` is written for clients
+    (an internal error's never is)."""
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
+
+    @property
+    def public_message(self) -> str:
+        """What a client reads: `public`, else `message`, except an internal error's, which
+        stays on the server (`INTERNAL_ERROR_MESSAGE` instead)."""
+        if self.public is not None:
+            return self.public
+        return INTERNAL_ERROR_MESSAGE if self.code == "internal_error" else self.message
 
     def to_dict(self) -> dict[str, str]:
         """`{"code", "message"}`."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pyox_agents._tool_errors import ToolError
 from pyox_agents.state._draft_dict import DraftDict
 from pyox_agents.state._draft_list import DraftList
 from pyox_agents.state._draft_view import _MISSING, _View
@@ -33,7 +34,13 @@ from pyox_agents.state.frozen import (
 )
 from pyox_agents.state.patch import Op, Path, diff
 
-__all__ = ["Draft", "DraftDict", "DraftList"]
+__all__ = ["Draft", "DraftDict", "DraftList", "StateAccessDenied"]
+
+
+class StateAccessDenied(ToolError, PermissionError):
+    """`ctx.state` in a tool that may not change it (a subagent given `state="read"`) or not
+    read it (given no access): the message says so and what to give the subagent, written
+    for the model and the person to read (a `ToolError`). A `PermissionError`."""
 
 
 class Draft:
@@ -195,7 +202,7 @@ class Draft:
             )
         if not self.writable:
             who = f"tool {self.tool!r}" if self.tool else "this tool"
-            raise PermissionError(
+            raise StateAccessDenied(
                 f"{self._name} is read-only in {who} (its agent was given state=\"read\"): read "
                 f"it only, or give the subagent state=\"write\" to let its tools change it"
             )

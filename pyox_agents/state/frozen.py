@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn, TypeAlias
 
 from pyox_agents.state._heapq_guard import guard_heapq
-from pyox_agents.state._json_errors import MAX_DEPTH, check_text, not_json, too_deep
+from pyox_agents.state._json_errors import MAX_DEPTH, NotJSON, check_text, not_json, too_deep
 from pyox_agents.state._pointers import lone_surrogate, parse_pointer, pointer, python_path
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "MAX_DEPTH",
     "FrozenDict",
     "FrozenList",
+    "NotJSON",
     "StateView",
     "freeze",
     "lone_surrogate",
@@ -242,11 +243,11 @@ def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) 
     kind = type(value)
     if kind in _SCALARS:
         if kind is float and not math.isfinite(value):  # type: ignore[arg-type]
-            raise TypeError(not_json(value, python_path(path, at)))
+            raise NotJSON(not_json(value, python_path(path, at)))
         if kind is str and not value.isascii():  # type: ignore[attr-defined]
             check_text(value, path, at)  # type: ignore[arg-type]
         if len(at) >= MAX_DEPTH:
-            raise TypeError(too_deep(path, at))
+            raise NotJSON(too_deep(path, at))
         return value  # type: ignore[return-value]
     if isinstance(value, FrozenDict | FrozenList):
         return value
@@ -258,7 +259,7 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
     if len(at) >= MAX_DEPTH:
-        raise TypeError(too_deep(path, at))
+        raise NotJSON(too_deep(path, at))
     kind = type(value)
     if kind is dict and len(at) + 1 < MAX_DEPTH:
         return _freeze_dict(value, path, at)  # type: ignore[arg-type]
@@ -266,7 +267,7 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
         return _freeze_list(value, path, at)  # type: ignore[arg-type]
     if kind in _SCALARS:
         if kind is float and not math.isfinite(value):  # type: ignore[arg-type]
-            raise TypeError(not_json(value, python_path(path, at)))
+            raise NotJSON(not_json(value, python_path(path, at)))
         if kind is str and not value.isascii():  # type: ignore[attr-defined]
             check_text(value, path, at)  # type: ignore[arg-type]
         return value  # type: ignore[return-value]
@@ -284,7 +285,7 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
             at.pop()
         return items
     if isinstance(value, enum.Enum):
-        raise TypeError(not_json(value, python_path(path, at)))
+        raise NotJSON(not_json(value, python_path(path, at)))
     if isinstance(value, str):
         text = str.__str__(value)
         check_text(text, path, at)
@@ -293,9 +294,9 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise TypeError(not_json(value, python_path(path, at)))
+            raise NotJSON(not_json(value, python_path(path, at)))
         return float(value)
-    raise TypeError(not_json(value, python_path(path, at)))
+    raise NotJSON(not_json(value, python_path(path, at)))
 
 
 # A plain dict or list (what json.loads gives) is copied whole by `dict`'s or `list`'s own C
@@ -351,7 +352,7 @@ def _freeze_mapping(value: dict[Any, Any], path: str, at: list[str | int]) -> Fr
     frozen = FrozenDict()
     for key, item in value.items():
         if not isinstance(key, str) or isinstance(key, enum.Enum):
-            raise TypeError(
+            raise NotJSON(
                 f"{python_path(path, at)} has a key {key!r} ({type(key).__name__}); keys of "
                 f"shared state must be str: use str(key)"
             )

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from pyox_agents._redact import redact_url
 from pyox_agents.stores._encoding import (
     EncodedRecord,
     check_append,
@@ -39,7 +40,6 @@ from pyox_agents.stores.postgres_connection import (
     SchemaVersionError,
     milliseconds,
     outage,
-    redact,
 )
 from pyox_agents.stores.postgres_events import RunEventLog
 
@@ -135,7 +135,7 @@ class PostgresStore(RunEventLog, Store):
         await self.aclose()
 
     def _where(self) -> str:
-        return f"the PostgresStore at {redact(self.url)} (schema {self.schema!r})"
+        return f"the PostgresStore at {redact_url(self.url)} (schema {self.schema!r})"
 
     # -- writes ---------------------------------------------------------------------------------
 

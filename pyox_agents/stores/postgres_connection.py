@@ -24,6 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
         'pip install "pyox-agents[postgres]"'
     ) from exc
 
+from pyox_agents._redact import redact_text, redact_url
 from pyox_agents.stores._outages import StoreUnavailable
 from pyox_agents.stores.postgres_schema import REFUSED, SCHEMA_VERSION, TABLES
 
@@ -35,7 +36,6 @@ _OUTAGE_STATES = ("08", "57P01", "57P02", "57P03", "53100", "25006")
 (57P01-3), a full disk (53100), a read-only server (25006)."""
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
-_PASSWORD = re.compile(r"(://[^:/@]*):[^@/]*@")
 
 
 class SchemaVersionError(RuntimeError):
@@ -60,21 +60,17 @@ class Refused(Exception):
         self.held = held
 
 
-def redact(url: str) -> str:
-    """`url` without its password."""
-    return _PASSWORD.sub(r"\1:***@", url)
-
-
 def check_url(url: str) -> None:
     """Raise ValueError, saying what to write, unless `url` is a PostgreSQL URL psycopg reads."""
     form = "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
     if not isinstance(url, str) or not url.startswith(("postgresql://", "postgres://")):
-        raise ValueError(f"PostgresStore takes a URL of the form {form}, got {url!r}")
+        shown = redact_url(url) if isinstance(url, str) else url
+        raise ValueError(f"PostgresStore takes a URL of the form {form}, got {shown!r}")
     try:
         psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError as exc:
-        raise ValueError(f"the PostgreSQL URL {redact(url)!r} is not valid ({exc}); write it "
-                         f"as {form}") from None
+        raise ValueError(f"the PostgreSQL URL {redact_url(url)!r} is not valid "
+                         f"({redact_text(str(exc))}); write it as {form}") from None
 
 
 def milliseconds(seconds: float, name: str) -> int:
@@ -162,7 +158,8 @@ class PostgresConnection:
     def unreachable(self, exc: BaseException) -> StoreUnavailable:
         """The error of a database that cannot be reached, saying what to check."""
         return StoreUnavailable(
-            f"cannot connect to PostgreSQL at {redact(self.url)} ({' '.join(str(exc).split())}): "
+            f"cannot connect to PostgreSQL at {redact_url(self.url)} "
+            f"({redact_text(' '.join(str(exc).split()))}): "
             "check that the server runs and accepts connections there (host, port, user, "
             "password and database in the URL), e.g. with `psql URL`"
         )
@@ -185,7 +182,7 @@ class PostgresConnection:
                 return
             if held is not None and held > SCHEMA_VERSION:
                 raise SchemaVersionError(
-                    f"the PostgreSQL database at {redact(self.url)} holds schema "
+                    f"the PostgreSQL database at {redact_url(self.url)} holds schema "
                     f"{self.schema!r} at version {held}, newer than version {SCHEMA_VERSION} "
                     'that this pyox-agents writes: upgrade pyox-agents (pip install -U '
                     '"pyox-agents[postgres]") on every process using this database, or give '

@@ -20,6 +20,7 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
         "pip install 'pyox-agents[redis]'"
     ) from exc
 
+from pyox_agents._redact import redact_text, redact_url
 from pyox_agents.stores import redis_scripts
 from pyox_agents.stores._outages import StoreUnavailable
 from pyox_agents.stores.redis_tails import ThreadTails
@@ -207,7 +208,8 @@ def outage(store: RedisConnection, exc: BaseException) -> StoreUnavailable | Non
                       | redis.BusyLoadingError):
         return None
     return StoreUnavailable(
-        f"Redis at {store.url} is unreachable ({type(exc).__name__}: {exc}); what was "
+        f"Redis at {redact_url(store.url)} is unreachable ({type(exc).__name__}: "
+        f"{redact_text(str(exc))}); what was "
         f"saved before stays as it was: try again in a few seconds, and check that "
         f"redis-server runs and answers there (redis-cli -u URL ping)")
 

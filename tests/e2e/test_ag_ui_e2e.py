@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from pyox_agents import Agent, RunContext, ag_ui, tool
+from pyox_agents import Agent, RunContext, ToolError, ag_ui, tool
 from pyox_agents.models import FunctionModel, ScriptedModel
 from pyox_agents.server import create_app
 from pyox_agents.service import RunService
@@ -125,7 +125,7 @@ def add_todo(ctx: RunContext, text: str) -> str:
 def add_then_fail(ctx: RunContext, text: str) -> str:
     """Add a todo, then fail."""
     ctx.state["todos"].append(text)
-    raise RuntimeError("the todo service is down")
+    raise ToolError("the todo service is down")
 
 
 @tool(approval=True)

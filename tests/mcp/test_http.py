@@ -75,7 +75,7 @@ async def test_an_http_server_killed_mid_run_gives_error_results_and_the_run_goe
     before, after = results(result.events)
     assert before.result == {"result": 2}
     assert after.error is not None
-    assert after.error.startswith("MCPServerUnavailable: the MCP server 'web' is unreachable")
+    assert after.error == "the MCP server 'web' is unreachable; try again later"
     assert result.answer == "done"
 
 

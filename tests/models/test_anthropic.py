@@ -15,6 +15,7 @@ from pyox_agents import (
     RunFailedError,
     TextDelta,
     TextEnded,
+    ToolError,
     ToolResult,
     tool,
 )
@@ -71,7 +72,7 @@ def add_item(ctx: RunContext, name: str) -> str:
         name: the item
     """
     if name == "unicorn":
-        raise ValueError("unicorns are out of stock")
+        raise ToolError("unicorns are out of stock")
     ctx.state["cart"].append(name)
     return f"added {name}"
 

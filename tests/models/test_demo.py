@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pyox_agents import Agent, RunContext, TextDelta, ToolCallStarted, tool
+from pyox_agents import Agent, RunContext, TextDelta, ToolCallStarted, ToolError, tool
 from pyox_agents.models import DemoModel, Message, resolve_model
 from pyox_agents.models.demo import decide
 
@@ -25,7 +25,7 @@ def _find(todos: Any, item: str) -> int:
     for index, todo in enumerate(todos):
         if todo["text"] == item:
             return index
-    raise ValueError(f"there is no todo {item!r}")
+    raise ToolError(f"there is no todo {item!r}")
 
 
 @tool

@@ -21,14 +21,17 @@ __all__ = ["PostgresProcess", "RedisProcess", "postgres_process", "redis_process
 
 class RedisProcess:
     """One `redis-server` on a port of its own; with `persist`, every write is appended to
-    its log (fsync always), so a killed server starts again with all it answered."""
+    its log (fsync always), so a killed server starts again with all it answered; with
+    `password`, it asks for it (`requirepass`), and `url` carries it."""
 
-    def __init__(self, workdir: str, persist: bool = False) -> None:
+    def __init__(self, workdir: str, persist: bool = False, password: str | None = None) -> None:
         self.persist = persist
+        self.password = password
         self.binary = rs._redis_server_path()
         self.port = rs._free_port()
         self.workdir = workdir
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        auth = "" if password is None else f":{password}@"
+        self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> None:
@@ -36,7 +39,8 @@ class RedisProcess:
         self.process = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "yes" if self.persist else "no", "--appendfsync", "always",
-             "--dir", self.workdir, "--daemonize", "no"],
+             "--dir", self.workdir, "--daemonize", "no",
+             *(["--requirepass", self.password] if self.password else [])],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         rs._wait_for_ping(self.process, self.url, 15)
 
@@ -64,10 +68,10 @@ class RedisProcess:
 
 
 @contextlib.contextmanager
-def redis_process(persist: bool = False) -> Iterator[RedisProcess]:
+def redis_process(persist: bool = False, password: str | None = None) -> Iterator[RedisProcess]:
     """A started `RedisProcess`, ended with the block."""
     with tempfile.TemporaryDirectory(prefix="pyox-redis-") as workdir:
-        server = RedisProcess(workdir, persist)
+        server = RedisProcess(workdir, persist, password)
         server.start()
         try:
             yield server

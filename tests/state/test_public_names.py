@@ -12,12 +12,12 @@ from pyox_agents.state import draft, frozen, patch, rebase, shared
     [
         (
             frozen,
-            ["JSON", "MAX_DEPTH", "FrozenDict", "FrozenList", "StateView", "freeze",
+            ["JSON", "MAX_DEPTH", "FrozenDict", "FrozenList", "NotJSON", "StateView", "freeze",
              "lone_surrogate", "parse_pointer", "pointer", "python_path", "thaw"],
         ),
         (patch, ["Op", "Path", "apply", "apply_json", "diff"]),
         (rebase, ["Conflict", "apart", "rebase"]),
-        (draft, ["Draft", "DraftDict", "DraftList"]),
+        (draft, ["Draft", "DraftDict", "DraftList", "StateAccessDenied"]),
         (shared, ["Commit", "Refused", "SharedState", "json_size"]),
     ],
 )

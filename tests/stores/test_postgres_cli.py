@@ -36,3 +36,17 @@ def test_an_unreachable_database_on_the_command_line_is_a_clear_error(
     assert f"--store 'postgresql://me:***@127.0.0.1:{port}/app': cannot connect" in err
     assert "check that the server runs" in err
     assert "secret" not in err
+
+
+def test_a_password_in_the_query_string_is_hidden_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue: "the PostgreSQL redaction misses `?password=`"."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    spec = f"postgresql://me@127.0.0.1:{port}/app?sslmode=disable&password=s3cret"
+    with pytest.raises(SystemExit) as exit_:
+        main(["demo", "--store", spec, "--port", "1"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--store 'postgresql://me@127.0.0.1:{port}/app?sslmode=disable&password=***'" in err
+    assert "cannot connect" in err and "s3cret" not in err

@@ -39,7 +39,7 @@ from ag_ui.core import (
     ToolCallArgsEvent,
 )
 
-from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE, public_message
+from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.adapters.ag_ui._direct import DirectWrites, step_name
 from pyox_agents.adapters.ag_ui._kept_messages import KeptMessage, kept_messages
 from pyox_agents.adapters.ag_ui._messages import (
@@ -318,7 +318,7 @@ class Translation(DirectWrites):
             yield from self._start(None, announce=False)
         yield from self._close_all()
         self.ended = True
-        yield RunErrorEvent(message=public_message(error), code=error.code)
+        yield RunErrorEvent(message=error.public_message, code=error.code)
 
     @staticmethod
     def _interrupt(request: ApprovalRequest, owner: str | None) -> Interrupt:

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from json.encoder import encode_basestring
 from typing import Any, TypeAlias
 
-from pyox_agents.adapters._run_errors import public_message
 from pyox_agents.adapters.ai_sdk._live_parts import finish_metadata, live_part, start_metadata
 from pyox_agents.adapters.ai_sdk._request import Chat
 from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID, StateParts
@@ -288,7 +287,7 @@ class ChunkWriter:
 
     def _fail(self, event: RunFailed) -> list[Chunk]:
         self.ended = True
-        message = public_message(event.error)
+        message = event.error.public_message
         out = self._close(f"the run failed: {message}", calls=True)
         out += self._states.final(self._states.state)
         out.append({"type": "data-run-error", "transient": True,

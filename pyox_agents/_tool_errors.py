@@ -1,0 +1,32 @@
+"""`ToolError`: the one kind of exception whose text a tool call shows the model and the person.
+
+Every other exception a tool raises is shown by its type only; its text (a connection string, a
+file path, a key) goes to the server's log and the run's record. The library's own refusals
+inside a tool (arguments that do not fit, a value that is not JSON, a state the tool may not
+change, a misused `ctx`) are `ToolError`s too, their messages written to be read. Here, below
+every layer, so that each of them can raise one; `pyox_agents.ToolError` is this class.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ToolError"]
+
+
+class ToolError(Exception):
+    """Raise it in a tool with a message meant for the model and the person: that message is
+    shown as is (the model reads it as the call's result, the person sees it as the tool's
+    error, the thread keeps it).
+
+    Any other exception a tool raises is shown only by its type ("the tool failed with an
+    unexpected ValueError; the server's log has the details"): its text may quote a
+    connection string, a file path or a key, so it goes to the server's log and the run's
+    record only. `raise ToolError("no flight on 3 May; ask for another date")`.
+
+    With `public_message`, that is shown instead and `message` stays on the server (the log,
+    the run's record): for an error whose words must not reach a browser.
+    """
+
+    def __init__(self, message: str, *, public_message: str | None = None) -> None:
+        super().__init__(message)
+        self.public_message = message if public_message is None else public_message
+        """What the model and the person read."""
