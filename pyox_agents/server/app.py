@@ -12,22 +12,20 @@ Routes (DESIGN.md, "Server"):
   `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
 - `GET /agents`, `GET /threads/{id}`, `GET /runs/{run_id}`, `GET /healthz`.
 
-Bad input is answered before any stream (400, 404, 409, 413, 422). A run goes on when its client
-disconnects (`on_disconnect="detach"`, the default) or is cancelled (`"cancel"`); either way
-what it committed stays committed.
+Bad input is answered before any stream (400, 403, 404, 409, 413, 415, 422). A run goes on
+when its client disconnects (`on_disconnect="detach"`, the default) or is cancelled
+(`"cancel"`); either way what it committed stays committed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -37,7 +35,10 @@ from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
 from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect
 from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
+from pyox_agents.server._body import read_json_body
+from pyox_agents.server._cross_site import middleware_for, normalized_origins
 from pyox_agents.server._gc import tune_gc as _tune_gc
+from pyox_agents.server._hosts import normalized_hosts
 from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server.sse import Chunks, EventStreamResponse
 from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits, thread_view
@@ -83,6 +84,7 @@ class _Server:
         send_timeout: float | None,
         lease_ttl: float,
         keep_state: bool,
+        cors_origins: tuple[str, ...],
     ) -> None:
         self.agents = {
             name: agent.with_store(store) if agent.store is None and store is not None else agent
@@ -94,6 +96,7 @@ class _Server:
         self.on_disconnect = on_disconnect
         self.auth = auth
         self.send_timeout = send_timeout
+        self.cors_origins = cors_origins
         self.runs = RunService(store, limits=limits, lease_ttl=lease_ttl, keep_state=keep_state)
 
     async def principal(self, request: Request) -> str | None:
@@ -117,17 +120,8 @@ class _Server:
         return name, agent
 
     async def body(self, request: Request) -> bytes:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            raise RequestError(413, f"the body is {declared} bytes; the limit is {self.max_body}")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_body:
-                raise RequestError(413, f"the body is over the limit of {self.max_body} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        """The request's JSON body (`read_json_body`: 415 or 413 when refused)."""
+        return await read_json_body(request, max_body=self.max_body)
 
     def sse(self, frames: Chunks, live: LiveRun | None,
             extra: Mapping[str, str] = {}) -> EventStreamResponse:
@@ -160,7 +154,8 @@ def create_app(
     keepalive: float = 15.0,
     max_body: int = 5_000_000,
     on_disconnect: Literal["detach", "cancel"] = "detach",
-    cors_origins: tuple[str, ...] = (),
+    cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] | None = None,
     page: str | Path | None = None,
     auth: Auth | None = None,
     limits: ServerLimits | None = None,
@@ -184,6 +179,13 @@ def create_app(
     `tune_gc()` when the app starts (it changes the whole process's `gc` settings, so it is
     the caller's choice: `pyox-agents serve` and `demo` make it).
 
+    Cross-site requests (docs/guides/deploying.md, "Cross-site requests and hosts"): a request
+    that can change something (POST, PUT, PATCH, DELETE) from a browser page on another origin
+    is refused (403) unless its origin is in `cors_origins` (`scheme://host[:port]`, or `"*"`),
+    which also get CORS headers; a JSON body sent as `text/plain` or a form is refused (415).
+    `allowed_hosts` (names, `*.example.com`, or `"*"`) refuses (400) a request whose `Host`
+    is another, as DNS rebinding makes it; None checks no host (a proxy in front does).
+
     `keep_state` (the default; needs a `store`): the server keeps each thread's latest shared
     state, so a page that sends none, or a reloaded page's `{}`, gets it back in the run's
     opening snapshot (and `GET /threads/{id}` shows it). A client's state is the person's edits
@@ -192,18 +194,17 @@ def create_app(
     the server keeps none: a run starts from the client's state, or `{}`.
 
     Raises:
-        ValueError: no agents, a name that is not usable in a URL, or an unknown `on_disconnect`.
+        ValueError: no agents, a name that is not usable in a URL, an unknown `on_disconnect`,
+            or a value of `cors_origins` or `allowed_hosts` that is not an origin or a host.
     """
     _check_config(agents, on_disconnect)
+    origins = normalized_origins(cors_origins)
+    hosts = None if allowed_hosts is None else normalized_hosts(allowed_hosts)
     server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
                      on_disconnect=on_disconnect, auth=auth, limits=limits,
-                     send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state)
-
-    middleware = []
-    if cors_origins:
-        middleware.append(Middleware(CORSMiddleware, allow_origins=list(cors_origins),
-                                     allow_methods=["GET", "POST"], allow_headers=["*"]))
-    app = Starlette(routes=_routes(server, page), middleware=middleware,
+                     send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state,
+                     cors_origins=origins)
+    app = Starlette(routes=_routes(server, page), middleware=middleware_for(origins, hosts),
                     lifespan=_lifespan(server, tune_gc))
     app.state.pyox = server
     return app
