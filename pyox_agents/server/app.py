@@ -123,22 +123,26 @@ class _Server:
         """The request's JSON body (`read_json_body`: 415 or 413 when refused)."""
         return await read_json_body(request, max_body=self.max_body)
 
-    def sse(self, frames: Chunks, live: LiveRun | None,
-            extra: Mapping[str, str] = {}) -> EventStreamResponse:
+    def sse(self, frames: Chunks, live: LiveRun | None, extra: Mapping[str, str] = {},
+            source: object = None) -> EventStreamResponse:
         """Stream pre-framed SSE bytes (one chunk per batch of events) with keep-alive comments;
         mind disconnects (`on_disconnect="cancel"`: a stream that ends before its run stops it).
+        `source`, the run's events a follower's frames read (a resume, a connect), is closed
+        when the stream ends, so that the run no longer keeps them for this reader, nor counts
+        it (`followers_per_run`). (The run's own response keeps its place until the run ends.)
         """
-        on_close = None
-        if self.on_disconnect == "cancel" and live is not None:
-            run = live
+        cancel = live if self.on_disconnect == "cancel" else None
+        close = getattr(source, "aclose", None)
 
-            async def on_close() -> None:
-                if not run.done:
-                    await self.runs.stop(run.thread_id)
+        async def on_close() -> None:
+            if close is not None:
+                await close()
+            if cancel is not None and not cancel.done:
+                await self.runs.stop(cancel.thread_id)
 
         return EventStreamResponse(frames, headers={**SSE_HEADERS, **extra},
                                    keepalive=self.keepalive, send_timeout=self.send_timeout,
-                                   on_close=on_close)
+                                   on_close=on_close if close or cancel else None)
 
 
 async def _batches(events: AsyncIterator[Any]) -> AsyncIterator[list[Any]]:
@@ -303,7 +307,8 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     if isinstance(chat, Mapping):  # published by another process as JSON
         chat = ai_sdk.Chat.from_json(chat)
     # the run speaks the major it was started with
-    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None, agent)
+    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None, agent,
+                          source=events)
 
 
 def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int,
@@ -312,10 +317,10 @@ def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int,
 
 
 def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any, version: int,
-                   live: LiveRun | None, agent: Agent) -> Response:
+                   live: LiveRun | None, agent: Agent, source: object = None) -> Response:
     frames = ai_sdk.frame_batches(chat, batches, sdk_version=version,
                                   state_snapshots=agent.state_snapshots)
-    return server.sse(frames, live, {"x-vercel-ai-ui-message-stream": "v1"})
+    return server.sse(frames, live, {"x-vercel-ai-ui-message-stream": "v1"}, source)
 
 
 async def _ai_sdk_stop(server: _Server, request: Request) -> Response:
