@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -22,16 +23,18 @@ class GracefulServer(uvicorn.Server):
     `timeout_graceful_shutdown` is `grace`: a connection still open then is cancelled.
     """
 
-    def __init__(self, config: uvicorn.Config, grace: float) -> None:
+    def __init__(self, config: uvicorn.Config, grace: float, *, served: Any = None) -> None:
         if not grace > 0:
             raise ValueError(f"--grace is the seconds runs get at shutdown, > 0; got {grace!r}")
         config.timeout_graceful_shutdown = max(1, round(grace))
         super().__init__(config)
         self.grace = grace
+        self.served = config.app if served is None else served
+        """The app whose runs are drained (the config's may be wrapped in middleware)."""
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         """Stop listening, drain the runs and the connections, then end the app."""
-        runs = _runs_of(self.config.app)
+        runs = _runs_of(self.served)
         if runs is None:
             await super().shutdown(sockets)
             return
@@ -47,11 +50,13 @@ def _runs_of(app: Any) -> Any:
 
 
 def serve(app: Any, host: str, port: int, grace: float, *, loop: str = "auto",
-          http: str = "auto", sock: socket.socket | None = None) -> None:
+          http: str = "auto", sock: socket.socket | None = None,
+          wrap: Callable[[Any], Any] | None = None) -> None:
     """Serve `app` on `host:port` (or on the listening socket `sock`, a worker's) until
-    SIGTERM or SIGINT, then shut down within `grace` s; `loop` and `http` as uvicorn's."""
+    SIGTERM or SIGINT, then shut down within `grace` s; `loop` and `http` as uvicorn's.
+    `wrap` puts middleware of the caller's around `app`."""
     # auto: uvloop and httptools when installed (the `fast` extra), else asyncio and h11: they
     # cut the server's CPU per run by 10-35% (bench/concurrency.py --targets ...,fast,floorfast)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", loop=loop,
-                            http=http)
-    GracefulServer(config, grace).run(sockets=None if sock is None else [sock])
+    config = uvicorn.Config(app if wrap is None else wrap(app), host=host, port=port,
+                            log_level="warning", loop=loop, http=http)
+    GracefulServer(config, grace, served=app).run(sockets=None if sock is None else [sock])
