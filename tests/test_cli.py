@@ -246,22 +246,25 @@ def test_serve_cors_lets_a_frontend_on_another_origin_call_it(user_module: Path)
         assert status == 403 and "--cors https://evil.example" in text
 
 
-def test_cors_belongs_to_a_ready_apps_create_app(
+def test_cors_and_body_timeout_belong_to_a_ready_apps_create_app(
         user_module: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     (user_module / "readyapp.py").write_text("async def app(scope, receive, send):\n    pass\n")
     monkeypatch.chdir(user_module)
-    with pytest.raises(SystemExit) as exit_:
-        main(["serve", "readyapp:app", "--port", "1", "--cors", "http://localhost:3000"])
-    assert exit_.value.code == 2
-    assert "create_app(...) cors_origins=" in capsys.readouterr().err
+    for option in (["--cors", "http://localhost:3000"], ["--body-timeout", "5"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(["serve", "readyapp:app", "--port", "1", *option])
+        assert exit_.value.code == 2
+        assert "create_app(...) cors_origins= or body_timeout=" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("option", "message"), [
     (["--cors", "http://localhost:3000/"], "--cors: 'http://localhost:3000/' is not an origin"),
     (["--allowed-host", "http://x.example"], "allowed host 'http://x.example'"),
+    (["--header-timeout", "0"], "'0' is not a positive number of seconds"),
+    (["--max-pending-connections", "none"], "'none' is not a number of connections"),
 ])
-def test_bad_cross_site_options_are_clear_errors(
+def test_bad_cross_site_and_timeout_options_are_clear_errors(
         option: list[str], message: str, user_module: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(user_module)

@@ -1,6 +1,6 @@
-"""What `pyox-agents serve` and `demo` let browsers do: the options (`--cors`, `--allowed-host`),
-the hosts an address implies, and the banner lines that say where each agent answers and who
-may call it.
+"""What `pyox-agents serve` and `demo` let browsers and slow clients do: the options (`--cors`,
+`--allowed-host`, the timeouts and the cap on waiting connections), the hosts an address
+implies, and the banner lines that say where each agent answers and who may call it.
 
 The server answers the `Host` names of the address it listens on: on a loopback address only
 the loopback names (a page elsewhere cannot reach it by a name of its own, as DNS rebinding
@@ -16,15 +16,19 @@ from typing import Any
 
 from pyox_agents.server._cross_site import normalized_origins
 from pyox_agents.server._hosts import LOOPBACK_HOSTS, HostCheck, is_loopback, normalized_hosts
+from pyox_agents.server._stalls import DEFAULT_HEADER_TIMEOUT
 
-__all__ = ["add_safety_options", "allowed_hosts_for", "base_url", "checked", "host_check",
-           "say_endpoints", "say_exposure"]
+__all__ = ["DEFAULT_BODY_TIMEOUT", "add_safety_options", "allowed_hosts_for", "base_url",
+           "checked", "host_check", "say_endpoints", "say_exposure"]
+
+DEFAULT_BODY_TIMEOUT = 30.0
+"""`--body-timeout`: the seconds a request's body may take to arrive (`create_app`'s default)."""
 
 ANY_ADDRESS = ("0.0.0.0", "::", "[::]", "")
 
 
 def add_safety_options(sub: argparse.ArgumentParser) -> None:
-    """Add the cross-site and host options to a command's parser."""
+    """Add the cross-site, host and slow-client options to a command's parser."""
     sub.add_argument("--cors", metavar="ORIGIN", action="append", default=[],
                      help="let pages on ORIGIN (scheme://host[:port]) call the agents from the "
                           "browser; repeat for several (default: only the server's own pages)")
@@ -32,6 +36,17 @@ def add_safety_options(sub: argparse.ArgumentParser) -> None:
                      help="a Host name to answer besides those of the address it listens on "
                           "(*.example.com: its subdomains; '*': any); repeat for several "
                           "(default: the loopback names on 127.0.0.1, any name on 0.0.0.0)")
+    sub.add_argument("--header-timeout", metavar="SECONDS", type=_positive,
+                     default=DEFAULT_HEADER_TIMEOUT,
+                     help="close a connection that has not sent a request's headers this long "
+                          "after it opened or its last response ended (default: %(default)g)")
+    sub.add_argument("--body-timeout", metavar="SECONDS", type=_positive, default=None,
+                     help="answer 408 to a request whose body takes longer to arrive "
+                          f"(default: {DEFAULT_BODY_TIMEOUT:g})")
+    sub.add_argument("--max-pending-connections", metavar="N", type=_at_least_one, default=None,
+                     help="connections that may wait for a request's headers at once; over it, "
+                          "the one that waited longest is closed (default: half the process's "
+                          "file descriptor limit)")
 
 
 def checked(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
@@ -96,3 +111,27 @@ def say_exposure(host: str, hosts: tuple[str, ...] | None, origins: Sequence[str
         allowed = ", ".join(["its own", *origins])
         print(f"  pages that may call it: {allowed} (a frontend elsewhere: --cors ORIGIN)",
               flush=True)
+
+
+def _positive(text: str) -> float:
+    """A timeout: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds; "
+                                         "write e.g. 10")
+    return value
+
+
+def _at_least_one(text: str) -> int:
+    """A cap: a whole number, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of connections; write "
+                                         "e.g. 500")
+    return value

@@ -12,7 +12,7 @@ Routes (DESIGN.md, "Server"):
   `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
 - `GET /agents`, `GET /threads/{id}`, `GET /runs/{run_id}`, `GET /healthz`.
 
-Bad input is answered before any stream (400, 403, 404, 409, 413, 415, 422). A run goes on
+Bad input is answered before any stream (400, 403, 404, 408, 409, 413, 415, 422). A run goes on
 when its client disconnects (`on_disconnect="detach"`, the default) or is cancelled
 (`"cancel"`); either way what it committed stays committed.
 """
@@ -85,6 +85,7 @@ class _Server:
         lease_ttl: float,
         keep_state: bool,
         cors_origins: tuple[str, ...],
+        body_timeout: float | None,
     ) -> None:
         self.agents = {
             name: agent.with_store(store) if agent.store is None and store is not None else agent
@@ -97,6 +98,7 @@ class _Server:
         self.auth = auth
         self.send_timeout = send_timeout
         self.cors_origins = cors_origins
+        self.body_timeout = body_timeout
         self.runs = RunService(store, limits=limits, lease_ttl=lease_ttl, keep_state=keep_state)
 
     async def principal(self, request: Request) -> str | None:
@@ -120,8 +122,8 @@ class _Server:
         return name, agent
 
     async def body(self, request: Request) -> bytes:
-        """The request's JSON body (`read_json_body`: 415 or 413 when refused)."""
-        return await read_json_body(request, max_body=self.max_body)
+        """The request's JSON body (`read_json_body`: 415, 413 or 408 when refused)."""
+        return await read_json_body(request, max_body=self.max_body, within=self.body_timeout)
 
     def sse(self, frames: Chunks, live: LiveRun | None, extra: Mapping[str, str] = {},
             source: object = None) -> EventStreamResponse:
@@ -160,6 +162,7 @@ def create_app(
     on_disconnect: Literal["detach", "cancel"] = "detach",
     cors_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] | None = None,
+    body_timeout: float | None = 30.0,
     page: str | Path | None = None,
     auth: Auth | None = None,
     limits: ServerLimits | None = None,
@@ -189,6 +192,7 @@ def create_app(
     which also get CORS headers; a JSON body sent as `text/plain` or a form is refused (415).
     `allowed_hosts` (names, `*.example.com`, or `"*"`) refuses (400) a request whose `Host`
     is another, as DNS rebinding makes it; None checks no host (a proxy in front does).
+    A client that takes more than `body_timeout` seconds to send a request's body gets 408.
 
     `keep_state` (the default; needs a `store`): the server keeps each thread's latest shared
     state, so a page that sends none, or a reloaded page's `{}`, gets it back in the run's
@@ -207,7 +211,7 @@ def create_app(
     server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
                      on_disconnect=on_disconnect, auth=auth, limits=limits,
                      send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state,
-                     cors_origins=origins)
+                     cors_origins=origins, body_timeout=body_timeout)
     app = Starlette(routes=_routes(server, page), middleware=middleware_for(origins, hosts),
                     lifespan=_lifespan(server, tune_gc))
     app.state.pyox = server

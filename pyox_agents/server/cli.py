@@ -13,7 +13,8 @@ Redis or PostgreSQL `--store` (`_workers`).
 
 Browsers: a page on another origin may not call the agents unless `--cors ORIGIN` allows it,
 and the server answers only the `Host` names of the address it listens on (`--allowed-host`
-adds others): see `_cli_safety`.
+adds others); slow clients are dropped (`--header-timeout`, `--body-timeout`,
+`--max-pending-connections`): see `_cli_safety`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyox_agents.server._cli_safety import (
+    DEFAULT_BODY_TIMEOUT,
     add_safety_options,
     base_url,
     checked,
@@ -168,12 +170,13 @@ def _agents_of(target: Any, name: str) -> dict[str, Any] | None:
 
 def _create_app(agents: Mapping[str, Any], args: argparse.Namespace, store: Store | None,
                 **options: Any) -> Any:
-    """`create_app` for the command's agents, with its options (`--cors`, the hosts)."""
+    """`create_app` for the command's agents, with its options (`--cors`, the hosts, ...)."""
     from pyox_agents.server import create_app
 
     origins, hosts = checked(args)
+    body_timeout = args.body_timeout or DEFAULT_BODY_TIMEOUT
     return create_app(agents, store=store, tune_gc=True, cors_origins=origins,
-                      allowed_hosts=hosts, **options)
+                      allowed_hosts=hosts, body_timeout=body_timeout, **options)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -253,7 +256,8 @@ def _seconds(text: str) -> float:
 def _serve(app: Any, args: argparse.Namespace, wrap: Any = None) -> None:
     from pyox_agents.server._graceful import serve
 
-    options = {"loop": args.loop, "http": args.http, "wrap": wrap}
+    options = {"loop": args.loop, "http": args.http, "header_timeout": args.header_timeout,
+               "max_pending": args.max_pending_connections, "wrap": wrap}
     if args.listen_fd is None:
         serve(app, args.host, args.port, args.grace, **options)
     else:  # a worker: the socket its parent bound and handed down
@@ -348,9 +352,10 @@ def _serve_target(args: argparse.Namespace, argv: Sequence[str]) -> None:
     if _supervises(args) and agents is not None:
         _check_shared(args.store, "no --store")
     origins, hosts = _checked(args)
-    if agents is None and args.cors:
-        raise CliError(f"--cors sets up the app `serve` makes for agents; {args.target} is a "
-                       "ready app: give its create_app(...) cors_origins= instead")
+    if agents is None and (args.cors or args.body_timeout is not None):
+        raise CliError(f"--cors and --body-timeout set up the app `serve` makes for agents; "
+                       f"{args.target} is a ready app: give its create_app(...) cors_origins= "
+                       "or body_timeout= instead")
     if not _is_worker(args):
         print(f"pyox-agents: serving {args.target} at {base_url(args.host, args.port)}", flush=True)
         say_endpoints(base_url(args.host, args.port), agents or {})
