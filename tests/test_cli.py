@@ -9,12 +9,14 @@ import subprocess
 import sys
 import textwrap
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from pyox_agents.demo import demo_agents
 from pyox_agents.server.cli import default_store_path, load_target, main, open_store
 from pyox_agents.stores import MemoryStore, SQLiteStore
 
@@ -176,4 +178,97 @@ def test_demo_serves_the_page_and_says_what_to_type(tmp_path: Path) -> None:
         out = proc.communicate(timeout=10)[0]
         assert f"open {base}/" in out
         assert "add milk and eggs to my cart" in out
+        for name in demo_agents():  # every agent's endpoints, the gallery's too
+            assert f"  {name}: {base}/agents/{name}/ag-ui (AG-UI), {base}/agents/{name}/ai-sdk" \
+                   in out
     assert (tmp_path / "xdg" / "pyox-agents" / "demo.db").exists()
+
+
+def _request(url: str, method: str = "GET", headers: dict[str, str] | None = None,
+             body: bytes | None = None) -> tuple[int, dict[str, str], str]:
+    """Status, headers and body of a request, whatever its status."""
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read().decode()
+
+
+def _output(proc: subprocess.Popen[str]) -> str:
+    proc.terminate()
+    return proc.communicate(timeout=10)[0]
+
+
+def test_serve_banner_lists_every_endpoint_of_every_agent(user_module: Path) -> None:
+    for proc, base in _serve(["serve", "myagents:agents"], user_module):
+        out = _output(proc)
+        for name in ("one", "two"):
+            assert f"{name}: {base}/agents/{name}/ag-ui (AG-UI), {base}/agents/{name}/ai-sdk" \
+                   in out
+        assert "hosts answered: 127.0.0.1, localhost, [::1]" in out
+        assert "pages that may call it: its own (a frontend elsewhere: --cors ORIGIN)" in out
+
+
+def test_serve_refuses_a_foreign_host_unless_allowed(user_module: Path) -> None:
+    for _proc, base in _serve(["serve", "myagents:agent"], user_module):
+        status, _, text = _request(base + "/agents", headers={"Host": "evil.example"})
+        assert status == 400 and "--allowed-host evil.example" in text
+        for host in ("localhost", "127.0.0.1"):
+            assert _request(base + "/agents", headers={"Host": host})[0] == 200
+    for _proc, base in _serve(["serve", "myagents:agent", "--allowed-host", "evil.example"],
+                              user_module):
+        assert _request(base + "/agents", headers={"Host": "evil.example"})[0] == 200
+        assert _request(base + "/agents", headers={"Host": "other.example"})[0] == 400
+
+
+def test_serve_on_every_address_answers_any_host_and_says_so(user_module: Path) -> None:
+    for proc, base in _serve(["serve", "myagents:agent", "--host", "0.0.0.0"], user_module):
+        assert _request(base + "/agents", headers={"Host": "box.lan"})[0] == 200
+        assert "hosts answered: any (no Host check" in _output(proc)
+
+
+def test_serve_cors_lets_a_frontend_on_another_origin_call_it(user_module: Path) -> None:
+    frontend = "http://localhost:3000"
+    chat = json.dumps({"id": "c1", "trigger": "submit-message", "messages": [
+        {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}).encode()
+    for _proc, base in _serve(["serve", "myagents:agent", "--cors", frontend], user_module):
+        url = base + "/agents/helper/ai-sdk"
+        status, headers, _ = _request(url, "OPTIONS", headers={
+            "Origin": frontend, "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type"})
+        assert status == 200 and headers["access-control-allow-origin"] == frontend
+        json_type = {"Content-Type": "application/json"}
+        status, headers, text = _request(url, "POST", {"Origin": frontend, **json_type}, chat)
+        assert status == 200 and text.rstrip().endswith("data: [DONE]")
+        status, _, text = _request(url, "POST", {"Origin": "https://evil.example",
+                                                 **json_type}, chat)
+        assert status == 403 and "--cors https://evil.example" in text
+
+
+def test_cors_and_body_timeout_belong_to_a_ready_apps_create_app(
+        user_module: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (user_module / "readyapp.py").write_text("async def app(scope, receive, send):\n    pass\n")
+    monkeypatch.chdir(user_module)
+    for option in (["--cors", "http://localhost:3000"], ["--body-timeout", "5"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(["serve", "readyapp:app", "--port", "1", *option])
+        assert exit_.value.code == 2
+        assert "create_app(...) cors_origins= or body_timeout=" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    (["--cors", "http://localhost:3000/"], "--cors: 'http://localhost:3000/' is not an origin"),
+    (["--allowed-host", "http://x.example"], "allowed host 'http://x.example'"),
+    (["--header-timeout", "0"], "'0' is not a positive number of seconds"),
+    (["--max-pending-connections", "none"], "'none' is not a number of connections"),
+])
+def test_bad_cross_site_and_timeout_options_are_clear_errors(
+        option: list[str], message: str, user_module: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(user_module)
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "myagents:agent", "--port", "1", *option])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err

@@ -35,7 +35,7 @@ async def ag_ui_connect(server: Any, request: Request) -> Response:
         async for batch in batches:
             yield "".join(f"data: {ag_ui.encode_event(e)}\n\n" for e in batch).encode()
 
-    response: Response = server.sse(frames(), None)
+    response: Response = server.sse(frames(), None, source=back.tail)
     return response
 
 

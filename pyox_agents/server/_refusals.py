@@ -1,6 +1,9 @@
 """A refused request answered as its status, with the body its protocol's clients read: JSON
 `{error, field?}` for AG-UI and the server's own routes, plain text for the AI SDK.
 
+A request that can change something is refused first when a page on another origin sent it
+(`check_origin`: 403, in the route's body format).
+
 A store that cannot be reached while a request is answered (`StoreUnavailable`) is a 503 with
 `Retry-After`, the body saying so (`"store": "unreachable"` in JSON): never a 500, and never a
 hang, since every store bounds its connect and command timeouts. The body names no store: the
@@ -18,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from pyox_agents._redact import redact_text
+from pyox_agents.server._cross_site import check_origin
 from pyox_agents.service import RequestError
 from pyox_agents.stores import StoreUnavailable
 
@@ -63,10 +67,12 @@ def store_unreachable(exc: StoreUnavailable) -> RequestError:
 def handled(server: Any, endpoint: Any,
              refusal: Callable[[RequestError], Response] = json_error) -> Any:
     """Answer a `RequestError` as its status, and a store outage as 503, with the body the
-    route's protocol reads."""
+    route's protocol reads; refuse a cross-site request that could change something first
+    (`server.cors_origins`: the origins allowed besides the server's own)."""
 
     async def handle(request: Request) -> Response:
         try:
+            check_origin(request, server.cors_origins)
             response: Response = await endpoint(server, request)
             return response
         except RequestError as exc:

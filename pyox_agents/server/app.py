@@ -12,22 +12,20 @@ Routes (DESIGN.md, "Server"):
   `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
 - `GET /agents`, `GET /threads/{id}`, `GET /runs/{run_id}`, `GET /healthz`.
 
-Bad input is answered before any stream (400, 404, 409, 413, 422). A run goes on when its client
-disconnects (`on_disconnect="detach"`, the default) or is cancelled (`"cancel"`); either way
-what it committed stays committed.
+Bad input is answered before any stream (400, 403, 404, 408, 409, 413, 415, 422). A run goes on
+when its client disconnects (`on_disconnect="detach"`, the default) or is cancelled
+(`"cancel"`); either way what it committed stays committed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -38,7 +36,10 @@ from pyox_agents.agent import Agent
 from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect
 from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
 from pyox_agents.server._auth import Auth, bearer_tokens
+from pyox_agents.server._body import read_json_body
+from pyox_agents.server._cross_site import middleware_for, normalized_origins
 from pyox_agents.server._gc import tune_gc as _tune_gc
+from pyox_agents.server._hosts import normalized_hosts
 from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server._thread_routes import get_run, get_thread
 from pyox_agents.server.sse import Chunks, EventStreamResponse
@@ -66,6 +67,8 @@ class _Server:
         send_timeout: float | None,
         lease_ttl: float,
         keep_state: bool,
+        cors_origins: tuple[str, ...],
+        body_timeout: float | None,
     ) -> None:
         store = _one_store(agents, store)
         limits = limits or ServerLimits()
@@ -80,6 +83,8 @@ class _Server:
         self.on_disconnect = on_disconnect
         self.auth = auth
         self.send_timeout = send_timeout
+        self.cors_origins = cors_origins
+        self.body_timeout = body_timeout
         self.runs = RunService(store, limits=limits, lease_ttl=lease_ttl, keep_state=keep_state)
 
     async def principal(self, request: Request) -> str | None:
@@ -103,34 +108,29 @@ class _Server:
         return name, agent
 
     async def body(self, request: Request) -> bytes:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            raise RequestError(413, f"the body is {declared} bytes; the limit is {self.max_body}")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_body:
-                raise RequestError(413, f"the body is over the limit of {self.max_body} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        """The request's JSON body (`read_json_body`: 415, 413 or 408 when refused)."""
+        return await read_json_body(request, max_body=self.max_body, within=self.body_timeout)
 
-    def sse(self, frames: Chunks, live: LiveRun | None,
-            extra: Mapping[str, str] = {}) -> EventStreamResponse:
+    def sse(self, frames: Chunks, live: LiveRun | None, extra: Mapping[str, str] = {},
+            source: object = None) -> EventStreamResponse:
         """Stream pre-framed SSE bytes (one chunk per batch of events) with keep-alive comments;
         mind disconnects (`on_disconnect="cancel"`: a stream that ends before its run stops it).
+        `source`, the run's events a follower's frames read (a resume, a connect), is closed
+        when the stream ends, so that the run no longer keeps them for this reader, nor counts
+        it (`followers_per_run`). (The run's own response keeps its place until the run ends.)
         """
-        on_close = None
-        if self.on_disconnect == "cancel" and live is not None:
-            run = live
+        cancel = live if self.on_disconnect == "cancel" else None
+        close = getattr(source, "aclose", None)
 
-            async def on_close() -> None:
-                if not run.done:
-                    await self.runs.stop(run.thread_id)
+        async def on_close() -> None:
+            if close is not None:
+                await close()
+            if cancel is not None and not cancel.done:
+                await self.runs.stop(cancel.thread_id)
 
         return EventStreamResponse(frames, headers={**SSE_HEADERS, **extra},
                                    keepalive=self.keepalive, send_timeout=self.send_timeout,
-                                   on_close=on_close)
+                                   on_close=on_close if close or cancel else None)
 
 
 def _one_store(agents: Mapping[str, Agent], store: Store | None) -> Store | None:
@@ -175,7 +175,9 @@ def create_app(
     keepalive: float = 15.0,
     max_body: int = 5_000_000,
     on_disconnect: Literal["detach", "cancel"] = "detach",
-    cors_origins: tuple[str, ...] = (),
+    cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] | None = None,
+    body_timeout: float | None = 30.0,
     page: str | Path | None = None,
     auth: Auth | None = None,
     limits: ServerLimits | None = None,
@@ -201,6 +203,14 @@ def create_app(
     `tune_gc()` when the app starts (it changes the whole process's `gc` settings, so it is
     the caller's choice: `pyox-agents serve` and `demo` make it).
 
+    Cross-site requests (docs/guides/deploying.md, "Cross-site requests and hosts"): a request
+    that can change something (POST, PUT, PATCH, DELETE) from a browser page on another origin
+    is refused (403) unless its origin is in `cors_origins` (`scheme://host[:port]`, or `"*"`),
+    which also get CORS headers; a JSON body sent as `text/plain` or a form is refused (415).
+    `allowed_hosts` (names, `*.example.com`, or `"*"`) refuses (400) a request whose `Host`
+    is another, as DNS rebinding makes it; None checks no host (a proxy in front does).
+    A client that takes more than `body_timeout` seconds to send a request's body gets 408.
+
     `keep_state` (the default; needs a `store`): the server keeps each thread's latest shared
     state, so a page that sends none, or a reloaded page's `{}`, gets it back in the run's
     opening snapshot (and `GET /threads/{id}` shows it). A client's state is the person's edits
@@ -210,18 +220,17 @@ def create_app(
 
     Raises:
         ValueError: no agents, a name that is not usable in a URL, an unknown `on_disconnect`,
-            or agents that save to another store than the server's (or to two).
+            a value of `cors_origins` or `allowed_hosts` that is not an origin or a host, or
+            agents that save to another store than the server's (or to two).
     """
     _check_config(agents, on_disconnect)
+    origins = normalized_origins(cors_origins)
+    hosts = None if allowed_hosts is None else normalized_hosts(allowed_hosts)
     server = _Server(agents, store, keepalive=keepalive, max_body=max_body,
                      on_disconnect=on_disconnect, auth=auth, limits=limits,
-                     send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state)
-
-    middleware = []
-    if cors_origins:
-        middleware.append(Middleware(CORSMiddleware, allow_origins=list(cors_origins),
-                                     allow_methods=["GET", "POST"], allow_headers=["*"]))
-    app = Starlette(routes=_routes(server, page), middleware=middleware,
+                     send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state,
+                     cors_origins=origins, body_timeout=body_timeout)
+    app = Starlette(routes=_routes(server, page), middleware=middleware_for(origins, hosts),
                     lifespan=_lifespan(server, tune_gc))
     app.state.pyox = server
     return app
@@ -323,7 +332,8 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     if isinstance(chat, Mapping):  # published by another process as JSON
         chat = ai_sdk.Chat.from_json(chat)
     # the run speaks the major it was started with
-    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None, agent)
+    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None, agent,
+                          source=events)
 
 
 def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int,
@@ -332,10 +342,10 @@ def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int,
 
 
 def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any, version: int,
-                   live: LiveRun | None, agent: Agent) -> Response:
+                   live: LiveRun | None, agent: Agent, source: object = None) -> Response:
     frames = ai_sdk.frame_batches(chat, batches, sdk_version=version,
                                   state_snapshots=agent.state_snapshots)
-    return server.sse(frames, live, {"x-vercel-ai-ui-message-stream": "v1"})
+    return server.sse(frames, live, {"x-vercel-ai-ui-message-stream": "v1"}, source)
 
 
 async def _ai_sdk_stop(server: _Server, request: Request) -> Response:

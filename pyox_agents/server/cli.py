@@ -2,7 +2,7 @@
 
     pyox-agents demo [--host 127.0.0.1] [--port 8000] [--model demo] [--store sqlite:PATH]
     pyox-agents serve module:attribute [--host ...] [--port ...] [--store ...] [--grace 25]
-                      [--workers N]
+                      [--workers N] [--cors ORIGIN] [--allowed-host NAME]
 
 Both serve the AG-UI and AI SDK endpoints of `create_app`. `demo` also serves the built page
 (shipped in the package, no Node needed) at `/`. By default threads are kept in a SQLite file
@@ -10,6 +10,11 @@ in the user's data directory, so a reloaded page, or a restarted server, gets th
 On SIGTERM, runs get `--grace` seconds to finish their step; the rest are left resumable.
 `--workers N` serves from N processes on one port (Linux), which share threads through a
 Redis or PostgreSQL `--store` (`_workers`).
+
+Browsers: a page on another origin may not call the agents unless `--cors ORIGIN` allows it,
+and the server answers only the `Host` names of the address it listens on (`--allowed-host`
+adds others); slow clients are dropped (`--header-timeout`, `--body-timeout`,
+`--max-pending-connections`): see `_cli_safety`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyox_agents._redact import redact_url
+from pyox_agents.server._cli_safety import (
+    DEFAULT_BODY_TIMEOUT,
+    add_safety_options,
+    base_url,
+    checked,
+    host_check,
+    say_endpoints,
+    say_exposure,
+)
 from pyox_agents.server._workers import LISTEN_FD_OPTION, PARENT_OPTION
 
 if TYPE_CHECKING:
@@ -136,21 +150,32 @@ def load_target(target: str) -> Any:
     return value
 
 
-def _app_for(target: Any, store: Store | None, name: str) -> Any:
+def _agents_of(target: Any, name: str) -> dict[str, Any] | None:
+    """The agents `serve` serves by name, or None for a ready ASGI app."""
     from pyox_agents.agent import Agent
-    from pyox_agents.server import create_app
 
     if isinstance(target, Agent):
-        return create_app({target.name or "agent": target}, store=store, tune_gc=True)
+        return {target.name or "agent": target}
     if isinstance(target, Mapping):
         bad = [key for key, value in target.items() if not isinstance(value, Agent)]
         if bad or not target:
             raise CliError(f"{name} is a dict, but not of name -> Agent (check {bad or 'empty'})")
-        return create_app(dict(target), store=store, tune_gc=True)
+        return dict(target)
     if callable(target):
-        return target  # a ready ASGI app (Starlette, FastAPI, ...)
+        return None  # a ready ASGI app (Starlette, FastAPI, ...)
     raise CliError(f"{name} is a {type(target).__name__}; serve an Agent, a dict of name -> "
                    "Agent, or an ASGI app")
+
+
+def _create_app(agents: Mapping[str, Any], args: argparse.Namespace, store: Store | None,
+                **options: Any) -> Any:
+    """`create_app` for the command's agents, with its options (`--cors`, the hosts, ...)."""
+    from pyox_agents.server import create_app
+
+    origins, hosts = checked(args)
+    body_timeout = args.body_timeout or DEFAULT_BODY_TIMEOUT
+    return create_app(agents, store=store, tune_gc=True, cors_origins=origins,
+                      allowed_hosts=hosts, body_timeout=body_timeout, **options)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -178,6 +203,7 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto",
                          help="the HTTP parser, as uvicorn's --http (default: auto, httptools "
                               "when installed)")
+        add_safety_options(sub)
         sub.add_argument(LISTEN_FD_OPTION, dest="listen_fd", type=int, default=None,
                          help=argparse.SUPPRESS)  # a worker's socket, given by its parent
         sub.add_argument(PARENT_OPTION, dest="parent_pid", type=int, default=0,
@@ -226,18 +252,20 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _serve(app: Any, args: argparse.Namespace) -> None:
+def _serve(app: Any, args: argparse.Namespace, wrap: Any = None) -> None:
     from pyox_agents.server._graceful import serve
 
+    options = {"loop": args.loop, "http": args.http, "header_timeout": args.header_timeout,
+               "max_pending": args.max_pending_connections, "wrap": wrap}
     if args.listen_fd is None:
-        serve(app, args.host, args.port, args.grace, loop=args.loop, http=args.http)
+        serve(app, args.host, args.port, args.grace, **options)
     else:  # a worker: the socket its parent bound and handed down
         from pyox_agents.server._workers import end_with_parent
 
         if args.parent_pid:  # started by `--workers` (else by whoever passed the socket)
             end_with_parent(args.parent_pid)
-        serve(app, args.host, args.port, args.grace, loop=args.loop, http=args.http,
-              sock=socket.socket(fileno=args.listen_fd))
+        serve(app, args.host, args.port, args.grace, sock=socket.socket(fileno=args.listen_fd),
+              **options)
 
 
 def _is_worker(args: argparse.Namespace) -> bool:
@@ -279,8 +307,7 @@ def _supervise(args: argparse.Namespace, argv: Sequence[str]) -> None:
 
 
 def _demo(args: argparse.Namespace, argv: Sequence[str]) -> None:
-    from pyox_agents.demo import AGENT_NAME, demo_agents
-    from pyox_agents.server import create_app
+    from pyox_agents.demo import demo_agents
 
     if _supervises(args):
         _check_shared(args.store, "the default SQLite file")
@@ -293,48 +320,53 @@ def _demo(args: argparse.Namespace, argv: Sequence[str]) -> None:
         resolve_model(args.model)
     except (ValueError, ImportError) as exc:
         raise CliError(f"--model {args.model!r}: {exc}") from None
+    agents = demo_agents(args.model)
+    origins, hosts = _checked(args)
     if not _is_worker(args):
-        url = f"http://{args.host}:{args.port}/"
+        url = base_url(args.host, args.port)
         print(f"pyox-agents demo: open {url}", flush=True)
         print("  type first: add milk and eggs to my cart", flush=True)
         print(f"  model {args.model}, threads kept in {args.store or default_store_path()}; "
-              f"endpoints /agents/{AGENT_NAME}/ag-ui and /agents/{AGENT_NAME}/ai-sdk",
-              flush=True)
-        _say_who_can_reach(args.host)
+              "endpoints:", flush=True)
+        say_endpoints(url, agents)
+        say_exposure(args.host, hosts, origins)
     if _supervises(args):
         _supervise(args, argv)
         return
     store = open_store(args.store or f"sqlite:{default_store_path()}")
-    app = create_app(demo_agents(args.model), store=store, page=STATIC_DIR, tune_gc=True)
-    _serve(app, args)
+    _serve(_create_app(agents, args, store, page=STATIC_DIR), args)
 
 
-def _say_who_can_reach(host: str) -> None:
-    """Without auth, say that only this machine can reach the server, or warn that others can."""
-    if host in ("127.0.0.1", "localhost", "::1"):
-        print(f"  no auth: listening on {host} only, so only this machine can reach it", flush=True)
-    else:
-        print(f"  warning: no auth, and {host} may be reachable by others; serve a "
-              "create_app(..., auth=bearer_tokens({...})) app for that", flush=True)
+def _checked(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+    """`checked(args)`, its mistakes as the command's."""
+    try:
+        return checked(args)
+    except ValueError as exc:
+        raise CliError(str(exc).replace("cors_origins: ", "--cors: ")) from None
 
 
 def _serve_target(args: argparse.Namespace, argv: Sequence[str]) -> None:
-    from pyox_agents.agent import Agent
-
     target = load_target(args.target)
-    ours = isinstance(target, Agent | Mapping)  # else a ready ASGI app, with its own store
-    if _supervises(args) and ours:
+    agents = _agents_of(target, args.target)  # None: a ready ASGI app, with its own store
+    if _supervises(args) and agents is not None:
         _check_shared(args.store, "no --store")
+    origins, hosts = _checked(args)
+    if agents is None and (args.cors or args.body_timeout is not None):
+        raise CliError(f"--cors and --body-timeout set up the app `serve` makes for agents; "
+                       f"{args.target} is a ready app: give its create_app(...) cors_origins= "
+                       "or body_timeout= instead")
     if not _is_worker(args):
-        print(f"pyox-agents: serving {args.target} at http://{args.host}:{args.port}/",
-              flush=True)
-        if ours:
-            _say_who_can_reach(args.host)  # our app around the user's agents has no auth
+        print(f"pyox-agents: serving {args.target} at {base_url(args.host, args.port)}", flush=True)
+        say_endpoints(base_url(args.host, args.port), agents or {})
+        say_exposure(args.host, hosts, None if agents is None else origins)
     if _supervises(args):
         _supervise(args, argv)
         return
     store = open_store(args.store) if args.store else None
-    _serve(_app_for(target, store, args.target), args)
+    if agents is not None:
+        _serve(_create_app(agents, args, store), args)
+        return
+    _serve(target, args, host_check(hosts))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

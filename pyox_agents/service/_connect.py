@@ -5,12 +5,14 @@ then live, on this process or, with shared runs, another one)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunStarted, RuntimeEvent
+from pyox_agents.service._limits import check_followers
+from pyox_agents.service._live import Following
 from pyox_agents.service._runs import RunService
 from pyox_agents.service._transcript import transcript
 from pyox_agents.state.run import ApprovalRequest
@@ -24,20 +26,21 @@ class Rejoined:
 
     `messages`: the transcript (records of `transcript`) up to the run still going, if any;
     `state`: the kept shared state (when nothing runs); `pending`: the question a paused run
-    waits on; `tail`: the events of the run still going, from its `RunStarted`, in batches.
+    waits on; `tail`: the events of the run still going, from its `RunStarted`, in batches
+    (close it to stop following the run).
     """
 
     messages: list[dict[str, Any]]
     state: Any
     pending: ApprovalRequest | None = None
     paused_run_id: str | None = None
-    tail: AsyncIterator[list[RuntimeEvent]] | None = None
+    tail: AsyncGenerator[list[RuntimeEvent], None] | None = None
 
 
 async def rejoin(runs: RunService, agent: Agent, thread_id: str) -> Rejoined:
     """`thread_id` for a client that comes back to it; an unknown thread is empty, not an
     error (a page opened on a new thread)."""
-    tail: AsyncIterator[list[RuntimeEvent]] | None = None
+    tail: AsyncGenerator[list[RuntimeEvent], None] | None = None
     run_id: str | None = None
     batches = await _running(runs, thread_id)
     if batches is not None:
@@ -60,22 +63,34 @@ async def rejoin(runs: RunService, agent: Agent, thread_id: str) -> Rejoined:
 
 
 async def _running(runs: RunService, thread_id: str
-                   ) -> AsyncIterator[list[RuntimeEvent]] | None:
-    """The events of the run going on `thread_id` from its first, or None when none is."""
+                   ) -> Following | AsyncGenerator[list[RuntimeEvent], None] | None:
+    """The events of the run going on `thread_id` from its first, or None when none is; 429
+    (`RequestError`) when as many readers follow it as `ServerLimits.followers_per_run`."""
     live = runs.active(thread_id)
     if live is not None:
+        check_followers(runs.limits, live.followers)
         return live.follow_batches()
     found = await runs.follow(thread_id)  # another process's run (shared runs)
     return None if found is None else _singles(found[0])
 
 
-async def _singles(events: AsyncIterator[RuntimeEvent]) -> AsyncIterator[list[RuntimeEvent]]:
-    async for event in events:
-        yield [event]
+async def _singles(events: AsyncIterator[RuntimeEvent]
+                   ) -> AsyncGenerator[list[RuntimeEvent], None]:
+    try:
+        async for event in events:
+            yield [event]
+    finally:
+        close = getattr(events, "aclose", None)  # (a generator, or a counted reader)
+        if close is not None:
+            await close()
 
 
-async def _prepended(first: list[RuntimeEvent], rest: AsyncIterator[list[RuntimeEvent]]
-                     ) -> AsyncIterator[list[RuntimeEvent]]:
-    yield first
-    async for batch in rest:
-        yield batch
+async def _prepended(first: list[RuntimeEvent],
+                     rest: Following | AsyncGenerator[list[RuntimeEvent], None]
+                     ) -> AsyncGenerator[list[RuntimeEvent], None]:
+    try:
+        yield first
+        async for batch in rest:
+            yield batch
+    finally:
+        await rest.aclose()

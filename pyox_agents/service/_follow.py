@@ -1,23 +1,26 @@
 """Following a run that another process executes, through the store's event log: pushed to us
-as it grows (`SharedRuns.follow_events`: XREAD BLOCK on Redis), never polled."""
+as it grows (`SharedRuns.follow_events`: XREAD BLOCK on Redis), never polled. `RemoteFollowers`
+counts this process's readers of each such run, which `ServerLimits.followers_per_run` bounds."""
 
 from __future__ import annotations
 
+import collections
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import anyio
 
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.service._event_json import event_from_json
+from pyox_agents.service._limits import ServerLimits, check_followers
 from pyox_agents.state.run import AgentError
 from pyox_agents.stores.base import SharedRuns
 
-__all__ = ["follow_remote"]
+__all__ = ["RemoteFollowers", "follow_remote"]
 
 
 async def follow_remote(store: SharedRuns, thread_id: str, run_key: str,
-                        lease_ttl: float) -> AsyncIterator[RuntimeEvent]:
+                        lease_ttl: float) -> AsyncGenerator[RuntimeEvent, None]:
     """The events of run `run_key` of `thread_id`, from its first, until it ends.
 
     The store pushes each event as it is logged. A silence of a third of `lease_ttl` makes us
@@ -49,3 +52,58 @@ async def follow_remote(store: SharedRuns, thread_id: str, run_key: str,
             yield RunFailed(AgentError("run_lost", "the server process running this run "
                                                    "stopped; send the message again"))
             return
+
+
+class RemoteFollowers:
+    """This process's readers of the runs other processes execute, counted by run key."""
+
+    def __init__(self) -> None:
+        self._counts: collections.Counter[str] = collections.Counter()
+
+    def follow(self, store: SharedRuns, thread_id: str, run_key: str, lease_ttl: float,
+               limits: ServerLimits) -> AsyncIterator[RuntimeEvent]:
+        """`follow_remote`, counted from now until the reader closes it or reads it to the end.
+
+        Raises:
+            RequestError: 429, when `limits.followers_per_run` readers follow it already.
+        """
+        check_followers(limits, self._counts[run_key])
+        return _Counted(self._counts, run_key,
+                        follow_remote(store, thread_id, run_key, lease_ttl))
+
+
+class _Counted:
+    """An event iterator that counts as one reader of `key` until it is closed, read to its end
+    or dropped (one that is never iterated is counted off too)."""
+
+    def __init__(self, counts: collections.Counter[str], key: str,
+                 events: AsyncGenerator[RuntimeEvent, None]) -> None:
+        self._counts: collections.Counter[str] | None = counts
+        self._key = key
+        self._events = events
+        counts[key] += 1
+
+    def __aiter__(self) -> _Counted:
+        return self
+
+    async def __anext__(self) -> RuntimeEvent:
+        try:
+            return await anext(self._events)
+        except StopAsyncIteration:
+            self._leave()
+            raise
+
+    async def aclose(self) -> None:
+        """Stop reading: the events' iterator is closed, and the reader counted off."""
+        self._leave()
+        await self._events.aclose()
+
+    def _leave(self) -> None:
+        counts, self._counts = self._counts, None
+        if counts is not None:
+            counts[self._key] -= 1
+            if counts[self._key] <= 0:
+                del counts[self._key]
+
+    def __del__(self) -> None:
+        self._leave()

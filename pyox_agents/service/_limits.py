@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pyox_agents._run_request import RequestError, RunRequest
 from pyox_agents.state._size_bound import json_size_over
 
-__all__ = ["ServerLimits", "check_limits"]
+__all__ = ["ServerLimits", "check_followers", "check_limits"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +18,9 @@ class ServerLimits:
     also bounds what a run's tools may make of the state (a commit past it is refused with an
     error result), so a state the server sent is always accepted back; `run_seconds` is
     a hard deadline (the run is stopped and fails with code "run_timeout"); `runs_total` and
-    `runs_per_principal` bound concurrent runs (429 with Retry-After beyond). Without a
+    `runs_per_principal` bound concurrent runs (429 with Retry-After beyond);
+    `followers_per_run` bounds the streams that read one run at once in a process, its own
+    response included: one more (an AG-UI connect, an AI SDK resume) is refused 429. Without a
     store, the agents keep at most `paused_runs` runs paused for a person in memory, each for
     at most `paused_seconds` (the oldest go first; one let go can no longer be answered).
     """
@@ -28,6 +30,7 @@ class ServerLimits:
     run_seconds: float | None = 600.0
     runs_total: int | None = 1_000
     runs_per_principal: int | None = 50
+    followers_per_run: int | None = 32
     retry_after: int = 2
     paused_runs: int = 1_000
     paused_seconds: float = 86_400.0
@@ -53,3 +56,12 @@ def check_limits(limits: ServerLimits, request: RunRequest, *, running: int,
             limits.runs_per_principal):
         raise RequestError(429, f"you have {running_for_principal} runs going, the limit per "
                                 "user; try again when one ends", headers=retry)
+
+
+def check_followers(limits: ServerLimits, following: int) -> None:
+    """Refuse one more reader of a run that `following` readers follow now, at the limit: 429
+    with Retry-After (a reader that leaves makes room)."""
+    if limits.followers_per_run is not None and following >= limits.followers_per_run:
+        raise RequestError(429, f"{following} streams follow this run, the limit per run; "
+                                "close one (another tab) or try again when one ends",
+                           headers={"Retry-After": str(limits.retry_after)})

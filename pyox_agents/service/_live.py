@@ -94,6 +94,11 @@ class LiveRun:
         first = self._kept[0] if self._kept else None
         return first.run_id if isinstance(first, RunStarted) else None
 
+    @property
+    def followers(self) -> int:
+        """How many readers follow the run now (`follow`, `follow_batches` not yet closed)."""
+        return len(self._read)
+
     def last(self) -> RuntimeEvent | None:
         """The latest event, if any."""
         return _readable(self._kept[-1:], 0)[0] if self._kept else None
@@ -212,10 +217,14 @@ class LiveRun:
 
     async def follow(self, start: int = 0) -> AsyncIterator[RuntimeEvent]:
         """Every event from number `start` on (as `events` holds them now: read deltas merge),
-        those kept, then the live ones until the end."""
-        async for batch in self.follow_batches(start):
-            for event in batch:
-                yield event
+        those kept, then the live ones until the end. Closing it stops following."""
+        batches = self.follow_batches(start)
+        try:
+            async for batch in batches:
+                for event in batch:
+                    yield event
+        finally:
+            batches.close()
 
     def follow_batches(self, start: int = 0) -> Following:
         """Like `follow`, but all the events there are at once in one list (fewer writes)."""

@@ -37,8 +37,8 @@ from pyox_agents.service._faults import (
     show_now,
     told,
 )
-from pyox_agents.service._follow import follow_remote
-from pyox_agents.service._limits import ServerLimits, check_limits
+from pyox_agents.service._follow import RemoteFollowers
+from pyox_agents.service._limits import ServerLimits, check_followers, check_limits
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._merge import merge_deltas
 from pyox_agents.service._open import (
@@ -98,6 +98,7 @@ class RunService:
         self._runs_of: collections.Counter[str | None] = collections.Counter()
         """How many active runs each principal has (the per-principal limit, in O(1))."""
         self.closing = False  # shutting down (`shutdown`): new runs are refused with 503
+        self._remote = RemoteFollowers()  # readers of other processes' runs, counted
 
     @property
     def _peers(self) -> SharedRuns:
@@ -125,9 +126,11 @@ class RunService:
 
         Looks in this process, then (shared runs) in the store's event log, so a run another
         process executes can be replayed and followed. None when nothing runs on the thread.
+        429 (`RequestError`) when `limits.followers_per_run` readers follow the run already.
         """
         live = self._active.get(thread_id)
         if live is not None:
+            check_followers(self.limits, live.followers)
             return live.follow(), live.meta
         if not self.shared:
             return None
@@ -136,7 +139,8 @@ class RunService:
             return None
         meta_rows = await self._peers.aread_events(f"{run_key}:meta")
         meta = json.loads(meta_rows[0][1]) if meta_rows else {}
-        return follow_remote(self._peers, thread_id, run_key, self.lease_ttl), meta
+        return self._remote.follow(self._peers, thread_id, run_key, self.lease_ttl,
+                                   self.limits), meta
 
     async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
         """The run of `thread_id` that waits for a person, or None: the pending-approval lookup

@@ -67,9 +67,11 @@ CASES: list[Case] = [
          b"{'threadId': 't', 'runId': 'r', 'messages': []}"),
     Case("integer-5000-digits", "an integer longer than Python will parse", 400,
          b'{"threadId":"t","runId":"r","messages":[],"state":{"n":' + b"9" * 5000 + b"}}"),
-    Case("form-encoded", "a form body (wrong content type)", 400,
+    Case("form-encoded", "a form body (a type a page may send cross-site)", 415,
          b"threadId=t&runId=r&messages=", headers={"content-type":
                                                    "application/x-www-form-urlencoded"}),
+    Case("json-as-text-plain", "JSON sent as text/plain (a cross-site form's type)", 415,
+         text(), headers={"content-type": "text/plain;charset=UTF-8"}),
     Case("deep-nesting-body", "20,000 nested arrays (40 KB, under max_body)", 400,
          b'{"threadId":"t","runId":"r","messages":[],"forwardedProps":'
          + nested(20_000).encode() + b"}"),
