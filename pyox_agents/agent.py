@@ -28,7 +28,7 @@ from pyox_agents.models.names import resolve_model
 from pyox_agents.runtime import _resuming, _starting, _task, _turns
 from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.runtime._limits import Limits
-from pyox_agents.runtime._paused import PAUSED_RUNS, PAUSED_SECONDS, PausedRuns
+from pyox_agents.runtime._paused import PAUSED_BYTES, PAUSED_RUNS, PAUSED_SECONDS, PausedRuns
 from pyox_agents.runtime._permissions import Permission
 from pyox_agents.runtime._planning import Planner
 from pyox_agents.runtime._runner import Runner
@@ -92,8 +92,8 @@ class Agent:
             asked before every tool call (see `pyox_agents.runtime._permissions`).
         store: where conversations and runs are saved after every step (`MemoryStore`,
             `SQLiteStore`). Without one, nothing is saved, and only runs paused for a person
-            are kept (in memory: the latest 1,000, each for a day; see `with_store`) so that
-            `resume` can continue them.
+            are kept (in memory: the latest 1,000, up to 64 MB, each for a day; see
+            `with_store`) so that `resume` can continue them.
         limits: a budget (`Limits(steps=, tool_calls=, input_tokens=, output_tokens=, cost=,
             seconds=)`): a run that reaches it stops.
         planner: `fn(run_state) -> CallTool(...) | [CallTool(...)] | Answer(value)`, instead
@@ -186,15 +186,17 @@ class Agent:
             return tools
 
     def with_store(self, store: Store | None, *, paused_runs: int = PAUSED_RUNS,
-                   paused_seconds: float = PAUSED_SECONDS) -> Agent:
+                   paused_seconds: float = PAUSED_SECONDS,
+                   paused_bytes: int = PAUSED_BYTES) -> Agent:
         """A copy of this agent that saves to `store` (the server gives agents its store so).
 
-        Without a store, the copy keeps at most `paused_runs` runs paused for a person, each
-        for at most `paused_seconds` (the oldest go first; a run let go cannot be resumed).
+        Without a store, the copy keeps at most `paused_runs` runs paused for a person, and at
+        most `paused_bytes` of their conversations and states (as JSON), each for at most
+        `paused_seconds` (the oldest go first; a run let go cannot be resumed).
         """
         clone = copy.copy(self)
         clone.store = store
-        clone._paused = PausedRuns(paused_runs, paused_seconds)
+        clone._paused = PausedRuns(paused_runs, paused_seconds, paused_bytes)
         return clone
 
     # -- whole runs ----------------------------------------------------------------------------

@@ -74,7 +74,8 @@ class _Server:
         limits = limits or ServerLimits()
         self.agents = {
             name: agent if agent.store is not None else agent.with_store(
-                store, paused_runs=limits.paused_runs, paused_seconds=limits.paused_seconds)
+                store, paused_runs=limits.paused_runs, paused_seconds=limits.paused_seconds,
+                paused_bytes=limits.paused_bytes)
             for name, agent in agents.items()
         }
         self.store = store

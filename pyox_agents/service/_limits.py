@@ -21,8 +21,9 @@ class ServerLimits:
     `runs_per_principal` bound concurrent runs (429 with Retry-After beyond);
     `followers_per_run` bounds the streams that read one run at once in a process, its own
     response included: one more (an AG-UI connect, an AI SDK resume) is refused 429. Without a
-    store, the agents keep at most `paused_runs` runs paused for a person in memory, each for
-    at most `paused_seconds` (the oldest go first; one let go can no longer be answered).
+    store, the agents keep at most `paused_runs` runs paused for a person in memory, and at most
+    `paused_bytes` of their conversations and states, each for at most `paused_seconds` (the
+    oldest go first; one let go can no longer be answered).
     """
 
     state_bytes: int | None = 1_000_000
@@ -34,6 +35,7 @@ class ServerLimits:
     retry_after: int = 2
     paused_runs: int = 1_000
     paused_seconds: float = 86_400.0
+    paused_bytes: int = 64_000_000
 
 
 def check_limits(limits: ServerLimits, request: RunRequest, *, running: int,

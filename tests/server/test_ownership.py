@@ -6,6 +6,7 @@ of its pending request is told (issue "nobody acts where they don't belong")."""
 from __future__ import annotations
 
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,22 @@ def test_paused_runs_keep_the_latest_of_each_thread_and_let_the_oldest_go() -> N
     assert runs.of_thread("t1") is None and runs.of_thread("t3") is not None
     with pytest.raises(ValueError, match="a limit >= 1"):
         PausedRuns(limit=0)
+
+
+def test_paused_runs_hold_no_more_memory_than_their_byte_bound() -> None:
+    """80 paused runs of 2 MB each (the tester's 80 requests of 2 MB grew a server by 230-280 MiB,
+    never freed): with a 20 MB bound, the runs kept hold about that much, and the oldest go."""
+    runs = PausedRuns(limit=1_000, seconds=3_600, max_bytes=20_000_000)
+    tracemalloc.start()
+    try:
+        for n in range(80):
+            big = "x" * 2_000_000 + str(n)  # a fresh 2 MB string each time
+            conversation = State(id=f"t{n}", messages=[Message.user(big)])
+            runs.keep(Paused(RunState(f"{n:064x}", "goal"), conversation, {"n": n}))
+            del big, conversation
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(runs) <= 10 and runs.of_thread("t79") is not None
+    assert runs.of_thread("t0") is None
+    assert held < 40_000_000, held
