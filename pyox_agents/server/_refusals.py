@@ -60,8 +60,9 @@ def store_unreachable(exc: StoreUnavailable) -> RequestError:
     only that; what the store said is logged."""
     wait = max(1, math.ceil(exc.retry_after))
     _log.warning("a request was refused with 503: %s", redact_text(str(exc)))
-    return _Unreachable(503, f"the store is unreachable, so this request was not done; try "
-                             f"again in {wait} s", headers={"Retry-After": str(wait)})
+    return _Unreachable(503, f"the store is unreachable or cannot be written (a full disk), so "
+                             f"this request was not done; try again in {wait} s",
+                        headers={"Retry-After": str(wait)})
 
 
 def handled(server: Any, endpoint: Any,
