@@ -60,13 +60,14 @@ class Decision:
 class RunRequest:
     """What a client asks for, in the runtime's terms.
 
-    `messages` is the client's whole conversation; it starts the thread when the server has no
-    record of it, and otherwise only its new user messages are added. `state` is the client's
-    shared state (None: it sent none); `state_seen` the state the client says it last received
-    from the server, when its protocol echoes it (the AI SDK's `data-state` part), else None;
-    `saw_thread` whether the client has received this thread's state before (a fresh page has
-    not: its `{}` means "nothing yet", not "cleared"). `regenerate` replaces the last reply of
-    the thread. `part_paths` names where each image and file of `messages` was in the request
+    `messages` is what the client sent of its conversation (each user message with the
+    client's id, `Message.id`); it starts the thread when the server has no record of it, and
+    is otherwise placed in the thread by the service's rule (appended, or a branch for an edit
+    or a regenerate). `state` is the client's shared state (None: it sent none); `state_seen`
+    the state the client says it last received from the server, when its protocol echoes it
+    (the AI SDK's `data-state` part), else None; `saw_thread` whether the client has received
+    this thread's state before (a fresh page has not: its `{}` means "nothing yet", not
+    "cleared"). `part_paths` names where each image and file of `messages` was in the request
     ((message index, "images" or "files", index) -> "messages[2].content[1]"), for errors.
     """
 
@@ -80,5 +81,4 @@ class RunRequest:
     client_tools: tuple[ToolSpec, ...] = ()
     context: tuple[str, ...] = ()
     forwarded_props: Any = None
-    regenerate: bool = False
     part_paths: Mapping[tuple[int, str, int], str] = field(default_factory=dict)

@@ -37,7 +37,7 @@ from pyox_agents.runtime._starting import NOT_GIVEN as _NOT_GIVEN
 from pyox_agents.runtime._subagent_tool import subagent_tool
 from pyox_agents.runtime._turns import COMPACT_PROMPT as COMPACT_PROMPT
 from pyox_agents.state.conversation import State
-from pyox_agents.state.messages import Reply, Usage
+from pyox_agents.state.messages import Message, Reply, Usage
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.stores.base import Store
 from pyox_agents.tools import Tool
@@ -303,6 +303,7 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         arguments_hash: str | None = None,
+        messages: Sequence[Message] = (),
     ) -> AsyncIterator[RuntimeEvent]:
         """Continue run `run_id` and yield its events: a paused run with a person's answer, or a
         run whose process died (calls that may have run are re-run if idempotent, else a person
@@ -310,8 +311,10 @@ class Agent:
 
         `approve` answers the pending request: True lets the call run (from its start, with
         `edited_arguments` if given; `ctx.ask_person` returns `answer`), False gives the model a
-        "denied by a person" result. `request_id` and `arguments_hash`, when given, must be those
-        of the pending request. The answer is recorded in the audit log.
+        "denied by a person" result (with `answer` as its reason, if it is a str). `request_id`
+        and `arguments_hash`, when given, must be those of the pending request. The answer is
+        recorded in the audit log. `messages` are user messages the person sent with it: they
+        go into the conversation right after the results of the calls the run waits on.
 
         Raises:
             LookupError: no such run (without a store: no such paused run in this Agent).
@@ -320,7 +323,7 @@ class Agent:
                 pending request's; the edited arguments do not fit the tool.
         """
         runner = await _resuming.prepare_resume(
-            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash
+            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash, messages
         )
         async for event in _task.events(self, runner, resumed=True):
             yield event
@@ -335,15 +338,17 @@ class Agent:
         request_id: str | None = None,
         fence: tuple[str, int] | None = None,
         state_bytes: int | None = None,
+        messages: Sequence[Message] = (),
     ) -> RunHandle:
         """Check a resume as `stream_resume` does, and return its `RunHandle` (servers answer
-        bad input first); `fence` and `state_bytes` as in `start`.
+        bad input first); `fence` and `state_bytes` as in `start`, `messages` as in
+        `stream_resume`.
 
         Raises:
             LookupError, ValueError: as `stream_resume`.
         """
         runner = await _resuming.prepare_resume(
-            self, run_id, approve, answer, edited_arguments, request_id, None
+            self, run_id, approve, answer, edited_arguments, request_id, None, messages
         )
         assert runner.journal is not None
         runner.journal.fence = fence
@@ -394,6 +399,28 @@ class Agent:
         before it resumes); `fence` as in `start`."""
         await _resuming.replace_paused_state(self, run_id, thread_id, state, fence=fence)
 
+    async def acancel_paused(self, run_id: str, reason: str) -> None:
+        """End run `run_id`, which waits for a person, as cancelled: its open tool calls get a
+        "cancelled" result saying `reason`, and it can no longer be answered (a server does
+        this when a person goes back in the conversation instead of answering).
+
+        Raises:
+            LookupError: no such run (without a store: no such paused run in this Agent).
+            ValueError: the run does not wait for a person.
+        """
+        await _resuming.cancel_paused(self, run_id, reason)
+
+    async def athread(self, thread_id: str) -> State | None:
+        """The conversation this agent keeps of thread `thread_id`, or None: its store's, or,
+        without a store, that of its run paused on the thread (all it keeps of a thread)."""
+        if self.store is None:
+            paused = self._paused.of_thread(thread_id)
+            return None if paused is None else paused.conversation
+        try:
+            return await self.store.aload(thread_id)
+        except LookupError:
+            return None
+
     async def aresume(
         self,
         run_id: str,
@@ -403,14 +430,16 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         arguments_hash: str | None = None,
+        messages: Sequence[Message] = (),
     ) -> RunResult:
-        """Continue run `run_id` to its end (or next pause) and return the result like `arun`.
+        """Continue run `run_id` to its end (or next pause) and return the result like `arun`
+        (`messages` as in `stream_resume`).
 
         Raises:
             RunFailedError, LookupError, ValueError: as `arun` and `stream_resume`.
         """
         runner = await _resuming.prepare_resume(
-            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash
+            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash, messages
         )
         return await _result(_task.events(self, runner, resumed=True), runner)
 
@@ -423,11 +452,12 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         arguments_hash: str | None = None,
+        messages: Sequence[Message] = (),
     ) -> RunResult:
         """`aresume` from synchronous code."""
         return _task.run_sync(self.aresume, run_id, approve=approve, answer=answer,
                      edited_arguments=edited_arguments, request_id=request_id,
-                     arguments_hash=arguments_hash)
+                     arguments_hash=arguments_hash, messages=messages)
 
     async def load_run(self, run_id: str) -> RunState:
         """The saved `RunState` of run `run_id` (from the store, or a paused run in memory).

@@ -60,6 +60,8 @@ class LiveRun:
     """The versions of the shared state the run went through so far (`kept` and newer ones)."""
     start: list[Any] = field(default_factory=list)
     """The state the server chose for the run to start from (none for a resumed run)."""
+    resumed: bool = False
+    """The run continues one that waited for a person (answered, or declined by a message)."""
     shutdown: bool = False
     """The server shuts down: the run stops at its next step boundary, left for recovery."""
     shared: int = 0

@@ -26,15 +26,12 @@ from pyox_agents._deadlines import call_later
 from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
-from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.runtime._process_runs import SHUTDOWN
 from pyox_agents.service._faults import (
     keep,
-    kept_and_committed,
     latest_kept,
     refuse_unsaved,
     show,
-    show_now,
     told,
 )
 from pyox_agents.service._follow import RemoteFollowers
@@ -42,12 +39,9 @@ from pyox_agents.service._limits import ServerLimits, check_followers, check_lim
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._merge import merge_deltas
 from pyox_agents.service._open import (
-    chosen_decision,
-    edit_paused,
-    open_conversation,
-    refused_as_request_errors,
-    start_state,
+    LOOK_UP,
 )
+from pyox_agents.service._opening import open_run
 from pyox_agents.service._owners import check_owner
 from pyox_agents.service._sharing import keep_lease, release
 from pyox_agents.service._shutdown import drain
@@ -56,10 +50,8 @@ from pyox_agents.state._ids import is_id
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.stores.base import SharedRuns, Store
 
-__all__ = ["RunService"]
+__all__ = ["LOOK_UP", "RunService"]
 
-_LOOK_UP: Any = object()
-"""`start(paused=...)` not given: the service looks the paused run up itself, if it needs it."""
 
 
 class RunService:
@@ -149,7 +141,7 @@ class RunService:
         return await agent.apaused_run(thread_id)
 
     async def start(self, agent: Agent, request: RunRequest, *, name: str = "",
-                    principal: str | None = None, paused: Any = _LOOK_UP) -> LiveRun:
+                    principal: str | None = None, paused: Any = LOOK_UP) -> LiveRun:
         """Check `request` and start its run for `principal`; the `LiveRun` fills as it goes.
         `paused`: the thread's paused run as `paused()` found it, if the caller looked it up.
 
@@ -182,7 +174,7 @@ class RunService:
                 if token is None:
                     raise Busy(request.thread_id)
                 live.lease = token
-            handle = await self._open(agent, request, live, principal, paused)
+            handle = await open_run(self, agent, request, live, principal, paused)
         except BaseException:
             self._remove_active(live)
             live.end()  # whoever began to follow it (a connect) hears it never ran
@@ -322,75 +314,6 @@ class RunService:
         committed is its latest version: its record keeps that state until it ends.
         """
         return await latest_kept(self._store, thread_id) if self.keep_state else ThreadState()
-
-    async def _open(
-        self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None,
-        paused: Any,
-    ) -> RunHandle:
-        lease = live.lease
-        fence = (request.thread_id, lease) if lease is not None else None
-        merged = ThreadState()
-        if self.keep_state:
-            live.kept, committed = await kept_and_committed(self._store,
-                                                             request.thread_id)
-            merged = live.kept.copy()
-            if committed is not None:  # a version the store's kept state may still miss
-                merged.add(committed)
-                live.start.append(committed)
-        if request.decisions:
-            if paused is _LOOK_UP:
-                paused = await self.paused(agent, request.thread_id)
-            return await self._resume(agent, request, paused, fence)
-        conversation = await open_conversation(agent, request)
-        start = await start_state(request, merged)
-        live.start.append(start)
-        with refused_as_request_errors(agent):
-            handle = agent.start(
-                conversation, state=start, client_tools=request.client_tools,
-                context=request.context, forwarded_props=request.forwarded_props,
-                fence=fence, owner=principal, state_bytes=self.limits.state_bytes)
-        handle.show_at_once(functools.partial(show_now, self.store, live), live.add_text)
-        return handle
-
-    async def _resume(
-        self, agent: Agent, request: RunRequest, paused: RunState | None,
-        fence: tuple[str, int] | None,
-    ) -> RunHandle:
-        decision = chosen_decision(request, paused)
-        assert paused is not None
-        edits = request.state if request.saw_thread else None
-        if edits is not None:
-            await self._edit_paused(agent, request, paused.run_id, fence)
-        try:
-            handle = await agent.start_resume(
-                paused.run_id,
-                approve=decision.approve,
-                answer=decision.answer,
-                edited_arguments=decision.arguments,
-                request_id=decision.request_id,
-                fence=fence,
-                state_bytes=self.limits.state_bytes,
-            )
-        except (ValueError, LookupError) as exc:
-            raise RequestError(422, str(exc), "resume") from None
-        return handle
-
-    async def _edit_paused(self, agent: Agent, request: RunRequest, run_id: str,
-                           fence: tuple[str, int] | None) -> None:
-        """Commit the person's edits of the state (the client's, against the version it saw)
-        into the paused run's record before it resumes, as a tool's would be: onto what the
-        run committed since that version, refused (409) where they write the same place."""
-        thread = request.thread_id
-        try:
-            paused = await agent.apaused_state(run_id, thread)
-        except LookupError:
-            return
-        versions = await self.kept_state(thread)
-        versions.add(paused)
-        edited = await edit_paused(versions, request)
-        if edited is not None:
-            await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
-
 
 def _expire(limit: asyncio.Timeout) -> None:
     """A run's time limit is due: its `asyncio.timeout` cancels it now (unless it just ended)."""

@@ -7,6 +7,7 @@ Unknown extra fields are ignored. `forwardedProps` reaches tools as `ctx.forward
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -117,7 +118,7 @@ def _messages(run_input: RunAgentInput
             continue  # a subagent's message, shown by the client; not this conversation's
         # most of a history: text only, as `Message.user` and `Message.assistant` make it
         if type(message) is UserMessage and type(message.content) is str:
-            out.append(Message(role="user", content=message.content))
+            out.append(Message(role="user", content=message.content, id=message.id))
             continue
         if type(message) is AssistantMessage and not message.tool_calls:
             out.append(Message(role="assistant", content=message.content or ""))
@@ -130,7 +131,8 @@ def _messages(run_input: RunAgentInput
                              for n, i in enumerate(parts.image_at))
                 paths.update(((len(out), "files", n), f"{where}.content[{i}]")
                              for n, i in enumerate(parts.file_at))
-                out.append(Message.user(parts.text, *parts.images, *parts.files))
+                out.append(dataclasses.replace(
+                    Message.user(parts.text, *parts.images, *parts.files), id=message.id))
             case SystemMessage(content=content) | DeveloperMessage(content=content):
                 out.append(Message.system(content))
             case AssistantMessage(content=content, tool_calls=tool_calls):
