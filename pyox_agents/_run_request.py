@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.messages import Message
@@ -35,6 +35,26 @@ class Busy(RequestError):
             409,
             f"a run is already active on thread {thread_id!r}; wait for it to finish, or stop it",
         )
+
+
+DoubleTexting: TypeAlias = Literal["reject", "enqueue", "interrupt"]
+"""What a message does that comes while a run is going on its thread: wait for the run's end
+("enqueue"), be refused ("reject", 409), or stop the run at its next step ("interrupt")."""
+
+
+def read_double_texting(value: Any, where: str) -> DoubleTexting | None:
+    """A request's double-texting choice (`where` names its field), or None when it has none.
+
+    Raises:
+        RequestError: 422 naming `where`, for a value that is none of the three.
+    """
+    if value is None:
+        return None
+    if value not in get_args(DoubleTexting):
+        raise RequestError(422, f"{where} is {value!r}: send \"reject\", \"enqueue\" or "
+                                "\"interrupt\" (what a message does while a run is going)",
+                           where)
+    return value  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +89,8 @@ class RunRequest:
     this thread's state before (a fresh page has not: its `{}` means "nothing yet", not
     "cleared"). `part_paths` names where each image and file of `messages` was in the request
     ((message index, "images" or "files", index) -> "messages[2].content[1]"), for errors.
+    `double_texting` is what the request does if a run is going on its thread ("reject",
+    "enqueue", "interrupt"; None: the agent's choice).
     """
 
     thread_id: str
@@ -82,3 +104,4 @@ class RunRequest:
     context: tuple[str, ...] = ()
     forwarded_props: Any = None
     part_paths: Mapping[tuple[int, str, int], str] = field(default_factory=dict)
+    double_texting: DoubleTexting | None = None

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 import anyio
 import pydantic
 
+from pyox_agents._run_request import DoubleTexting
 from pyox_agents.events import (
     RunFailed,
     RunFinished,
@@ -104,6 +105,12 @@ class Agent:
             changes: "change" (after every change), "step" (at most once per step end, the
             default) or "finish" (only at the end). The AI SDK stream reads it; each change
             always goes out as a small patch.
+        double_texting: what a server does with a message that comes while a run is going on
+            its thread: "enqueue" (the default: it waits for the run's end, then runs; nothing
+            is lost, the order is kept), "reject" (409) or "interrupt" (the running run stops
+            at its next step boundary, its finished steps kept, then the new one runs). A
+            request may choose for itself (AG-UI `forwardedProps.doubleTexting`, the AI SDK
+            body's `doubleTexting`).
     """
 
     def __init__(
@@ -121,6 +128,7 @@ class Agent:
         planner: Planner | None = None,
         tool_timeout: float | None = None,
         state_snapshots: StateSnapshots = "step",
+        double_texting: DoubleTexting = "enqueue",
     ) -> None:
         if model is None and planner is None:
             raise TypeError("Agent() needs a model (or a planner): Agent(model=...)")
@@ -151,6 +159,10 @@ class Agent:
             raise ValueError(f'Agent(state_snapshots=...) is "change", "step" or "finish", '
                              f"got {state_snapshots!r}")
         self.state_snapshots: StateSnapshots = state_snapshots
+        if double_texting not in ("reject", "enqueue", "interrupt"):
+            raise ValueError(f'Agent(double_texting=...) is "reject", "enqueue" or "interrupt", '
+                             f"got {double_texting!r}")
+        self.double_texting: DoubleTexting = double_texting
         self._paused = PausedRuns()  # store-less agents' paused runs, bounded
         self._resolved: Model | None = None
 

@@ -37,8 +37,10 @@ from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._planning import PlannerModel
 from pyox_agents.runtime._process_runs import (
     SHUTDOWN,
+    Interrupted,
     StoppedForShutdown,
     executing,
+    interrupting,
     left_for_recovery,
     running_here,
     stopping,
@@ -125,6 +127,8 @@ class Runner(ToolCalls):
                 paused = await self._loop()
             except StoppedForShutdown:
                 self._send(RunFailed(SHUTDOWN))
+            except Interrupted:
+                await self._record_interrupt()
             except (ModelError, StoreError) as exc:
                 await self._fail(run_error(exc, self.run_id))
             except anyio.get_cancelled_exc_class():
@@ -162,6 +166,17 @@ class Runner(ToolCalls):
             journal.stop(StopReason.CANCELLED, "the run was cancelled")
             with contextlib.suppress(StoreError):  # nobody to tell: the record stays as was
                 await journal.save()
+
+    async def _record_interrupt(self) -> None:
+        """End a run a newer message interrupted, at a step boundary: "cancelled", every step
+        it finished kept (the newer message's run goes on from them)."""
+        journal = self.journal
+        assert journal is not None
+        journal.stop(StopReason.CANCELLED, "a newer message interrupted the run after its "
+                                           "last step")
+        await journal.save()
+        self._send(RunFinished(answer=None, state=self.access.shared.value, usage=self.usage,
+                               stopped=self.conversation.stopped, outcome="cancelled"))
 
     async def _fail_inside(self, exc: Exception) -> None:
         """End the run failed by `exc`, raised inside it: a model's or store's error by its
@@ -207,6 +222,8 @@ class Runner(ToolCalls):
                 return None
             if stopping(self.run_id):
                 raise StoppedForShutdown
+            if interrupting(self.run_id):
+                raise Interrupted
             self._step = step
             self._send(StepStarted(step))
             idempotent = {name: tool.idempotent for name, tool in self.setup.tools.items()}

@@ -27,6 +27,7 @@ from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
+from pyox_agents.service._double_texting import Queue
 from pyox_agents.service._faults import (
     keep,
     latest_kept,
@@ -87,6 +88,7 @@ class RunService:
         self.lease_ttl = lease_ttl
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._active: dict[str, LiveRun] = {}
+        self._queue = Queue()  # requests waiting for a thread's run to end (double texting)
         self._runs_of: collections.Counter[str | None] = collections.Counter()
         """How many active runs each principal has (the per-principal limit, in O(1))."""
         self.closing = False  # shutting down (`shutdown`): new runs are refused with 503
@@ -158,6 +160,9 @@ class RunService:
             raise RequestError(422, f"thread id {request.thread_id[:40]!r} must be 1 to 128 "
                                     "letters, digits, '_' or '-'", "threadId")
         await self.check_owner(request.thread_id, principal, agent)  # others': 404, not 409
+        policy = request.double_texting or agent.double_texting
+        await self._queue.wait_turn(request.thread_id, policy,
+                                    functools.partial(self._running, request.thread_id))
         # From here to `_add_active`, no await: the limits are checked and counted at once, so
         # requests that arrive together cannot all pass the check before any is counted.
         check_limits(self.limits, request, running=len(self._active),
@@ -196,6 +201,14 @@ class RunService:
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         await refuse_unsaved(live)
         return live
+
+    async def _running(self, thread_id: str) -> LiveRun | AsyncIterator[RuntimeEvent] | None:
+        """The run going on `thread_id`: this process's, or the events of another's, or None."""
+        live = self._active.get(thread_id)
+        if live is not None or not self.shared:
+            return live
+        found = await self.follow(thread_id)
+        return None if found is None else found[0]
 
     async def check_owner(self, thread_id: str, principal: str | None,
                           agent: Agent | None = None) -> None:

@@ -25,7 +25,13 @@ from ag_ui.core import (
 )
 from ag_ui.core import ToolCall as AgUiToolCall
 
-from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents._run_request import (
+    Decision,
+    RequestError,
+    RunRequest,
+    ToolOutput,
+    read_double_texting,
+)
 from pyox_agents.adapters._body import read_json
 from pyox_agents.adapters.ag_ui._events import interrupt_reason
 from pyox_agents.adapters.ag_ui._parts import upgrade_binary_parts, user_content
@@ -98,6 +104,10 @@ def request_from_input(
         context=tuple(f"{c.description}: {c.value}" for c in run_input.context or ()),
         forwarded_props=run_input.forwarded_props,
         part_paths=paths,
+        double_texting=read_double_texting(
+            run_input.forwarded_props.get("doubleTexting")
+            if isinstance(run_input.forwarded_props, Mapping) else None,
+            "forwardedProps.doubleTexting"),
     )
 
 

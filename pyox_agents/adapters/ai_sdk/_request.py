@@ -29,7 +29,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents._run_request import (
+    Decision,
+    RequestError,
+    RunRequest,
+    ToolOutput,
+    read_double_texting,
+)
 from pyox_agents.adapters._body import read_json
 from pyox_agents.adapters.ai_sdk._user_parts import user_message
 from pyox_agents.models.base import ToolSpec
@@ -156,6 +162,7 @@ def parse_request(
         tool_outputs=tuple(_client_outputs(ui_messages, tools)),
         decisions=tuple(decisions),
         client_tools=tuple(_client_tools(data.get("clientTools"), tools)),
+        double_texting=read_double_texting(data.get("doubleTexting"), "doubleTexting"),
     )
     return chat, request
 
