@@ -136,10 +136,29 @@ async def _in_a_thread(function: Callable[[], Any]) -> Any:
     scope = anyio.CancelScope()
     try:
         with scope:
-            return await anyio.to_thread.run_sync(function, abandon_on_cancel=True)
+            outcome = await anyio.to_thread.run_sync(_exit_kept, function,
+                                                     abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         scope.cancel()
         raise
+    if isinstance(outcome, _Exited):
+        raise outcome.exit
+    return outcome
+
+
+@dataclass(frozen=True, slots=True)
+class _Exited:
+    exit: GeneratorExit
+
+
+def _exit_kept(function: Callable[[], Any]) -> Any:
+    """`function()`, or the `GeneratorExit` it raised as a value, to be raised by the caller:
+    a task that is handed a `GeneratorExit` (a future's error) throws it into its coroutine,
+    which closes every frame on the way instead of raising it where it can be caught."""
+    try:
+        return function()
+    except GeneratorExit as exc:
+        return _Exited(exc)
 
 
 _SAID = {"extra_forbidden": "no such argument"}
