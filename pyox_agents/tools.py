@@ -108,7 +108,7 @@ class Tool:
             return await self._last_yielded(ctx, self.function(*args, **arguments))
         if self.is_async:
             return await self.function(*args, **arguments)
-        return await _in_a_thread(functools.partial(self.function, *args, **arguments))
+        return await _in_a_thread(self.function, args, arguments)
 
     async def _last_yielded(self, ctx: RunContext, values: Any) -> Any:
         last = None
@@ -123,7 +123,8 @@ class Tool:
         return await self.call(ctx, arguments)
 
 
-async def _in_a_thread(function: Callable[[], Any]) -> Any:
+async def _in_a_thread(function: Callable[..., Any], args: tuple[Any, ...],
+                       arguments: Mapping[str, Any]) -> Any:
     """Run a sync tool in one of anyio's worker threads, each call in its own.
 
     A cancelled call (the tool's timeout, a stop) is abandoned where it is: the caller goes on
@@ -133,11 +134,18 @@ async def _in_a_thread(function: Callable[[], Any]) -> Any:
     that; for a task's own (`Task.cancel()`, a stopped run) the scope around the call is
     cancelled here as the call is left, which the thread's check finds.
     """
+
+    @functools.wraps(function)  # the thread runs the tool, by its name
+    def call() -> Any:
+        try:
+            return function(*args, **arguments)
+        except GeneratorExit as exc:  # handed back as a value: see `_Exited`
+            return _Exited(exc)
+
     scope = anyio.CancelScope()
     try:
         with scope:
-            outcome = await anyio.to_thread.run_sync(_exit_kept, function,
-                                                     abandon_on_cancel=True)
+            outcome = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         scope.cancel()
         raise
@@ -148,17 +156,11 @@ async def _in_a_thread(function: Callable[[], Any]) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class _Exited:
+    """A `GeneratorExit` a sync tool raised, raised again by its caller on the loop: a task
+    that is handed one as a future's error throws it into its coroutine, which closes every
+    frame on the way instead of raising it where it can be caught."""
+
     exit: GeneratorExit
-
-
-def _exit_kept(function: Callable[[], Any]) -> Any:
-    """`function()`, or the `GeneratorExit` it raised as a value, to be raised by the caller:
-    a task that is handed a `GeneratorExit` (a future's error) throws it into its coroutine,
-    which closes every frame on the way instead of raising it where it can be caught."""
-    try:
-        return function()
-    except GeneratorExit as exc:
-        return _Exited(exc)
 
 
 _SAID = {"extra_forbidden": "no such argument"}
