@@ -2,9 +2,8 @@
 
 The tool's name and description come from the function and its docstring, the JSON schema of its
 arguments from its signature (through pydantic). An optional first parameter `ctx: RunContext`
-gives the tool the run's shared state (`ctx.state`) and ids. Sync tools run in worker threads
-(`_worker_threads`: the calls of a turn of the loop handed over together), async tools on the
-event loop.
+gives the tool the run's shared state (`ctx.state`) and ids. Sync tools run in anyio's worker
+threads (`anyio.to_thread.run_sync`), async tools on the event loop.
 """
 
 from __future__ import annotations
@@ -19,12 +18,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
+import anyio
+import anyio.to_thread
 import pydantic
 
 from pyox_agents._run_context import PersonDeclined, PersonNeeded, Preliminary, RunContext
 from pyox_agents._tool_docs import parse_docstring
 from pyox_agents._tool_errors import ToolError
-from pyox_agents._worker_threads import run_sync
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state._validation import describe_problems
 
@@ -108,7 +108,7 @@ class Tool:
             return await self._last_yielded(ctx, self.function(*args, **arguments))
         if self.is_async:
             return await self.function(*args, **arguments)
-        return await run_sync(functools.partial(self.function, *args, **arguments))
+        return await _in_a_thread(self.function, args, arguments)
 
     async def _last_yielded(self, ctx: RunContext, values: Any) -> Any:
         last = None
@@ -121,6 +121,46 @@ class Tool:
 
     async def __call__(self, ctx: RunContext, arguments: Mapping[str, Any]) -> Any:
         return await self.call(ctx, arguments)
+
+
+async def _in_a_thread(function: Callable[..., Any], args: tuple[Any, ...],
+                       arguments: Mapping[str, Any]) -> Any:
+    """Run a sync tool in one of anyio's worker threads, each call in its own.
+
+    A cancelled call (the tool's timeout, a stop) is abandoned where it is: the caller goes on
+    at once and the thread's slot is given back, while the function runs to its end in its
+    thread and its result is dropped. The tool can see that with
+    `anyio.from_thread.check_cancelled()`: for anyio's cancellation (a timeout) anyio does
+    that; for a task's own (`Task.cancel()`, a stopped run) the scope around the call is
+    cancelled here as the call is left, which the thread's check finds.
+    """
+
+    @functools.wraps(function)  # the thread runs the tool, by its name
+    def call() -> Any:
+        try:
+            return function(*args, **arguments)
+        except GeneratorExit as exc:  # handed back as a value: see `_Exited`
+            return _Exited(exc)
+
+    scope = anyio.CancelScope()
+    try:
+        with scope:
+            outcome = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        scope.cancel()
+        raise
+    if isinstance(outcome, _Exited):
+        raise outcome.exit
+    return outcome
+
+
+@dataclass(frozen=True, slots=True)
+class _Exited:
+    """A `GeneratorExit` a sync tool raised, raised again by its caller on the loop: a task
+    that is handed one as a future's error throws it into its coroutine, which closes every
+    frame on the way instead of raising it where it can be caught."""
+
+    exit: GeneratorExit
 
 
 _SAID = {"extra_forbidden": "no such argument"}

@@ -115,9 +115,14 @@ class Translating(Generic[B, U]):
         raise StopAsyncIteration
 
     async def aclose(self) -> None:
-        """End the stream here (its source is left as it is)."""
+        """End the stream here, and close its source (a live run's follower lets go of the
+        run at once: the stream ends after its last translation, before reading the source's
+        end)."""
         self._over = True
         self.at_once = None
+        close = getattr(self._read, "aclose", None)
+        if close is not None:
+            await close()
 
     def _take(self, item: B) -> None:
         out = self._one(item)

@@ -265,7 +265,7 @@ class ToolCalls:
         except BaseException as exc:
             if draft is not None:
                 draft.close()  # a failed, paused, timed-out or cancelled tool changes nothing
-            if not isinstance(exc, Exception | PersonNeeded):
+            if _is_cancel(exc):
                 raise  # a cancel goes on up
             return self._failed(call, exc, timeout, ctx)
         commit = None
@@ -299,10 +299,12 @@ class ToolCalls:
 
         return send
 
-    def _failed(self, call: ToolCall, exc: Exception | PersonNeeded, timeout: float | None,
+    def _failed(self, call: ToolCall, exc: BaseException, timeout: float | None,
                 ctx: RunContext) -> _Call:
         """What a tool that raised `exc` gives: a pause when it waits for a person, else an
-        error result the model reads (with what its subagents used)."""
+        error result the model reads (with what its subagents used). That holds for what is
+        not an `Exception` too (`SystemExit` from argparse or `sys.exit`, `KeyboardInterrupt`):
+        raised on, it would end the run, and in a server the whole process."""
         if isinstance(exc, TimeoutError) and timeout is not None:
             timed_out = self._error(call, f"the tool did not finish within {timeout:g} s and "
                                           "was stopped; nothing of it was applied")
@@ -334,6 +336,14 @@ class ToolCalls:
                                                text=reason)
         if calls and self.journal is not None and self.journal.run.in_flight is not None:
             self.journal.close_calls(calls, reason)
+
+
+def _is_cancel(exc: BaseException) -> bool:
+    """Whether `exc` is a cancel (the tool's timeout, a stopped run), which goes on up, or a
+    group that holds one; anything else a tool raises is the tool's failure."""
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_is_cancel(inner) for inner in exc.exceptions)
+    return isinstance(exc, asyncio.CancelledError | anyio.get_cancelled_exc_class())
 
 
 def _to_json(value: Any) -> Any:

@@ -9,7 +9,8 @@ server's log and the run's record, a public text for the model, the client and t
   and the client read and the detail the run's record keeps. A `ToolError` (the tool's own,
   or the library's refusals: arguments that do not fit, a value that is not JSON, a state the
   tool may not change) is shown by its `public_message`; any other exception by its type only,
-  its text and traceback logged.
+  its text and traceback logged; so is a `SystemExit` or a `KeyboardInterrupt` a tool raises,
+  which fails that call, not the process.
 """
 
 from __future__ import annotations
@@ -78,9 +79,11 @@ def request_failure(exc: BaseException) -> str:
     return type(exc).__name__ if str(exc) else "cancelled"
 
 
-def tool_failure(exc: Exception, tool: str, call_id: str) -> tuple[str, str]:
+def tool_failure(exc: BaseException, tool: str, call_id: str) -> tuple[str, str]:
     """(What the model and the client read, what the run's record keeps) of the exception a
-    tool raised. What is not shown is logged: an unexpected exception with its traceback."""
+    tool raised. What is not shown is logged: an unexpected exception with its traceback; one
+    that is not an `Exception` (`SystemExit`, `KeyboardInterrupt`) as an error, since it
+    would have ended the process."""
     if isinstance(exc, ToolError):
         public, detail = exc.public_message, redact_text(str(exc))
         told = detail if public != str(exc) else None
@@ -88,6 +91,10 @@ def tool_failure(exc: Exception, tool: str, call_id: str) -> tuple[str, str]:
         public = UNEXPECTED.format(kind=type(exc).__name__)
         detail = redact_text(f"{type(exc).__name__}: {exc}")
         told = redact_text("".join(traceback.format_exception(exc)))
-    if told is not None:
+    if told is not None and not isinstance(exc, Exception):
+        _log.error("tool %s (call %s) raised %s, which would have ended the process; it "
+                   "failed that call instead: %s", tool, call_id, type(exc).__name__,
+                   valid_text(told))
+    elif told is not None:
         _log.warning("tool %s (call %s) failed: %s", tool, call_id, valid_text(told))
     return valid_text(public), valid_text(detail)

@@ -22,7 +22,6 @@ from typing import Any
 
 import anyio
 
-from pyox_agents._deadlines import call_later
 from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
@@ -267,9 +266,7 @@ class RunService:
             keeper = asyncio.create_task(keep_lease(self._peers, live, self.owner,
                                                     self.lease_ttl), name="keep lease")
         try:
-            async with asyncio.timeout(None) as limit:  # no cancel scope; its timer when due
-                expiry = None if deadline is None else call_later(
-                    deadline, functools.partial(_expire, limit))
+            async with asyncio.timeout(deadline) as limit:
                 try:
                     async with contextlib.aclosing(batches):  # type: ignore[type-var]
                         async for batch in batches:
@@ -284,9 +281,6 @@ class RunService:
                         raise
                     await self._cancelled(live)
                     raise
-                finally:
-                    if expiry is not None:
-                        expiry.cancel()
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
@@ -327,8 +321,3 @@ class RunService:
         committed is its latest version: its record keeps that state until it ends.
         """
         return await latest_kept(self._store, thread_id) if self.keep_state else ThreadState()
-
-def _expire(limit: asyncio.Timeout) -> None:
-    """A run's time limit is due: its `asyncio.timeout` cancels it now (unless it just ended)."""
-    with contextlib.suppress(RuntimeError):  # (the run ended in the same loop turn)
-        limit.reschedule(asyncio.get_running_loop().time())

@@ -22,7 +22,11 @@ class DraftList(list[Any], _View):
     `sort` and `reverse` record one `replace` of the list; `append`/`extend` record appends,
     which stay at the end of the list when rebased past other tools' changes. A slice reads as
     a `FrozenList`; `copy()`, `copy.copy` and `copy.deepcopy` give a plain, detached deep copy.
-    `heapq`'s functions work through the list's methods (recording their ops).
+    `heapq`'s functions do not go through these methods: written in C, they change the view's
+    own storage, and record nothing. The change is not committed on its own, and a later
+    change through the methods may carry it into the version with no op for it, so the deltas
+    no longer replay to the state. Use `heapq` on a copy and write it back:
+    `heap = list(ctx.state["queue"]); heapq.heappush(heap, x); ctx.state["queue"] = heap`.
     """
 
     __slots__ = ("_view_state",)

@@ -5,11 +5,15 @@ pydantic accept them as they are, but every change raises `TypeError`. `freeze` 
 as JSON and returns its frozen form, reusing containers that are already frozen: that reuse is
 what lets versions share structure. `thaw` makes a plain editable deep copy.
 
-The C `heapq` functions write any list subclass's storage directly, past its methods; importing
-this module routes them, for frozen lists and draft views only, through the stdlib's
-pure-Python versions, which call the list's own methods (see `_heapq_guard`). What no subclass
-can stop: calling `list`'s or `dict`'s own C methods on an instance by hand
-(`list.append(value, x)`), and `exec`/`eval` given a frozen dict as globals.
+What a subclass cannot stop: C code that writes a list's or dict's storage without calling its
+methods. In the standard library that is `heapq`'s C functions (`heappush`, `heappop`,
+`heapify`, `heapreplace`, `heappushpop` and the private `_max` ones), which accept any list
+subclass; `list`'s or `dict`'s own methods called on an instance by hand (`list.append(value,
+x)`, `list.sort(value)`, `list.__init__`, `dict.update(value, ...)`); and `exec`/`eval` given a
+frozen dict as globals (they add `__builtins__` before refusing). Those change a frozen value
+in place, shared by every version that holds it, with no delta: copy first (`heap =
+list(value)`). Everything else refuses: the methods and operators, `bisect.insort`,
+`random.shuffle`, `operator.iadd` (`sorted` copies).
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn, TypeAlias
 
-from pyox_agents.state._heapq_guard import guard_heapq
 from pyox_agents.state._json_errors import MAX_DEPTH, NotJSON, check_text, not_json, too_deep
 from pyox_agents.state._pointers import lone_surrogate, parse_pointer, pointer, python_path
 
@@ -64,8 +67,8 @@ class FrozenDict(dict[str, JSON], metaclass=_Sealed):
 
     The library builds and fills fresh instances through `dict`'s own methods before anyone
     else sees them; once handed out, an instance never changes. Every method that changes a
-    dict raises `TypeError`, and so do `__init__`, attribute assignment (`__class__` too) and
-    the `heapq` functions. Only an explicit call of `dict`'s own C methods on an instance
+    dict raises `TypeError`, and so do `__init__` and attribute assignment (`__class__` too).
+    Only an explicit call of `dict`'s own C methods on an instance
     (`dict.__setitem__(value, k, v)`) gets past: that is not an accident of ordinary code.
     """
 
@@ -136,9 +139,11 @@ class FrozenList(list[JSON], metaclass=_Sealed):
     """A read-only list. `list(value)` makes an editable (shallow) copy; `copy.deepcopy` a deep one.
 
     Like `FrozenDict`, filled only through `list`'s own methods before it is handed out, and
-    every change raises `TypeError`: the list methods, `__init__`, attribute assignment, and
-    `heapq.heappush`/`heappop`/`heapify`/`heapreplace`/`heappushpop` (which otherwise write a
-    list subclass's storage directly).
+    every change raises `TypeError`: the list methods and operators, `__init__`, attribute
+    assignment, `bisect.insort`, `random.shuffle`. Not `heapq`'s functions: written in C, they
+    change any list subclass's storage in place, past its methods (this list would change,
+    for every version that shares it, with no delta), as does `list.append(value, x)` called
+    by hand. Give `heapq` a copy: `heap = list(value)`.
     """
 
     __slots__ = ("_view_state",)  # see FrozenDict
@@ -225,8 +230,6 @@ class StateView:
         """The view's current value, to read or copy at once."""
         raise NotImplementedError
 
-
-guard_heapq(FrozenList, StateView)
 
 
 def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) -> JSON:

@@ -16,10 +16,6 @@ every import it makes (at the top, inside functions, under `TYPE_CHECKING`), fou
     events.py                                 the runtime's events
     models/, stores/                          beside each other, on state/
     state/                                    the data model
-    _deadlines.py                             far timers off asyncio's heap (imports nothing
-                                              of ours: the service and the server use it)
-    _worker_threads.py                        sync functions in worker threads, in batches
-                                              (imports nothing of ours: tools use it)
     _redact.py                                secrets out of URLs and error text (imports
                                               nothing of ours: stores, models, remote, the
                                               runtime and the server use it)
@@ -68,8 +64,6 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents.models", "models", 1),
     ("pyox_agents.stores", "stores", 1),
     ("pyox_agents.state", "state", 0),
-    ("pyox_agents._deadlines", "deadlines", -1),  # asyncio timers, nothing of ours
-    ("pyox_agents._worker_threads", "worker_threads", -1),  # anyio threads, nothing of ours
     ("pyox_agents._redact", "redact", -1),  # secrets out of URLs and text, nothing of ours
     ("pyox_agents._tool_errors", "tool_errors", -1),  # ToolError, nothing of ours
     ("pyox_agents", "faces", 9),  # the package's own __init__: the public face

@@ -6,6 +6,7 @@ server": a 4.6 KB state froze the whole server for 12 s)."""
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 import threading
 import time
@@ -118,4 +119,7 @@ def test_a_big_merge_leaves_the_server_answering(live_server: Any, tmp_path: Pat
         done.set()
         poller.join()
     assert response.status_code == 200 and "RUN_FINISHED" in response.text
-    assert len(waits) >= 3 and max(waits) < took / 3, (max(waits), took)
+    # The loop answered all along: many /healthz while the merge ran, each quick (a merge
+    # held on the loop answered none until it ended). One may wait for a C call that holds
+    # the interpreter (the kept versions' JSON), so the median is what is held to the bound.
+    assert len(waits) >= 10 and statistics.median(waits) < took / 10, (waits, took)

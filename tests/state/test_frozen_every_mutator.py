@@ -1,4 +1,6 @@
-"""A committed version is frozen for every path that changes a list or dict, C-level ones too."""
+"""A committed version is frozen for every path that changes a list or dict through its methods,
+operators or the library functions that call them; what writes its storage in C past them
+(`heapq`'s functions, `list`'s own methods called by hand) is documented, and pinned here."""
 
 from __future__ import annotations
 
@@ -10,15 +12,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-import jsonpatch
 import pytest
 
-from pyox_agents import Agent, RunContext, tool
-from pyox_agents.models import ScriptedModel, ToolCall
-from pyox_agents.state.draft import Draft
-from pyox_agents.state.frozen import FrozenDict, FrozenList, freeze, thaw
-
-from ..runs import collect, finished
+from pyox_agents.state.frozen import FrozenDict, FrozenList, freeze
 
 
 class PlainList(list[Any]):
@@ -62,11 +58,6 @@ LIST_CHANGES: dict[str, Callable[[Any], object]] = {
     "__class__ =": lambda v: setattr(v, "__class__", PlainList),
     "object.__setattr__ __class__": lambda v: object.__setattr__(v, "__class__", PlainList),
     "object.__setattr__": lambda v: object.__setattr__(v, "x", 1),
-    "heapq.heappush": lambda v: heapq.heappush(v, 0),
-    "heapq.heappop": lambda v: heapq.heappop(v),
-    "heapq.heapify": lambda v: heapq.heapify(v),
-    "heapq.heapreplace": lambda v: heapq.heapreplace(v, 0),
-    "heapq.heappushpop": lambda v: heapq.heappushpop(v, 10),
     "bisect.insort": lambda v: bisect.insort(v, 2),
     "random.shuffle": lambda v: random.Random(1).shuffle(v),
     "operator.setitem": lambda v: operator.setitem(v, 0, 9),
@@ -115,85 +106,44 @@ def test_frozen_values_are_built_by_calling_the_type() -> None:
     assert FrozenList() == [] and FrozenDict() == {}
 
 
-@pytest.mark.parametrize("change", ["heappush", "heappop", "heapify", "heapreplace", "heappushpop"])
-def test_heapq_on_a_draft_view_records_its_ops(change: str) -> None:
-    draft = Draft(freeze({"queue": [5, 1, 4, 2]}))
-    queue = draft.root["queue"]
-    plain = [5, 1, 4, 2]
-    args = () if change in {"heappop", "heapify"} else (3,)
-    expected = getattr(heapq, change)(plain, *args)
-    assert getattr(heapq, change)(queue, *args) == expected
-    assert draft.value == {"queue": plain}
-    patch = [op.to_json() for op in draft.ops]
-    assert jsonpatch.apply_patch(thaw(draft.base), patch) == {"queue": plain}
-
-
-def test_heapq_on_plain_lists_is_unchanged() -> None:
-    heap: list[int] = []
-    for item in (5, 1, 4):
-        heapq.heappush(heap, item)
-    assert heapq.heappop(heap) == 1 and heap == [4, 5]
-
-
-def test_the_event_loops_timer_heap_calls_the_c_functions() -> None:
-    """asyncio pushes and pops a timer on its heap (a plain list) for every sleep: the guard
-    leaves it the C functions, no Python wrapper per timer, while `heapq` itself is guarded."""
+def test_importing_pyox_agents_leaves_heapq_as_it_is() -> None:
+    """Nothing changes process-wide behaviour at import: every library's `heapq` (asyncio's
+    timer heap included) calls the C functions, unwrapped."""
     import asyncio.base_events
 
-    loop_heapq: Any = asyncio.base_events.heapq  # type: ignore[attr-defined]
-    assert loop_heapq.heappush is _heapq.heappush and loop_heapq.heappop is _heapq.heappop
-    assert loop_heapq.heapify is _heapq.heapify
-    assert heapq.heappush is not _heapq.heappush  # what everyone else calls is guarded
+    import pyox_agents  # noqa: F401
+
+    assert heapq.heappush is _heapq.heappush and heapq.heappop is _heapq.heappop
+    assert heapq.heapify is _heapq.heapify
+    assert asyncio.base_events.heapq is heapq  # type: ignore[attr-defined]
 
 
-# each function the guard wraps, with the arguments it takes (the `_max` ones serve
-# `heapq.merge(..., reverse=True)` and `nlargest`)
-_HEAPQ_CALLS: dict[str, tuple[object, ...]] = {
-    "heappush": (3,), "heappop": (), "heapify": (), "heapreplace": (3,), "heappushpop": (10,),
-    "_heappop_max": (), "_heapify_max": (), "_heapreplace_max": (3,),
+# what the docstring of `pyox_agents.state.frozen` names as getting past a frozen list: C code
+# that writes a list subclass's storage without calling its methods
+_PAST_THE_METHODS: dict[str, Callable[[Any], object]] = {
+    "heapq.heappush": lambda v: heapq.heappush(v, 0),
+    "heapq.heappop": lambda v: heapq.heappop(v),
+    "heapq.heapify": lambda v: heapq.heapify(v),
+    "heapq.heapreplace": lambda v: heapq.heapreplace(v, 0),
+    "heapq.heappushpop": lambda v: heapq.heappushpop(v, 10),
+    "list.append(value, x)": lambda v: list.append(v, 9),
+    "list.sort(value)": lambda v: list.sort(v),
 }
 
 
-@pytest.mark.parametrize("name", sorted(_HEAPQ_CALLS))
-def test_every_guarded_heapq_function_works_on_a_plain_list_and_refuses_a_frozen_one(
-        name: str) -> None:
-    """The guard changes nothing for a plain list (the same result and list as the C
-    function's) and refuses a frozen one, for every function it wraps."""
-    function = getattr(heapq, name)
-    args = _HEAPQ_CALLS[name]
-    plain: list[Any] = [5, 1, 4, 2]
-    reference: list[Any] = [5, 1, 4, 2]
-    heapify = getattr(heapq, "_heapify_max" if name.endswith("_max") else "heapify")
-    heapify(plain)
-    heapify(reference)
-    c_function = getattr(_heapq, name)
-    assert function(plain, *args) == c_function(reference, *args)
-    assert plain == reference
-    frozen = freeze([5, 1, 4, 2])
-    with pytest.raises(TypeError):
-        function(frozen, *args)
-    assert frozen == [5, 1, 4, 2]
+@pytest.mark.parametrize("change", _PAST_THE_METHODS.values(), ids=_PAST_THE_METHODS.keys())
+def test_c_code_that_writes_a_lists_storage_gets_past_a_frozen_list_as_documented(
+        change: Callable[[Any], object]) -> None:
+    """The hole the docstring names, as it is: these change a frozen list in place (give
+    them a copy). If one ever refuses, the docstring says too much."""
+    value = freeze([3, 1, 2])
+    change(value)
+    assert value != [3, 1, 2] and type(value) is FrozenList
 
 
-@pytest.mark.anyio
-async def test_a_hook_cannot_pop_from_the_committed_state_with_heapq() -> None:
-    """Seed 004: "Hooks read a copy. Only tools change the state." """
-    errors: list[str] = []
-
-    def instructions(ctx: RunContext) -> str:
-        try:
-            heapq.heappop(ctx.state["queue"])
-        except TypeError as exc:
-            errors.append(str(exc))
-        return "Work the queue."
-
-    @tool
-    def peek(ctx: RunContext) -> int:
-        """The smallest item of the queue."""
-        return int(ctx.state["queue"][0])
-
-    agent = Agent(model=ScriptedModel([ToolCall("peek", {}), "done"]), tools=[peek],
-                  instructions=instructions)
-    events = await collect(agent, state={"queue": [1, 2, 3]})
-    assert errors and "read-only" in errors[0]
-    assert finished(events).state == {"queue": [1, 2, 3]}
+def test_heapq_on_a_copy_of_a_frozen_list_leaves_the_frozen_one_as_it_was() -> None:
+    """What the docstring says to do instead: `list(value)`, then `heapq` on the copy."""
+    value = freeze([5, 1, 4, 2])
+    heap = list(value)
+    heapq.heappush(heap, 0)
+    assert heapq.heappop(heap) == 0 and value == [5, 1, 4, 2]

@@ -18,7 +18,6 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pyox_agents.tools
 from pyox_agents import Agent, RunContext, tool
 from pyox_agents.models import ScriptedModel
 from pyox_agents.server import create_app
@@ -249,11 +248,10 @@ class Monitor:
 
 @pytest.fixture
 def hops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The functions run in a worker thread meanwhile (`anyio.to_thread.run_sync`, or a sync
-    tool's runner)."""
+    """The functions run in a worker thread meanwhile (`anyio.to_thread.run_sync`: the store's
+    calls and sync tools alike)."""
     seen: list[str] = []
     run_sync = anyio.to_thread.run_sync
-    run_tool = pyox_agents.tools.run_sync
 
     def name(function: Any) -> str:
         return str(getattr(getattr(function, "func", function), "__qualname__", "?"))
@@ -262,12 +260,7 @@ def hops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(name(function))
         return await run_sync(function, *args, **kwargs)
 
-    def counted_tool(function: Any) -> Any:
-        seen.append(name(function))
-        return run_tool(function)
-
     monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
-    monkeypatch.setattr(pyox_agents.tools, "run_sync", counted_tool)
     return seen
 
 
