@@ -130,22 +130,13 @@ class Agent:
         state_snapshots: StateSnapshots = "step",
         double_texting: DoubleTexting = "enqueue",
     ) -> None:
-        if model is None and planner is None:
-            raise TypeError("Agent() needs a model (or a planner): Agent(model=...)")
-        if limits is not None and not isinstance(limits, Limits):
-            raise TypeError(f"Agent(limits=...) takes Limits(...), got {limits!r}")
+        _check_options(model, planner, limits, instructions, permissions, state_snapshots,
+                       double_texting)
         self.model = model
         self.tools: dict[str, Tool] = {}
         self.toolsets: tuple[Toolset, ...] = ()
         for item in tools:
             self._add_tool(item)
-        if instructions is not None and not (
-            isinstance(instructions, str) or callable(instructions)
-        ):
-            raise TypeError("Agent(instructions=...) takes a str or a callable (ctx) -> str")
-        for permission in permissions:
-            if not callable(permission):
-                raise TypeError(f"Agent(permissions=...) takes callables, got {permission!r}")
         self.instructions = instructions
         self.state_type = state_type
         self.name = name
@@ -155,13 +146,7 @@ class Agent:
         self.limits = limits
         self.planner = planner
         self.tool_timeout = tool_timeout
-        if state_snapshots not in ("change", "step", "finish"):
-            raise ValueError(f'Agent(state_snapshots=...) is "change", "step" or "finish", '
-                             f"got {state_snapshots!r}")
         self.state_snapshots: StateSnapshots = state_snapshots
-        if double_texting not in ("reject", "enqueue", "interrupt"):
-            raise ValueError(f'Agent(double_texting=...) is "reject", "enqueue" or "interrupt", '
-                             f"got {double_texting!r}")
         self.double_texting: DoubleTexting = double_texting
         self._paused = PausedRuns()  # store-less agents' paused runs, bounded
         self._resolved: Model | None = None
@@ -608,3 +593,23 @@ async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunRes
     return RunResult(
         last.answer, last.state, last.usage, tuple(collected), runner.run_id, runner.conversation
     )
+
+
+def _check_options(model: Any, planner: Any, limits: Any, instructions: Any,
+                   permissions: Sequence[Any], state_snapshots: Any, double_texting: Any) -> None:
+    """Refuse an `Agent(...)` argument of the wrong kind, before anything is kept."""
+    if model is None and planner is None:
+        raise TypeError("Agent() needs a model (or a planner): Agent(model=...)")
+    if limits is not None and not isinstance(limits, Limits):
+        raise TypeError(f"Agent(limits=...) takes Limits(...), got {limits!r}")
+    if instructions is not None and not (isinstance(instructions, str) or callable(instructions)):
+        raise TypeError("Agent(instructions=...) takes a str or a callable (ctx) -> str")
+    for permission in permissions:
+        if not callable(permission):
+            raise TypeError(f"Agent(permissions=...) takes callables, got {permission!r}")
+    if state_snapshots not in ("change", "step", "finish"):
+        raise ValueError(f'Agent(state_snapshots=...) is "change", "step" or "finish", '
+                         f"got {state_snapshots!r}")
+    if double_texting not in ("reject", "enqueue", "interrupt"):
+        raise ValueError(f'Agent(double_texting=...) is "reject", "enqueue" or "interrupt", '
+                         f"got {double_texting!r}")

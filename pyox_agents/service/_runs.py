@@ -52,6 +52,13 @@ from pyox_agents.stores.base import SharedRuns, Store
 
 __all__ = ["LOOK_UP", "RunService"]
 
+_TAKES = 3
+"""How many times a request that waits for another process's run tries to take its thread."""
+
+
+class _HeldElsewhere(Exception):
+    """Another process holds the thread's lease: its run goes on there."""
+
 
 
 class RunService:
@@ -160,8 +167,26 @@ class RunService:
                                     "letters, digits, '_' or '-'", "threadId")
         await self.check_owner(request.thread_id, principal, agent)  # others': 404, not 409
         policy = request.double_texting or agent.double_texting
-        await self._queue.wait_turn(request.thread_id, policy,
-                                    functools.partial(self._running, request.thread_id))
+        for _ in range(_TAKES):
+            await self._queue.wait_turn(request.thread_id, policy,
+                                        functools.partial(self._running_here, request.thread_id))
+            try:
+                return await self._take(agent, request, name, principal, paused)
+            except _HeldElsewhere:  # another process runs the thread: wait for its run
+                if policy == "reject":
+                    raise Busy(request.thread_id) from None
+                await self._queue.wait_turn(request.thread_id, policy,
+                                            functools.partial(self._running_elsewhere,
+                                                              request.thread_id))
+        raise Busy(request.thread_id)
+
+    async def _take(self, agent: Agent, request: RunRequest, name: str, principal: str | None,
+                    paused: Any) -> LiveRun:
+        """Take the thread (this process's runs, then its lease) and start the request's run.
+
+        Raises:
+            _HeldElsewhere: another process holds the thread's lease (nothing was started).
+        """
         # From here to `_add_active`, no await: the limits are checked and counted at once, so
         # requests that arrive together cannot all pass the check before any is counted.
         check_limits(self.limits, request, running=len(self._active),
@@ -176,7 +201,7 @@ class RunService:
                     request.thread_id, self.owner, self.lease_ttl
                 )
                 if token is None:
-                    raise Busy(request.thread_id)
+                    raise _HeldElsewhere
                 live.lease = token
             handle = await open_run(self, agent, request, live, principal, paused)
         except BaseException:
@@ -201,11 +226,12 @@ class RunService:
         await refuse_unsaved(live)
         return live
 
-    async def _running(self, thread_id: str) -> LiveRun | AsyncIterator[RuntimeEvent] | None:
-        """The run going on `thread_id`: this process's, or the events of another's, or None."""
-        live = self._active.get(thread_id)
-        if live is not None or not self.shared:
-            return live
+    async def _running_here(self, thread_id: str) -> LiveRun | None:
+        """The run going on `thread_id` in this process, or None."""
+        return self._active.get(thread_id)
+
+    async def _running_elsewhere(self, thread_id: str) -> AsyncIterator[RuntimeEvent] | None:
+        """The events of the run another process runs on `thread_id`, or None."""
         found = await self.follow(thread_id)
         return None if found is None else found[0]
 

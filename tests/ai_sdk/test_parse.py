@@ -91,7 +91,7 @@ def test_unknown_parts_and_fields_from_newer_clients_are_ignored() -> None:
 
 
 def test_regenerate_message_asks_to_regenerate() -> None:
-    chat, request = parse(body(user("x"), trigger="regenerate-message"))
+    chat, _ = parse(body(user("x"), trigger="regenerate-message"))
     assert chat.trigger == "regenerate-message"
     assert chat.message_id is None
 
