@@ -23,8 +23,9 @@ from pyox_agents.adapters.ag_ui import (
     upgrade_binary_parts,
 )
 from pyox_agents.agent import Agent
-from pyox_agents.service import RunService, rejoin
+from pyox_agents.service import LOOK_UP, RunService, rejoin
 from pyox_agents.state._validation import validation_problems
+from pyox_agents.state.run import RunState
 from pyox_agents.stores.base import Store
 
 __all__ = [
@@ -84,8 +85,9 @@ async def stream(
     if store is not None and agent.store is None:
         agent = agent.with_store(store)
     runs = service if service is not None else RunService(store)
-    paused = await runs.paused(agent, run_input.thread_id) if run_input.resume else None
-    request = request_from_input(run_input, paused.pending if paused else None)
+    paused = await runs.paused(agent, run_input.thread_id) if run_input.resume else LOOK_UP
+    pending = paused.pending if isinstance(paused, RunState) else None
+    request = request_from_input(run_input, pending)
     live = await runs.start(agent, request, name=agent.name or "", paused=paused)
     async for event in translate(run_input, live.follow()):
         yield event

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.messages import Message
@@ -37,6 +37,26 @@ class Busy(RequestError):
         )
 
 
+DoubleTexting: TypeAlias = Literal["reject", "enqueue", "interrupt"]
+"""What a message does that comes while a run is going on its thread: wait for the run's end
+("enqueue"), be refused ("reject", 409), or stop the run at its next step ("interrupt")."""
+
+
+def read_double_texting(value: Any, where: str) -> DoubleTexting | None:
+    """A request's double-texting choice (`where` names its field), or None when it has none.
+
+    Raises:
+        RequestError: 422 naming `where`, for a value that is none of the three.
+    """
+    if value is None:
+        return None
+    if value not in get_args(DoubleTexting):
+        raise RequestError(422, f"{where} is {value!r}: send \"reject\", \"enqueue\" or "
+                                "\"interrupt\" (what a message does while a run is going)",
+                           where)
+    return value  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
     """The client's result for a call of one of its own tools."""
@@ -60,14 +80,17 @@ class Decision:
 class RunRequest:
     """What a client asks for, in the runtime's terms.
 
-    `messages` is the client's whole conversation; it starts the thread when the server has no
-    record of it, and otherwise only its new user messages are added. `state` is the client's
-    shared state (None: it sent none); `state_seen` the state the client says it last received
-    from the server, when its protocol echoes it (the AI SDK's `data-state` part), else None;
-    `saw_thread` whether the client has received this thread's state before (a fresh page has
-    not: its `{}` means "nothing yet", not "cleared"). `regenerate` replaces the last reply of
-    the thread. `part_paths` names where each image and file of `messages` was in the request
+    `messages` is what the client sent of its conversation (each user message with the
+    client's id, `Message.id`); it starts the thread when the server has no record of it, and
+    is otherwise placed in the thread by the service's rule (appended, or a branch for an edit
+    or a regenerate). `state` is the client's shared state (None: it sent none); `state_seen`
+    the state the client says it last received from the server, when its protocol echoes it
+    (the AI SDK's `data-state` part), else None; `saw_thread` whether the client has received
+    this thread's state before (a fresh page has not: its `{}` means "nothing yet", not
+    "cleared"). `part_paths` names where each image and file of `messages` was in the request
     ((message index, "images" or "files", index) -> "messages[2].content[1]"), for errors.
+    `double_texting` is what the request does if a run is going on its thread ("reject",
+    "enqueue", "interrupt"; None: the agent's choice).
     """
 
     thread_id: str
@@ -80,5 +103,5 @@ class RunRequest:
     client_tools: tuple[ToolSpec, ...] = ()
     context: tuple[str, ...] = ()
     forwarded_props: Any = None
-    regenerate: bool = False
     part_paths: Mapping[tuple[int, str, int], str] = field(default_factory=dict)
+    double_texting: DoubleTexting | None = None

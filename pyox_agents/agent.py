@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 import anyio
 import pydantic
 
+from pyox_agents._run_request import DoubleTexting
 from pyox_agents.events import (
     RunFailed,
     RunFinished,
@@ -37,7 +38,7 @@ from pyox_agents.runtime._starting import NOT_GIVEN as _NOT_GIVEN
 from pyox_agents.runtime._subagent_tool import subagent_tool
 from pyox_agents.runtime._turns import COMPACT_PROMPT as COMPACT_PROMPT
 from pyox_agents.state.conversation import State
-from pyox_agents.state.messages import Reply, Usage
+from pyox_agents.state.messages import Message, Reply, Usage
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.stores.base import Store
 from pyox_agents.tools import Tool
@@ -104,6 +105,12 @@ class Agent:
             changes: "change" (after every change), "step" (at most once per step end, the
             default) or "finish" (only at the end). The AI SDK stream reads it; each change
             always goes out as a small patch.
+        double_texting: what a server does with a message that comes while a run is going on
+            its thread: "enqueue" (the default: it waits for the run's end, then runs; nothing
+            is lost, the order is kept), "reject" (409) or "interrupt" (the running run stops
+            at its next step boundary, its finished steps kept, then the new one runs). A
+            request may choose for itself (AG-UI `forwardedProps.doubleTexting`, the AI SDK
+            body's `doubleTexting`).
     """
 
     def __init__(
@@ -121,23 +128,15 @@ class Agent:
         planner: Planner | None = None,
         tool_timeout: float | None = None,
         state_snapshots: StateSnapshots = "step",
+        double_texting: DoubleTexting = "enqueue",
     ) -> None:
-        if model is None and planner is None:
-            raise TypeError("Agent() needs a model (or a planner): Agent(model=...)")
-        if limits is not None and not isinstance(limits, Limits):
-            raise TypeError(f"Agent(limits=...) takes Limits(...), got {limits!r}")
+        _check_options(model, planner, limits, instructions, permissions, state_snapshots,
+                       double_texting)
         self.model = model
         self.tools: dict[str, Tool] = {}
         self.toolsets: tuple[Toolset, ...] = ()
         for item in tools:
             self._add_tool(item)
-        if instructions is not None and not (
-            isinstance(instructions, str) or callable(instructions)
-        ):
-            raise TypeError("Agent(instructions=...) takes a str or a callable (ctx) -> str")
-        for permission in permissions:
-            if not callable(permission):
-                raise TypeError(f"Agent(permissions=...) takes callables, got {permission!r}")
         self.instructions = instructions
         self.state_type = state_type
         self.name = name
@@ -147,10 +146,8 @@ class Agent:
         self.limits = limits
         self.planner = planner
         self.tool_timeout = tool_timeout
-        if state_snapshots not in ("change", "step", "finish"):
-            raise ValueError(f'Agent(state_snapshots=...) is "change", "step" or "finish", '
-                             f"got {state_snapshots!r}")
         self.state_snapshots: StateSnapshots = state_snapshots
+        self.double_texting: DoubleTexting = double_texting
         self._paused = PausedRuns()  # store-less agents' paused runs, bounded
         self._resolved: Model | None = None
 
@@ -303,6 +300,7 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         arguments_hash: str | None = None,
+        messages: Sequence[Message] = (),
     ) -> AsyncIterator[RuntimeEvent]:
         """Continue run `run_id` and yield its events: a paused run with a person's answer, or a
         run whose process died (calls that may have run are re-run if idempotent, else a person
@@ -310,8 +308,10 @@ class Agent:
 
         `approve` answers the pending request: True lets the call run (from its start, with
         `edited_arguments` if given; `ctx.ask_person` returns `answer`), False gives the model a
-        "denied by a person" result. `request_id` and `arguments_hash`, when given, must be those
-        of the pending request. The answer is recorded in the audit log.
+        "denied by a person" result (with `answer` as its reason, if it is a str). `request_id`
+        and `arguments_hash`, when given, must be those of the pending request. The answer is
+        recorded in the audit log. `messages` are user messages the person sent with it: they
+        go into the conversation right after the results of the calls the run waits on.
 
         Raises:
             LookupError: no such run (without a store: no such paused run in this Agent).
@@ -320,7 +320,7 @@ class Agent:
                 pending request's; the edited arguments do not fit the tool.
         """
         runner = await _resuming.prepare_resume(
-            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash
+            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash, messages
         )
         async for event in _task.events(self, runner, resumed=True):
             yield event
@@ -335,15 +335,17 @@ class Agent:
         request_id: str | None = None,
         fence: tuple[str, int] | None = None,
         state_bytes: int | None = None,
+        messages: Sequence[Message] = (),
     ) -> RunHandle:
         """Check a resume as `stream_resume` does, and return its `RunHandle` (servers answer
-        bad input first); `fence` and `state_bytes` as in `start`.
+        bad input first); `fence` and `state_bytes` as in `start`, `messages` as in
+        `stream_resume`.
 
         Raises:
             LookupError, ValueError: as `stream_resume`.
         """
         runner = await _resuming.prepare_resume(
-            self, run_id, approve, answer, edited_arguments, request_id, None
+            self, run_id, approve, answer, edited_arguments, request_id, None, messages
         )
         assert runner.journal is not None
         runner.journal.fence = fence
@@ -394,6 +396,28 @@ class Agent:
         before it resumes); `fence` as in `start`."""
         await _resuming.replace_paused_state(self, run_id, thread_id, state, fence=fence)
 
+    async def acancel_paused(self, run_id: str, reason: str) -> None:
+        """End run `run_id`, which waits for a person, as cancelled: its open tool calls get a
+        "cancelled" result saying `reason`, and it can no longer be answered (a server does
+        this when a person goes back in the conversation instead of answering).
+
+        Raises:
+            LookupError: no such run (without a store: no such paused run in this Agent).
+            ValueError: the run does not wait for a person.
+        """
+        await _resuming.cancel_paused(self, run_id, reason)
+
+    async def athread(self, thread_id: str) -> State | None:
+        """The conversation this agent keeps of thread `thread_id`, or None: its store's, or,
+        without a store, that of its run paused on the thread (all it keeps of a thread)."""
+        if self.store is None:
+            paused = self._paused.of_thread(thread_id)
+            return None if paused is None else paused.conversation
+        try:
+            return await self.store.aload(thread_id)
+        except LookupError:
+            return None
+
     async def aresume(
         self,
         run_id: str,
@@ -403,14 +427,16 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         arguments_hash: str | None = None,
+        messages: Sequence[Message] = (),
     ) -> RunResult:
-        """Continue run `run_id` to its end (or next pause) and return the result like `arun`.
+        """Continue run `run_id` to its end (or next pause) and return the result like `arun`
+        (`messages` as in `stream_resume`).
 
         Raises:
             RunFailedError, LookupError, ValueError: as `arun` and `stream_resume`.
         """
         runner = await _resuming.prepare_resume(
-            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash
+            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash, messages
         )
         return await _result(_task.events(self, runner, resumed=True), runner)
 
@@ -423,11 +449,12 @@ class Agent:
         edited_arguments: Mapping[str, Any] | None = None,
         request_id: str | None = None,
         arguments_hash: str | None = None,
+        messages: Sequence[Message] = (),
     ) -> RunResult:
         """`aresume` from synchronous code."""
         return _task.run_sync(self.aresume, run_id, approve=approve, answer=answer,
                      edited_arguments=edited_arguments, request_id=request_id,
-                     arguments_hash=arguments_hash)
+                     arguments_hash=arguments_hash, messages=messages)
 
     async def load_run(self, run_id: str) -> RunState:
         """The saved `RunState` of run `run_id` (from the store, or a paused run in memory).
@@ -566,3 +593,23 @@ async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunRes
     return RunResult(
         last.answer, last.state, last.usage, tuple(collected), runner.run_id, runner.conversation
     )
+
+
+def _check_options(model: Any, planner: Any, limits: Any, instructions: Any,
+                   permissions: Sequence[Any], state_snapshots: Any, double_texting: Any) -> None:
+    """Refuse an `Agent(...)` argument of the wrong kind, before anything is kept."""
+    if model is None and planner is None:
+        raise TypeError("Agent() needs a model (or a planner): Agent(model=...)")
+    if limits is not None and not isinstance(limits, Limits):
+        raise TypeError(f"Agent(limits=...) takes Limits(...), got {limits!r}")
+    if instructions is not None and not (isinstance(instructions, str) or callable(instructions)):
+        raise TypeError("Agent(instructions=...) takes a str or a callable (ctx) -> str")
+    for permission in permissions:
+        if not callable(permission):
+            raise TypeError(f"Agent(permissions=...) takes callables, got {permission!r}")
+    if state_snapshots not in ("change", "step", "finish"):
+        raise ValueError(f'Agent(state_snapshots=...) is "change", "step" or "finish", '
+                         f"got {state_snapshots!r}")
+    if double_texting not in ("reject", "enqueue", "interrupt"):
+        raise ValueError(f'Agent(double_texting=...) is "reject", "enqueue" or "interrupt", '
+                         f"got {double_texting!r}")

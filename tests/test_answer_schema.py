@@ -66,23 +66,34 @@ def test_an_ag_ui_answer_outside_its_schema_is_a_422(live_server: Any) -> None:
 
 
 def test_an_ai_sdk_answer_outside_its_schema_is_a_422(live_server: Any) -> None:
+    """`ai` 7: the page answers with `addToolApprovalResponse({id, approved, reason})`, and the
+    chat goes on in the same assistant message, its tool part `approval-responded`."""
     RECEIVED.clear()
     url = live_server(create_app({"bank": agent()}, store=MemoryStore()))
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "move it"}]}
 
-    def post(approval: dict[str, Any] | None = None) -> httpx.Response:
-        extra = {"approvals": [approval]} if approval else {}
+    def post(messages: list[dict[str, Any]], **extra: Any) -> httpx.Response:
         return http.post("/agents/bank/ai-sdk", content=json.dumps(
-            {"id": "chat", "messages": [user], "trigger": "submit-message", **extra}),
+            {"id": "chat", "messages": messages, "trigger": "submit-message", **extra}),
             headers={"content-type": "application/json"})
 
+    def answered(first: str, reason: str) -> list[dict[str, Any]]:
+        chunks = [json.loads(line[5:]) for line in first.splitlines()
+                  if line.startswith("data: {")]
+        (asked,) = [c for c in chunks if c["type"] == "tool-approval-request"]
+        part = {"type": "tool-transfer", "toolCallId": asked["toolCallId"], "input": {},
+                "state": "approval-responded",
+                "approval": {"id": asked["approvalId"], "approved": True, "reason": reason}}
+        assistant = {"id": chunks[0]["messageId"], "role": "assistant",
+                     "parts": [{"type": "step-start"}, part]}
+        return [user, assistant]
+
     with httpx.Client(base_url=url, timeout=30) as http:
-        first = post()
-        approval_id = first.text.split('"approvalId":"')[1].split('"')[0]
-        refused = post({"id": approval_id, "approved": True, "reason": "savings' OR '1'='1"})
+        first = post([user]).text
+        refused = post(answered(first, "savings' OR '1'='1"), messageId="x")
         assert refused.status_code == 422, refused.text
         assert "is not one of ['checking', 'savings']" in refused.text
-        done = post({"id": approval_id, "approved": True, "reason": "savings"})
+        done = post(answered(first, "savings"))
         assert done.status_code == 200 and "moved to savings" in done.text
     assert RECEIVED == ["savings"]
 

@@ -9,8 +9,11 @@ from pyox_agents.state.run import AgentError
 
 __all__ = [
     "SHUTDOWN",
+    "Interrupted",
     "StoppedForShutdown",
     "executing",
+    "interrupt_at_step_boundary",
+    "interrupting",
     "leave_for_recovery",
     "left_for_recovery",
     "running_here",
@@ -36,6 +39,14 @@ class StoppedForShutdown(Exception):
     """The run stopped at a step boundary for a shutdown: its record stays as saved."""
 
 
+class Interrupted(Exception):
+    """The run stopped at a step boundary because a newer message interrupts it."""
+
+
+_INTERRUPTING: set[str] = set()
+"""The ids of the runs to stop before their next step, for a newer message on their thread."""
+
+
 class executing:  # (a function to its callers: `with executing(run_id):`)
     """Count run `run_id` as executing in this process while the block runs.
 
@@ -55,6 +66,7 @@ class executing:  # (a function to its callers: `with executing(run_id):`)
         _RUNNING.discard(run_id)
         _LEFT.discard(run_id)
         _STOPPING.discard(run_id)
+        _INTERRUPTING.discard(run_id)
 
 
 def running_here(run_id: str) -> bool:
@@ -67,6 +79,20 @@ def stop_at_step_boundary(run_id: str) -> None:
     with `RunFailed(SHUTDOWN)`, its record as saved after its last step."""
     if run_id in _RUNNING:
         _STOPPING.add(run_id)
+
+
+def interrupt_at_step_boundary(run_id: str) -> bool:
+    """Have run `run_id` stop before its next step, ended "cancelled" (its last step's work
+    kept), because a newer message on its thread interrupts it. Whether it runs here."""
+    if run_id in _RUNNING:
+        _INTERRUPTING.add(run_id)
+        return True
+    return False
+
+
+def interrupting(run_id: str) -> bool:
+    """Whether run `run_id` is to stop before its next step for a newer message."""
+    return run_id in _INTERRUPTING
 
 
 def stopping(run_id: str) -> bool:

@@ -3,7 +3,7 @@ preparing its runner with the person's answer (`Agent.resume`, `paused_run`, ...
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -14,12 +14,13 @@ from pyox_agents.runtime._parts import AgentParts
 from pyox_agents.runtime._recovery import last_run_id
 from pyox_agents.runtime._runner import Access, Runner
 from pyox_agents.state.conversation import State
-from pyox_agents.state.run import RunState
+from pyox_agents.state.messages import Message
+from pyox_agents.state.run import RunState, StopReason
 from pyox_agents.state.shared import SharedState
 from pyox_agents.stores.base import StepRecord
 
-__all__ = ["kept_state", "load", "paused_run", "paused_state", "prepare_resume",
-           "replace_paused_state"]
+__all__ = ["cancel_paused", "kept_state", "load", "paused_run", "paused_state",
+           "prepare_resume", "replace_paused_state"]
 
 
 def paused_run(agent: AgentParts, thread_id: str) -> RunState | None:
@@ -98,12 +99,15 @@ async def prepare_resume(
     edited: Mapping[str, Any] | None,
     request_id: str | None,
     hash_: str | None,
+    messages: Sequence[Message] = (),
 ) -> Runner:
     """The runner that continues run `run_id` with a person's answer, checked (see
     `Agent.stream_resume`)."""
     run, conversation = await load(agent, run_id)
     tools = await agent._tools_for(run.pending.tool if run.pending and edited else None)
     check_answer(run, tools, approve, answer, edited, request_id, hash_)
+    for message in messages:  # held until the calls the run waits on have their results
+        conversation.add_message(message)
     request = run.pending
     shared = SharedState(await kept_state(agent, run_id, conversation),
                          state_type=agent.state_type)
@@ -128,3 +132,27 @@ async def kept_state(agent: AgentParts, run_id: str, conversation: State) -> Any
         return {} if paused is None else paused.state
     loaded = await agent.store.aload_thread(conversation.id)
     return {} if loaded.shared_version is None else loaded.shared_state
+
+
+async def cancel_paused(agent: AgentParts, run_id: str, reason: str) -> None:
+    """End run `run_id`, which waits for a person, as cancelled: its open calls get a
+    "cancelled" result (`reason`), its record says so, and it can no longer be answered.
+
+    Raises:
+        LookupError: no such run (without a store: no such paused run in this Agent).
+        ValueError: the run does not wait for a person.
+    """
+    run, conversation = await load(agent, run_id)
+    if run.pending is None or run.done:
+        raise ValueError(f"run {run_id[:12]} does not wait for a person ({run.status.value}); "
+                         "only a paused run is cancelled so")
+    shared = SharedState(await kept_state(agent, run_id, conversation),
+                         state_type=agent.state_type)
+    journal = Journal(run, conversation, shared, agent.store)
+    calls = conversation.pending_calls
+    for call in calls:
+        conversation._add_tool_result(call, "cancelled", reason, is_error=True, text=reason)
+    if calls and run.in_flight is not None:
+        journal.close_calls(calls, reason)
+    journal.stop(StopReason.CANCELLED, reason)
+    await journal.save()

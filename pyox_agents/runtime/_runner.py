@@ -31,14 +31,17 @@ from pyox_agents.events import (
 from pyox_agents.models.base import Model, ModelError, ModelRequest, ToolSpec
 from pyox_agents.runtime import _tracing
 from pyox_agents.runtime._calls import ToolCalls
+from pyox_agents.runtime._ending import run_over
 from pyox_agents.runtime._failures import StoreError, internal_error, request_failure, run_error
 from pyox_agents.runtime._instructions import system_messages
 from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._planning import PlannerModel
 from pyox_agents.runtime._process_runs import (
     SHUTDOWN,
+    Interrupted,
     StoppedForShutdown,
     executing,
+    interrupting,
     left_for_recovery,
     running_here,
     stopping,
@@ -49,7 +52,6 @@ from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused, disc
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import NO_USAGE, Message, Reply
 from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, StopReason
-from pyox_agents.state.stopped import StoppedByLimit, StoppedByPermission, StoppedByUntil
 from pyox_agents.tools import RunContext
 
 __all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
@@ -125,6 +127,8 @@ class Runner(ToolCalls):
                 paused = await self._loop()
             except StoppedForShutdown:
                 self._send(RunFailed(SHUTDOWN))
+            except Interrupted:
+                await self._record_interrupt()
             except (ModelError, StoreError) as exc:
                 await self._fail(run_error(exc, self.run_id))
             except anyio.get_cancelled_exc_class():
@@ -162,6 +166,17 @@ class Runner(ToolCalls):
             journal.stop(StopReason.CANCELLED, "the run was cancelled")
             with contextlib.suppress(StoreError):  # nobody to tell: the record stays as was
                 await journal.save()
+
+    async def _record_interrupt(self) -> None:
+        """End a run a newer message interrupted, at a step boundary: "cancelled", every step
+        it finished kept (the newer message's run goes on from them)."""
+        journal = self.journal
+        assert journal is not None
+        journal.stop(StopReason.CANCELLED, "a newer message interrupted the run after its "
+                                           "last step")
+        await journal.save()
+        self._send(RunFinished(answer=None, state=self.access.shared.value, usage=self.usage,
+                               stopped=self.conversation.stopped, outcome="cancelled"))
 
     async def _fail_inside(self, exc: Exception) -> None:
         """End the run failed by `exc`, raised inside it: a model's or store's error by its
@@ -203,10 +218,12 @@ class Runner(ToolCalls):
         assert journal is not None
         step = 0
         while True:
-            if await self._ended():
+            if await run_over(self.conversation, journal, self.setup.limits):
                 return None
             if stopping(self.run_id):
                 raise StoppedForShutdown
+            if interrupting(self.run_id):
+                raise Interrupted
             self._step = step
             self._send(StepStarted(step))
             idempotent = {name: tool.idempotent for name, tool in self.setup.tools.items()}
@@ -219,7 +236,7 @@ class Runner(ToolCalls):
                 if not reply.tool_calls:
                     self._step = None
                     self._send(StepFinished(step))
-                    await self._ended()
+                    await run_over(self.conversation, journal, self.setup.limits)
                     return None
                 await journal.save()  # the decision, with its calls in flight
                 paused = await self.use_tools()
@@ -236,42 +253,6 @@ class Runner(ToolCalls):
             if paused is not None or self.handed_over:
                 return paused
             step += 1
-
-    async def _ended(self) -> bool:
-        """Whether the run is over (answered, finished, stopped, out of budget); saves if so."""
-        journal, conversation = self.journal, self.conversation
-        assert journal is not None
-        stopped = conversation.stopped
-        if conversation.finished or (stopped is None and self._answered()):
-            journal.answer(conversation.answer)
-        elif isinstance(stopped, StoppedByPermission):
-            journal.stop(StopReason.PERMISSION, f"denied by permission {stopped.permission}")
-        elif isinstance(stopped, StoppedByUntil | StoppedByLimit):
-            journal.stop(StopReason.UNTIL, f"stopped by {stopped}")
-        elif stopped is None and (reached := self._limit_reached()) is not None:
-            reason, message = reached
-            conversation._stop(StoppedByLimit(journal.run.spent.steps))
-            journal.stop(reason, message)
-        else:
-            return False
-        await journal.save()
-        return True
-
-    def _answered(self) -> bool:
-        """The last decision gave an answer (a reply without tool calls)."""
-        messages = self.conversation.messages
-        return bool(messages) and messages[-1].role == "assistant" and not messages[-1].tool_calls \
-            and not self.conversation.pending_calls and self._step_count > 0
-
-    @property
-    def _step_count(self) -> int:
-        return self.journal.run.spent.steps if self.journal else 0
-
-    def _limit_reached(self) -> tuple[StopReason, str] | None:
-        limits, journal = self.setup.limits, self.journal
-        if limits is None or journal is None:
-            return None
-        return limits.reached(journal.run.spent, journal.elapsed())
 
     # -- one model decision --------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ when its client disconnects (`on_disconnect="detach"`, the default) or is cancel
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
@@ -43,7 +44,8 @@ from pyox_agents.server._hosts import normalized_hosts
 from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server._thread_routes import get_run, get_thread
 from pyox_agents.server.sse import Chunks, EventStreamResponse
-from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits
+from pyox_agents.service import LOOK_UP, LiveRun, RequestError, RunService, ServerLimits
+from pyox_agents.state.run import RunState
 from pyox_agents.stores.base import Store
 
 __all__ = ["Auth", "bearer_tokens", "create_app"]
@@ -295,11 +297,12 @@ async def _ag_ui_run(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     name, agent = server.agent(request)
     run_input = ag_ui.read_input(await server.body(request))
-    paused = None
+    paused = LOOK_UP  # the service looks the paused run up, if the request needs it
     if run_input.resume:  # the owner first: another's pending request is not told
         await server.runs.check_owner(run_input.thread_id, principal, agent)
         paused = await server.runs.paused(agent, run_input.thread_id)
-    run_request = ag_ui.request_from_input(run_input, paused.pending if paused else None)
+    pending = paused.pending if isinstance(paused, RunState) else None
+    run_request = ag_ui.request_from_input(run_input, pending)
     kept = ag_ui.stream_input(run_input)
     del run_input  # its models go now, not once a burst of requests has all started
     live = await server.runs.start(agent, run_request, name=name, principal=principal,
@@ -314,6 +317,9 @@ async def _ai_sdk_run(server: _Server, request: Request) -> Response:
     chat, run_request = ai_sdk.parse_request(await server.body(request), agent.tools,
                                              sdk_version=version)
     live = await server.runs.start(agent, run_request, name=name, principal=principal)
+    users = [m.id for m in run_request.messages if m.role == "user"]
+    if live.resumed and chat.message_id is None and users:  # typed while the run waited:
+        chat = dataclasses.replace(chat, answers=users[-1])  # it answers in a new message
     live.meta["ai_sdk"] = chat
     if server.runs.shared:  # other processes replay it: they need the chat as JSON
         await server.runs.publish_meta(live, {"ai_sdk": chat.to_json()})

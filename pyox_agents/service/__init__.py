@@ -5,10 +5,11 @@ from pyox_agents._run_request import Busy, Decision, RequestError, RunRequest, T
 from pyox_agents.service._connect import Rejoined, rejoin
 from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
-from pyox_agents.service._runs import RunService
+from pyox_agents.service._runs import LOOK_UP, RunService
 from pyox_agents.service._threads import thread_view
 
 __all__ = [
+    "LOOK_UP",
     "Busy",
     "Decision",
     "LiveRun",

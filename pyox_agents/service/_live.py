@@ -60,6 +60,8 @@ class LiveRun:
     """The versions of the shared state the run went through so far (`kept` and newer ones)."""
     start: list[Any] = field(default_factory=list)
     """The state the server chose for the run to start from (none for a resumed run)."""
+    resumed: bool = False
+    """The run continues one that waited for a person (answered, or declined by a message)."""
     shutdown: bool = False
     """The server shuts down: the run stops at its next step boundary, left for recovery."""
     shared: int = 0
@@ -72,6 +74,8 @@ class LiveRun:
     `RunHandle.text_of`): its read deltas are kept as spans of it, not as copies."""
     _kept: list[RuntimeEvent | _Span] = field(default_factory=list)
     """The events so far, with the settled text of the run's own replies as spans of it."""
+    _end_waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    """Those waiting for the run's end (a request queued behind it)."""
     _read: list[Following] = field(default_factory=list)
     """The followers reading `events` now, each at its place in them."""
     _merged: int = 0
@@ -214,6 +218,18 @@ class LiveRun:
         self.texts = None  # (it refers to the run, which refers to this: no cycle left)
         for follower in self._read[:]:
             follower.wake(())
+        for waiter in self._end_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._end_waiters.clear()
+
+    async def ended(self) -> None:
+        """Wait until the run has ended (no more events will come)."""
+        if self.done:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._end_waiters.append(waiter)
+        await waiter
 
     async def follow(self, start: int = 0) -> AsyncIterator[RuntimeEvent]:
         """Every event from number `start` on (as `events` holds them now: read deltas merge),

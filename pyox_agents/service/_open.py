@@ -14,6 +14,7 @@ import pydantic
 from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
 from pyox_agents.agent import Agent
 from pyox_agents.models._inputs import InputNotAccepted, check_inputs
+from pyox_agents.service._placing import Placement, place
 from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.conversation import State
@@ -21,43 +22,69 @@ from pyox_agents.state.rebase import Conflict
 from pyox_agents.state.run import RunState
 
 __all__ = [
+    "LOOK_UP",
+    "TYPED_OVER",
+    "WENT_BACK",
     "chosen_decision",
     "edit_paused",
     "open_conversation",
+    "opened",
     "refused_as_request_errors",
     "start_state",
 ]
 
 
-async def open_conversation(agent: Agent, request: RunRequest) -> State:
-    """The thread's conversation with the request's news added: the client's results for its
-    tools' calls and its new user messages; a new conversation from the client's messages when
-    the agent's store has none (or the agent has no store).
+LOOK_UP: Any = object()
+"""`RunService.start(paused=LOOK_UP)`, the default: the service looks the thread's paused run
+up itself, if the request needs it (the caller has not)."""
+
+TYPED_OVER = "the person sent a new message instead of answering"
+"""Why a pending approval or question is declined when a message comes instead of an answer
+(the message goes into the conversation right after the declined call's result)."""
+WENT_BACK = "the person went back in the conversation instead of answering"
+"""Why a paused run is cancelled when a request edits or regenerates an earlier message."""
+
+
+async def opened(agent: Agent, request: RunRequest) -> tuple[State | None, Placement]:
+    """The thread's kept conversation (None: the agent keeps none of it) and where the
+    request's messages go in it (`place`).
 
     Raises:
         RequestError: 422 naming the part, when the agent's model cannot take an image or
-            file of the request's messages.
+            file of the request's messages; 409 when the request cannot be placed.
     """
     _check_inputs(agent, request)
-    thread_id = request.thread_id
-    store = agent.store
-    conversation: State | None = None
-    if store is not None:
-        with contextlib.suppress(LookupError):
-            conversation = await store.aload(thread_id)
+    conversation = await agent.athread(request.thread_id)
+    if conversation is None:
+        return None, Placement(new=request.messages)
+    return conversation, place(conversation, request.messages)
+
+
+def open_conversation(request: RunRequest, conversation: State | None,
+                      placement: Placement) -> State:
+    """The conversation a new run goes on: the kept one with the request placed in it (the
+    client's results for its tools' calls, then its new messages, or the branch its edit or
+    regenerate makes), or, when none is kept, a new one of the client's messages.
+
+    While calls of a run cut short (a crash) wait for their results, an edit or a
+    regenerate does not branch: they may have run, so that run goes on first and settles them
+    (in recovery), and the request's new messages follow them.
+
+    Raises:
+        RequestError: 422 for a thread id or message a State refuses.
+    """
     if conversation is None:
         try:
-            return State(id=thread_id, messages=list(request.messages))
+            return State(id=request.thread_id, messages=list(request.messages))
         except ValueError as exc:
             raise RequestError(422, f"thread id: {exc}", "threadId") from None
         except TypeError as exc:  # a value in a message that is not JSON (too deep)
             raise RequestError(422, str(exc), "messages") from None
-    if request.regenerate:
-        _undo_last_reply(conversation)
-    _add_outputs(conversation, request.tool_outputs)
-    known = sum(1 for m in conversation.messages if m.role == "user")
-    sent = [m for m in request.messages if m.role == "user"]
-    for message in sent[known:]:
+    if placement.rewind is not None and not conversation.pending_calls:
+        _branch(conversation, placement.rewind)
+    else:
+        _add_outputs(conversation, request.tool_outputs)
+    for message in placement.new:
         conversation.add_message(message)
     return conversation
 
@@ -177,21 +204,10 @@ def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
         )
 
 
-def _undo_last_reply(conversation: State) -> None:
-    """Go back to before the last reply (the client asked to regenerate it).
-
-    Not while calls of that reply have no result (its run was cut by a crash): they may have
-    run, so the run goes on first and settles them (in recovery), and the reply stays.
-    """
-    if conversation.pending_calls:
-        return
-    history = conversation.history
-    for index in range(len(history) - 1, -1, -1):
-        if history[index].kind in ("user_message", "import"):
-            snapshot = State(history=history[: index + 1]).snapshot()
-            if not snapshot.pending_calls:
-                conversation.restore(snapshot)
-            return
+def _branch(conversation: State, length: int) -> None:
+    """Go back to the first `length` entries of the history: an edit or a regenerate branches
+    there. The history keeps the old branch (and a `Restored` entry saying so)."""
+    conversation.restore(State(history=conversation.history[:length]).snapshot())
 
 
 def _validation_message(exc: pydantic.ValidationError) -> str:

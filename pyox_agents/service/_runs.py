@@ -25,15 +25,13 @@ import anyio
 from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
-from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.runtime._process_runs import SHUTDOWN
+from pyox_agents.service._double_texting import Queue
 from pyox_agents.service._faults import (
     keep,
-    kept_and_committed,
     latest_kept,
     refuse_unsaved,
     show,
-    show_now,
     told,
 )
 from pyox_agents.service._follow import RemoteFollowers
@@ -41,12 +39,9 @@ from pyox_agents.service._limits import ServerLimits, check_followers, check_lim
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._merge import merge_deltas
 from pyox_agents.service._open import (
-    chosen_decision,
-    edit_paused,
-    open_conversation,
-    refused_as_request_errors,
-    start_state,
+    LOOK_UP,
 )
+from pyox_agents.service._opening import open_run
 from pyox_agents.service._owners import check_owner
 from pyox_agents.service._sharing import keep_lease, release
 from pyox_agents.service._shutdown import drain
@@ -55,10 +50,15 @@ from pyox_agents.state._ids import is_id
 from pyox_agents.state.run import AgentError, RunState
 from pyox_agents.stores.base import SharedRuns, Store
 
-__all__ = ["RunService"]
+__all__ = ["LOOK_UP", "RunService"]
 
-_LOOK_UP: Any = object()
-"""`start(paused=...)` not given: the service looks the paused run up itself, if it needs it."""
+_TAKES = 3
+"""How many times a request that waits for another process's run tries to take its thread."""
+
+
+class _HeldElsewhere(Exception):
+    """Another process holds the thread's lease: its run goes on there."""
+
 
 
 class RunService:
@@ -94,6 +94,7 @@ class RunService:
         self.lease_ttl = lease_ttl
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._active: dict[str, LiveRun] = {}
+        self._queue = Queue()  # requests waiting for a thread's run to end (double texting)
         self._runs_of: collections.Counter[str | None] = collections.Counter()
         """How many active runs each principal has (the per-principal limit, in O(1))."""
         self.closing = False  # shutting down (`shutdown`): new runs are refused with 503
@@ -148,7 +149,7 @@ class RunService:
         return await agent.apaused_run(thread_id)
 
     async def start(self, agent: Agent, request: RunRequest, *, name: str = "",
-                    principal: str | None = None, paused: Any = _LOOK_UP) -> LiveRun:
+                    principal: str | None = None, paused: Any = LOOK_UP) -> LiveRun:
         """Check `request` and start its run for `principal`; the `LiveRun` fills as it goes.
         `paused`: the thread's paused run as `paused()` found it, if the caller looked it up.
 
@@ -165,6 +166,27 @@ class RunService:
             raise RequestError(422, f"thread id {request.thread_id[:40]!r} must be 1 to 128 "
                                     "letters, digits, '_' or '-'", "threadId")
         await self.check_owner(request.thread_id, principal, agent)  # others': 404, not 409
+        policy = request.double_texting or agent.double_texting
+        for _ in range(_TAKES):
+            await self._queue.wait_turn(request.thread_id, policy,
+                                        functools.partial(self._running_here, request.thread_id))
+            try:
+                return await self._take(agent, request, name, principal, paused)
+            except _HeldElsewhere:  # another process runs the thread: wait for its run
+                if policy == "reject":
+                    raise Busy(request.thread_id) from None
+                await self._queue.wait_turn(request.thread_id, policy,
+                                            functools.partial(self._running_elsewhere,
+                                                              request.thread_id))
+        raise Busy(request.thread_id)
+
+    async def _take(self, agent: Agent, request: RunRequest, name: str, principal: str | None,
+                    paused: Any) -> LiveRun:
+        """Take the thread (this process's runs, then its lease) and start the request's run.
+
+        Raises:
+            _HeldElsewhere: another process holds the thread's lease (nothing was started).
+        """
         # From here to `_add_active`, no await: the limits are checked and counted at once, so
         # requests that arrive together cannot all pass the check before any is counted.
         check_limits(self.limits, request, running=len(self._active),
@@ -179,9 +201,9 @@ class RunService:
                     request.thread_id, self.owner, self.lease_ttl
                 )
                 if token is None:
-                    raise Busy(request.thread_id)
+                    raise _HeldElsewhere
                 live.lease = token
-            handle = await self._open(agent, request, live, principal, paused)
+            handle = await open_run(self, agent, request, live, principal, paused)
         except BaseException:
             self._remove_active(live)
             live.end()  # whoever began to follow it (a connect) hears it never ran
@@ -203,6 +225,15 @@ class RunService:
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         await refuse_unsaved(live)
         return live
+
+    async def _running_here(self, thread_id: str) -> LiveRun | None:
+        """The run going on `thread_id` in this process, or None."""
+        return self._active.get(thread_id)
+
+    async def _running_elsewhere(self, thread_id: str) -> AsyncIterator[RuntimeEvent] | None:
+        """The events of the run another process runs on `thread_id`, or None."""
+        found = await self.follow(thread_id)
+        return None if found is None else found[0]
 
     async def check_owner(self, thread_id: str, principal: str | None,
                           agent: Agent | None = None) -> None:
@@ -316,72 +347,3 @@ class RunService:
         committed is its latest version: its record keeps that state until it ends.
         """
         return await latest_kept(self._store, thread_id) if self.keep_state else ThreadState()
-
-    async def _open(
-        self, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None,
-        paused: Any,
-    ) -> RunHandle:
-        lease = live.lease
-        fence = (request.thread_id, lease) if lease is not None else None
-        merged = ThreadState()
-        if self.keep_state:
-            live.kept, committed = await kept_and_committed(self._store,
-                                                             request.thread_id)
-            merged = live.kept.copy()
-            if committed is not None:  # a version the store's kept state may still miss
-                merged.add(committed)
-                live.start.append(committed)
-        if request.decisions:
-            if paused is _LOOK_UP:
-                paused = await self.paused(agent, request.thread_id)
-            return await self._resume(agent, request, paused, fence)
-        conversation = await open_conversation(agent, request)
-        start = await start_state(request, merged)
-        live.start.append(start)
-        with refused_as_request_errors(agent):
-            handle = agent.start(
-                conversation, state=start, client_tools=request.client_tools,
-                context=request.context, forwarded_props=request.forwarded_props,
-                fence=fence, owner=principal, state_bytes=self.limits.state_bytes)
-        handle.show_at_once(functools.partial(show_now, self.store, live), live.add_text)
-        return handle
-
-    async def _resume(
-        self, agent: Agent, request: RunRequest, paused: RunState | None,
-        fence: tuple[str, int] | None,
-    ) -> RunHandle:
-        decision = chosen_decision(request, paused)
-        assert paused is not None
-        edits = request.state if request.saw_thread else None
-        if edits is not None:
-            await self._edit_paused(agent, request, paused.run_id, fence)
-        try:
-            handle = await agent.start_resume(
-                paused.run_id,
-                approve=decision.approve,
-                answer=decision.answer,
-                edited_arguments=decision.arguments,
-                request_id=decision.request_id,
-                fence=fence,
-                state_bytes=self.limits.state_bytes,
-            )
-        except (ValueError, LookupError) as exc:
-            raise RequestError(422, str(exc), "resume") from None
-        return handle
-
-    async def _edit_paused(self, agent: Agent, request: RunRequest, run_id: str,
-                           fence: tuple[str, int] | None) -> None:
-        """Commit the person's edits of the state (the client's, against the version it saw)
-        into the paused run's record before it resumes, as a tool's would be: onto what the
-        run committed since that version, refused (409) where they write the same place."""
-        thread = request.thread_id
-        try:
-            paused = await agent.apaused_state(run_id, thread)
-        except LookupError:
-            return
-        versions = await self.kept_state(thread)
-        versions.add(paused)
-        edited = await edit_paused(versions, request)
-        if edited is not None:
-            await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
-

@@ -5,18 +5,19 @@ next): compaction and cleared results do not hide what was said, and notices (th
 to the model) are not shown. A restore takes back what came after the point it returns to.
 
 Ids: an assistant message has the id its reply streamed with (`reply_message_id`), a tool
-result `result-<call id>`, a user message `user_<digest>` of its place in the history (clients
-that sent it keep their own id: the protocol adapter matches them).
+result `result-<call id>`, a user message the id its client gave it (`Message.id`), else
+`user_<digest>` of its place in the history. A user message sent while calls waited for their
+results comes after those results, as the model read it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from pyox_agents.runtime._replies import reply_message_id
+from pyox_agents.state._shown_ids import user_message_id
 from pyox_agents.state.conversation import State
 from pyox_agents.state.history import (
     ContextChangeEntry,
@@ -54,6 +55,8 @@ def transcript(conversation: State, *, before_run: str | None = None) -> list[di
         end = starts[-1] if starts else end
     thread_id = conversation.id
     kept: list[tuple[int, dict[str, Any]]] = []
+    waiting: set[str] = set()  # calls asked for that have no result yet
+    held: list[tuple[int, dict[str, Any]]] = []  # user messages sent meanwhile: after them
     request = 0
     for index in range(end):
         entry = history[index]
@@ -61,21 +64,33 @@ def transcript(conversation: State, *, before_run: str | None = None) -> list[di
             request = index
             continue
         if isinstance(entry, ContextChangeEntry) and isinstance(entry.content, Restored):
-            kept = [(at, record) for at, record in kept if at < entry.content.history_length]
+            length = entry.content.history_length
+            kept = [(at, record) for at, record in kept if at < length]
+            held = [(at, record) for at, record in held if at < length]
             continue
-        kept.extend((index, record)
-                    for record in _records(thread_id, history, index, entry, request))
-    return [record for _, record in kept]
+        records = [(index, r) for r in _records(thread_id, history, index, entry, request)]
+        if isinstance(entry, UserMessageEntry) and waiting:
+            held.extend(records)
+            continue
+        kept.extend(records)
+        if isinstance(entry, ModelReplyEntry) and entry.purpose == "think":
+            waiting.update(call.id for call in entry.content.tool_calls)
+        elif isinstance(entry, ToolResultEntry):
+            waiting.discard(entry.call.id)
+            if not waiting:
+                kept.extend(held)
+                held.clear()
+    return [record for _, record in [*kept, *held]]
 
 
 def _records(thread_id: str, history: Sequence[HistoryEntry], index: int, entry: HistoryEntry,
              request: int) -> list[dict[str, Any]]:
     match entry:
         case ImportEntry(content=messages):
-            return [_record(_place_id(thread_id, "import", index, n), m)
+            return [_record(user_message_id(thread_id, m, index, n, "import"), m)
                     for n, m in enumerate(messages) if _shown(m)]
         case UserMessageEntry(content=message):
-            return [_record(_place_id(thread_id, "user", index, 0), message)]
+            return [_record(user_message_id(thread_id, message, index, 0, "user"), message)]
         case ModelReplyEntry(purpose="think", content=reply):
             message = Message.assistant(reply.text, reply.tool_calls)
             return [_record(reply_message_id(thread_id, history, request), message)]
@@ -89,11 +104,6 @@ def _records(thread_id: str, history: Sequence[HistoryEntry], index: int, entry:
 
 def _shown(message: Message) -> bool:
     return not (message.role == "user" and message.content.startswith(NOTICE_PREFIX))
-
-
-def _place_id(thread_id: str, kind: str, index: int, n: int) -> str:
-    digest = hashlib.sha256(f"{thread_id}\n{index}\n{n}".encode()).hexdigest()
-    return f"{kind}_{digest[:16]}"
 
 
 def _record(message_id: str, message: Message) -> dict[str, Any]:

@@ -203,6 +203,8 @@ def frozen_message(message: Message, where: str = "message") -> Message:
         if not isinstance(file, File):
             raise TypeError(f"{where}.files[{index}] must be a File, got "
                             f"{type(file).__name__}: write File(url=..., media_type=...)")
+    if message.id is not None and not isinstance(message.id, str):
+        raise TypeError(f"{where}.id must be a str or None, got {type(message.id).__name__}")
     if (all(a is b for a, b in zip(calls, message.tool_calls, strict=True))
             and type(message.tool_calls) is tuple and type(message.images) is tuple
             and type(message.files) is tuple):
@@ -266,6 +268,7 @@ def message_to_json(message: Message) -> dict[str, JSON]:
         "name": message.name,
         "is_error": message.is_error,
         **({"files": [file_to_json(f) for f in message.files]} if message.files else {}),
+        **({"id": message.id} if message.id is not None else {}),
     }
 
 
@@ -300,13 +303,12 @@ def message_from_json(row: object) -> Message:
                    for i in (_object(x, "image") for x in _typed(data, "images", list)))
     calls = tuple(call_from_json(c) for c in _typed(data, "tool_calls", list))
     files = tuple(file_from_json(f) for f in _typed(data, "files", list)) if "files" in data else ()
-    call_id, name = data.get("call_id"), data.get("name")
-    if not (call_id is None or isinstance(call_id, str)) or not (
-            name is None or isinstance(name, str)):
-        raise ValueError("a message's call_id and name must be strings or null")
+    call_id, name, message_id = data.get("call_id"), data.get("name"), data.get("id")
+    if not all(value is None or isinstance(value, str) for value in (call_id, name, message_id)):
+        raise ValueError("a message's call_id, name and id must be strings or null")
     return Message(role=role, content=_typed(data, "content", str),  # type: ignore[arg-type]
                    images=images, tool_calls=calls, call_id=call_id, name=name,
-                   is_error=_typed(data, "is_error", bool), files=files)
+                   is_error=_typed(data, "is_error", bool), files=files, id=message_id)
 
 
 def reply_to_json(reply: Reply) -> dict[str, JSON]:

@@ -117,6 +117,10 @@ class Message:
     may carry `images` and `files` (documents, audio, video). An assistant message may carry
     `tool_calls`; a tool message answers the call `call_id` (`is_error` when the tool failed).
     Build user messages with `Message.user` and notices with `Message.notice`.
+
+    `id` is the id a client gave the message (an AG-UI message id, an AI SDK `UIMessage.id`),
+    kept with it so that the client's next request is matched to the thread by id; None for a
+    message no client named. The model never sees it, and `==` does not compare it.
     """
 
     role: Role
@@ -127,6 +131,7 @@ class Message:
     name: str | None = None
     is_error: bool = False
     files: tuple[File, ...] = ()
+    id: str | None = field(default=None, compare=False)
 
     @classmethod
     def system(cls, text: str) -> Message:

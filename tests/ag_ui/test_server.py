@@ -167,14 +167,16 @@ async def read_until(lines_in: AsyncIterator[str], event_type: str) -> list[str]
     raise AssertionError(f"the stream ended without {event_type}: {lines}")
 
 
-async def test_a_second_run_on_a_running_thread_is_a_409() -> None:
+async def test_a_second_run_on_a_running_thread_that_rejects_is_a_409() -> None:
+    """`doubleTexting: "reject"` (the default waits: tests/server/test_double_texting.py)."""
     reached, release, seen = anyio.Event(), anyio.Event(), []
     app = create_app({"todo": blocking_agent(reached, release, seen)})
     async with serving(app) as url, httpx.AsyncClient(timeout=30) as client:
         endpoint = f"{url}/agents/todo/ag-ui"
         async with client.stream("POST", endpoint, json=run_body(state={"todos": []})) as first:
             await reached.wait()
-            second = await client.post(endpoint, json=run_body(state={"todos": []}))
+            second = await client.post(endpoint, json=run_body(
+                state={"todos": []}, forwardedProps={"doubleTexting": "reject"}))
             release.set()
             body = "\n".join([line async for line in first.aiter_lines()])
     assert second.status_code == 409 and "t1" in second.json()["error"]

@@ -40,7 +40,7 @@ def tool_part(state: str, name: str = "inc", call_id: str = "c1", **fields: Any)
 def test_submit_message_gives_the_user_text() -> None:
     chat, request = parse(body(user("hello")))
     assert chat.id == request.thread_id == "chat-1"
-    assert chat.message_id is None and not request.regenerate
+    assert chat.message_id is None and chat.trigger == "submit-message"
     assert request.messages == (Message.user("hello"),)
 
 
@@ -91,8 +91,8 @@ def test_unknown_parts_and_fields_from_newer_clients_are_ignored() -> None:
 
 
 def test_regenerate_message_asks_to_regenerate() -> None:
-    chat, request = parse(body(user("x"), trigger="regenerate-message"))
-    assert request.regenerate and chat.trigger == "regenerate-message"
+    chat, _ = parse(body(user("x"), trigger="regenerate-message"))
+    assert chat.trigger == "regenerate-message"
     assert chat.message_id is None
 
 

@@ -156,13 +156,14 @@ async def test_unknown_parts_from_newer_clients_are_accepted() -> None:
     check_stream_rules(chunks_of(response.text))
 
 
-async def test_second_request_on_a_running_chat_is_409() -> None:
+async def test_second_request_on_a_running_chat_that_rejects_is_409() -> None:
+    """`doubleTexting: "reject"` (the default waits: tests/server/test_double_texting.py)."""
     gate = Gate()
     app = create_app({"counter": agent_with_gate(gate, [ToolCall("wait", {}), "ok"])})
     async with client(app) as http, anyio.create_task_group() as group:
         group.start_soon(functools.partial(http.post, URL, content=body(user("go"))))
         await gate.wait_entered()
-        second = await http.post(URL, content=body(user("go")))
+        second = await http.post(URL, content=body(user("go"), doubleTexting="reject"))
         gate.open.set()
     assert second.status_code == 409
     assert "already active" in second.text

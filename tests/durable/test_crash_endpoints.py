@@ -240,9 +240,10 @@ def question(case: Case, frames: list[Any]) -> dict[str, Any] | None:
             "prompt": request.get("reason")}
 
 
-def answer(case: Case, asked: dict[str, Any]) -> dict[str, Any]:
-    """The next request answering `asked` the way the case's protocol answers an approval."""
-    texts = [case.first, case.next]
+def answer(case: Case, asked: dict[str, Any], texts: list[str] | None = None) -> dict[str, Any]:
+    """The next request answering `asked` the way the case's protocol answers an approval, the
+    client holding the user messages `texts` (the case's two by default)."""
+    texts = texts or [case.first, case.next]
     if case.protocol == "ag-ui":
         return case.body(texts, resume=[{"interruptId": asked["id"], "status": "resolved",
                                          "payload": {"approved": case.approve}}])
@@ -369,7 +370,7 @@ def test_regenerating_on_a_thread_of_a_killed_server_settles_the_cut_call_first(
         asked = question(case, frames)
         assert asked is not None and asked["prompt"] == CRASH_PROMPT
         assert len(setting.effects_of(case.thread)) == 1
-        frames = post(survivor, case, answer(case, asked), servers)
+        frames = post(survivor, case, answer(case, asked, [case.first]), servers)
         effects = setting.effects_of(case.thread)
         assert len(effects) == 2 and effects[0]["key"] == effects[1]["key"]
         assert answer_text(case, frames) == f"done: {case.first}"

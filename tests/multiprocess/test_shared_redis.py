@@ -304,10 +304,12 @@ def test_a_run_on_a_is_replayed_and_followed_on_b_which_refuses_a_second_run(
         assert resumed.status == 200
         assert not resumed.ended.is_set()  # ... and is still open: the run has not ended
 
-        again = post(b, f"/agents/{AGENT}/ai-sdk",
-                     ai_sdk_body(chat, "note:one wait:g1", "note:two"))
+        again = post(b, f"/agents/{AGENT}/ai-sdk",  # (a request that does not wait)
+                     {**ai_sdk_body(chat, "note:one wait:g1", "note:two"),
+                      "doubleTexting": "reject"})
         assert again.status_code == 409, again.text
-        ag_ui = post(b, f"/agents/{AGENT}/ag-ui", ag_ui_body(chat, "r2", "note:two"))
+        ag_ui = post(b, f"/agents/{AGENT}/ag-ui", ag_ui_body(
+            chat, "r2", "note:two", forwardedProps={"doubleTexting": "reject"}))
         assert ag_ui.status_code == 409, ag_ui.text
         assert "already active" in ag_ui.json()["error"]
         # what A committed so far is visible through B
@@ -446,8 +448,9 @@ def test_b_takes_a_thread_over_once_the_lease_of_a_killed_a_expires(cluster: Clu
 
         holder = store.lease_holder(chat)
         assert holder is not None and holder[0].startswith("A:")
-        busy = post(b, f"/agents/{AGENT}/ai-sdk",
-                    ai_sdk_body(chat, "note:alpha wait:g1", "note:beta"))
+        busy = post(b, f"/agents/{AGENT}/ai-sdk",  # (a request that does not wait)
+                    {**ai_sdk_body(chat, "note:alpha wait:g1", "note:beta"),
+                     "doubleTexting": "reject"})
         assert store.lease_holder(chat) == holder  # still within A's TTL when B answered
         assert busy.status_code == 409, busy.text
 

@@ -197,8 +197,11 @@ CASES: list[Case] = [
                         for i in range(MESSAGES + 1)]), field="messages"),
     Case("state-over-limit", "a state over the state_bytes limit", 413,
          text(state={"items": ["x" * STATE_BYTES]}), field="state"),
-    Case("thread-running", "a second run on a thread whose run is going", 409,
-         text(thread="ann-busy"), setup="busy"),
+    Case("thread-running", "a second run on a thread whose run is going, that rejects", 409,
+         text(thread="ann-busy", forwardedProps={"doubleTexting": "reject"}), setup="busy"),
+    Case("double-texting-unknown", "doubleTexting that is none of the three", 422,
+         text(forwardedProps={"doubleTexting": "later"}),
+         field="forwardedProps.doubleTexting"),
     Case("too-many-runs", "a third run while ann has two going", 429, text(thread="third"),
          setup="busy2"),
     # -- tolerated on purpose: 200 ---------------------------------------------------------

@@ -141,8 +141,10 @@ CASES: list[Case] = [
          body(messages=[user(), {"id": "a", "role": "assistant", "parts": [
              {"type": "data-state", "id": "state", "data": {"items": ["x" * STATE_BYTES]}}]},
              user("again", "u2")])),
-    Case("chat-running", "a second run on a chat whose run is going", 409, body("ann-busy"),
-         setup="busy"),
+    Case("chat-running", "a second run on a chat whose run is going, that rejects", 409,
+         body("ann-busy", doubleTexting="reject"), setup="busy"),
+    Case("double-texting-unknown", "doubleTexting that is none of the three", 422,
+         body(doubleTexting=["enqueue"])),
     Case("too-many-runs", "a third run while ann has two going", 429, body("third"),
          setup="busy2"),
     # -- tolerated on purpose: 200 ---------------------------------------------------------

@@ -7,6 +7,7 @@ Unknown extra fields are ignored. `forwardedProps` reaches tools as `ctx.forward
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,7 +25,13 @@ from ag_ui.core import (
 )
 from ag_ui.core import ToolCall as AgUiToolCall
 
-from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents._run_request import (
+    Decision,
+    RequestError,
+    RunRequest,
+    ToolOutput,
+    read_double_texting,
+)
 from pyox_agents.adapters._body import read_json
 from pyox_agents.adapters.ag_ui._events import interrupt_reason
 from pyox_agents.adapters.ag_ui._parts import upgrade_binary_parts, user_content
@@ -97,6 +104,10 @@ def request_from_input(
         context=tuple(f"{c.description}: {c.value}" for c in run_input.context or ()),
         forwarded_props=run_input.forwarded_props,
         part_paths=paths,
+        double_texting=read_double_texting(
+            run_input.forwarded_props.get("doubleTexting")
+            if isinstance(run_input.forwarded_props, Mapping) else None,
+            "forwardedProps.doubleTexting"),
     )
 
 
@@ -117,7 +128,7 @@ def _messages(run_input: RunAgentInput
             continue  # a subagent's message, shown by the client; not this conversation's
         # most of a history: text only, as `Message.user` and `Message.assistant` make it
         if type(message) is UserMessage and type(message.content) is str:
-            out.append(Message(role="user", content=message.content))
+            out.append(Message(role="user", content=message.content, id=message.id))
             continue
         if type(message) is AssistantMessage and not message.tool_calls:
             out.append(Message(role="assistant", content=message.content or ""))
@@ -130,7 +141,8 @@ def _messages(run_input: RunAgentInput
                              for n, i in enumerate(parts.image_at))
                 paths.update(((len(out), "files", n), f"{where}.content[{i}]")
                              for n, i in enumerate(parts.file_at))
-                out.append(Message.user(parts.text, *parts.images, *parts.files))
+                out.append(dataclasses.replace(
+                    Message.user(parts.text, *parts.images, *parts.files), id=message.id))
             case SystemMessage(content=content) | DeveloperMessage(content=content):
                 out.append(Message.system(content))
             case AssistantMessage(content=content, tool_calls=tool_calls):

@@ -15,7 +15,7 @@ from json.encoder import encode_basestring
 from typing import Any, TypeAlias
 
 from pyox_agents.adapters.ai_sdk._live_parts import finish_metadata, live_part, start_metadata
-from pyox_agents.adapters.ai_sdk._request import Chat
+from pyox_agents.adapters.ai_sdk._request import Chat, assistant_message_id
 from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID, StateParts
 from pyox_agents.adapters.ai_sdk._versions import (
     CHUNK_TYPES,
@@ -194,8 +194,8 @@ class ChunkWriter:
                ) -> list[Chunk]:
         self.started = True
         message_id = self.chat.message_id
-        if message_id is None and run_id is not None:
-            message_id = "msg_" + run_id[:32]  # from the run: a replay gives the same id
+        if message_id is None and run_id is not None:  # from the run: a replay gives the same
+            message_id = assistant_message_id(run_id, self.chat.answers)
         chunk: Chunk = {"type": "start"}
         if message_id:
             chunk["messageId"] = message_id
@@ -218,6 +218,9 @@ class ChunkWriter:
 
     def _result(self, event: ToolResult) -> list[Chunk]:
         call_id = event.call_id
+        if call_id not in self._awaiting and self.chat.message_id is None:
+            return []  # a call of an earlier message (declined when a message was typed over
+            # its approval): this new message has no part for it, and the client would fail
         nested = self._awaiting.pop(call_id, event.run_id is not None)
         if call_id in self._invalid:
             self._invalid.discard(call_id)

@@ -1,14 +1,17 @@
 """A thread's history as the `UIMessage[]` a reloaded `useChat` page starts from
 (`useChat({messages})`), with the ids the stream gave.
 
-- a user message: `{id: "user-<n>", role: "user", parts: [text, files]}` (n: its place in the
-  history; the client's own ids are not kept, and nothing refers to them);
+- a user message: `{id, role: "user", parts: [text, files]}`, the id its client gave it (a
+  next request names it so); one sent while calls waited for results comes after them, as
+  the model read it;
 - an assistant message per turn, id `msg_<the first 32 hex digits of the run>` as `start`
   said (a continuation, after an approval or a client tool's output, writes into the same
-  message, as it did on the wire); a `step-start` part per model reply, its reasoning, text
-  and tool parts in their final states (`output-available`, `output-error`, `output-denied`;
-  a call waiting for a person `approval-requested` with its approval id, or for ai 5 the
-  `data-approval-request` part; one waiting for the page's own tool `input-available`);
+  message, as it did on the wire; a message the run answers after one typed while it waited
+  has `assistant_message_id(run, that message's id)`); a `step-start` part per model reply,
+  its reasoning, text and tool parts in their final states (`output-available`,
+  `output-error`, `output-denied`; a call waiting for a person `approval-requested` with its
+  approval id, or for ai 5 the `data-approval-request` part; one waiting for the page's own
+  tool `input-available`);
 - the last assistant message ends with the `data-state` part of the thread's shared state.
 
 A `regenerate` went back in the history (`Restored`): what it replaced is left out. Live parts
@@ -20,7 +23,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pyox_agents.adapters.ai_sdk._request import assistant_message_id
 from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID
+from pyox_agents.state._shown_ids import user_message_id
 from pyox_agents.state.run import ApprovalRequest
 
 __all__ = ["history_to_ui_messages"]
@@ -30,26 +35,41 @@ UIMessage = dict[str, Any]
 
 def history_to_ui_messages(history: Sequence[Any], state: Any = None, *,
                            pending: ApprovalRequest | None = None,
-                           sdk_version: int = 7) -> list[UIMessage]:
+                           sdk_version: int = 7, thread_id: str = "") -> list[UIMessage]:
     """The `UIMessage`s of a thread's `history` (`State.history` entries), its shared `state`
-    last, and `pending` (the approval the thread waits for) on its call's part."""
+    last, and `pending` (the approval the thread waits for) on its call's part. A user
+    message has the id its client gave it, else one of its place in thread `thread_id`."""
     out: list[UIMessage] = []
     calls: dict[str, dict[str, Any]] = {}  # call id -> its tool part
+    run_id: str | None = None
+    waiting: set[str] = set()  # calls asked for that have no result yet
+    held: list[UIMessage] = []  # user messages sent meanwhile: shown after the results
     for number, entry in _in_effect(history):
         kind = entry.kind
         if kind == "user_message" or kind == "import":
             messages = entry.content if kind == "import" else (entry.content,)
-            out.extend(_user(message, f"user-{number}-{i}")
-                       for i, message in enumerate(messages) if message.role == "user")
+            users = [_user(message, user_message_id(thread_id, message, number, i, kind))
+                     for i, message in enumerate(messages) if message.role == "user"]
+            (held if waiting else out).extend(users)
         elif kind == "run_start":
+            run_id = entry.content
             if not out or out[-1]["role"] != "assistant":
-                run_id = entry.content
-                message_id = "msg_" + run_id[:32] if run_id else f"msg-{number}"
+                message_id = assistant_message_id(run_id) if run_id else f"msg-{number}"
                 out.append({"id": message_id, "role": "assistant", "parts": []})
         elif kind == "model_reply" and entry.purpose == "think" and out:
+            if out[-1]["role"] == "user":  # the run answers a message sent while it waited
+                message_id = (assistant_message_id(run_id, out[-1]["id"]) if run_id
+                              else f"msg-{number}")
+                out.append({"id": message_id, "role": "assistant", "parts": []})
             out[-1]["parts"].extend(_reply_parts(entry.content, calls))
+            waiting.update(call.id for call in entry.content.tool_calls)
         elif kind == "tool_result" and entry.call.id in calls:
             calls[entry.call.id].update(_outcome(entry, sdk_version))
+            waiting.discard(entry.call.id)
+            if not waiting:
+                out.extend(held)
+                held.clear()
+    out.extend(held)
     if pending is not None and pending.call_id in calls:
         _waiting(calls[pending.call_id], pending, out, sdk_version)
     assistants = [m for m in out if m["role"] == "assistant"]

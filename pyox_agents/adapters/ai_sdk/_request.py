@@ -23,18 +23,26 @@ What the request carries, in the runtime's terms:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents._run_request import (
+    Decision,
+    RequestError,
+    RunRequest,
+    ToolOutput,
+    read_double_texting,
+)
 from pyox_agents.adapters._body import read_json
 from pyox_agents.adapters.ai_sdk._user_parts import user_message
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.messages import Message, ToolCall
 
-__all__ = ["SDK_VERSIONS", "Chat", "parse_request", "ui_messages_to_messages"]
+__all__ = ["SDK_VERSIONS", "Chat", "assistant_message_id", "parse_request",
+           "ui_messages_to_messages"]
 
 SDK_VERSIONS = (5, 6, 7)
 """The `ai` majors this adapter speaks (`sdk_version`)."""
@@ -53,7 +61,9 @@ class Chat:
     stream starts a new assistant message); `denied_calls` the tool calls a person refused in
     this request, whose results are sent as `tool-output-denied`; `state_seen` the shared
     state the client holds (its last `data-state` part, when it sent no edits of its own), so
-    an opening snapshot equal to it is left out (None: unknown, always sent).
+    an opening snapshot equal to it is left out (None: unknown, always sent); `answers` the id
+    of the user message that a run started earlier answers in a new assistant message (a
+    message typed while the run waited for a person), which names that message.
     """
 
     id: str
@@ -62,17 +72,29 @@ class Chat:
     denied_calls: frozenset[str] = frozenset()
     sdk_version: int = 7
     state_seen: Any = field(default=None, compare=False)
+    answers: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """This chat as JSON (another server process replays the run from it)."""
         return {"id": self.id, "trigger": self.trigger, "message_id": self.message_id,
-                "denied_calls": sorted(self.denied_calls), "sdk_version": self.sdk_version}
+                "denied_calls": sorted(self.denied_calls), "sdk_version": self.sdk_version,
+                "answers": self.answers}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Chat:
         """The chat `to_json` gave."""
         return cls(data["id"], data["trigger"], data["message_id"],
-                   frozenset(data["denied_calls"]), data["sdk_version"])
+                   frozenset(data["denied_calls"]), data["sdk_version"],
+                   answers=data.get("answers"))
+
+
+def assistant_message_id(run_id: str, answers: str | None = None) -> str:
+    """The id of a run's assistant message: `msg_` and the run's first 32 hex digits (a replay
+    gives the same), or, for a later message of the run that answers user message `answers`
+    (one typed while it waited for a person), 32 hex digits of both."""
+    if answers is None:
+        return "msg_" + run_id[:32]
+    return "msg_" + hashlib.sha256(f"{run_id}\n{answers}".encode()).hexdigest()[:32]
 
 
 def check_sdk_version(sdk_version: int) -> int:
@@ -110,7 +132,10 @@ def parse_request(
     if not isinstance(chat_id, str) or not chat_id:
         raise RequestError(422, f"id is {chat_id!r}: send the chat id as a non-empty string",
                            "id")
-    ui_messages = _ui_messages(data.get("messages", []))
+    if "messages" not in data and isinstance(data.get("message"), dict):
+        ui_messages = [data["message"]]  # only the newest (the persistence guide's recipe)
+    else:
+        ui_messages = _ui_messages(data.get("messages", []))
     trigger: Trigger = ("regenerate-message" if data.get("trigger") == "regenerate-message"
                         else "submit-message")
     last = ui_messages[-1] if ui_messages else None
@@ -137,7 +162,7 @@ def parse_request(
         tool_outputs=tuple(_client_outputs(ui_messages, tools)),
         decisions=tuple(decisions),
         client_tools=tuple(_client_tools(data.get("clientTools"), tools)),
-        regenerate=trigger == "regenerate-message",
+        double_texting=read_double_texting(data.get("doubleTexting"), "doubleTexting"),
     )
     return chat, request
 

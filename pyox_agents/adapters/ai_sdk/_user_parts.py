@@ -50,7 +50,9 @@ def user_message(ui: Mapping[str, Any], where: str
     text = "\n".join(texts)
     if not (text or images or files):
         return None, paths
-    return Message(role="user", content=text, images=tuple(images), files=tuple(files)), paths
+    message_id = ui.get("id")
+    return Message(role="user", content=text, images=tuple(images), files=tuple(files),
+                   id=message_id if isinstance(message_id, str) and message_id else None), paths
 
 
 def user_ui_parts(message: Message) -> list[dict[str, Any]]:

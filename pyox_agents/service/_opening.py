@@ -1,0 +1,137 @@
+"""Opening a run for a request (`RunService.start`'s work once the thread is taken): a new run
+on the thread's conversation with the request placed in it, or the thread's paused run
+continued with the person's answer and the messages sent with it."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from pyox_agents._run_request import Decision, RequestError, RunRequest
+from pyox_agents.agent import Agent
+from pyox_agents.runtime._handle import RunHandle
+from pyox_agents.service._faults import kept_and_committed, show_now
+from pyox_agents.service._limits import ServerLimits
+from pyox_agents.service._live import LiveRun
+from pyox_agents.service._open import (
+    LOOK_UP,
+    TYPED_OVER,
+    WENT_BACK,
+    chosen_decision,
+    edit_paused,
+    open_conversation,
+    opened,
+    refused_as_request_errors,
+    start_state,
+)
+from pyox_agents.service._thread_state import ThreadState
+from pyox_agents.state.messages import Message
+from pyox_agents.state.run import RunState
+from pyox_agents.stores.base import Store
+
+__all__ = ["open_run"]
+
+
+class RunService(Protocol):
+    """What opening a run reads of the `RunService` that starts it."""
+
+    keep_state: bool
+    store: Store | None
+    limits: ServerLimits
+
+    async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
+        """The thread's run that waits for a person, or None."""
+
+    async def kept_state(self, thread_id: str) -> ThreadState:
+        """The thread's kept shared state."""
+
+
+async def open_run(
+    runs: RunService, agent: Agent, request: RunRequest, live: LiveRun, principal: str | None,
+    paused: Any,
+) -> RunHandle:
+    """Open the run `request` asks for: a new run on the thread's conversation with the
+    request placed in it, or the thread's paused run continued with the person's answer (a
+    message typed instead of one declines it; going back in the conversation cancels it)."""
+    lease = live.lease
+    fence = (request.thread_id, lease) if lease is not None else None
+    merged = ThreadState()
+    if runs.keep_state:
+        assert runs.store is not None  # (keep_state needs one)
+        live.kept, committed = await kept_and_committed(runs.store,
+                                                         request.thread_id)
+        merged = live.kept.copy()
+        if committed is not None:  # a version the store's kept state may still miss
+            merged.add(committed)
+            live.start.append(committed)
+    conversation, placement = await opened(agent, request)
+    if paused is LOOK_UP:  # only a thread whose calls wait for results can be paused
+        waiting = request.decisions or (conversation is not None
+                                        and conversation.pending_calls)
+        paused = await runs.paused(agent, request.thread_id) if waiting else None
+    if request.decisions:
+        return await _resume(runs, agent, request, live, paused, fence, placement.new)
+    pending = paused.pending if paused is not None else None
+    if paused is not None and pending is not None:
+        if placement.rewind is None and placement.new:  # a message instead of an answer
+            declined = Decision(pending.id, approve=False, answer=TYPED_OVER)
+            return await _resume(runs, agent, request, live, paused, fence, placement.new,
+                           declined)
+        if placement.rewind is not None:  # it goes back: the paused run ends there
+            await agent.acancel_paused(paused.run_id, WENT_BACK)
+            conversation, placement = await opened(agent, request)
+    conversation = open_conversation(request, conversation, placement)
+    start = await start_state(request, merged)
+    live.start.append(start)
+    with refused_as_request_errors(agent):
+        handle = agent.start(
+            conversation, state=start, client_tools=request.client_tools,
+            context=request.context, forwarded_props=request.forwarded_props,
+            fence=fence, owner=principal, state_bytes=runs.limits.state_bytes)
+    handle.show_at_once(functools.partial(show_now, runs.store, live), live.add_text)
+    return handle
+
+async def _resume(
+    runs: RunService, agent: Agent, request: RunRequest, live: LiveRun, paused: RunState | None,
+    fence: tuple[str, int] | None, messages: Sequence[Message],
+    decision: Decision | None = None,
+) -> RunHandle:
+    """Continue the thread's paused run with the person's answer (the request's, or
+    `decision`) and the `messages` the person sent with it."""
+    decision = decision or chosen_decision(request, paused)
+    assert paused is not None
+    live.resumed = True
+    edits = request.state if request.saw_thread else None
+    if edits is not None:
+        await _edit_paused(runs, agent, request, paused.run_id, fence)
+    try:
+        handle = await agent.start_resume(
+            paused.run_id,
+            approve=decision.approve,
+            answer=decision.answer,
+            edited_arguments=decision.arguments,
+            request_id=decision.request_id,
+            fence=fence,
+            state_bytes=runs.limits.state_bytes,
+            messages=messages,
+        )
+    except (ValueError, LookupError) as exc:
+        raise RequestError(422, str(exc), "resume") from None
+    return handle
+
+async def _edit_paused(runs: RunService, agent: Agent, request: RunRequest, run_id: str,
+                       fence: tuple[str, int] | None) -> None:
+    """Commit the person's edits of the state (the client's, against the version it saw)
+    into the paused run's record before it resumes, as a tool's would be: onto what the
+    run committed since that version, refused (409) where they write the same place."""
+    thread = request.thread_id
+    try:
+        paused = await agent.apaused_state(run_id, thread)
+    except LookupError:
+        return
+    versions = await runs.kept_state(thread)
+    versions.add(paused)
+    edited = await edit_paused(versions, request)
+    if edited is not None:
+        await agent.areplace_paused_state(run_id, thread, edited, fence=fence)
