@@ -189,6 +189,58 @@ class PacedModel:
             yield TextChunk(f"{text}t{i} ")
 
 
+class RealisticModel:
+    """A `Model` as a real one behaves, for the realistic bench: the first reply asks for two
+    tools at once (`lookup`, a sync tool that blocks 5 ms, and `reserve`, an async tool that
+    awaits 20 ms; both change the shared state), the second streams `tokens` text deltas
+    `pace` seconds apart, each naming its index."""
+
+    name = "realistic"
+
+    def __init__(self, tokens: int, pace: float) -> None:
+        self.tokens = tokens
+        self.pace = pace
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        from pyox_agents.models.base import TextChunk, ToolCallChunk
+
+        messages = request.messages
+        text = next(m.content for m in reversed(messages) if m.role == "user")
+        if messages and messages[-1].role == "tool":
+            for i in range(self.tokens):
+                await asyncio.sleep(self.pace)
+                yield TextChunk(f"t{i} ")
+            return
+        yield ToolCallChunk(index=0, name="lookup", arguments=json.dumps({"text": text}))
+        yield ToolCallChunk(index=1, name="reserve", arguments=json.dumps({"text": text}))
+
+
+REALISTIC_BLOCK = 0.005
+"""What the realistic bench's sync tool blocks (a database query)."""
+REALISTIC_AWAIT = 0.020
+"""What its async tool awaits (a call to another service)."""
+
+
+def _realistic_tools() -> list[Any]:
+    from pyox_agents import RunContext, tool
+
+    @tool
+    def lookup(ctx: RunContext, text: str) -> str:
+        """Look `text` up (a query that blocks 5 ms), noting it in the shared state."""
+        time.sleep(REALISTIC_BLOCK)
+        ctx.state["items"].append(text)
+        return "found"
+
+    @tool
+    async def reserve(ctx: RunContext, text: str) -> str:
+        """Reserve `text` (a call that awaits 20 ms), noting it in the shared state."""
+        await asyncio.sleep(REALISTIC_AWAIT)
+        ctx.state["reserved"] = text
+        return "reserved"
+
+    return [lookup, reserve]
+
+
 def _paced() -> tuple[int, float]:
     return int(os.environ.get("BENCH_TOKENS", "200")), float(os.environ.get("BENCH_PACE_MS",
                                                                                 "20")) / 1000
@@ -205,6 +257,8 @@ def _ours_agent() -> Any:
 
     if os.environ.get("BENCH_MODEL") == "paced":
         return Agent(PacedModel(*_paced()), name=AGENT)
+    if os.environ.get("BENCH_MODEL") == "realistic":
+        return Agent(RealisticModel(*_paced()), tools=_realistic_tools(), name=AGENT)
     before, after = _workload()
     return Agent(BenchModel(before, after), tools=[add_item], name=AGENT)
 
