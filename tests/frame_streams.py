@@ -4,8 +4,6 @@ with hostile texts; and a live run's follower whose reader waits, which hands th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 from hypothesis import strategies as st
 
 from pyox_agents.events import (
@@ -14,7 +12,6 @@ from pyox_agents.events import (
     ReasoningStarted,
     RunFailed,
     RunFinished,
-    RuntimeEvent,
     StateChanged,
     StepFinished,
     StepStarted,
@@ -31,7 +28,7 @@ from pyox_agents.events import (
 from pyox_agents.state.messages import Usage
 from pyox_agents.state.run import AgentError
 
-__all__ = ["EVENTS", "IDS", "TEXTS", "WaitingFollower"]
+__all__ = ["EVENTS", "IDS", "TEXTS"]
 
 TEXTS = st.text(st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
     ["", 'a "quoted" word', "line\nbreak", "\\", "é🙂", "\u2028", "nul\x00", "</script>"])
@@ -75,19 +72,3 @@ EVENTS = st.one_of(
     st.just(RunFailed(AgentError("boom", "it broke"))),
 )
 """One runtime event of a stream, the run's own or a subagent's ("sub-1")."""
-
-
-class WaitingFollower:
-    """A live run's follower whose reader waits with everything read: batches come to
-    `at_once`, tokens of the run's reply to `at_once_text` (both set by the frame stream that
-    reads it); its iteration ends at once."""
-
-    def __init__(self) -> None:
-        self.at_once: Callable[[Sequence[RuntimeEvent]], None] | None = None
-        self.at_once_text: Callable[[str, str], bool] | None = None
-
-    def __aiter__(self) -> WaitingFollower:
-        return self
-
-    async def __anext__(self) -> list[RuntimeEvent]:
-        raise StopAsyncIteration

@@ -4,6 +4,4 @@ Pure translation: a request becomes a `RunRequest`, runtime events become protoc
 adapter decides what the agent does.
 """
 
-from pyox_agents.adapters._at_once import AtOnce, AtOnceText, at_once_of
-
-__all__ = ["AtOnce", "AtOnceText", "at_once_of"]
+__all__: list[str] = []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 
-from pyox_agents.events import RuntimeEvent, TextDelta
+from pyox_agents.events import RuntimeEvent
 
 __all__ = ["Outbox", "RunHandle"]
 
@@ -18,40 +18,14 @@ class RunHandle:
     writes each list at once) or `events()`; `cancel()` stops it (what it committed stays).
     """
 
-    def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]],
-                 outbox: Outbox | None = None,
-                 texts: Callable[[str], Callable[[], str] | None] | None = None) -> None:
+    def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
         self.run_id = run_id
         """The run's id (64 hex digits; a crash-cut run that this one continues keeps its id)."""
-        self._outbox = outbox
         self._batches = batches
-        self._texts = texts
 
     def batches(self) -> AsyncIterator[list[RuntimeEvent]]:
         """The run's events, as lists of those there are at a time; closing this stops it."""
         return self._batches
-
-    def show_at_once(self, show: Callable[[Sequence[RuntimeEvent]], bool],
-                     show_text: Callable[[str, str], bool] | None = None) -> None:
-        """Let `show` take a batch of the run's events as the run emits it, when the reader
-        of `batches()` waits for one (nothing is queued before it): no trip through the
-        reader's task. `show` returns False for a batch it leaves to the reader (it needs to
-        wait for something); the order of the events is kept either way.
-
-        `show_text`, when given, takes a text delta of the run's own reply the same way, as
-        its message id and text rather than a `TextDelta` (most events of a slow stream: no
-        event made for one it takes); False: it took nothing, and the delta comes as an
-        event."""
-        if self._outbox is not None:
-            self._outbox.direct = show
-            self._outbox.direct_text = show_text
-
-    def text_of(self, message_id: str) -> Callable[[], str] | None:
-        """The text the run's own reply `message_id` has streamed so far, while it streams: a
-        function that keeps giving all of it, also after the reply ended. None for any other
-        message (a subagent's, one that ended before this was asked). A reader that keeps the
-        run's text deltas for later can keep this instead: the run keeps the text anyway."""
-        return None if self._texts is None else self._texts(message_id)
 
     async def events(self) -> AsyncIterator[RuntimeEvent]:
         """The run's events one at a time; closing this stops the run."""
@@ -72,16 +46,11 @@ class Outbox:
     mostly waits holds for it: no coroutine per wait, and a batch the run emits meanwhile is
     that future's result."""
 
-    __slots__ = ("_waiter", "closed", "direct", "direct_text", "events", "run", "started")
+    __slots__ = ("_waiter", "closed", "events", "run", "started")
 
     def __init__(self) -> None:
         self.events: list[RuntimeEvent] = []
         self.closed = False
-        self.direct: Callable[[Sequence[RuntimeEvent]], bool] | None = None
-        """Takes a batch at once while the consumer waits with nothing queued (False: queue
-        it); `RunHandle.show_at_once`."""
-        self.direct_text: Callable[[str, str], bool] | None = None
-        """The same for a text delta of the run's own reply, as its message id and text."""
         self.run: asyncio.Task[None] | None = None
         """The run's task: the stream ends once it is done (with its error, if it failed)."""
         self._waiter: asyncio.Future[list[RuntimeEvent]] | None = None
@@ -94,8 +63,6 @@ class Outbox:
         if waiter is None or waiter.done():  # the consumer is busy (or went): queue them
             self.events.extend(events)
             return
-        if self.direct is not None and self.direct(events):
-            return  # what the consumer would have done next, done now
         self._waiter = None
         if not self.started:  # the run's start: at once (a server answers the request by it)
             self.started = True
@@ -112,18 +79,6 @@ class Outbox:
             return
         batch, self.events = self.events, []
         waiter.set_result(batch)
-
-    def put_text(self, message_id: str, delta: str) -> None:
-        """`put` for a text delta of the run's own reply: to `direct_text` at once when the
-        consumer waits and it takes it, with no `TextDelta` made; else as one."""
-        waiter = self._waiter
-        if waiter is None or waiter.done():  # the consumer is busy: queued, as `put` would
-            self.events.append(TextDelta(message_id, delta))
-            return
-        direct = self.direct_text
-        if direct is not None and direct(message_id, delta):
-            return
-        self.put([TextDelta(message_id, delta)])
 
     def close(self) -> None:
         self.closed = True

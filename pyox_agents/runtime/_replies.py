@@ -125,13 +125,9 @@ class ReplyStream:
 
     def __init__(self, emit: Callable[[list[RuntimeEvent]], None],
                  predictions: Mapping[str, Mapping[str, str]] | None = None,
-                 message_id: str | None = None, *,
-                 emit_text: Callable[[str, str], None] | None = None) -> None:
+                 message_id: str | None = None) -> None:
         self._emit = emit
         """Takes each event, in a list of its own (the run's emit: no call between per token)."""
-        self._emit_text = emit_text
-        """Takes each text delta (message id, delta), when given: the run's outbox, which makes
-        no `TextDelta` for one it hands over at once (else `emit` takes it in a `TextDelta`)."""
         self._predictions = predictions or {}
         self.message_id = message_id or new_message_id()
         self._text = Pieces()
@@ -155,10 +151,7 @@ class ReplyStream:
             if not delta.isascii():
                 delta = valid_text(delta)
             self._text.add(delta)
-            if self._emit_text is not None:
-                self._emit_text(self.message_id, delta)
-            else:
-                self._emit([TextDelta(self.message_id, delta)])
+            self._emit([TextDelta(self.message_id, delta)])
         elif isinstance(chunk, ReasoningChunk):
             if not self._reasoning_open:
                 self._reasoning_open = True
@@ -198,11 +191,6 @@ class ReplyStream:
             self._send(CustomEvent(PREDICT_STATE, freeze([
                 {"state_key": key, "tool": name, "tool_argument": argument}
                 for key, argument in predicted.items()]), transient=True))
-
-    def text_so_far(self) -> Callable[[], str]:
-        """A function giving the reply's text so far, and all of it once the reply ended: the
-        one copy the reply keeps, for a reader that would otherwise keep its deltas."""
-        return self._text.text
 
     def finish(self) -> Reply:
         """Close what is open and return the whole reply."""

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 import anyio
@@ -91,7 +91,6 @@ class Runner(ToolCalls):
         self.run_id = journal.run.run_id if journal else (run_id or secrets.token_hex(32))
         self.emit = emit
         """Where the run's events go, a list at a time (its consumer sets it before it runs)."""
-        self.emit_text: Callable[[str, str], None] | None = None  # (message id, delta), as text
         self._stream: ReplyStream | None = None
         self._step: int | None = None
         self.usage = NO_USAGE
@@ -299,21 +298,13 @@ class Runner(ToolCalls):
     async def _stream_reply(self, request: ModelRequest) -> Reply:
         self._stream = stream = ReplyStream(self.emit, {
             name: tool.predict_state for name, tool in self.setup.tools.items()},
-            self._reply_id(), emit_text=self.emit_text)
+            self._reply_id())
         add = stream.add
         async for chunk in self.model.stream(request):
             add(chunk)
         reply = stream.finish()
         self._stream = None
         return reply
-
-    def text_of(self, message_id: str) -> Callable[[], str] | None:
-        """The text of this run's reply `message_id` so far, while it streams (a function
-        that keeps giving it, all of it once the reply ended); None for any other message."""
-        stream = self._stream
-        if stream is None or stream.message_id != message_id:
-            return None
-        return stream.text_so_far()
 
     def _reply_id(self) -> str | None:
         """The id of the reply to the model request just recorded (None: no request was)."""

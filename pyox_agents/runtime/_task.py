@@ -26,11 +26,9 @@ T = TypeVar("T")
 
 def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
            state_given: bool = True) -> RunHandle:
-    """The run as its caller holds it: `batches`, and a way to show its events at once."""
-    outbox = Outbox()
-    return RunHandle(runner.run_id, RunStream(agent, runner, outbox, resumed=resumed,
-                                              state_given=state_given), outbox,
-                     runner.text_of)
+    """The run as its caller holds it: its `batches`."""
+    return RunHandle(runner.run_id, RunStream(agent, runner, Outbox(), resumed=resumed,
+                                              state_given=state_given))
 
 
 def batches(agent: AgentParts, runner: Runner, *, resumed: bool = False,
@@ -78,7 +76,6 @@ class RunStream:
             if resumed and not self._state_given:
                 await _continue_with_kept_state(agent, runner)
         runner.emit = outbox.put
-        runner.emit_text = outbox.put_text
         outbox.run = asyncio.create_task(_execute(agent, runner, outbox, resumed),
                                          name=f"pyox-agents run {runner.run_id[:12]}")
         return await outbox.next()

@@ -11,7 +11,7 @@ span around `agent.arun(...)` is the parent of the run's.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -78,7 +78,6 @@ class TracedRun(Protocol):
     conversation: State
     run_id: str
     emit: Emit
-    emit_text: Callable[[str, str], None] | None
     usage: Usage
 
 
@@ -123,16 +122,16 @@ def run_span(run: TracedRun, resumed: bool) -> Iterator[RunSpan]:
         attributes["gen_ai.agent.name"] = agent
     name = f"invoke_agent {agent}" if agent else "invoke_agent"
     with _span(on.tracer, name, "INTERNAL", attributes) as span:
-        emit, emit_text = run.emit, run.emit_text
+        emit = run.emit
         traced = RunSpan(span, emit)
-        run.emit, run.emit_text = traced.emit, None  # every event through the span
+        run.emit = traced.emit  # every event through the span
         try:
             yield traced
         except anyio.get_cancelled_exc_class():
             span.set_attribute("pyox_agents.run.outcome", "cancelled")
             raise
         finally:
-            run.emit, run.emit_text = emit, emit_text
+            run.emit = emit
             _set_usage(span, run.usage)
 
 

@@ -12,7 +12,6 @@ from typing import Any
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunStarted, RuntimeEvent
 from pyox_agents.service._limits import check_followers
-from pyox_agents.service._live import Following
 from pyox_agents.service._runs import RunService
 from pyox_agents.service._transcript import transcript
 from pyox_agents.state.run import ApprovalRequest
@@ -63,7 +62,7 @@ async def rejoin(runs: RunService, agent: Agent, thread_id: str) -> Rejoined:
 
 
 async def _running(runs: RunService, thread_id: str
-                   ) -> Following | AsyncGenerator[list[RuntimeEvent], None] | None:
+                   ) -> AsyncGenerator[list[RuntimeEvent], None] | None:
     """The events of the run going on `thread_id` from its first, or None when none is; 429
     (`RequestError`) when as many readers follow it as `ServerLimits.followers_per_run`."""
     live = runs.active(thread_id)
@@ -86,7 +85,7 @@ async def _singles(events: AsyncIterator[RuntimeEvent]
 
 
 async def _prepended(first: list[RuntimeEvent],
-                     rest: Following | AsyncGenerator[list[RuntimeEvent], None]
+                     rest: AsyncGenerator[list[RuntimeEvent], None]
                      ) -> AsyncGenerator[list[RuntimeEvent], None]:
     try:
         yield first

@@ -34,7 +34,7 @@ from pyox_agents.stores import StoreConflict, StoreUnavailable
 from pyox_agents.stores.base import SharedRuns, Store
 
 __all__ = [
-    "keep", "kept_and_committed", "latest_kept", "refuse_unsaved", "show", "show_now", "told",
+    "keep", "kept_and_committed", "latest_kept", "refuse_unsaved", "show", "told",
     "uninterrupted", "unkept",
 ]
 
@@ -44,8 +44,6 @@ _log = logging.getLogger(__name__)
 # tuples built once: `isinstance(event, A | B)` would build a union per event
 _NEW_VERSION = (RunStarted, StateChanged)
 """Events that bring a version of the shared state."""
-_NOT_AT_ONCE = (StateChanged, RunStarted, RunFinished, RunFailed)
-"""Events `show_now` leaves to `show`."""
 
 
 async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent],
@@ -152,21 +150,6 @@ async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
     if live.run_key is not None and not live.store_away:
         assert peers is not None
         await share(peers, live)
-
-
-def show_now(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]) -> bool:
-    """`show` for a batch that has nothing to wait for, at once (True), as the run emits it:
-    no new version of the shared state in it to keep first (no start, no change; the run's
-    versions already noted), not the run's end, a run no other process follows. Any other
-    batch is left to `show` (False)."""
-    if live.run_key is not None or (store is not None and live.kept is not None
-                                     and live.versions is None):
-        return False
-    for event in batch:
-        if isinstance(event, _NOT_AT_ONCE):
-            return False
-    live.add(batch)
-    return True
 
 
 def unkept(exc: BaseException) -> AgentError:

@@ -4,14 +4,13 @@ continued with the person's answer and the messages sent with it."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from pyox_agents._run_request import Decision, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.runtime._handle import RunHandle
-from pyox_agents.service._faults import kept_and_committed, show_now
+from pyox_agents.service._faults import kept_and_committed
 from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._open import (
@@ -89,7 +88,6 @@ async def open_run(
             conversation, state=start, client_tools=request.client_tools,
             context=request.context, forwarded_props=request.forwarded_props,
             fence=fence, owner=principal, state_bytes=runs.limits.state_bytes)
-    handle.show_at_once(functools.partial(show_now, runs.store, live), live.add_text)
     return handle
 
 async def _resume(

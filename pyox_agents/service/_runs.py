@@ -210,7 +210,6 @@ class RunService:
             if live.lease is not None:
                 await self._peers.arelease_lease(request.thread_id, self.owner, live.lease)
             raise
-        live.texts = handle.text_of  # before its first event: the run keeps the text once
         batches = handle.batches()
         if self.shared:
             live.run_key = secrets.token_hex(16)

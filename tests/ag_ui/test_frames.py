@@ -9,7 +9,6 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +30,7 @@ from pyox_agents.events import (
     ToolResult,
 )
 from tests.ag_ui.helpers import run_input
-from tests.frame_streams import EVENTS, WaitingFollower
+from tests.frame_streams import EVENTS
 
 
 async def _each(batches: Sequence[Sequence[RuntimeEvent]]) -> AsyncIterator[list[RuntimeEvent]]:
@@ -137,29 +136,21 @@ def test_a_run_of_text_deltas_is_written_in_order_one_chunk_per_batch() -> None:
     assert b'"MESSAGES_SNAPSHOT"' in written[-1] and b't19 ' in written[-1]
 
 
-@pytest.mark.parametrize("as_text", [False, True])
-def test_a_token_that_cannot_be_written_at_once_fails_the_stream_not_the_run(
-        as_text: bool) -> None:
-    """Rule: nothing a frame stream is handed at once raises into the run's task. A delta with
-    a lone surrogate (a remote agent's JSON may hold one; no UTF-8 stream can carry it): the
-    text lane refuses it, and as an event it ends the stream with RUN_ERROR."""
-    source = WaitingFollower()
-    frames = frame_batches(run_input(), source)
-    written: list[bytes] = []
-    frames.at_once = written.append
-    assert source.at_once is not None and source.at_once_text is not None
-    source.at_once([RunStarted("r", "t", {}), TextStarted("m1")])
-    source.at_once([TextDelta("m1", "ok ")])
-    bad = ("m1", "bad \udc00")
-    if not as_text or not source.at_once_text(*bad):
-        source.at_once([TextDelta(*bad)])
-    source.at_once([TextDelta("m1", "after")])
+def test_a_token_that_cannot_be_written_fails_the_stream_not_the_run() -> None:
+    """Rule: a delta with a lone surrogate (a remote agent's JSON may hold one; no UTF-8 stream
+    can carry it) ends the stream with RUN_ERROR, after what was written before it."""
 
-    async def rest() -> list[bytes]:
-        return [chunk async for chunk in frames]
+    async def batches() -> AsyncIterator[list[RuntimeEvent]]:
+        yield [RunStarted("r", "t", {}), TextStarted("m1")]
+        yield [TextDelta("m1", "ok ")]
+        yield [TextDelta("m1", "bad \udc00")]
+        yield [TextDelta("m1", "after")]
 
-    written += asyncio.run(rest())
-    types = re.findall(rb'^data: \{"type":"(\w+)"', b"".join(written), re.MULTILINE)
+    async def written() -> list[bytes]:
+        return [chunk async for chunk in frame_batches(run_input(), batches())]
+
+    frames = b"".join(asyncio.run(written()))
+    types = re.findall(rb'^data: \{"type":"(\w+)"', frames, re.MULTILINE)
     assert types == [b"RUN_STARTED", b"STATE_SNAPSHOT", b"TEXT_MESSAGE_START",
                      b"TEXT_MESSAGE_CONTENT", b"TEXT_MESSAGE_END", b"RUN_ERROR"]
-    assert b"after" not in b"".join(written)
+    assert b"after" not in frames

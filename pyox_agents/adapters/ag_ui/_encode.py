@@ -234,9 +234,8 @@ def frame_batches(run_input: RunAgentInput | StreamInput,
     """`translate_batches` as a server writes it: each batch's AG-UI events as SSE frames, in
     one chunk. The same bytes as encoding `translate_batches`' events, with less per event: a
     text delta (most of a stream) goes from the runtime event to its JSON, no event object.
-    `AtOnce` when `batches` is (a live run's follower): a server can write each batch's frames
-    in the run's own task while it waits for them. The client's messages are kept as the JSON
-    of the final snapshot (`stream_input`; a server takes it before the run starts)."""
+    The client's messages are kept as the JSON of the final snapshot (`stream_input`; a
+    server takes it before the run starts)."""
     return translated(run_input, batches, encode_event, _frames, restore=restore,
                       delta=str,  # a delta's JSON is its frame's text as it is (no Python call)
                       plain_messages=True, one=_frame)

@@ -1,6 +1,6 @@
 """A run's runtime events as a stream of AG-UI events, a batch at a time (`Translation` makes
 each batch's events): `translate`, `translate_batches`, and `translated`, which a server writes
-(`frame_batches`), `AtOnce` when what it reads is.
+(`frame_batches`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Generic, TypeVar
 
 from ag_ui.core import BaseEvent, RunAgentInput
 
-from pyox_agents.adapters._at_once import Translating
 from pyox_agents.adapters._batches import flattened, one_each
+from pyox_agents.adapters._translating import Translating
 from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
 from pyox_agents.adapters.ag_ui._open import now_ms
 from pyox_agents.events import RunFinished, RunStarted, RuntimeEvent
@@ -82,10 +82,7 @@ def translated(
 class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
     """The stream `translated` gives: an async iterator of each batch's translation, ending
     after the run's terminal event (`RUN_ERROR` if the runtime's stream ends before it, or if
-    reading or translating it raises). `AtOnce` when `batches` is: a reader that sets
-    `at_once` is handed each batch's translation in the task that adds the batch (the run's),
-    while it waits with all before read; with `delta`, its tokens as their text
-    (`AtOnceText`)."""
+    reading or translating it raises)."""
 
     def __init__(
         self, run_input: RunAgentInput | StreamInput,
@@ -93,7 +90,6 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
         whole: Callable[[list[T]], U], *, restore: bool, delta: Callable[[str], T] | None,
         plain_messages: bool = False, one: Callable[[str], U] | None = None,
     ) -> None:
-        self._takes_text = delta is not None  # (no lane where deltas are not written directly)
         super().__init__(batches)
         self._translation = Translation(run_input, restore=restore,
                                         plain_messages=plain_messages)
@@ -104,30 +100,6 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
             one = _one_of(delta, whole)
         self._one_delta = one
         """The batch of one text delta's JSON (with `delta`), `whole([delta(json)])`."""
-
-    def _take(self, batch: Sequence[RuntimeEvent]) -> None:
-        """A slow stream's token, taken at once: its frame straight from the delta's JSON (any
-        other batch, or a delta that raises, as `Translating` takes it)."""
-        one = self._one_delta
-        if one is not None and len(batch) == 1 and not self._over:
-            try:
-                text = self._translation.delta_json(batch[0])
-                frame = None if text is None else one(text)
-            except Exception:  # (a lone surrogate: `Translating` ends the stream as failed)
-                frame = None
-            if frame is not None:
-                take = self._at_once
-                if take is not None:
-                    take(frame)
-                return
-        super()._take(batch)
-
-    def _text_frame(self, message_id: str, delta: str) -> U | None:
-        """A slow stream's token (`AtOnceText`): its frame straight from the text, where the
-        translation writes it so."""
-        text = self._translation.text_json(message_id, delta)
-        one = self._one_delta  # (set: the lane is offered only with `delta`)
-        return None if text is None or one is None else one(text)
 
     def _translated(self, batch: Sequence[RuntimeEvent]) -> U | None:
         translation, write, delta, one = (self._translation, self._write, self._delta,

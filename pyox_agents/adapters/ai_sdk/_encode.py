@@ -6,7 +6,7 @@
   mapping and what each `ai` major is sent).
 - `encode_chunk(chunk)`: one chunk as compact JSON (the text of an SSE `data:` line);
   `encode(chunks)`: whole SSE frames, ending `data: [DONE]`; `frame_batches(chat, batches)`:
-  a batch's frames in one write, as a server streams them (`AtOnce` when `batches` is).
+  a batch's frames in one write, as a server streams them.
 
 The shared state travels as transient `data-state-delta` parts (an RFC 6902 patch per change,
 for `onData` handlers that keep a live copy) and one persistent `data-state` part (id "state")
@@ -21,9 +21,9 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from pyox_agents.adapters._at_once import Translating
 from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
+from pyox_agents.adapters._translating import Translating
 from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
 from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
 from pyox_agents.events import RunFailed, RuntimeEvent, StateSnapshots
@@ -86,10 +86,8 @@ def frame_batches(
     state_snapshots: StateSnapshots = "step",
 ) -> Frames:
     """`translate_batches` as a server writes it: each batch's chunks as SSE frames in one
-    write, then `data: [DONE]`. `AtOnce` when `batches` is (a live run's follower): a server
-    can write each batch's frames in the run's own task while it waits for them. A read or a
-    translation that raises is logged, and the stream ends as a failed run's does (`error`,
-    `finish`), then `[DONE]`.
+    write, then `data: [DONE]`. A read or a translation that raises is logged, and the stream
+    ends as a failed run's does (`error`, `finish`), then `[DONE]`.
 
     Raises:
         ValueError: `sdk_version` is not 5, 6 or 7.
@@ -100,11 +98,7 @@ def frame_batches(
 
 class Frames(Translating[Sequence[RuntimeEvent], bytes]):
     """The stream `frame_batches` gives: it reads `batches` to their end, past `finish` (a
-    server's run is then over, so the client's next request finds the chat free). `AtOnceText`
-    when `batches` is: a token of the run's own reply comes as its text, and its frame is
-    written straight from it."""
-
-    _takes_text = True
+    server's run is then over, so the client's next request finds the chat free)."""
 
     def __init__(self, writer: ChunkWriter, chat_id: str,
                  batches: AsyncIterable[Sequence[RuntimeEvent]]) -> None:
@@ -122,12 +116,6 @@ class Frames(Translating[Sequence[RuntimeEvent], bytes]):
             else:
                 texts.append(text)
         return sse_frames(texts) if texts else None
-
-    def _text_frame(self, message_id: str, delta: str) -> bytes | None:
-        """A slow stream's token (`AtOnceText`): its frame straight from the text, where the
-        writer writes it so."""
-        text = self._writer.text_json(message_id, delta)
-        return None if text is None else ("data: " + text + "\n\n").encode()
 
     def _last(self) -> bytes:
         return sse_frames([DONE])
