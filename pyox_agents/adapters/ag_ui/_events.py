@@ -15,7 +15,8 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from typing import Any, NamedTuple, cast
+from json.encoder import encode_basestring
+from typing import Any, NamedTuple
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
@@ -40,13 +41,12 @@ from ag_ui.core import (
 )
 
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
-from pyox_agents.adapters.ag_ui._direct import DirectWrites, step_name
-from pyox_agents.adapters.ag_ui._kept_messages import KeptMessage, kept_messages
 from pyox_agents.adapters.ag_ui._messages import (
     as_json,
     reasoning_id,
     result_id,
 )
+from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
 from pyox_agents.adapters.ag_ui._tool_events import ToolEvents
 from pyox_agents.events import (
     ApprovalRequested,
@@ -121,14 +121,9 @@ def declares_1_0(run_input: RunAgentInput) -> bool:
     return major.isdigit() and int(major) >= 1
 
 
-def _snapshot_event(messages: list[Message | KeptMessage]) -> MessagesSnapshotEvent:
-    """A `MESSAGES_SNAPSHOT` of `messages`; kept ones go in as they are (`encode_event` writes
-    them), not read into models again."""
-    if any(type(message) is KeptMessage for message in messages):
-        event = MessagesSnapshotEvent(messages=[])  # (`model_construct` costs 3x as much)
-        event.__dict__["messages"] = messages  # pydantic keeps the fields' values there
-        return event
-    return MessagesSnapshotEvent(messages=cast("list[Message]", messages))
+def step_name(index: int) -> str:
+    """The `stepName` of step `index`."""
+    return f"step-{index}"
 
 
 class StreamInput(NamedTuple):
@@ -141,30 +136,26 @@ class StreamInput(NamedTuple):
     resume: bool
     v1: bool
     """The client reads AG-UI 1.0: it gets the 1.0-only fields (`declares_1_0`)."""
-    messages: list[Message | KeptMessage]
+    messages: list[Message]
 
 
-def stream_input(run_input: RunAgentInput, *, plain_messages: bool = True) -> StreamInput:
-    """What a stream of `run_input` keeps of it; `plain_messages`: the client's messages as
-    the JSON the snapshot writes of them (`KeptMessage`), for a stream that `encode_event`
-    writes. A server takes it before the run's first wait, so that the request's models go at
-    once (a burst of requests does not hold them all at the same time)."""
+def stream_input(run_input: RunAgentInput) -> StreamInput:
+    """What a stream of `run_input` keeps of it. A server takes it before the run's first wait,
+    so that the rest of the request (its state, tools, context) goes at once."""
     return StreamInput(run_input.thread_id, run_input.run_id, run_input.parent_run_id,
                        bool(run_input.resume), declares_1_0(run_input),
-                       kept_messages(run_input.messages) if plain_messages
-                       else list(run_input.messages))
+                       list(run_input.messages))
 
 
-class Translation(DirectWrites):
+class Translation(OpenParts):
     """The state of one stream's translation: what is open, and this run's messages."""
 
-    def __init__(self, run_input: RunAgentInput | StreamInput, *, restore: bool = False,
-                 plain_messages: bool = False) -> None:
+    def __init__(self, run_input: RunAgentInput | StreamInput, *,
+                 restore: bool = False) -> None:
         super().__init__()
         # what the events name of the request, not the request: an open stream would otherwise
         # hold the client's whole state, tools and context until the run ends
-        kept = run_input if isinstance(run_input, StreamInput) else stream_input(
-            run_input, plain_messages=plain_messages)
+        kept = run_input if isinstance(run_input, StreamInput) else stream_input(run_input)
         self.thread_id = kept.thread_id
         self.run_id = kept.run_id
         self.parent_run_id = kept.parent_run_id
@@ -173,9 +164,6 @@ class Translation(DirectWrites):
         """The client's messages: the final `MESSAGES_SNAPSHOT` gives them back first."""
         self.v1 = kept.v1
         """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
-        self.plain_messages = plain_messages
-        """This run's messages go into the final snapshot as their JSON (`MessageDraft.to_kept`),
-        for a stream that `encode_event` writes."""
         self.restore = restore
         """A connect: the stream restores the client's messages (the input's) after RUN_STARTED."""
         self.started = False
@@ -186,6 +174,25 @@ class Translation(DirectWrites):
         """The message whose deltas `text_json` writes (checked open, its id's JSON in
         `_id_json`), until the next event that may change what is open."""
         self._id_json = ""
+
+    def text_json(self, message_id: str, delta: str) -> str | None:
+        """The JSON of the `TEXT_MESSAGE_CONTENT` of a text delta of this stream's own run into
+        a message already open, written directly (a slow stream's every token: no event model
+        made); None when `on` must translate it (a message not open, an empty delta)."""
+        if message_id is not self._open_text:  # a message's deltas come together: check once
+            if self.ended or not self.started or message_id not in self.parts[None].texts:
+                return None
+            self._open_text, self._id_json = message_id, encode_basestring(message_id)
+        if not delta:
+            return None
+        return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
+                f'{self._id_json},"delta":{encode_basestring(delta)}}}')
+
+    def _snapshot(self) -> list[Message]:
+        """The client's messages (their ids kept), then this run's, with the streamed ids."""
+        mine = {ident: draft.to_message() for ident, draft in self.drafts.items()}
+        messages = [mine.pop(m.id, m) for m in self.messages]
+        return [*messages, *mine.values()]
 
     # -- one case per runtime event ------------------------------------------------------------
 
@@ -278,7 +285,7 @@ class Translation(DirectWrites):
                               parent_run_id=self.parent_run_id,
                               protocol_version=PROTOCOL_VERSION if self.v1 else None)
         if self.restore or self.resume:  # a resume answers calls an earlier run made:
-            yield _snapshot_event(list(self.messages))  # name them first
+            yield MessagesSnapshotEvent(messages=list(self.messages))  # name them first
         if announce:
             yield StateSnapshotEvent(snapshot=thaw(state))
 
@@ -291,7 +298,7 @@ class Translation(DirectWrites):
             return
         yield from self._close_all()
         if self.drafts or not self.restore:  # a connect that streamed nothing said it all
-            yield _snapshot_event(self._snapshot())
+            yield MessagesSnapshotEvent(messages=self._snapshot())
         extra: dict[str, Any] = {}
         if event.outcome == "interrupt":
             assert request is not None and self.request is not None

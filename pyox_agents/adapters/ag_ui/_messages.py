@@ -14,7 +14,6 @@ from typing import Any
 import pydantic_core
 from ag_ui.core import AssistantMessage, FunctionCall, Message, ToolCall, ToolMessage
 
-from pyox_agents.adapters.ag_ui._kept_messages import KeptMessage
 from pyox_agents.state._pieces import Pieces
 from pyox_agents.state.frozen import thaw
 
@@ -86,28 +85,3 @@ class MessageDraft:
         if calls:
             extra["tool_calls"] = calls
         return AssistantMessage(id=self.id, **extra)
-
-    def to_kept(self) -> KeptMessage:
-        """`to_message()` as the JSON a snapshot writes of it, made directly (no ag_ui models
-        built and walked again for a server's stream): the same keys, in the same order."""
-        kept = KeptMessage()
-        if self.subagent is not None:
-            kept["subagentRunId"] = self.subagent
-        kept["id"] = self.id
-        if self.role == "tool":
-            assert self.call_id is not None
-            kept["role"] = "tool"
-            kept["content"] = self.text.text()
-            kept["toolCallId"] = self.call_id
-            if self.error is not None:
-                kept["error"] = self.error
-            return kept
-        kept["role"] = "assistant"
-        if self.text:
-            kept["content"] = self.text.text()
-        if self.calls:
-            kept["toolCalls"] = [
-                {"id": call_id, "type": "function",
-                 "function": {"name": self.names[call_id], "arguments": args.text()}}
-                for call_id, args in self.calls.items()]
-        return kept

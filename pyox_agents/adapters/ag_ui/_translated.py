@@ -15,7 +15,7 @@ from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters._translating import Translating
 from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
 from pyox_agents.adapters.ag_ui._open import now_ms
-from pyox_agents.events import RunFinished, RunStarted, RuntimeEvent
+from pyox_agents.events import RuntimeEvent, TextDelta
 
 __all__ = ["Translated", "translate", "translate_batches", "translated"]
 
@@ -59,24 +59,17 @@ async def translate_batches(
 def translated(
     run_input: RunAgentInput | StreamInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
     write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool = False,
-    delta: Callable[[str], T] | None = None, plain_messages: bool = False,
-    one: Callable[[str], U] | None = None,
+    delta: Callable[[str], T] | None = None,
 ) -> Translated[T, U]:
     """`translate_batches`, each AG-UI event stamped and passed to `write`, each batch's
     written events to `whole`: what the batch is yielded as (a list, SSE bytes...).
 
     `delta`, when given, writes the JSON of a text delta of the stream's own run into a
-    message already open (most of a stream) straight from the runtime event, without an event
-    object: `write` of the same `TEXT_MESSAGE_CONTENT` must give what `delta` gives of its JSON.
-    So do the other events of the run's own that `Translation.direct_json` writes (its steps,
-    text messages and tool calls opened and closed, its tool results and state changes) and
-    its start and end (`Translation.ends_json`).
-    `one`, with `delta`: what `whole([delta(json)])` gives, made directly (a token's batch).
-    `plain_messages`: the stream keeps the client's messages as the JSON of its snapshot
-    (`KeptMessage`), for a `write` that is `encode_event` (the only one that writes them).
+    message already open (most of a stream) straight from the runtime event
+    (`Translation.text_json`), without an event object: `write` of the same
+    `TEXT_MESSAGE_CONTENT` must give what `delta` gives of its JSON.
     """
-    return Translated(run_input, batches, write, whole, restore=restore, delta=delta,
-                      plain_messages=plain_messages, one=one)
+    return Translated(run_input, batches, write, whole, restore=restore, delta=delta)
 
 
 class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
@@ -88,36 +81,21 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
         self, run_input: RunAgentInput | StreamInput,
         batches: AsyncIterable[Sequence[RuntimeEvent]], write: Callable[[BaseEvent], T],
         whole: Callable[[list[T]], U], *, restore: bool, delta: Callable[[str], T] | None,
-        plain_messages: bool = False, one: Callable[[str], U] | None = None,
     ) -> None:
         super().__init__(batches)
-        self._translation = Translation(run_input, restore=restore,
-                                        plain_messages=plain_messages)
+        self._translation = Translation(run_input, restore=restore)
         self._write = write
         self._whole = whole
         self._delta = delta
-        if one is None and delta is not None:
-            one = _one_of(delta, whole)
-        self._one_delta = one
-        """The batch of one text delta's JSON (with `delta`), `whole([delta(json)])`."""
 
     def _translated(self, batch: Sequence[RuntimeEvent]) -> U | None:
-        translation, write, delta, one = (self._translation, self._write, self._delta,
-                                          self._one_delta)
-        if one is not None and len(batch) == 1 \
-                and (text := translation.delta_json(batch[0])) is not None:
-            return one(text)  # a slow stream's every token: one text delta
+        translation, write, delta = self._translation, self._write, self._delta
         out: list[T] = []
         for event in batch:
-            if delta is not None:
-                if (text := translation.direct_json(event)) is not None:
-                    if text:
-                        out.append(delta(text))
-                    continue
-                if (type(event) is RunStarted or type(event) is RunFinished) and (
-                        texts := translation.ends_json(event)) is not None:
-                    out.extend(delta(text) for text in texts)
-                    continue
+            if delta is not None and type(event) is TextDelta and event.run_id is None \
+                    and (text := translation.text_json(event.message_id, event.delta)):
+                out.append(delta(text))
+                continue
             out.extend(write(_stamped(e)) for e in translation.on(event))
         self._over = translation.ended
         return self._whole(out) if out else None
@@ -131,10 +109,6 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
                    self._translation.run_id, self._translation.thread_id,
                    exc_info=exc)
         return self._whole([self._write(_stamped(e)) for e in self._translation.broken()])
-
-
-def _one_of(delta: Callable[[str], T], whole: Callable[[list[T]], U]) -> Callable[[str], U]:
-    return lambda text: whole([delta(text)])
 
 
 def _as_list(events: list[BaseEvent]) -> list[BaseEvent]:
