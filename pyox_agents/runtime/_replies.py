@@ -208,6 +208,15 @@ class ReplyStream:
         self._close_text()
         self._close_call()
 
+    def cut(self) -> None:
+        """`close` for a reply cut short (the run fails): a tool call whose arguments were cut
+        off mid-JSON is not ended (nothing claims arguments that do not parse)."""
+        self._close_reasoning()
+        self._close_text()
+        if self._open_call is not None and self._call(self._open_call).raw_arguments is None:
+            self._close_call()
+        self._open_call = None
+
     def _call(self, index: int) -> ToolCall:
         name, call_id, arguments_text = self._calls[index]
         text = arguments_text.text() or "{}"

@@ -343,7 +343,7 @@ class Runner(ToolCalls):
     async def _fail(self, error: AgentError) -> None:
         """Close whatever is open, record the failure, then end the run with `RunFailed`."""
         if self._stream is not None:
-            self._stream.close()
+            self._stream.cut()
             self._stream = None
         if self._step is not None:
             self._send(StepFinished(self._step))

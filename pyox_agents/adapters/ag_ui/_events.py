@@ -121,9 +121,10 @@ def declares_1_0(run_input: RunAgentInput) -> bool:
     return major.isdigit() and int(major) >= 1
 
 
-def step_name(index: int) -> str:
-    """The `stepName` of step `index`."""
-    return f"step-{index}"
+def step_name(index: int, owner: str | None = None) -> str:
+    """The `stepName` of step `index` of the stream's run, or of subagent run `owner`'s (a
+    name of its own: a step name is open once in a stream, whoever opened it)."""
+    return f"step-{index}" if owner is None else f"step-{index}-of-{owner[:12]}"
 
 
 class StreamInput(NamedTuple):
@@ -221,9 +222,9 @@ class Translation(OpenParts):
             case RunStarted():
                 return  # only the stream's own run starts with RunStarted; a repeat means nothing
             case StepStarted(index=index, run_id=owner):
-                yield from self._step_started(step_name(index), owner)
+                yield from self._step_started(step_name(index, owner), owner)
             case StepFinished(index=index, run_id=owner):
-                name = step_name(index)
+                name = step_name(index, owner)
                 if name in self._parts(owner).steps:
                     self._parts(owner).steps.remove(name)
                     yield StepFinishedEvent(step_name=name, **self._attributed(owner))

@@ -191,7 +191,10 @@ class OpenParts:
         for message_id in list(reversed(parts.texts)):
             yield from self._text_ended(message_id, owner)
         for call_id in list(reversed(parts.calls)):
-            yield from self._call_ended(call_id, None, owner)
+            if _parses(self.drafts[self.call_message[call_id]].calls[call_id].text()):
+                yield from self._call_ended(call_id, None, owner)
+            else:  # cut off mid-arguments: no TOOL_CALL_END claims arguments that do not
+                parts.calls.remove(call_id)  # parse; the run's end (RUN_ERROR) closes it
         for name in list(reversed(parts.steps)):
             parts.steps.remove(name)
             yield StepFinishedEvent(step_name=name, **self._attributed(owner))
@@ -241,3 +244,14 @@ class OpenParts:
         if owner is None:
             return {"timestamp": now_ms()}
         return {"timestamp": now_ms(), "subagent_run_id": owner}
+
+
+def _parses(arguments: str) -> bool:
+    """Whether a call's streamed arguments are whole JSON (none at all counts: `{}` follows)."""
+    if not arguments:
+        return True
+    try:
+        json.loads(arguments)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,74 @@
+"""Every AG-UI stream passes `ag-ui-validate --fail-on warning`, the cut-short ones too: a run
+that fails in the middle of a tool call's arguments (no TOOL_CALL_END over arguments that do not
+parse: AGUI204), and a run with a subagent (the subagent's steps have names of their own, not
+the parent's open `step-0`: AGUI606)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from pyox_agents import Agent, RunContext, ag_ui, tool
+from pyox_agents.models import ModelError, ScriptedModel, ToolCall
+from pyox_agents.models.base import TextChunk, ToolCallChunk
+from tests.e2e.test_ag_ui_e2e import validator
+
+pytestmark = pytest.mark.anyio
+
+
+@tool
+def look(ctx: RunContext, q: str) -> str:
+    """Look something up."""
+    return f"found {q}"
+
+
+class CutMidArguments:
+    """A model whose connection drops while it writes a tool call's arguments."""
+
+    name = "cut"
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        yield TextChunk("let me look ")
+        yield ToolCallChunk(index=0, name="look", arguments='{"q": "ab')
+        raise ModelError("the connection dropped", "connection")
+
+
+async def recorded(agent: Agent, path: Path) -> Path:
+    body = {"threadId": "t", "runId": "r", "state": {}, "protocolVersion": "1.0",
+            "messages": [{"id": "u1", "role": "user", "content": "go"}]}
+    frames = [frame async for frame in ag_ui.encode(ag_ui.stream(agent, body))]
+    await anyio.Path(path).write_bytes(b"".join(frames))
+    return path
+
+
+def findings(path: Path) -> list[dict[str, Any]]:
+    proc = subprocess.run([validator(), str(path), "--fail-on", "warning", "--no-color",
+                           "--json"], capture_output=True, text=True, timeout=60)
+    report = json.loads(proc.stdout)
+    found = [d for d in report["diagnostics"] if d["severity"] != "info"]
+    assert proc.returncode == 0 or found, proc.stderr
+    return found
+
+
+async def test_a_run_that_fails_mid_arguments_is_a_valid_stream(tmp_path: Path) -> None:
+    path = await recorded(Agent(CutMidArguments(), tools=[look]), tmp_path / "cut.sse")
+    assert findings(path) == []
+    types = [json.loads(line[5:])["type"] for line in path.read_text().splitlines()
+             if line.startswith("data:")]
+    assert "TOOL_CALL_ARGS" in types and "TOOL_CALL_END" not in types
+    assert types[-1] == "RUN_ERROR"
+
+
+async def test_a_run_with_a_subagent_is_a_valid_stream(tmp_path: Path) -> None:
+    helper = Agent(ScriptedModel([ToolCall("look", {"q": "x"}), "found x"]), tools=[look])
+    parent = Agent(ScriptedModel([ToolCall("helper", {"task": "find x"}), "done"]),
+                   tools=[helper.as_tool(name="helper", description="A helper.")])
+    path = await recorded(parent, tmp_path / "subagent.sse")
+    assert findings(path) == []
+    assert '"SUBAGENT_STARTED"' in path.read_text()
