@@ -1,11 +1,13 @@
 # `make demo` runs the main job (the demo server and page), `make test` the whole test suite.
 # `make docs` serves the documentation site at http://127.0.0.1:8001, `make docs-build` builds it
-# into site/ with --strict (a broken link or reference fails). All build .venv on first use; `make demo` rebuilds the page only when frontend-demo/ changed.
+# into site/ with --strict (a broken link or reference fails). `make dist` builds the sdist and the
+# wheel into dist/ and checks them with `twine check --strict` (what PyPI would refuse).
+# All build .venv on first use; `make demo` rebuilds the page only when frontend-demo/ changed.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-page test lint docs docs-build bench clean
+.PHONY: demo demo-page test lint docs docs-build dist bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -34,6 +36,11 @@ docs: $(STAMP)
 
 docs-build: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(VENV)/bin/twine check --strict dist/*
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'

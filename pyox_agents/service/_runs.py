@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -189,7 +190,11 @@ class RunService:
         """
         # From here to `_add_active`, no await: the limits are checked and counted at once, so
         # requests that arrive together cannot all pass the check before any is counted.
-        check_limits(self.limits, request, running=len(self._active),
+        # Without auth (principal None) every client is one principal: its cap would be the
+        # server's, so then only `runs_total` applies.
+        limits = self.limits if principal is not None else dataclasses.replace(
+            self.limits, runs_per_principal=None)
+        check_limits(limits, request, running=len(self._active),
                      running_for_principal=self._runs_of[principal])
         if request.thread_id in self._active:
             raise Busy(request.thread_id)

@@ -137,7 +137,9 @@ def test_python_example_runs(
             continue
         if step.replies is not None:
             named_models.replies = step.replies
-        code = compile(step.code, step.id, "exec")
+        # dont_inherit: the block runs as its own module would, without this file's
+        # `from __future__ import annotations` (a pydantic model in it must not see strings)
+        code = compile(step.code, step.id, "exec", dont_inherit=True)
         exec(code, namespace)
 
 

@@ -93,8 +93,9 @@ async def test_too_many_messages_is_413() -> None:
 
 
 async def test_over_the_concurrency_limit_is_429_with_retry_after() -> None:
-    app = create_app({"todo": agent()}, limits=ServerLimits(runs_per_principal=0, retry_after=7))
-    async with client(app) as c:
+    app = create_app({"todo": agent()}, auth=bearer_tokens(TOKENS),
+                     limits=ServerLimits(runs_per_principal=0, retry_after=7))
+    async with client(app, "tok-ann") as c:
         response = await c.post("/agents/todo/ag-ui", json=body("t"))
         ai = await c.post("/agents/todo/ai-sdk", content=json.dumps({"id": "c", "messages": [],
                                                                     "trigger": "submit-message"}))
@@ -130,6 +131,39 @@ async def test_runs_per_principal_and_in_total_are_counted_while_they_run() -> N
     again = await service.start(waiting(), RunRequest("t2", state={}), principal="ann")
     assert again.task is not None  # a principal's ended runs no longer count
     await again.task
+
+
+async def test_without_auth_only_the_servers_run_limit_applies() -> None:
+    """Without auth every client is one principal: the per-principal cap would refuse the 51st
+    person on the whole server, so only `runs_total` holds."""
+    release = anyio.Event()
+
+    @tool
+    async def wait() -> str:
+        """Wait."""
+        await release.wait()
+        return "ok"
+
+    def waiting() -> Agent:
+        return Agent(ScriptedModel([ToolCall("wait", {}), "done"]), tools=[wait])
+
+    service = RunService(limits=ServerLimits(runs_per_principal=1, runs_total=3))
+    started = [await service.start(waiting(), RunRequest(f"t{n}", state={}), principal=None)
+               for n in range(3)]
+    with pytest.raises(RequestError, match="the server runs 3 runs") as total:
+        await service.start(waiting(), RunRequest("t3", state={}), principal=None)
+    assert total.value.status == 429
+    release.set()
+    for live in started:
+        assert live.task is not None
+        await live.task
+
+
+async def test_a_server_without_auth_is_not_held_to_the_per_principal_limit() -> None:
+    app = create_app({"todo": agent()}, limits=ServerLimits(runs_per_principal=0))
+    async with client(app) as c:
+        response = await c.post("/agents/todo/ag-ui", json=body("t"))
+    assert response.status_code == 200 and '"RUN_FINISHED"' in response.text
 
 
 async def test_a_run_over_the_servers_duration_limit_fails_with_run_timeout() -> None:
