@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from pyox_agents.events import RuntimeEvent
 
@@ -18,10 +18,19 @@ class RunHandle:
     writes each list at once) or `events()`; `cancel()` stops it (what it committed stays).
     """
 
-    def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]]) -> None:
+    def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]],
+                 texts: Callable[[str], Callable[[], str] | None] | None = None) -> None:
         self.run_id = run_id
         """The run's id (64 hex digits; a crash-cut run that this one continues keeps its id)."""
         self._batches = batches
+        self._texts = texts
+
+    def text_of(self, message_id: str) -> Callable[[], str] | None:
+        """The text the run's own reply `message_id` has streamed so far, while it streams: a
+        function that keeps giving all of it, also after the reply ended. None for any other
+        message. A reader that keeps the run's text deltas can keep this instead: the run keeps
+        the text anyway."""
+        return None if self._texts is None else self._texts(message_id)
 
     def batches(self) -> AsyncIterator[list[RuntimeEvent]]:
         """The run's events, as lists of those there are at a time; closing this stops it."""

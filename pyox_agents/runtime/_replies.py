@@ -208,6 +208,11 @@ class ReplyStream:
         self._close_text()
         self._close_call()
 
+    def text_so_far(self) -> Callable[[], str]:
+        """A function giving the reply's text so far, and all of it once the reply ended: the
+        one copy the reply keeps, for a reader that would otherwise keep its deltas."""
+        return self._text.text
+
     def cut(self) -> None:
         """`close` for a reply cut short (the run fails): a tool call whose arguments were cut
         off mid-JSON is not ended (nothing claims arguments that do not parse)."""

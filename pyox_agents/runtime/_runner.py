@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import anyio
@@ -305,6 +305,14 @@ class Runner(ToolCalls):
         reply = stream.finish()
         self._stream = None
         return reply
+
+    def text_of(self, message_id: str) -> Callable[[], str] | None:
+        """The text of this run's reply `message_id` so far, while it streams (a function
+        that keeps giving it, all of it once the reply ended); None for any other message."""
+        stream = self._stream
+        if stream is None or stream.message_id != message_id:
+            return None
+        return stream.text_so_far()
 
     def _reply_id(self) -> str | None:
         """The id of the reply to the model request just recorded (None: no request was)."""

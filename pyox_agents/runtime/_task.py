@@ -28,7 +28,7 @@ def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
            state_given: bool = True) -> RunHandle:
     """The run as its caller holds it: its `batches`."""
     return RunHandle(runner.run_id, RunStream(agent, runner, Outbox(), resumed=resumed,
-                                              state_given=state_given))
+                                              state_given=state_given), runner.text_of)
 
 
 def batches(agent: AgentParts, runner: Runner, *, resumed: bool = False,

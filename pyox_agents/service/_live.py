@@ -5,12 +5,19 @@ The run appends its events (`add`); a reader waits for the next one on a future 
 when it adds or ends. Nothing is handed to a reader in the run's task: every reader reads in its
 own. The index of an event is its place in the log, so a reader can go on after the last one
 it got.
+
+A slow stream is mostly the text deltas of the run's reply, and the run keeps that text anyway
+(`RunHandle.text_of`). So the deltas older than the last `_TAIL` events are kept as the lengths
+of their pieces of it (`_Deltas`, 4 bytes a delta), not as events: an open run's memory barely
+grows with each token, and a reader that reads them (a late one) gets each `TextDelta` as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+import bisect
+from array import array
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +33,9 @@ from pyox_agents.events import (
 from pyox_agents.service._thread_state import ThreadState
 
 __all__ = ["LiveRun"]
+
+_TAIL = 8
+"""The latest events a log keeps as they are (the readers at its end read those)."""
 
 
 @dataclass
@@ -57,8 +67,20 @@ class LiveRun:
     store_away: bool = False
     """The store was unreachable for one of the run's writes: the run writes nothing more
     until its end, which tries once (each write would wait the store's timeout in turn)."""
-    _events: list[RuntimeEvent] = field(default_factory=list)
-    """Every event so far, in order: an event's index is its place here."""
+    texts: Callable[[str], Callable[[], str] | None] | None = None
+    """The text the run's reply `message_id` has streamed (`RunHandle.text_of`), while it
+    streams: the log keeps its read deltas as pieces of it."""
+    _entries: list[RuntimeEvent | _Deltas] = field(default_factory=list)
+    """Every event so far, in order, older text deltas of one reply as one `_Deltas` each."""
+    _starts: list[int] = field(default_factory=list)
+    """The index of the first event of each entry (`_entries`)."""
+    _count: int = 0
+    """How many events there are: the next one's index."""
+    _settled: int = 0
+    """How many entries were looked at for keeping deltas as pieces of their text."""
+    _chars: dict[str, list[Any]] = field(default_factory=dict)
+    """Each reply's text (when the run gives it) and how many of its characters the deltas
+    looked at so far come to."""
     _waiters: list[asyncio.Future[None]] = field(default_factory=list)
     """The readers waiting for the next event (or the end)."""
     _reading: int = 0
@@ -67,12 +89,12 @@ class LiveRun:
     @property
     def events(self) -> list[RuntimeEvent]:
         """The run's events so far (a new list)."""
-        return list(self._events)
+        return self._slice(0)
 
     @property
     def run_id(self) -> str | None:
         """The runtime's id of this run, once it has started."""
-        first = self._events[0] if self._events else None
+        first = self._entries[0] if self._entries else None
         return first.run_id if isinstance(first, RunStarted) else None
 
     @property
@@ -82,15 +104,20 @@ class LiveRun:
 
     def last(self) -> RuntimeEvent | None:
         """The latest event, if any."""
-        return self._events[-1] if self._events else None
+        return self._slice(self._count - 1)[-1] if self._count else None
 
     def unshared(self) -> list[RuntimeEvent]:
         """The events the store has not logged yet (shared runs)."""
-        return self._events[self.shared:]
+        return self._slice(self.shared)
 
     def add(self, events: Sequence[RuntimeEvent]) -> None:
         """Append `events` and wake the readers that wait."""
-        self._events.extend(events)
+        count = self._count
+        self._starts.extend(range(count, count + len(events)))
+        self._entries.extend(events)
+        self._count = count + len(events)
+        if len(self._entries) - self._settled >= 2 * _TAIL:
+            self._settle(len(self._entries) - _TAIL)
         self._wake()
 
     def end(self) -> None:
@@ -111,8 +138,8 @@ class LiveRun:
         self._reading += 1
         try:
             while True:
-                if at < len(self._events):
-                    batch = self._events[at:]
+                if at < self._count:
+                    batch = self._slice(at)
                     yield at, batch
                     at += len(batch)
                 elif self.done:
@@ -140,7 +167,7 @@ class LiveRun:
         server's time limit), as every run closes what it opened before its end."""
         texts: dict[tuple[str, str | None], list[str]] = {}
         open_now: dict[tuple[str, str | None], None] = {}
-        for event in self._events:
+        for event in self._slice(0):
             if type(event) is TextDelta:
                 texts.setdefault((event.message_id, event.run_id), []).append(event.delta)
             elif type(event) is TextStarted:
@@ -152,10 +179,64 @@ class LiveRun:
 
     def last_state(self) -> Any:
         """The shared state as the latest event gave it."""
-        for event in reversed(self._events):
-            if isinstance(event, StateChanged | RunStarted | RunFinished):
-                return event.state
+        for entry in reversed(self._entries):
+            if isinstance(entry, StateChanged | RunStarted | RunFinished):
+                return entry.state
         return None
+
+    def _slice(self, at: int) -> list[RuntimeEvent]:
+        """The events from index `at` on, those kept as pieces of a text made again."""
+        if at >= self._count:
+            return []
+        place = bisect.bisect_right(self._starts, at) - 1
+        entries = self._entries
+        first = entries[place]
+        if type(first) is not _Deltas and not any(type(e) is _Deltas for e in entries[place:]):
+            return entries[place:]  # type: ignore[return-value]  # (the usual read: the tail)
+        out: list[RuntimeEvent] = []
+        for index in range(place, len(entries)):
+            entry = entries[index]
+            if type(entry) is _Deltas:
+                out.extend(entry.events(at - self._starts[index] if index == place else 0))
+            else:
+                out.append(entry)  # type: ignore[arg-type]
+        return out
+
+    def _settle(self, end: int) -> None:
+        """Keep the text deltas of entries `_settled` to `end` as pieces of their reply's text
+        (where the run gives the text), one `_Deltas` per run of deltas of one reply."""
+        settled = self._settled
+        entries, starts = self._entries[settled:end], self._starts[settled:end]
+        kept: list[RuntimeEvent | _Deltas] = []
+        kept_starts: list[int] = []
+        last = self._entries[settled - 1] if settled else None  # a run of deltas goes on
+        for entry, start in zip(entries, starts, strict=True):
+            if type(entry) is TextDelta and entry.run_id is None:
+                seen = self._text(entry.message_id)
+                seen[1] += len(entry.delta)
+                text, chars = seen
+                if text is not None:
+                    if type(last) is _Deltas and last.message_id == entry.message_id:
+                        last.ends.append(chars)
+                        continue
+                    last = _Deltas(entry.message_id, text, chars - len(entry.delta), chars)
+                    kept.append(last)
+                    kept_starts.append(start)
+                    continue
+            last = entry
+            kept.append(entry)
+            kept_starts.append(start)
+        self._entries[settled:end] = kept
+        self._starts[settled:end] = kept_starts
+        self._settled += len(kept)
+
+    def _text(self, message_id: str) -> list[Any]:
+        """[the text of reply `message_id` (None: not given), its characters looked at]."""
+        seen = self._chars.get(message_id)
+        if seen is None:
+            text = self.texts(message_id) if self.texts is not None else None
+            seen = self._chars[message_id] = [text, 0]
+        return seen
 
     async def _wait(self) -> None:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -171,3 +252,26 @@ class LiveRun:
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
+
+
+class _Deltas:
+    """Consecutive text deltas of one reply of the run's own, kept as where each ends in the
+    reply's text (`text`, which the run keeps), not as events: read, each is the `TextDelta`
+    it was."""
+
+    __slots__ = ("ends", "message_id", "start", "text")
+
+    def __init__(self, message_id: str, text: Callable[[], str], start: int, end: int) -> None:
+        self.message_id = message_id
+        self.text = text
+        self.start = start
+        """Where the first delta begins in the text."""
+        self.ends = array("I", [end])
+        """Where each delta ends in the text."""
+
+    def events(self, skip: int = 0) -> list[RuntimeEvent]:
+        """The deltas after the first `skip`, as events."""
+        text, ends = self.text(), self.ends
+        starts = [self.start, *ends[:-1]]
+        return [TextDelta(self.message_id, text[starts[i]:ends[i]])
+                for i in range(skip, len(ends))]

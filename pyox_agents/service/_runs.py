@@ -215,6 +215,7 @@ class RunService:
             if live.lease is not None:
                 await self._peers.arelease_lease(request.thread_id, self.owner, live.lease)
             raise
+        live.texts = handle.text_of  # before its first event: its reply's text is kept once
         batches = handle.batches()
         if self.shared:
             live.run_key = secrets.token_hex(16)

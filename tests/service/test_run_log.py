@@ -84,3 +84,46 @@ def test_a_reader_waits_for_the_next_event_and_ends_with_the_run() -> None:
 
     assert asyncio.run(scenario()) == [[StepStarted(0)],
                                        [TextDelta("m", "a"), TextDelta("m", "b")]]
+
+
+KINDS = st.lists(st.one_of(
+    st.tuples(st.just("text"), st.sampled_from(["m1", "m2"]), st.text(max_size=4)),
+    st.tuples(st.just("sub"), st.just("m9"), st.text(max_size=3)),
+    st.tuples(st.just("step"), st.just(""), st.just("")),
+), min_size=1, max_size=300)
+
+
+@settings(max_examples=120, deadline=None)
+@given(kinds=KINDS, afters=st.lists(st.integers(-1, 310), min_size=1, max_size=4),
+       batch=st.integers(1, 7))
+def test_deltas_kept_as_pieces_of_the_reply_read_as_they_were(
+        kinds: list[tuple[str, str, str]], afters: list[int], batch: int) -> None:
+    """The run's text deltas older than the log's tail are kept as pieces of its reply's text,
+    which the run keeps (`LiveRun.texts`): a reader from any index still reads each event as the
+    run appended it, a subagent's deltas and the others in their places."""
+    texts: dict[str, list[str]] = {}
+    events: list[RuntimeEvent] = []
+    for kind, message, delta in kinds:
+        if kind == "text":
+            events.append(TextDelta(message, delta))
+        elif kind == "sub":
+            events.append(TextDelta(message, delta, "sub-run"))
+        else:
+            events.append(StepStarted(len(events)))
+    live = LiveRun("t", "a", texts=lambda message: (
+        None if message == "m9" else lambda: "".join(texts.get(message, []))))
+    for start in range(0, len(events), batch):
+        added = events[start:start + batch]
+        for event in added:  # the run keeps its reply's text as it streams it
+            if isinstance(event, TextDelta) and event.run_id is None:
+                texts.setdefault(event.message_id, []).append(event.delta)
+        live.add(added)
+    live.end()
+
+    async def read(after: int) -> list[tuple[int, RuntimeEvent]]:
+        return [(first + n, event) async for first, batch in live.read(after)
+                for n, event in enumerate(batch)]
+
+    for after in afters:
+        assert asyncio.run(read(after)) == list(enumerate(events))[max(after + 1, 0):]
+    assert live.events == events
