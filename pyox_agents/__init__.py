@@ -1,5 +1,6 @@
 """pyox-agents: an async agent runtime whose runs share a live JSON state with web frontends."""
 
+from pyox_agents._errors import PyoxError
 from pyox_agents.agent import Agent, RunFailedError, RunResult
 from pyox_agents.events import (
     ApprovalRequested,
@@ -111,6 +112,7 @@ __all__ = [
     "NoticeEntry",
     "PreliminaryResult",
     "Progress",
+    "PyoxError",
     "ReasoningDelta",
     "ReasoningEnded",
     "ReasoningStarted",

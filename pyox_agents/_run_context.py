@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pyox_agents._tool_errors import ToolError
+from pyox_agents._errors import ToolError
 from pyox_agents.events import CustomEvent, FileAttached, Progress, SourceCited
 from pyox_agents.state._schemas import schema_problem
 from pyox_agents.state.draft import Draft, StateAccessDenied

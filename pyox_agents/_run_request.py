@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
 
+from pyox_agents._errors import PyoxError
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.messages import Message
 
 __all__ = ["Busy", "Decision", "RequestError", "RunRequest", "ToolOutput"]
 
 
-class RequestError(ValueError):
+class RequestError(PyoxError, ValueError):
     """A request the server refuses before any stream: `status` and a message naming the field."""
 
     def __init__(self, status: int, message: str, field: str | None = None,

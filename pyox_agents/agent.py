@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 import anyio
 import pydantic
 
+from pyox_agents._errors import PyoxError
 from pyox_agents._run_request import DoubleTexting
 from pyox_agents.events import (
     RunFailed,
@@ -64,7 +65,7 @@ class RunResult:
     conversation: State
 
 
-class RunFailedError(Exception):
+class RunFailedError(PyoxError):
     """`run`/`arun` ended with `RunFailed`: the model failed, or a bug. `error` says why."""
 
     def __init__(self, error: AgentError, events: tuple[RuntimeEvent, ...]) -> None:

@@ -22,9 +22,9 @@ import anyio
 import anyio.to_thread
 import pydantic
 
+from pyox_agents._errors import ToolError
 from pyox_agents._run_context import PersonDeclined, PersonNeeded, Preliminary, RunContext
 from pyox_agents._tool_docs import parse_docstring
-from pyox_agents._tool_errors import ToolError
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state._validation import describe_problems
 

@@ -24,6 +24,7 @@ def test_the_top_level_names_are_exactly_these() -> None:
         "ApprovalRequest",
         "Ask",
         "AuditError",
+        "PyoxError",
         "ClearedToolResults",
         "Compacted",
         "ContextChangeEntry",
@@ -109,3 +110,21 @@ def test_every_public_name_exists_and_has_a_docstring() -> None:
 
 def test_the_seed_004_imports_work() -> None:
     from pyox_agents import Agent, RunContext, StateChanged, tool  # noqa: F401
+
+
+def test_every_error_the_library_raises_on_purpose_is_a_pyox_error() -> None:
+    """One error tree, as httpx keeps one: `except PyoxError` catches any of the library's
+    errors; each keeps the builtin class it had as a second base."""
+    from pyox_agents import AuditError, PyoxError, RunFailedError, StateError, ToolError
+    from pyox_agents.models import ModelError
+    from pyox_agents.service import Busy, RequestError
+    from pyox_agents.state.rebase import Conflict
+    from pyox_agents.state.shared import Refused
+    from pyox_agents.stores import StoreConflict, StoreUnavailable
+    from pyox_agents.tools import ToolArgumentsError
+
+    for error in (AuditError, RunFailedError, StateError, ToolError, ModelError, Busy,
+                  RequestError, Conflict, Refused, StoreConflict, StoreUnavailable,
+                  ToolArgumentsError):
+        assert issubclass(error, PyoxError), error
+    assert issubclass(StoreUnavailable, ConnectionError) and issubclass(RequestError, ValueError)

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pyox_agents._errors import PyoxError
 from pyox_agents.state.messages import File, Image, Message
 
 __all__ = ["ANY_INPUT", "InputKinds", "InputNotAccepted", "Source", "check_inputs",
@@ -62,7 +63,7 @@ ANY_INPUT = InputKinds({"*/*": ("data", "url")})
 """Every image and file, from data or URL (models that pass parts on as they are)."""
 
 
-class InputNotAccepted(ValueError):
+class InputNotAccepted(PyoxError, ValueError):
     """A message has an image or file the model cannot take; `path` names the part."""
 
     def __init__(self, message: str, path: str) -> None:

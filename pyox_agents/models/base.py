@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from pyox_agents._errors import PyoxError
 from pyox_agents.state.messages import Message, Usage
 
 
@@ -78,7 +79,7 @@ class UsageChunk:
 ModelChunk: TypeAlias = TextChunk | ReasoningChunk | ToolCallChunk | UsageChunk
 
 
-class ModelError(Exception):
+class ModelError(PyoxError):
     """The model or its provider failed; the run ends with `RunFailed` carrying this message.
 
     `code` is the `AgentError.code` the run reports. A client reads `public_message`: this

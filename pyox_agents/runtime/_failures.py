@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import traceback
 
+from pyox_agents._errors import PyoxError
 from pyox_agents._redact import redact_text
 from pyox_agents.models.base import ModelError
 from pyox_agents.runtime._replies import valid_text
@@ -32,7 +33,7 @@ UNEXPECTED = "the tool failed with an unexpected {kind}; the server's log has th
 """What the model and the client read of an exception no one wrote for them."""
 
 
-class StoreError(RuntimeError):
+class StoreError(PyoxError, RuntimeError):
     """Saving a run's record failed (the disk, the database); the run cannot go on safely.
 
     `code` is the run's error code: "store_unavailable" when the store could not be reached

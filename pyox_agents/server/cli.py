@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pyox_agents._errors import PyoxError
 from pyox_agents._redact import redact_url
 from pyox_agents.server._cli_safety import (
     DEFAULT_BODY_TIMEOUT,
@@ -62,7 +63,7 @@ SHARED_STORES = (*REDIS_FORMS, POSTGRES_FORM)
 """The `--store` forms several processes can share (memory and SQLite are one process's)."""
 
 
-class CliError(Exception):
+class CliError(PyoxError):
     """A command-line mistake: printed as `pyox-agents: error: ...`, exit status 2."""
 
 

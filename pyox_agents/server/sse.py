@@ -21,6 +21,8 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from pyox_agents._errors import PyoxError
+
 __all__ = ["KEEPALIVE_FRAME", "Chunks", "EventStreamResponse", "SendTimeoutError"]
 
 KEEPALIVE_FRAME = b": keep-alive\n\n"
@@ -31,7 +33,7 @@ _ENCODED_HEADERS: dict[tuple[tuple[str, str], ...], tuple[tuple[bytes, bytes], .
 """The raw headers of each set of response headers seen (up to 64 sets)."""
 
 
-class SendTimeoutError(TimeoutError):
+class SendTimeoutError(PyoxError, TimeoutError):
     """The client did not take the next chunk within the send timeout."""
 
 

@@ -8,7 +8,7 @@ import decimal
 import enum
 from collections.abc import Sequence
 
-from pyox_agents._tool_errors import ToolError
+from pyox_agents._errors import ToolError
 from pyox_agents.state._pointers import lone_surrogate, python_path
 
 

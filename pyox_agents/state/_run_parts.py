@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pyox_agents._errors import PyoxError
+
 SCHEMA_VERSION = 1
 """The version of `RunState.to_dict`'s form; `from_dict` refuses any other."""
 
@@ -17,7 +19,7 @@ RUN_ID_PATTERN = re.compile(r"[0-9a-fA-F]{64}")
 """A run id: 64 hexadecimal digits, in either case."""
 
 
-class StateError(ValueError):
+class StateError(PyoxError, ValueError):
     """A `RunState` that no run can be in, or a saved form that cannot be read."""
 
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Protocol
 
+from pyox_agents._errors import PyoxError
+
 __all__ = [
     "GENESIS",
     "AuditError",
@@ -28,7 +30,7 @@ GENESIS = "0" * 64
 """The `prev` of a run's first audit record."""
 
 
-class AuditError(ValueError):
+class AuditError(PyoxError, ValueError):
     """The audit log of a run was edited, cut short, reordered, or has records missing."""
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pyox_agents._tool_errors import ToolError
+from pyox_agents._errors import ToolError
 from pyox_agents.state._draft_dict import DraftDict
 from pyox_agents.state._draft_list import DraftList
 from pyox_agents.state._draft_view import _MISSING, _View

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from pyox_agents._errors import PyoxError
 from pyox_agents.state.frozen import pointer
 from pyox_agents.state.patch import Op, Path
 
 __all__ = ["Conflict", "apart", "rebase"]
 
 
-class Conflict(Exception):
+class Conflict(PyoxError):
     """Another tool changed the same place (or a place containing it) while this tool ran.
 
     `path` is the JSON Pointer of the contested place. Nothing of the refused change is applied.

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import pydantic
 
+from pyox_agents._errors import PyoxError
 from pyox_agents.state._depth import deeper_than
 from pyox_agents.state._size_bound import json_size_bound
 from pyox_agents.state._validation import describe_problems
@@ -35,7 +36,7 @@ def json_size(value: object) -> int:
     return len(json.dumps(value, separators=(",", ":")))
 
 
-class Refused(ValueError):
+class Refused(PyoxError, ValueError):
     """A commit would make a state the run could not take back: nothing of it was applied.
 
     The message names the limit and, where there is one, the path or the field.

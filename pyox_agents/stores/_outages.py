@@ -14,13 +14,15 @@ import inspect
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn, TypeVar
 
+from pyox_agents._errors import PyoxError
+
 __all__ = ["DEFAULT_RETRY_AFTER", "StoreUnavailable", "reports_outages"]
 
 DEFAULT_RETRY_AFTER = 5.0
 """Seconds a client is told to wait (`Retry-After`) before it tries again after an outage."""
 
 
-class StoreUnavailable(ConnectionError):
+class StoreUnavailable(PyoxError, ConnectionError):
     """The store cannot be reached or written now: its server is down, stuck past the
     timeout, or restarting, or its disk is full or read-only.
 

@@ -8,8 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pyox_agents._errors import PyoxError
 
-class StoreConflict(ValueError):
+
+class StoreConflict(PyoxError, ValueError):
     """A write did not follow what the store holds: another State of the same id was saved,
     or another writer appended to the thread (or the run's audit log) meanwhile."""
 

@@ -35,8 +35,8 @@ from pyox_agents.stores._encoding import (
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
 from pyox_agents.stores.postgres_connection import (
+    ChangeRefused,
     Query,
-    Refused,
     SchemaVersionError,
     milliseconds,
     outage,
@@ -144,7 +144,7 @@ class PostgresStore(RunEventLog, Store):
         encoded = encode(record)  # fails before the database is touched if it is not JSON
         try:
             self.run(self._step(encoded, None))
-        except Refused as refused:
+        except ChangeRefused as refused:
             raise self._conflict(encoded, None, refused) from None
 
     async def awrite(self, record: StepRecord) -> None:
@@ -152,7 +152,7 @@ class PostgresStore(RunEventLog, Store):
         encoded = encode(record)
         try:
             await self.arun(self._step(encoded, None))
-        except Refused as refused:
+        except ChangeRefused as refused:
             raise self._conflict(encoded, None, refused) from None
 
     def write_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
@@ -169,7 +169,7 @@ class PostgresStore(RunEventLog, Store):
         fence = (thread_id, token)
         try:
             self.run(self._step(encoded, fence))
-        except Refused as refused:
+        except ChangeRefused as refused:
             raise self._conflict(encoded, fence, refused) from None
 
     async def awrite_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
@@ -178,7 +178,7 @@ class PostgresStore(RunEventLog, Store):
         fence = (thread_id, token)
         try:
             await self.arun(self._step(encoded, fence))
-        except Refused as refused:
+        except ChangeRefused as refused:
             raise self._conflict(encoded, fence, refused) from None
 
     @staticmethod
@@ -195,7 +195,7 @@ class PostgresStore(RunEventLog, Store):
 
     @staticmethod
     def _conflict(encoded: EncodedRecord, fence: tuple[str, int] | None,
-                  refused: Refused) -> StoreConflict:
+                  refused: ChangeRefused) -> StoreConflict:
         """The StoreConflict a refusal of `write_step` stands for (it changed nothing)."""
         try:
             if refused.outcome == "entries":

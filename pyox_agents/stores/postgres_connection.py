@@ -24,12 +24,19 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
         'pip install "pyox-agents[postgres]"'
     ) from exc
 
+from pyox_agents._errors import PyoxError
 from pyox_agents._redact import redact_text, redact_url
 from pyox_agents.stores._outages import StoreUnavailable
 from pyox_agents.stores.postgres_schema import REFUSED, SCHEMA_VERSION, TABLES
 
-__all__ = ["PostgresConnection", "Query", "Refused", "SchemaVersionError", "milliseconds",
-           "outage"]
+__all__ = [
+    "ChangeRefused",
+    "PostgresConnection",
+    "Query",
+    "SchemaVersionError",
+    "milliseconds",
+    "outage",
+]
 
 _OUTAGE_STATES = ("08", "57P01", "57P02", "57P03", "53100", "25006")
 """SQLSTATEs of an outage: no connection (class 08), the server shutting down or starting up
@@ -38,7 +45,7 @@ _OUTAGE_STATES = ("08", "57P01", "57P02", "57P03", "53100", "25006")
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,47}")
 
 
-class SchemaVersionError(RuntimeError):
+class SchemaVersionError(PyoxError, RuntimeError):
     """The database holds a newer version of the store's tables than this package writes."""
 
 
@@ -50,7 +57,7 @@ class Query:
     params: tuple[Any, ...] = ()
 
 
-class Refused(Exception):
+class ChangeRefused(Exception):
     """A function of the schema refused a change (and made none): `outcome` names the check,
     `held` is what the database holds."""
 
@@ -206,7 +213,7 @@ class PostgresConnection:
         """Run `query` on the sync pool; its rows.
 
         Raises:
-            Refused: a schema function refused the change.
+            ChangeRefused: a schema function refused the change.
             StoreUnavailable: the database cannot be reached (or its disk is full).
         """
         try:
@@ -232,7 +239,7 @@ class PostgresConnection:
 
     def _translate(self, exc: psycopg.Error) -> BaseException:
         if exc.sqlstate == REFUSED:
-            return Refused(exc.diag.message_primary or "", exc.diag.message_detail or "")
+            return ChangeRefused(exc.diag.message_primary or "", exc.diag.message_detail or "")
         state = exc.sqlstate or ""
         if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and (
                 not state or state.startswith(_OUTAGE_STATES)):

@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from pyox_agents.stores.postgres_connection import (
+    ChangeRefused,
     PostgresConnection,
     Query,
-    Refused,
     milliseconds,
 )
 
@@ -76,14 +76,14 @@ class RunEventLog(PostgresConnection):
         """
         try:
             return [str(id) for (id,) in self.run(self._append(run_key, events_json))]
-        except Refused:
+        except ChangeRefused:
             raise self._done_error(run_key) from None
 
     async def aappend_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
         """Same as `append_events`, on the asyncio pool."""
         try:
             return [str(id) for (id,) in await self.arun(self._append(run_key, events_json))]
-        except Refused:
+        except ChangeRefused:
             raise self._done_error(run_key) from None
 
     def read_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:

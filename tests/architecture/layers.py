@@ -19,7 +19,7 @@ every import it makes (at the top, inside functions, under `TYPE_CHECKING`), fou
     _redact.py                                secrets out of URLs and error text (imports
                                               nothing of ours: stores, models, remote, the
                                               runtime and the server use it)
-    _tool_errors.py                           ToolError, the errors a tool call shows (imports
+    _errors.py                                PyoxError, ToolError: the errors' root (imports
                                               nothing of ours: state's refusals are ones)
 
 A module may import modules of its own unit and of any unit ranked below it: never one above,
@@ -65,7 +65,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents.stores", "stores", 1),
     ("pyox_agents.state", "state", 0),
     ("pyox_agents._redact", "redact", -1),  # secrets out of URLs and text, nothing of ours
-    ("pyox_agents._tool_errors", "tool_errors", -1),  # ToolError, nothing of ours
+    ("pyox_agents._errors", "errors", -1),  # PyoxError, ToolError, nothing of ours
     ("pyox_agents", "faces", 9),  # the package's own __init__: the public face
 )
 

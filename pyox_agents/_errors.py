@@ -1,18 +1,28 @@
-"""`ToolError`: the one kind of exception whose text a tool call shows the model and the person.
+"""The root of the library's errors, `PyoxError` (catch it to catch any of them, as one catches
+`httpx.HTTPError`), and `ToolError`: the one kind of exception whose text a tool call shows the
+model and the person.
 
 Every other exception a tool raises is shown by its type only; its text (a connection string, a
 file path, a key) goes to the server's log and the run's record. The library's own refusals
 inside a tool (arguments that do not fit, a value that is not JSON, a state the tool may not
 change, a misused `ctx`) are `ToolError`s too, their messages written to be read. Here, below
-every layer, so that each of them can raise one; `pyox_agents.ToolError` is this class.
+every layer, so that each of them can raise one; `pyox_agents.ToolError` is this class. Each of
+the library's errors keeps the builtin class it always had as a second base (`StoreConflict` is a
+`ValueError` too), so an `except ValueError` written for it still catches it.
 """
 
 from __future__ import annotations
 
-__all__ = ["ToolError"]
+__all__ = ["PyoxError", "ToolError"]
 
 
-class ToolError(Exception):
+class PyoxError(Exception):
+    """The base of every error pyox-agents raises on purpose (a refused request, a store that is
+    away, a model that failed, a tool's own error, a state conflict...): `except PyoxError`
+    catches any of them, and lets bugs through."""
+
+
+class ToolError(PyoxError):
     """Raise it in a tool with a message meant for the model and the person: that message is
     shown as is (the model reads it as the call's result, the person sees it as the tool's
     error, the thread keeps it).
