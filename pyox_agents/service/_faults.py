@@ -19,13 +19,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import anyio.to_thread
 
 from pyox_agents._redact import redact_text
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
+from pyox_agents.runtime._to_the_end import to_the_end
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._sharing import share
 from pyox_agents.service._thread_state import ThreadState
@@ -35,7 +36,7 @@ from pyox_agents.stores.base import SharedRuns, Store
 
 __all__ = [
     "keep", "kept_and_committed", "latest_kept", "refuse_unsaved", "show", "told",
-    "uninterrupted", "unkept",
+    "unkept",
 ]
 
 _log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
     if not write or versions.version == live.kept.version:
         return None
     try:
-        await uninterrupted(store.awrite_kept_state(live.thread_id, versions.to_json(),
+        await to_the_end(store.awrite_kept_state(live.thread_id, versions.to_json(),
                                                     live.lease))
     except StoreConflict:  # fenced: the thread passed on, its new owner's state stands
         _log.warning("thread %s: its shared state was not kept: another process took the "
@@ -113,22 +114,6 @@ async def latest_kept(store: Store, thread_id: str) -> ThreadState:
     if committed is not None:
         kept.add(committed)
     return kept
-
-
-async def uninterrupted(write: Awaitable[None]) -> None:
-    """Await `write` to its end even when cancelled meanwhile (then raise the cancel after it):
-    two writes of one thread's kept state never run at once, so an older never lands last."""
-    task = asyncio.ensure_future(write)
-    cancel: asyncio.CancelledError | None = None
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError as exc:
-            cancel = exc
-    if cancel is not None:
-        task.exception()  # seen: a store that still fails tells it at the run's end
-        raise cancel
-    task.result()
 
 
 async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
