@@ -203,3 +203,44 @@ async def test_a_server_without_a_store_has_no_threads_to_list() -> None:
     async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
         answer = await http.get("/threads")
         assert answer.status_code == 404 and "without a store" in answer.json()["error"]
+
+
+async def test_an_undo_of_a_run_that_paused_reverses_what_it_did_before_and_after(
+        tmp_path: Path) -> None:
+    """A run that paused for a person is recorded from the state it started from, not the one
+    it went on from: its undo takes back its changes from before the pause too."""
+
+    @tool
+    def note(ctx: RunContext) -> str:
+        """Note the plan."""
+        ctx.state["planned"] = True
+        return "noted"
+
+    @tool(approval=True)
+    def book(ctx: RunContext) -> str:
+        """Book it (a person approves first)."""
+        ctx.state["booked"] = True
+        return "booked"
+
+    def reply(messages: list[Message], tools: Any) -> Any:
+        last = messages[-1]
+        if last.role == "user":
+            return ToolCall("note", {})
+        if last.role == "tool" and last.content == "noted":
+            return ToolCall("book", {})
+        return "Done."
+
+    app = create_app({"a": Agent(FunctionModel(reply), tools=[note, book])},
+                     store=SQLiteStore(tmp_path / "t.db"))
+    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        paused = await http.post("/agents/a/ag-ui", json=body("t", "plan and book"))
+        interrupt = paused.text.split('"interrupts":[{"id":"')[1].split('"')[0]
+        resumed = await http.post("/agents/a/ag-ui", json={**body("t", "plan and book"), "resume": [
+            {"interruptId": interrupt, "status": "resolved", "payload": {"approved": True}}]})
+        assert "RUN_FINISHED" in resumed.text
+        (run,) = (await http.get("/threads/t/history")).json()["runs"]
+        assert run["status"] == "completed"
+        assert (await http.get("/threads/t")).json()["state"] == {"planned": True,
+                                                                  "booked": True}
+        undone = await http.post("/threads/t/undo", json={"run_id": run["run_id"]})
+        assert undone.json()["state"] == {}
