@@ -1,6 +1,7 @@
 """The AG-UI routes beside the run: `POST /agents/{name}/ag-ui/connect` (a client that comes
-back to a thread: its history, state and live tail) and `GET /agents/{name}/ag-ui/capabilities`.
-Each takes the app's `_Server`, as `handled` gives it.
+back to a thread: its history, state and live tail), `POST /agents/{name}/ag-ui/{thread_id}/stop`
+(stop the thread's run: what a stop button sends, unlike a disconnect, which only detaches) and
+`GET /agents/{name}/ag-ui/capabilities`. Each takes the app's `_Server`, as `handled` gives it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 from pyox_agents.adapters import ag_ui
 from pyox_agents.service import rejoin
 
-__all__ = ["ag_ui_capabilities", "ag_ui_connect"]
+__all__ = ["ag_ui_capabilities", "ag_ui_connect", "ag_ui_stop"]
 
 
 async def ag_ui_connect(server: Any, request: Request) -> Response:
@@ -49,3 +50,15 @@ async def ag_ui_capabilities(server: Any, request: Request) -> Response:
         persistent=agent.store is not None,
         max_steps=agent.limits.steps if agent.limits is not None else None,
         accepts=getattr(agent.resolve_model(), "accepts", None)))
+
+
+async def ag_ui_stop(server: Any, request: Request) -> Response:
+    """Stop the run going on the thread (`RunService.stop`): it ends "cancelled" at once, its
+    stream with `RUN_FINISHED`, and what it committed stays. `{stopped}`: whether a run was
+    going. Its body, if any (CopilotKit's runtime sends `{runId}`), is not read: the thread's
+    run is stopped, whichever it is."""
+    principal = await server.principal(request)
+    _, agent = server.agent(request)
+    thread_id = request.path_params["thread_id"]
+    await server.runs.check_owner(thread_id, principal, agent)
+    return JSONResponse({"stopped": await server.runs.stop(thread_id)})

@@ -10,7 +10,8 @@ Routes (DESIGN.md, "Server"):
 - `GET /agents/{name}/ai-sdk/{chat_id}/stream`: 204 when nothing runs on the chat, else the run
   from its first chunk, then live. `POST /agents/{name}/ai-sdk/{chat_id}/stop` cancels it;
   `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
-- `GET /agents`, `GET /threads/{id}`, `GET /runs/{run_id}`, `GET /healthz`.
+- `GET /agents`, `GET /healthz`, the caller's threads and runs (`_threads_api.py`), and
+  `POST /agents/{name}/ag-ui/{thread_id}/stop` (a stop; a disconnect only detaches).
 
 Bad input is answered before any stream (400, 403, 404, 408, 409, 413, 415, 422). A run goes on
 when its client disconnects (`on_disconnect="detach"`, the default) or is cancelled
@@ -34,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from pyox_agents.adapters import ag_ui, ai_sdk
 from pyox_agents.agent import Agent
-from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect
+from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect, ag_ui_stop
 from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
 from pyox_agents.server._auth import Auth, bearer_tokens
 from pyox_agents.server._body import read_json_body
@@ -42,7 +43,7 @@ from pyox_agents.server._cross_site import middleware_for, normalized_origins
 from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._hosts import normalized_hosts
 from pyox_agents.server._refusals import handled, text_error
-from pyox_agents.server._thread_routes import get_run, get_thread
+from pyox_agents.server._threads_api import thread_routes
 from pyox_agents.server.sse import Chunks, EventStreamResponse
 from pyox_agents.service import LOOK_UP, LiveRun, RequestError, RunService, ServerLimits
 from pyox_agents.state.run import RunState
@@ -277,6 +278,8 @@ def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
         Route("/agents/{name}/ag-ui/connect", handled(server, ag_ui_connect), methods=["POST"]),
         Route("/agents/{name}/ag-ui/capabilities", handled(server, ag_ui_capabilities),
               methods=["GET"]),
+        Route("/agents/{name}/ag-ui/{thread_id}/stop", handled(server, ag_ui_stop),
+              methods=["POST"]),
         Route("/agents/{name}/ai-sdk", handled(server, _ai_sdk_run, text_error),
               methods=["POST"]),
         Route("/agents/{name}/ai-sdk/{chat_id}/stream",
@@ -286,8 +289,7 @@ def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
         Route("/agents/{name}/ai-sdk/{chat_id}/messages",
               handled(server, ai_sdk_messages, text_error), methods=["GET"]),
         Route("/agents", handled(server, _list_agents), methods=["GET"]),
-        Route("/threads/{thread_id}", handled(server, get_thread), methods=["GET"]),
-        Route("/runs/{run_id}", handled(server, get_run), methods=["GET"]),
+        *thread_routes(server),
         Route("/healthz", _healthz, methods=["GET"]),
         *([Mount("/", StaticFiles(directory=str(page), html=True))] if page else []),
     ]

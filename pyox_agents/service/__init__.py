@@ -1,12 +1,20 @@
 """Protocol-free serving: one active run per thread, leases and fencing, following a run on any
-process, the pending-approval lookup, and opening a thread's conversation."""
+process, the pending-approval lookup, opening a thread's conversation, and a principal's threads
+as a resource (list, rename, archive, delete, history, fork, rewind, undo)."""
 
 from pyox_agents._run_request import Busy, Decision, RequestError, RunRequest, ToolOutput
 from pyox_agents.service._connect import Rejoined, rejoin
 from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
+from pyox_agents.service._owned_threads import (
+    delete_thread,
+    list_threads_page,
+    thread_history,
+    update_thread,
+)
 from pyox_agents.service._runs import LOOK_UP, RunService
 from pyox_agents.service._threads import thread_view
+from pyox_agents.service._time_travel import fork_thread, rewind_thread, undo_run
 
 __all__ = [
     "LOOK_UP",
@@ -19,6 +27,13 @@ __all__ = [
     "RunService",
     "ServerLimits",
     "ToolOutput",
+    "delete_thread",
+    "fork_thread",
+    "list_threads_page",
     "rejoin",
+    "rewind_thread",
+    "thread_history",
     "thread_view",
+    "undo_run",
+    "update_thread",
 ]

@@ -27,6 +27,7 @@ from pyox_agents._run_request import Busy, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
+from pyox_agents.service._checkpoints import record_run
 from pyox_agents.service._double_texting import Queue
 from pyox_agents.service._faults import (
     keep,
@@ -248,6 +249,33 @@ class RunService:
         await check_owner(thread_id, principal, active=self._active, store=self.store,
                           agent=agent)
 
+    @contextlib.asynccontextmanager
+    async def holding(self, thread_id: str, principal: str | None) -> AsyncIterator[int | None]:
+        """Hold `thread_id` as a run holds it, while its owner changes it apart from a run
+        (rewinds it, undoes a run, deletes it): a request for it meanwhile waits, or is refused,
+        as for a run going on. Gives the lease's token to fence writes with (shared runs).
+
+        Raises:
+            Busy: a run is going on the thread, here or in another process.
+        """
+        if thread_id in self._active:
+            raise Busy(thread_id)
+        held = LiveRun(thread_id, "", principal)  # no events: it only holds the thread
+        self._add_active(held)
+        try:
+            if self.shared:
+                held.lease = await self._peers.aacquire_lease(thread_id, self.owner,
+                                                              self.lease_ttl)
+                if held.lease is None:
+                    raise Busy(thread_id)
+            yield held.lease
+        finally:
+            self._remove_active(held)
+            if held.lease is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._peers.arelease_lease(thread_id, self.owner, held.lease)
+            held.end()
+
     async def publish_meta(self, live: LiveRun, meta: Mapping[str, Any]) -> None:
         """Share what an adapter keeps of a run (`meta`, JSON) with other processes."""
         if self.shared and live.run_key is not None:
@@ -339,6 +367,7 @@ class RunService:
         its state is kept (as of `batch`) and its thread and lease freed: a client that hears
         the end finds the thread free."""
         batch = [*batch[:-1], told(batch[-1], await keep(self.store, live, batch))]
+        await record_run(self.store, live, batch, self.keep_state)
         self._remove_active(live)
         if live.lease is not None:
             with anyio.CancelScope(shield=True):

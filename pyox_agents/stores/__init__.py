@@ -8,7 +8,9 @@ raises an ImportError naming the extra to install.
 from typing import TYPE_CHECKING, Any
 
 from pyox_agents.stores._outages import StoreUnavailable
+from pyox_agents.stores._owned import page_key
 from pyox_agents.stores.base import (
+    Checkpoint,
     LoadedThread,
     SharedRuns,
     StepRecord,
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from pyox_agents.stores.redis import RedisStore
 
 __all__ = [
+    "Checkpoint",
     "LoadedThread",
     "MemoryStore",
     "PostgresStore",
@@ -35,6 +38,7 @@ __all__ = [
     "StoreConflict",
     "StoreUnavailable",
     "ThreadInfo",
+    "page_key",
 ]
 
 

@@ -41,8 +41,15 @@ class StepRecord:
 
 @dataclass(frozen=True, slots=True)
 class ThreadInfo:
-    """One saved thread, as `list_threads` reports it: `entries` is its history length, and
-    `created_at` / `updated_at` the `at` of its first and latest entries (UTC), as in `State`."""
+    """One saved thread, as `list_threads` and `list_owned` report it: `entries` is its history
+    length, and `created_at` / `updated_at` the `at` of its first and latest entries (UTC), as
+    in `State`.
+
+    `title` is the one `update_thread` gave it; `list_owned` gives an untitled thread the start
+    of its first user message instead. `archived` is set by `update_thread`. `run_status` is
+    the status of its latest run as the server recorded it when the run ended (its
+    checkpoint's: "completed", "paused", "stopped", "failed"), or None.
+    """
 
     id: str
     parent_id: str | None
@@ -50,6 +57,25 @@ class ThreadInfo:
     created_at: datetime.datetime | None
     updated_at: datetime.datetime | None
     owner: str | None = None
+    title: str | None = None
+    archived: bool = False
+    run_status: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """What a server recorded of one run of a thread when the run ended (`write_checkpoint`).
+
+    `head` is small JSON read with every checkpoint: the run's `status`, the thread's history
+    length when it ended (`entries`), the shared state's `version` then, its event log's key
+    (`run_key`), and when (`at`). `state` is what the shared state was then, and how to go back
+    to the state the run started from (`{"state": ..., "back": [RFC 6902 ops]}`), read only when
+    asked (`load_checkpoints(..., states=True)`); None when the server keeps no state.
+    """
+
+    run_id: str
+    head: Mapping[str, Any]
+    state: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,20 +9,28 @@ async ones run them off the event loop.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from pyox_agents.stores._records import LoadedThread, StepRecord, StoreConflict, ThreadInfo
+from pyox_agents.stores._owned import belongings
+from pyox_agents.stores._records import (
+    Checkpoint,
+    LoadedThread,
+    StepRecord,
+    StoreConflict,
+    ThreadInfo,
+)
 from pyox_agents.stores._shared import SharedRuns
 
 if TYPE_CHECKING:
     from pyox_agents.state.conversation import State
     from pyox_agents.state.run import RunState
 
-__all__ = ["LoadedThread", "SharedRuns", "StepRecord", "Store", "StoreConflict", "ThreadInfo"]
+__all__ = ["Checkpoint", "LoadedThread", "SharedRuns", "StepRecord", "Store", "StoreConflict",
+           "ThreadInfo"]
 
 
 class Store:
@@ -87,7 +95,8 @@ class Store:
         raise NotImplementedError
 
     def delete(self, thread_id: str) -> None:
-        """Forget the thread `thread_id` (its runs and audit records stay). Unknown ids: no-op."""
+        """Forget the thread `thread_id` (its runs and audit records stay; `erase` removes them
+        too). Unknown ids: no-op."""
         raise NotImplementedError
 
     def list_threads(self) -> list[ThreadInfo]:
@@ -143,6 +152,65 @@ class Store:
     def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """What `write_kept_state` kept for `thread_id` last, or None."""
         raise NotImplementedError
+
+    # -- threads as an owner's resource (what a server keeps besides the conversation) ---------
+
+    def list_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
+                   after: tuple[str, str] | None = None) -> list[ThreadInfo]:
+        """The threads of `owner` (None: the threads saved for nobody in particular) that no
+        tool call started, newest change first (`updated_at`, then id, both descending), at
+        most `limit` (1 to 200). `archived`: the archived ones instead of the others. `after`:
+        go on after that thread (`page_key` of the last one of the page before).
+
+        An untitled thread's `title` is the start of its first user message.
+        """
+        raise NotImplementedError
+
+    def update_thread(self, thread_id: str, *, title: str | None = None,
+                      archived: bool | None = None) -> None:
+        """Give `thread_id` a `title` ("" takes it away) and/or archive it (`archived`); None
+        leaves that as it is. Its history is not changed, nor its `updated_at`.
+
+        Raises:
+            LookupError: no thread has this id.
+            ValueError: a title over 80 characters or of several lines.
+        """
+        raise NotImplementedError
+
+    def write_checkpoint(self, thread_id: str, checkpoint: Checkpoint) -> None:
+        """Keep what a server recorded of a run of `thread_id` when it ended, replacing what
+        was kept of the same run (a paused run is recorded again when it ends); the thread's
+        `run_status` becomes the checkpoint's `status`.
+
+        Raises:
+            TypeError, ValueError: the checkpoint is not JSON.
+        """
+        raise NotImplementedError
+
+    def load_checkpoints(self, thread_id: str, run_ids: Sequence[str] | None = None, *,
+                         states: bool = False) -> list[Checkpoint]:
+        """The checkpoints of `thread_id` (those of `run_ids` only, if given), in the order
+        their runs were first recorded; with their `state` only if `states`."""
+        raise NotImplementedError
+
+    def erase_records(self, thread_ids: Sequence[str], run_ids: Sequence[str],
+                      event_logs: Sequence[str] = ()) -> None:
+        """Remove, in one transaction, the threads `thread_ids` with everything kept of them
+        (entries, kept state, checkpoints, title), the runs `run_ids` with their audit records,
+        and the run event logs `event_logs` (stores that keep them). What `erase` does once it
+        found them."""
+        raise NotImplementedError
+
+    def erase(self, thread_id: str) -> list[str]:
+        """Remove `thread_id` and everything kept of it: its history, kept shared state and
+        checkpoints, every run it started with its record and audit log, those runs' event logs,
+        and the threads of the subagents its tool calls started (the same, in turn). The run ids
+        removed, for the caller's own account of it (`delete` keeps runs and audit logs).
+        Unknown ids: nothing happens."""
+        found = belongings(self, thread_id)
+        if found.threads:
+            self.erase_records(found.threads, found.runs, found.event_logs)
+        return list(found.runs)
 
     def close(self) -> None:
         """Release the backend's resources. The store cannot be used afterwards."""
@@ -278,6 +346,32 @@ class Store:
     async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """Same as `load_kept_state`, off the event loop."""
         return await anyio.to_thread.run_sync(self.load_kept_state, thread_id)
+
+    async def alist_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
+                          after: tuple[str, str] | None = None) -> list[ThreadInfo]:
+        """Same as `list_owned`, off the event loop."""
+        return await anyio.to_thread.run_sync(
+            lambda: self.list_owned(owner, archived=archived, limit=limit, after=after))
+
+    async def aupdate_thread(self, thread_id: str, *, title: str | None = None,
+                             archived: bool | None = None) -> None:
+        """Same as `update_thread`, off the event loop."""
+        await anyio.to_thread.run_sync(
+            lambda: self.update_thread(thread_id, title=title, archived=archived))
+
+    async def awrite_checkpoint(self, thread_id: str, checkpoint: Checkpoint) -> None:
+        """Same as `write_checkpoint`, off the event loop."""
+        await anyio.to_thread.run_sync(self.write_checkpoint, thread_id, checkpoint)
+
+    async def aload_checkpoints(self, thread_id: str, run_ids: Sequence[str] | None = None, *,
+                                states: bool = False) -> list[Checkpoint]:
+        """Same as `load_checkpoints`, off the event loop."""
+        return await anyio.to_thread.run_sync(
+            lambda: self.load_checkpoints(thread_id, run_ids, states=states))
+
+    async def aerase(self, thread_id: str) -> list[str]:
+        """Same as `erase`, off the event loop."""
+        return await anyio.to_thread.run_sync(self.erase, thread_id)
 
     async def aclose(self) -> None:
         """Same as `close`, off the event loop."""

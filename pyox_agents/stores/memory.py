@@ -7,9 +7,10 @@ threads that need not outlive the process.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,16 @@ from pyox_agents.stores._encoding import (
     no_leases,
     parse_time,
 )
-from pyox_agents.stores.base import LoadedThread, StepRecord, Store, ThreadInfo
+from pyox_agents.stores._owned import (
+    OPENING_ENTRIES,
+    check_limit,
+    check_title,
+    decode_checkpoint,
+    encode_checkpoint,
+    opening_title,
+    page,
+)
+from pyox_agents.stores.base import Checkpoint, LoadedThread, StepRecord, Store, ThreadInfo
 
 __all__ = ["MemoryStore"]
 
@@ -37,6 +47,15 @@ class _Thread:
     updated_at: str | None = None
     shared_state: str | None = None
     shared_version: int | None = None
+    title: str | None = None
+    archived: bool = False
+    run_status: str | None = None
+
+    def info(self, thread_id: str) -> ThreadInfo:
+        """This thread as `list_threads` reports it."""
+        return ThreadInfo(thread_id, self.parent_id, len(self.entries),
+                          parse_time(self.created_at), parse_time(self.updated_at), self.owner,
+                          self.title, self.archived, self.run_status)
 
 
 class MemoryStore(Store):
@@ -49,6 +68,7 @@ class MemoryStore(Store):
         self._run_threads: dict[str, str] = {}
         self._audit: dict[str, list[str]] = {}
         self._kept: dict[str, str] = {}
+        self._checkpoints: dict[str, dict[str, tuple[str, str | None]]] = {}
 
     def write(self, record: StepRecord) -> None:
         """Apply `record` all together, or raise and change nothing."""
@@ -122,6 +142,7 @@ class MemoryStore(Store):
         with self._lock:
             self._threads.pop(thread_id, None)
             self._kept.pop(thread_id, None)
+            self._checkpoints.pop(thread_id, None)
 
     def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                          token: int | None = None) -> None:
@@ -140,12 +161,68 @@ class MemoryStore(Store):
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
         with self._lock:
-            rows = [(id, t.parent_id, len(t.entries), t.created_at, t.updated_at, t.owner)
-                    for id, t in self._threads.items()]
-        return [
-            ThreadInfo(id, parent, count, parse_time(created), parse_time(updated), owner)
-            for id, parent, count, created, updated, owner in rows
-        ]
+            return [thread.info(id) for id, thread in self._threads.items()]
+
+    def list_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
+                   after: tuple[str, str] | None = None) -> list[ThreadInfo]:
+        """`owner`'s threads, newest change first (see `Store.list_owned`)."""
+        check_limit(limit)
+        with self._lock:
+            infos = [thread.info(id) for id, thread in self._threads.items()]
+            chosen = page(infos, owner, archived=archived, limit=limit, after=after)
+            openings = {info.id: [json.loads(text) for text in
+                                  self._threads[info.id].entries[:OPENING_ENTRIES]]
+                        for info in chosen if info.title is None}
+        return [info if info.title is not None else
+                dataclasses.replace(info, title=opening_title(openings[info.id]))
+                for info in chosen]
+
+    def update_thread(self, thread_id: str, *, title: str | None = None,
+                      archived: bool | None = None) -> None:
+        """Give the thread a title and/or archive it; LookupError if there is none."""
+        title = check_title(title) if title is not None else None
+        with self._lock:
+            thread = self._threads.get(thread_id)
+            if thread is None:
+                raise missing_thread(thread_id, "this MemoryStore")
+            if title is not None:
+                thread.title = title or None
+            if archived is not None:
+                thread.archived = bool(archived)
+
+    def write_checkpoint(self, thread_id: str, checkpoint: Checkpoint) -> None:
+        """Keep what the server recorded of a run of the thread when it ended."""
+        encoded = encode_checkpoint(thread_id, checkpoint)
+        with self._lock:
+            kept = self._checkpoints.setdefault(thread_id, {})
+            kept[encoded.run_id] = (encoded.head, encoded.state)
+            thread = self._threads.get(thread_id)
+            if thread is not None and encoded.status is not None:
+                thread.run_status = encoded.status
+
+    def load_checkpoints(self, thread_id: str, run_ids: Sequence[str] | None = None, *,
+                         states: bool = False) -> list[Checkpoint]:
+        """The thread's checkpoints, in the order their runs were first recorded."""
+        wanted = None if run_ids is None else set(run_ids)
+        with self._lock:
+            rows = [(run_id, head, state) for run_id, (head, state)
+                    in self._checkpoints.get(thread_id, {}).items()
+                    if wanted is None or run_id in wanted]
+        return [decode_checkpoint(run_id, head, state if states else None)
+                for run_id, head, state in rows]
+
+    def erase_records(self, thread_ids: Sequence[str], run_ids: Sequence[str],
+                      event_logs: Sequence[str] = ()) -> None:
+        """Remove the threads and runs, all at once (a MemoryStore keeps no event logs)."""
+        with self._lock:
+            for thread_id in thread_ids:
+                self._threads.pop(thread_id, None)
+                self._kept.pop(thread_id, None)
+                self._checkpoints.pop(thread_id, None)
+            for run_id in run_ids:
+                self._runs.pop(run_id, None)
+                self._run_threads.pop(run_id, None)
+                self._audit.pop(run_id, None)
 
     def run_thread(self, run_id: str) -> str:
         """The thread run `run_id` belongs to; LookupError if there is no such run."""

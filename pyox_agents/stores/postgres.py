@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
-from pyox_agents._redact import redact_url
 from pyox_agents.stores._encoding import (
     EncodedRecord,
     check_append,
@@ -29,7 +28,6 @@ from pyox_agents.stores._encoding import (
     encode,
     missing_run,
     missing_thread,
-    parse_time,
     stale_keeper,
 )
 from pyox_agents.stores._outages import reports_outages
@@ -42,6 +40,7 @@ from pyox_agents.stores.postgres_connection import (
     outage,
 )
 from pyox_agents.stores.postgres_events import RunEventLog
+from pyox_agents.stores.postgres_threads import INFO, ThreadRecords, info
 
 __all__ = ["PostgresStore", "SchemaVersionError"]
 
@@ -58,7 +57,8 @@ _OWNER = "SELECT owner FROM {s}.threads WHERE id = %s"
 _LAST_ENTRY = "SELECT body FROM {s}.entries WHERE thread_id = %s ORDER BY seq DESC LIMIT 1"
 _DELETE = (
     "WITH e AS (DELETE FROM {s}.entries WHERE thread_id = %s),"
-    " k AS (DELETE FROM {s}.kept_states WHERE thread_id = %s)"
+    " k AS (DELETE FROM {s}.kept_states WHERE thread_id = %s),"
+    " c AS (DELETE FROM {s}.checkpoints WHERE thread_id = %s)"
     " DELETE FROM {s}.threads WHERE id = %s"
 )
 _KEEP = (
@@ -72,10 +72,7 @@ _KEEP_FENCED = (
     " ON CONFLICT (thread_id) DO UPDATE SET body = excluded.body RETURNING thread_id"
 )
 _LOAD_KEPT = "SELECT body FROM {s}.kept_states WHERE thread_id = %s"
-_LIST = (
-    "SELECT id, parent_id, entries, created_at, updated_at, owner FROM {s}.threads"
-    " ORDER BY first_saved"
-)
+_LIST = f"SELECT {INFO} FROM {{s}}.threads ORDER BY first_saved"
 _RUN_THREAD = "SELECT thread_id FROM {s}.runs WHERE run_id = %s"
 _RUN_BODY = "SELECT body FROM {s}.runs WHERE run_id = %s"
 _AUDIT = "SELECT body FROM {s}.audit WHERE run_id = %s ORDER BY seq"
@@ -104,16 +101,16 @@ _HOLDER = (
 
 
 @reports_outages(outage)
-class PostgresStore(RunEventLog, Store):
+class PostgresStore(ThreadRecords, RunEventLog, Store):
     """A store in the PostgreSQL database at `url` (`postgresql://USER@HOST:PORT/DATABASE`),
     its tables in schema `schema` (created on first use).
 
     Sync methods use a psycopg_pool `ConnectionPool` of up to `pool_size` connections;
-    `awrite`, `aload_thread`, `aload_run_record`, the kept-state methods and the lease, event
-    and active-run methods have real asyncio twins on an `AsyncConnectionPool` of the running
-    event loop (the other async twins run the sync method in a worker thread). An event log
-    expires `events_ttl` seconds after its latest append, and `done_ttl` seconds after
-    `mark_done`. A connection not made within `connect_timeout` seconds, or no pooled
+    `awrite`, `aload_thread`, `aload_run_record`, the kept-state and checkpoint methods and the
+    lease, event and active-run methods have real asyncio twins on an `AsyncConnectionPool` of
+    the running event loop (the other async twins run the sync method in a worker thread). An
+    event log expires `events_ttl` seconds after its latest append, and `done_ttl` seconds
+    after `mark_done`. A connection not made within `connect_timeout` seconds, or no pooled
     connection free within `pool_timeout`, raises `StoreUnavailable` (not retried: see
     `PostgresConnection`).
 
@@ -133,9 +130,6 @@ class PostgresStore(RunEventLog, Store):
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
                         traceback: TracebackType | None) -> None:
         await self.aclose()
-
-    def _where(self) -> str:
-        return f"the PostgresStore at {redact_url(self.url)} (schema {self.schema!r})"
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -267,7 +261,7 @@ class PostgresStore(RunEventLog, Store):
 
     def delete(self, thread_id: str) -> None:
         """Forget the thread; its runs, audit records, lease and event logs stay."""
-        self.run(Query(_DELETE, (thread_id, thread_id, thread_id)))
+        self.run(Query(_DELETE, (thread_id, thread_id, thread_id, thread_id)))
 
     def _keep(self, thread_id: str, kept: Mapping[str, Any], token: int | None) -> Query:
         text = dumps(kept, f"the kept state of thread {thread_id!r}")
@@ -310,10 +304,7 @@ class PostgresStore(RunEventLog, Store):
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
-        return [
-            ThreadInfo(id, parent, int(count), parse_time(created), parse_time(updated), owner)
-            for id, parent, count, created, updated, owner in self.run(Query(_LIST))
-        ]
+        return [info(row) for row in self.run(Query(_LIST))]
 
     def run_thread(self, run_id: str) -> str:
         """The thread run `run_id` belongs to; LookupError if there is no such run."""

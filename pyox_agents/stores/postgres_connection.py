@@ -155,6 +155,10 @@ class PostgresConnection:
         """The sync pool (psycopg_pool's `ConnectionPool`, autocommit connections)."""
         self._async: dict[asyncio.AbstractEventLoop, LoopPool] = {}
 
+    def _where(self) -> str:
+        """This store, for an error message: its URL (without secrets) and schema."""
+        return f"the PostgresStore at {redact_url(self.url)} (schema {self.schema!r})"
+
     def sql(self, text: str) -> str:
         """`text` with `{s}` replaced by the schema's name."""
         return text.replace("{s}", self.schema)

@@ -7,18 +7,25 @@ async methods run the same statements. `{s}` stands for the schema's name (check
 plain identifier before it is put in).
 
 Tables: `threads` (one row per thread: entry count, parent, owner, shared state, first-save
-order), `entries` (history entries, keyed by thread and seq), `runs`, `audit` (keyed by run and
-seq), `kept_states`, `leases` (owner, fencing token and expiry per thread; tokens from the
-sequence `lease_tokens`), `event_logs` and `events` (each run's event log; a log expires with
-its rows), `active_runs` (each thread's active run, with an expiry) and `schema_version`.
+order, title, archived, its latest run's status), `checkpoints` (what a server recorded of each
+run when it ended, keyed by thread and run), `entries` (history entries, keyed by thread and
+seq), `runs`, `audit` (keyed by run and seq), `kept_states`, `leases` (owner, fencing token
+and expiry per thread; tokens from the sequence `lease_tokens`), `event_logs` and `events` (each
+run's event log; a log expires with its rows), `active_runs` (each thread's active run, with
+an expiry) and `schema_version`.
 """
 
 from __future__ import annotations
 
 __all__ = ["REFUSED", "SCHEMA_VERSION", "TABLES", "channel_sql"]
 
-SCHEMA_VERSION = 1
-"""The version of the tables and functions below; a database holding a newer one is refused."""
+SCHEMA_VERSION = 2
+"""The version of the tables and functions below; a database holding a newer one is refused.
+
+A database at an older version is brought up to this one when a store opens it (the statements
+below only add: `IF NOT EXISTS` tables, columns and indexes, `CREATE OR REPLACE` functions), so
+what it holds stays readable. Version 2 added the threads' `title`, `archived` and `run_status`
+and the `checkpoints` table."""
 
 REFUSED = "PYOX1"
 """The SQLSTATE of a refusal raised by the functions below."""
@@ -45,6 +52,20 @@ CREATE TABLE IF NOT EXISTS {s}.threads (
     first_saved bigserial NOT NULL
 );
 CREATE INDEX IF NOT EXISTS threads_by_first_saved ON {s}.threads (first_saved);
+ALTER TABLE {s}.threads ADD COLUMN IF NOT EXISTS title text,
+    ADD COLUMN IF NOT EXISTS archived boolean NOT NULL DEFAULT false,
+    ADD COLUMN IF NOT EXISTS run_status text;
+CREATE INDEX IF NOT EXISTS threads_by_owner ON {s}.threads
+    (owner, archived, (coalesce(updated_at, '') COLLATE "C") DESC, (id COLLATE "C") DESC)
+    WHERE parent_id IS NULL;
+CREATE TABLE IF NOT EXISTS {s}.checkpoints (
+    thread_id text NOT NULL,
+    run_id text NOT NULL,
+    seq bigserial NOT NULL,
+    head text NOT NULL,
+    state text,
+    PRIMARY KEY (thread_id, run_id)
+);
 CREATE TABLE IF NOT EXISTS {s}.entries (
     thread_id text NOT NULL,
     seq bigint NOT NULL,

@@ -10,7 +10,7 @@ Key layout, under `prefix` (default `"pyox:"`):
 
 - `threads` (sorted set): thread ids, scored by first-save order (`threads-order`, a counter)
 - `thread:{id}` (hash): entries (count), parent_id, owner, created_at, updated_at,
-  shared_state, shared_version
+  shared_state, shared_version, title, archived, run_status
 - `entries:{id}` (list): the thread's history entries, JSON text, oldest first
 - `run:{run_id}` (hash): body (the run's JSON), thread_id
 - `audit:{run_id}` (list): the run's audit records, JSON text, in order of seq
@@ -18,6 +18,7 @@ Key layout, under `prefix` (default `"pyox:"`):
 - `events:{run_key}` (stream, expires): `event` fields, then one `done` field when the run ended
 - `active:{thread_id}` (string, expires): the run key of the run active on the thread
 - `kept:{thread_id}` (string): a server's kept shared state of the thread (`write_kept_state`)
+- an owner's threads, and each thread's checkpoints: see `redis_threads.py`
 
 Needs redis-py (`pip install 'pyox-agents[redis]'`) and Redis 7 or later. The scripts touch
 several keys, so on Redis Cluster give a prefix with a hash tag (`"{pyox}:"`).
@@ -39,26 +40,25 @@ from pyox_agents.stores._encoding import (
     encode,
     missing_run,
     missing_thread,
-    parse_time,
     stale_keeper,
 )
 from pyox_agents.stores._outages import reports_outages
+from pyox_agents.stores._owned import score
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
 from pyox_agents.stores.redis_connection import Call, outage
 from pyox_agents.stores.redis_events import RunEventLog
 from pyox_agents.stores.redis_leases import ThreadLeases
 from pyox_agents.stores.redis_tails import Tail, record_after
+from pyox_agents.stores.redis_threads import THREAD_FIELDS, ThreadRecords, thread_info
 
 if TYPE_CHECKING:
     from pyox_agents.state.conversation import State
 
 __all__ = ["RedisStore"]
 
-_THREAD_FIELDS = ("parent_id", "entries", "created_at", "updated_at", "owner")
-
 
 @reports_outages(outage)
-class RedisStore(RunEventLog, ThreadLeases, Store):
+class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, Store):
     """A store in Redis at `url` (`redis://host:port/db`), keys under `prefix`.
 
     Sync methods use one `redis.Redis` client (thread-safe, pooled); `awrite`, `awrite_fenced`,
@@ -144,6 +144,8 @@ class RedisStore(RunEventLog, ThreadLeases, Store):
             "shared_version": (str(record.shared_version)
                                if record.shared_version is not None else None),
             "fence": str(fence[1]) if fence else None,
+            "prefix": self.prefix,  # an owner's list of threads is keyed by the owner
+            "score": score(encoded.updated_at),
         }
         run_id = encoded.run_id or ""
         return Call(
@@ -270,12 +272,7 @@ class RedisStore(RunEventLog, ThreadLeases, Store):
 
     def delete(self, thread_id: str) -> None:
         """Forget the thread; its runs, audit records, lease and event logs stay."""
-        self.tails.forget(thread_id)
-        with self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(self.key("thread", thread_id), self.key("entries", thread_id),
-                        self.key("kept", thread_id))
-            pipe.zrem(self.key("threads"), thread_id)
-            pipe.execute()
+        self.erase_records([thread_id], [])
 
     def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                          token: int | None = None) -> None:
@@ -346,14 +343,10 @@ class RedisStore(RunEventLog, ThreadLeases, Store):
         ids = [str(id) for id in self.client.zrange(self.key("threads"), 0, -1)]
         with self.client.pipeline(transaction=False) as pipe:
             for thread_id in ids:
-                pipe.hmget(self.key("thread", thread_id), list(_THREAD_FIELDS))
+                pipe.hmget(self.key("thread", thread_id), list(THREAD_FIELDS))
             heads = pipe.execute()
-        return [
-            ThreadInfo(thread_id, parent, int(count), parse_time(created), parse_time(updated),
-                       owner)
-            for thread_id, (parent, count, created, updated, owner) in zip(ids, heads, strict=True)
-            if count is not None  # deleted between the two reads
-        ]
+        return [info for thread_id, fields in zip(ids, heads, strict=True)
+                if (info := thread_info(thread_id, fields)) is not None]  # (or deleted since)
 
     def _missing_run(self, run_id: str) -> LookupError:
         return missing_run(run_id, f"the RedisStore at {self.url} ({self.prefix!r})")

@@ -37,6 +37,8 @@ SCRIPTS = {
     "clear_active": redis_scripts.CLEAR_ACTIVE,
     "keep_fenced": redis_scripts.KEEP_FENCED,
     "end_run": redis_scripts.END_RUN,
+    "update_thread": redis_scripts.UPDATE_THREAD,
+    "write_checkpoint": redis_scripts.WRITE_CHECKPOINT,
 }
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,31 @@ __all__ = [
     "MARK_DONE",
     "RELEASE_LEASE",
     "RENEW_LEASE",
+    "UPDATE_THREAD",
+    "WRITE_CHECKPOINT",
     "WRITE_STEP",
 ]
 
+OWNED_SET = """
+-- The key of the sorted set that lists thread KEYS[1] among its owner's threads ('owned' or
+-- 'archived', by its flag), under prefix `prefix`; nil for a thread a tool call started.
+local function owned_set(thread, prefix, archived)
+  if redis.call('HEXISTS', thread, 'parent_id') == 1 then return nil end
+  local who = redis.call('HGET', thread, 'owner')
+  local set = archived and 'archived' or 'owned'
+  if who then return prefix .. set .. ':' .. who end
+  return prefix .. set .. '-nobody'
+end
+local function is_archived(thread)
+  return redis.call('HGET', thread, 'archived') == '1'
+end
+"""
+"""Lua shared by the scripts that keep an owner's sorted sets of threads. The set's key is
+built from the thread's owner, so on Redis Cluster the prefix needs a hash tag (as for the
+other scripts, which touch several keys)."""
+
 WRITE_STEP = """#!lua
+""" + OWNED_SET + """
 -- KEYS: 1 thread hash, 2 entries list, 3 threads zset, 4 first-save counter, 5 run hash,
 --       6 audit list, 7 lease hash.
 -- ARGV: 1 header JSON, 2 shared state text, 3 run text, then the entries, then the audit records.
@@ -49,7 +70,20 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('ZADD', KEYS[3], redis.call('INCR', KEYS[4]), h.thread_id)
 end
 if h.parent_id then redis.call('HSETNX', KEYS[1], 'parent_id', h.parent_id) end
-if h.owner then redis.call('HSETNX', KEYS[1], 'owner', h.owner) end
+local new_owner = h.owner and redis.call('HSETNX', KEYS[1], 'owner', h.owner) == 1
+local archived = is_archived(KEYS[1])
+local listed = owned_set(KEYS[1], h.prefix, archived)
+if listed then
+  if new_owner then  -- saved for nobody before: listed under its owner from now on
+    local nobody = h.prefix .. (archived and 'archived' or 'owned') .. '-nobody'
+    if nobody ~= listed then redis.call('ZREM', nobody, h.thread_id) end
+  end
+  if h.entries > 0 then
+    redis.call('ZADD', listed, h.score, h.thread_id)
+  else
+    redis.call('ZADD', listed, 'NX', 0, h.thread_id)
+  end
+end
 if h.entries > 0 then
   push(KEYS[2], 4, 3 + h.entries)
   redis.call('HINCRBY', KEYS[1], 'entries', h.entries)
@@ -69,6 +103,43 @@ if h.run_id then
   if h.audit > 0 then push(KEYS[6], 4 + h.entries, 3 + h.entries + h.audit) end
 end
 return {'ok', ''}
+"""
+
+UPDATE_THREAD = """#!lua
+""" + OWNED_SET + """
+-- KEYS: 1 thread hash. ARGV: 1 prefix, 2 thread id, 3 '1' to set the title, 4 the title ('':
+-- none), 5 archived: '', '0' or '1' ('' leaves it).
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[3] == '1' then
+  if ARGV[4] == '' then redis.call('HDEL', KEYS[1], 'title')
+  else redis.call('HSET', KEYS[1], 'title', ARGV[4]) end
+end
+if ARGV[5] ~= '' then
+  local was = is_archived(KEYS[1])
+  local from = owned_set(KEYS[1], ARGV[1], was)
+  redis.call('HSET', KEYS[1], 'archived', ARGV[5])
+  local to = owned_set(KEYS[1], ARGV[1], ARGV[5] == '1')
+  if from and from ~= to then
+    local score = redis.call('ZSCORE', from, ARGV[2]) or 0
+    redis.call('ZREM', from, ARGV[2])
+    redis.call('ZADD', to, score, ARGV[2])
+  end
+end
+return 1
+"""
+
+WRITE_CHECKPOINT = """#!lua
+-- KEYS: 1 checkpoint heads hash, 2 checkpoint states hash, 3 run order list, 4 thread hash.
+-- ARGV: 1 run id, 2 head JSON, 3 state JSON ('': none), 4 the run's status ('': none).
+if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then
+  redis.call('RPUSH', KEYS[3], ARGV[1])
+end
+if ARGV[3] == '' then redis.call('HDEL', KEYS[2], ARGV[1])
+else redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) end
+if ARGV[4] ~= '' and redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('HSET', KEYS[4], 'run_status', ARGV[4])
+end
+return 1
 """
 
 ACQUIRE_LEASE = """#!lua

@@ -8,10 +8,11 @@ as sqlite3 needs; several stores (or processes) on one file are serialised by SQ
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,15 @@ from pyox_agents.stores._encoding import (
     parse_time,
 )
 from pyox_agents.stores._outages import StoreUnavailable, reports_outages
-from pyox_agents.stores.base import LoadedThread, StepRecord, Store, ThreadInfo
+from pyox_agents.stores._owned import (
+    OPENING_ENTRIES,
+    check_limit,
+    check_title,
+    decode_checkpoint,
+    encode_checkpoint,
+    opening_title,
+)
+from pyox_agents.stores.base import Checkpoint, LoadedThread, StepRecord, Store, ThreadInfo
 
 __all__ = ["SQLiteStore"]
 
@@ -88,7 +97,22 @@ CREATE TABLE IF NOT EXISTS audit (
     body TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS checkpoints (
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    head TEXT NOT NULL,
+    state TEXT,
+    PRIMARY KEY (thread_id, run_id)
+) WITHOUT ROWID;
 """
+
+_THREAD_COLUMNS = {"title": "TEXT", "archived": "INTEGER NOT NULL DEFAULT 0",
+                   "run_status": "TEXT"}
+"""The columns of `threads` added since its first version: a file made before gets them."""
+
+_OWNED_INDEX = ("CREATE INDEX IF NOT EXISTS threads_by_owner"
+                " ON threads (owner, archived, updated_at, id) WHERE parent_id IS NULL")
 
 _NEW_THREAD = (
     "INSERT INTO threads (id, parent_id, owner, first_saved) VALUES"
@@ -108,6 +132,19 @@ _UPSERT_RUN = (
     " ON CONFLICT (run_id) DO UPDATE SET body = excluded.body"
 )
 _APPEND_AUDIT = "INSERT INTO audit (run_id, seq, body) VALUES (?, ?, ?)"
+_UPSERT_CHECKPOINT = (
+    "INSERT INTO checkpoints (thread_id, run_id, seq, head, state) VALUES (?, ?,"
+    " (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE thread_id = ?), ?, ?)"
+    " ON CONFLICT (thread_id, run_id) DO UPDATE SET head = excluded.head, state = excluded.state"
+)
+_INFO = ("id, parent_id, entries, created_at, updated_at, owner, title, archived, run_status")
+
+
+def _info(row: tuple[Any, ...]) -> ThreadInfo:
+    """A `ThreadInfo` from a row of `_INFO`'s columns."""
+    id, parent, count, created, updated, owner, title, archived, status = row
+    return ThreadInfo(id, parent, count, parse_time(created), parse_time(updated), owner, title,
+                      bool(archived), status)
 
 
 @reports_outages(_outage)
@@ -129,6 +166,11 @@ class SQLiteStore(Store):
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        held = {row[1] for row in self._db.execute("PRAGMA table_info(threads)")}
+        for column, kind in _THREAD_COLUMNS.items():
+            if column not in held:  # a file an earlier version made
+                self._db.execute(f"ALTER TABLE threads ADD COLUMN {column} {kind}")
+        self._db.execute(_OWNED_INDEX)
 
     @contextmanager
     def _transaction(self, begin: str = "BEGIN IMMEDIATE") -> Iterator[sqlite3.Connection]:
@@ -234,6 +276,7 @@ class SQLiteStore(Store):
             db.execute("DELETE FROM entries WHERE thread_id = ?", (thread_id,))
             db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
             db.execute("DELETE FROM kept_states WHERE thread_id = ?", (thread_id,))
+            db.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,))
 
     def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                          token: int | None = None) -> None:
@@ -251,14 +294,69 @@ class SQLiteStore(Store):
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
-        rows = self._query(
-            "SELECT id, parent_id, entries, created_at, updated_at, owner FROM threads"
-            " ORDER BY first_saved"
-        )
-        return [
-            ThreadInfo(id, parent, count, parse_time(created), parse_time(updated), owner)
-            for id, parent, count, created, updated, owner in rows
-        ]
+        return [_info(row) for row in self._query(f"SELECT {_INFO} FROM threads"
+                                                  " ORDER BY first_saved")]
+
+    def list_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
+                   after: tuple[str, str] | None = None) -> list[ThreadInfo]:
+        """`owner`'s threads, newest change first (see `Store.list_owned`)."""
+        check_limit(limit)
+        since = ("" if after is None else
+                 " AND (COALESCE(updated_at, ''), id) < (?, ?)")
+        with self._transaction("BEGIN") as db:
+            rows = db.execute(
+                f"SELECT {_INFO} FROM threads WHERE owner IS ? AND parent_id IS NULL"
+                f" AND archived = ?{since} ORDER BY COALESCE(updated_at, '') DESC, id DESC"
+                " LIMIT ?", (owner, int(archived), *(after or ()), limit)).fetchall()
+            infos = [_info(row) for row in rows]
+            return [info if info.title is not None else dataclasses.replace(
+                info, title=opening_title(json.loads(body) for (body,) in db.execute(
+                    "SELECT body FROM entries WHERE thread_id = ? AND seq < ? ORDER BY seq",
+                    (info.id, OPENING_ENTRIES)))) for info in infos]
+
+    def update_thread(self, thread_id: str, *, title: str | None = None,
+                      archived: bool | None = None) -> None:
+        """Give the thread a title and/or archive it; LookupError if there is none."""
+        title = check_title(title) if title is not None else None
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone() is None:
+                raise missing_thread(thread_id, self.path)
+            if title is not None:
+                db.execute("UPDATE threads SET title = ? WHERE id = ?", (title or None, thread_id))
+            if archived is not None:
+                db.execute("UPDATE threads SET archived = ? WHERE id = ?",
+                           (int(archived), thread_id))
+
+    def write_checkpoint(self, thread_id: str, checkpoint: Checkpoint) -> None:
+        """Keep what the server recorded of a run of the thread when it ended."""
+        encoded = encode_checkpoint(thread_id, checkpoint)
+        with self._transaction() as db:
+            db.execute(_UPSERT_CHECKPOINT, (thread_id, encoded.run_id, thread_id, encoded.head,
+                                            encoded.state))
+            if encoded.status is not None:
+                db.execute("UPDATE threads SET run_status = ? WHERE id = ?",
+                           (encoded.status, thread_id))
+
+    def load_checkpoints(self, thread_id: str, run_ids: Sequence[str] | None = None, *,
+                         states: bool = False) -> list[Checkpoint]:
+        """The thread's checkpoints, in the order their runs were first recorded."""
+        rows = self._query(f"SELECT run_id, head, {'state' if states else 'NULL'} FROM"
+                           " checkpoints WHERE thread_id = ? ORDER BY seq", thread_id)
+        wanted = None if run_ids is None else set(run_ids)
+        return [decode_checkpoint(run_id, head, state) for run_id, head, state in rows
+                if wanted is None or run_id in wanted]
+
+    def erase_records(self, thread_ids: Sequence[str], run_ids: Sequence[str],
+                      event_logs: Sequence[str] = ()) -> None:
+        """Remove the threads and runs in one transaction (SQLite keeps no event logs)."""
+        with self._transaction() as db:
+            for table, column in (("entries", "thread_id"), ("threads", "id"),
+                                  ("kept_states", "thread_id"), ("checkpoints", "thread_id")):
+                db.executemany(f"DELETE FROM {table} WHERE {column} = ?",
+                               [(thread_id,) for thread_id in thread_ids])
+            for table in ("runs", "audit"):
+                db.executemany(f"DELETE FROM {table} WHERE run_id = ?",
+                               [(run_id,) for run_id in run_ids])
 
     def run_thread(self, run_id: str) -> str:
         """The thread run `run_id` belongs to; LookupError if there is no such run."""

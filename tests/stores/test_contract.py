@@ -8,6 +8,7 @@ writers on several connections.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 import sqlite3
 import threading
@@ -19,9 +20,19 @@ import pytest
 
 from pyox_agents.state.audit import audit_record, verify_audit
 from pyox_agents.state.conversation import State
+from pyox_agents.state.history import ImportEntry, RunStartEntry, UserMessageEntry
 from pyox_agents.state.messages import File, Image, Message, Reply, ToolCall, Usage
 from pyox_agents.state.run import RunState, RunStatus, Spent, Step, StopReason
-from pyox_agents.stores import MemoryStore, SQLiteStore, StepRecord, Store, StoreConflict
+from pyox_agents.stores import (
+    Checkpoint,
+    MemoryStore,
+    SQLiteStore,
+    StepRecord,
+    Store,
+    StoreConflict,
+    ThreadInfo,
+    page_key,
+)
 
 RUN_ID = "ab" * 32
 OTHER_RUN_ID = "cd" * 32
@@ -526,6 +537,201 @@ async def test_an_async_only_store_needs_achild() -> None:
     assert (await loaded.achild("sub-1")).snapshot() == child.snapshot()
 
 
+# --- threads as an owner's resource: listing, titles, checkpoints, erasing ----------------------
+
+
+def thread_at(store: Store, thread_id: str, minute: int, *, owner: str | None = "ann",
+              text: str = "hello", parent: str | None = None) -> None:
+    """Save thread `thread_id` for `owner` with one user message, recorded at 10:`minute`."""
+    at = datetime.datetime(2025, 5, 1, 10, minute, tzinfo=datetime.UTC)
+    entries = [ImportEntry(at=at, content=(Message.user(text),)).to_json()]
+    if parent is not None:
+        entries.append(RunStartEntry(at=at, content=None, parent_id=parent,
+                                     parent_call_id="call_p").to_json())
+    store.write(StepRecord(thread_id, 0, entries=tuple(entries), owner=owner, parent_id=parent))
+
+
+def add_message(store: Store, thread_id: str, minute: int, text: str = "more") -> None:
+    """Append a user message recorded at 10:`minute` to thread `thread_id`."""
+    at = datetime.datetime(2025, 5, 1, 10, minute, tzinfo=datetime.UTC)
+    entry = UserMessageEntry(at=at, content=Message.user(text)).to_json()
+    store.write(StepRecord(thread_id, store.entry_count(thread_id), entries=(entry,)))
+
+
+def ids(infos: list[ThreadInfo]) -> list[str]:
+    return [info.id for info in infos]
+
+
+def test_an_owners_threads_are_listed_newest_change_first_page_by_page(store: Store) -> None:
+    for n, minute in enumerate((5, 1, 9, 3, 7)):
+        thread_at(store, f"t{n}", minute)
+    add_message(store, "t1", 20)  # a later change puts it first
+    first = store.list_owned("ann", limit=2)
+    assert ids(first) == ["t1", "t2"]
+    second = store.list_owned("ann", limit=2, after=page_key(first[-1]))
+    third = store.list_owned("ann", limit=2, after=page_key(second[-1]))
+    assert ids(second) == ["t4", "t0"] and ids(third) == ["t3"]
+    assert store.list_owned("ann", limit=2, after=page_key(third[-1])) == []
+    assert first[0].updated_at == datetime.datetime(2025, 5, 1, 10, 20, tzinfo=datetime.UTC)
+
+
+def test_threads_changed_at_the_same_moment_are_paged_by_id(store: Store) -> None:
+    for name in ("b", "d", "a", "c"):
+        thread_at(store, name, 4)
+    pages, after = [], None
+    while page := store.list_owned("ann", limit=1, after=after):
+        pages.append(page[0].id)
+        after = page_key(page[-1])
+    assert pages == ["d", "c", "b", "a"]
+
+
+def test_an_owners_list_leaves_out_others_subagents_and_archived_threads(store: Store) -> None:
+    thread_at(store, "mine", 1)
+    thread_at(store, "bobs", 2, owner="bob")
+    thread_at(store, "nobodys", 3, owner=None)
+    thread_at(store, "sub", 4, parent="mine")
+    thread_at(store, "old", 5)
+    store.update_thread("old", archived=True)
+    assert ids(store.list_owned("ann")) == ["mine"]
+    assert ids(store.list_owned("ann", archived=True)) == ["old"]
+    assert ids(store.list_owned("bob")) == ["bobs"]
+    assert ids(store.list_owned(None)) == ["nobodys"]
+    store.update_thread("old", archived=False)
+    assert ids(store.list_owned("ann")) == ["old", "mine"]
+    assert store.list_owned("ann", archived=True) == []
+
+
+def test_a_thread_saved_for_nobody_then_for_someone_is_listed_as_theirs(store: Store) -> None:
+    thread_at(store, "t", 1, owner=None)
+    state = store.load("t")
+    state.add_message(Message.user("now signed in"))
+    store.write(dataclasses.replace(store.record_for(state), owner="ann"))
+    assert ids(store.list_owned("ann")) == ["t"]
+    assert store.list_owned(None) == []
+
+
+def test_an_untitled_thread_is_listed_under_its_first_user_message(store: Store) -> None:
+    thread_at(store, "t", 1, text="  Plan my\ntrip to Lisbon  ")
+    thread_at(store, "long", 2, text="x" * 300)
+    store.save(State(id="empty"))
+    infos = {info.id: info for info in store.list_owned(None)} | {
+        info.id: info for info in store.list_owned("ann")}
+    assert infos["t"].title == "Plan my trip to Lisbon"
+    assert infos["long"].title == "x" * 79 + "…"
+    assert infos["empty"].title is None
+
+
+def test_a_title_and_the_archive_flag_are_kept_and_leave_the_history_alone(store: Store) -> None:
+    thread_at(store, "t", 1)
+    before = store.load_thread("t").entries
+    store.update_thread("t", title="  Trip  ")
+    store.update_thread("t", archived=True)
+    (info,) = store.list_owned("ann", archived=True)
+    assert (info.title, info.archived) == ("Trip", True)
+    assert info.updated_at == datetime.datetime(2025, 5, 1, 10, 1, tzinfo=datetime.UTC)
+    assert store.load_thread("t").entries == before
+    assert [(i.title, i.archived) for i in store.list_threads()] == [("Trip", True)]
+    store.update_thread("t", title="")  # taken away: listed under its first message again
+    assert store.list_owned("ann", archived=True)[0].title == "hello"
+
+
+def test_a_bad_title_or_an_unknown_thread_is_refused(store: Store) -> None:
+    thread_at(store, "t", 1)
+    with pytest.raises(ValueError, match="at most 80 characters"):
+        store.update_thread("t", title="y" * 81)
+    with pytest.raises(ValueError, match="one line"):
+        store.update_thread("t", title="two\nlines")
+    with pytest.raises(LookupError, match="'nobody-1'"):
+        store.update_thread("nobody-1", title="x")
+    assert store.list_owned("ann")[0].title == "hello"
+
+
+def checkpoint(run_id: str, status: str, entries: int, state: Any = None) -> Checkpoint:
+    kept = None if state is None else {"state": state, "back": [{"op": "remove",
+                                                                  "path": "/n"}]}
+    return Checkpoint(run_id, {"status": status, "entries": entries, "version": 2,
+                               "run_key": f"key-{run_id[:4]}"}, kept)
+
+
+def test_checkpoints_are_kept_per_run_in_the_order_first_recorded(store: Store) -> None:
+    thread_at(store, "t", 1)
+    store.write_checkpoint("t", checkpoint(RUN_ID, "paused", 3, {"n": 1}))
+    store.write_checkpoint("t", checkpoint(OTHER_RUN_ID, "completed", 5, {"n": 2}))
+    store.write_checkpoint("t", checkpoint(RUN_ID, "completed", 4, {"n": 3}))  # resumed, ended
+    heads = store.load_checkpoints("t")
+    assert [(c.run_id, c.head["entries"], c.state) for c in heads] == [
+        (RUN_ID, 4, None), (OTHER_RUN_ID, 5, None)]
+    (full,) = store.load_checkpoints("t", [RUN_ID], states=True)
+    assert full == checkpoint(RUN_ID, "completed", 4, {"n": 3})
+    assert store.load_checkpoints("other") == []
+    assert store.list_owned("ann")[0].run_status == "completed"
+    store.write_checkpoint("t", checkpoint(OTHER_RUN_ID, "paused", 5))
+    assert store.list_threads()[0].run_status == "paused"
+    assert store.load_checkpoints("t", [OTHER_RUN_ID], states=True)[0].state is None
+
+
+def test_a_checkpoint_that_is_not_json_is_refused(store: Store) -> None:
+    thread_at(store, "t", 1)
+    with pytest.raises(TypeError, match="not JSON"):
+        store.write_checkpoint("t", Checkpoint(RUN_ID, {"status": {1, 2}}))
+    assert store.load_checkpoints("t") == []
+
+
+def test_erase_removes_a_thread_its_runs_audit_checkpoints_and_subagents(store: Store) -> None:
+    parent, child = parent_with_saved_child(store)
+    parent._start_run(run_id=RUN_ID)
+    think(parent, text="done")
+    audit: list[dict[str, Any]] = []
+    commit_step(store, parent, audit, shared={"n": 1}, version=1)
+    child._start_run(run_id=OTHER_RUN_ID)
+    commit_step(store, child, [], run_id=OTHER_RUN_ID)
+    store.write_kept_state("parent", {"version": 1, "state": {"n": 1}, "back": []})
+    store.write_checkpoint("parent", checkpoint(RUN_ID, "completed", 5, {"n": 1}))
+    thread_at(store, "other", 1, owner=None)
+    assert sorted(store.erase("parent")) == sorted([RUN_ID, OTHER_RUN_ID])
+    for thread_id in ("parent", "sub-1"):
+        with pytest.raises(LookupError):
+            store.load(thread_id)
+        assert store.load_kept_state(thread_id) is None
+        assert store.load_checkpoints(thread_id) == []
+    for run_id in (RUN_ID, OTHER_RUN_ID):
+        with pytest.raises(LookupError):
+            store.load_run_record(run_id)
+        assert store.load_audit(run_id) == []
+    assert ids(store.list_threads()) == ["other"] and ids(store.list_owned(None)) == ["other"]
+    assert store.erase("parent") == []  # gone: nothing happens
+    store.save(State(id="parent", messages=[Message.user("a fresh start")]))  # the id is free
+
+
+def test_delete_forgets_a_threads_listing_and_checkpoints_too(store: Store) -> None:
+    thread_at(store, "t", 1)
+    store.write_checkpoint("t", checkpoint(RUN_ID, "completed", 1))
+    store.delete("t")
+    assert store.list_owned("ann") == [] and store.load_checkpoints("t") == []
+    thread_at(store, "t", 2, owner="bob")  # the id is free again, for anyone
+    assert ids(store.list_owned("bob")) == ["t"] and store.list_owned("ann") == []
+
+
+@pytest.mark.anyio
+async def test_the_async_twins_of_the_thread_records_do_what_the_sync_ones_do(
+        store: Store) -> None:
+    thread_at(store, "t", 1)
+    await store.aupdate_thread("t", title="Trip")
+    await store.awrite_checkpoint("t", checkpoint(RUN_ID, "paused", 1, {"n": 1}))
+    (info,) = await store.alist_owned("ann")
+    assert (info.title, info.run_status) == ("Trip", "paused")
+    (found,) = await store.aload_checkpoints("t", states=True)
+    assert found.state == {"state": {"n": 1}, "back": [{"op": "remove", "path": "/n"}]}
+    assert await store.aerase("t") == []
+    assert await store.alist_owned("ann") == []
+
+
+def test_a_page_size_out_of_bounds_is_refused(store: Store) -> None:
+    for limit in (0, 201, 2.5):
+        with pytest.raises(ValueError, match="1 to 200"):
+            store.list_owned("ann", limit=limit)  # type: ignore[arg-type]
+
+
 # --- SQLite's own -------------------------------------------------------------------------------
 
 
@@ -542,6 +748,21 @@ def test_a_sqlite_file_keeps_everything_after_reopening(tmp_path: Path) -> None:
         assert second.load_audit(RUN_ID) == audit
         assert second.load_thread("t").shared_state == {"n": 1}
         assert [info.id for info in second.list_threads()] == ["t"]
+
+
+def test_a_sqlite_file_made_before_thread_titles_gets_their_columns(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "s.db") as first:
+        first.save(State(id="t", messages=[Message.user("from before")]))
+    db = sqlite3.connect(tmp_path / "s.db")  # as an earlier version left it
+    db.executescript("DROP INDEX threads_by_owner; ALTER TABLE threads DROP COLUMN title;"
+                     " ALTER TABLE threads DROP COLUMN archived;"
+                     " ALTER TABLE threads DROP COLUMN run_status;")
+    db.close()
+    with SQLiteStore(tmp_path / "s.db") as second:
+        second.update_thread("t", title="Older", archived=True)
+        assert [(t.id, t.title) for t in second.list_owned(None, archived=True)] == [
+            ("t", "Older")]
+        assert second.load("t").messages[0].content == "from before"
 
 
 def test_a_sqlite_store_uses_wal(tmp_path: Path) -> None:

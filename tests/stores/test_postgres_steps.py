@@ -86,6 +86,26 @@ def test_a_database_with_a_newer_schema_version_is_refused_naming_both(
     assert postgres_store.entry_count("t") == 1  # nothing was touched
 
 
+def test_a_version_1_database_is_brought_up_to_date_and_keeps_what_it_held(
+        postgres_store: PostgresStore) -> None:
+    """A database made before threads had titles and checkpoints (schema version 1) is
+    upgraded in place when a newer store opens it: its threads stay, and the new records work."""
+    postgres_store.save(State(id="t", messages=[Message.user("kept from before")]))
+    schema = postgres_store.schema
+    with psycopg.connect(postgres_store.url, autocommit=True) as conn:  # back to version 1
+        conn.execute(f"DROP TABLE {schema}.checkpoints; DROP INDEX {schema}.threads_by_owner;"
+                     f" ALTER TABLE {schema}.threads DROP COLUMN title, DROP COLUMN archived,"
+                     f" DROP COLUMN run_status; UPDATE {schema}.schema_version"
+                     " SET version = 1".encode())
+    with PostgresStore(postgres_store.url, schema=schema) as upgraded:
+        assert upgraded.load("t").messages[0].content == "kept from before"
+        upgraded.update_thread("t", title="Older")
+        assert [(t.id, t.title) for t in upgraded.list_owned(None)] == [("t", "Older")]
+        with psycopg.connect(postgres_store.url) as conn:
+            rows = conn.execute(f"SELECT version FROM {schema}.schema_version".encode())
+            assert rows.fetchall() == [(SCHEMA_VERSION,)] == [(2,)]
+
+
 # --- errors that say what to do -----------------------------------------------------------------
 
 
