@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent
-from pyox_agents.service._faults import uninterrupted
+from pyox_agents.runtime._to_the_end import to_the_end
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._thread_state import aligned
 from pyox_agents.state.frozen import JSON, freeze
@@ -70,7 +70,7 @@ async def record_run(store: Store | None, live: LiveRun, batch: Sequence[Runtime
             head["version"] = live.versions.version
             state = {"state": after,
                      "back": [op.to_json() for op in diff(after, aligned(after, before))]}
-        await uninterrupted(store.awrite_checkpoint(live.thread_id,
+        await to_the_end(store.awrite_checkpoint(live.thread_id,
                                                     Checkpoint(run_id, head, state)))
     except Exception:
         _log.warning("thread %s: what run %s changed could not be recorded; its history will "
