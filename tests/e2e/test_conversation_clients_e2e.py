@@ -182,6 +182,24 @@ def test_a_message_typed_over_an_approval_or_a_question_never_breaks_the_thread(
 
 
 @pytest.mark.parametrize("client", CLIENTS)
+def test_going_back_while_an_approval_waits_cancels_it_and_branches(
+        client: str, converse: Converse) -> None:
+    steps = converse(client, [
+        {"op": "send", "text": "hello"}, {"op": "send", "text": "buy"},
+        {"op": "regenerate", "user": 0},
+        {"op": "send", "text": "buy"},
+        {"op": "edit", "user": 0, "text": "hi"},
+        {"op": "send", "text": "buy"}, {"op": "answer", "answer": False},
+    ])
+    assert [step["pending"] is not None for step in steps] == [
+        False, True, False, True, False, True, False]
+    assert texts(kept(steps[2]["thread"])) == ["hello", "#2 to 'hello'"]
+    assert texts(kept(steps[4]["thread"])) == ["hi", "#3 to 'hi'"]
+    assert texts(kept(steps[6]["thread"]))[-2:] == ["buy", "#4 checkout said 'denied by a person'"]
+    assert tool_results(steps[6]["thread"]) == ["denied by a person"]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
 def test_a_reloaded_client_shows_the_pending_approval_or_question_and_its_answer_works(
         client: str, converse: Converse) -> None:
     """A reload while a question waits: the reloaded client has it open and answers it; while an

@@ -181,6 +181,25 @@ def test_going_back_to_a_message_typed_over_an_approval_keeps_its_decline(
     assert BOUGHT == []
 
 
+@pytest.mark.parametrize("branch", ["regenerate", "edit"])
+def test_ag_ui_going_back_with_the_interrupt_cancelled_branches_and_asks_nothing(
+        url: str, branch: str) -> None:
+    """`@ag-ui/client` runs over an open interrupt only with `resume` addressing it: a page that
+    regenerates or edits an earlier message then sends it cancelled. That goes back (the paused
+    run is cancelled, the thread branches), as it does without `resume`; it resumed the paused
+    run before, and the thread did not branch."""
+    first = held(ag_ui(url, [{"id": "u1", "role": "user", "content": "hello"}]))
+    second = ag_ui(url, [*first, {"id": "u2", "role": "user", "content": "buy"}])
+    (interrupt,) = second[-1]["outcome"]["interrupts"]
+    body = first[:1] if branch == "regenerate" else [
+        {"id": "u1", "role": "user", "content": "hello again"}]
+    events = ag_ui(url, body, resume=[{"interruptId": interrupt["id"], "status": "cancelled"}])
+    assert events[-1].get("outcome", {}).get("type", "success") == "success"
+    said = "hello" if branch == "regenerate" else "hello again"
+    assert thread(url, "t") == [("user", said), ("assistant", f"read {said!r} after 'no tool'")]
+    assert BOUGHT == []
+
+
 def test_ai_sdk_regenerating_a_message_typed_over_an_approval_answers_it_again(url: str) -> None:
     u1 = ui_user("m1", "buy")
     a1 = asked_message(ai_sdk(url, [u1]))

@@ -13,9 +13,10 @@
 //     "agui"         @ag-ui/client 1.0.0's HttpAgent (the demo's ConnectingAgent, for reloads);
 //     "agui0059"     the same on @ag-ui/client 0.0.59 (the one CopilotKit 1.74 bundles).
 //   steps: [{op, ...}], each awaited:
-//     {op: "send", text}             a new user message; over a pending interrupt, an AG-UI page
-//                                    must address it: it runs with resume [{interruptId,
-//                                    status: "cancelled"}] (the client refuses to run otherwise)
+//     {op: "send", text}             a new user message. Over a pending interrupt an AG-UI page
+//                                    must address it, in this step or a regenerate or an edit:
+//                                    it runs with resume [{interruptId, status: "cancelled"}]
+//                                    (the client refuses to run otherwise)
 //     {op: "regenerate", user?: n}   answer user message n (0-based; default: the last) again.
 //                                    ai: regenerate() / regenerate({messageId: the assistant
 //                                    message after it}); AG-UI: the page cuts its messages after
@@ -144,7 +145,11 @@ async function aguiClient(pkg) {
   const url = `${base}/agents/${agentName}/ag-ui`;
   const open = () => new ConnectingAgent({ url, threadId, initialState: {} });
   let agent = open();
+  // A page that goes on over an open interrupt (a message typed instead of an answer, a
+  // regenerate, an edit) sends it cancelled: the client refuses to run otherwise.
   const run = async (params = {}) => {
+    const open = agent.pendingInterrupts ?? [];
+    if (open.length && !params.resume) params = { ...params, resume: open.map((i) => ({ interruptId: i.id, status: 'cancelled' })) };
     let failed = null;
     await agent.runAgent(params, { onRunErrorEvent: ({ event }) => { failed = event.message; } });
     if (failed) throw new Error(`RUN_ERROR: ${failed}`);
@@ -153,8 +158,7 @@ async function aguiClient(pkg) {
   const ops = {
     send: ({ text }) => {
       agent.addMessage({ id: randomUUID(), role: 'user', content: text });
-      const open = agent.pendingInterrupts ?? [];
-      return run(open.length ? { resume: open.map((i) => ({ interruptId: i.id, status: 'cancelled' })) } : {});
+      return run();
     },
     regenerate: ({ user }) => {
       const users = agent.messages.filter((m) => m.role === 'user');
