@@ -82,6 +82,9 @@ def open_conversation(request: RunRequest, conversation: State | None,
             raise RequestError(422, str(exc), "messages") from None
     if placement.rewind is not None and not conversation.pending_calls:
         _branch(conversation, placement.rewind)
+        for result in placement.declined:  # an edited message's declines: not asked again
+            conversation._add_tool_result(result.call, result.outcome, result.content,
+                                          is_error=result.is_error, text=result.text)
     else:
         _add_outputs(conversation, request.tool_outputs)
     for message in placement.new:

@@ -4,6 +4,7 @@ continued with the person's answer and the messages sent with it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -70,7 +71,15 @@ async def open_run(
                                         and conversation.pending_calls)
         paused = await runs.paused(agent, request.thread_id) if waiting else None
     if request.decisions:
-        return await _resume(runs, agent, request, live, paused, fence, placement.new)
+        decision = chosen_decision(request, paused)
+        if placement.rewind is None or decision.approve:
+            if (placement.rewind is None and placement.new and not decision.approve
+                    and decision.answer is None):  # dismissed (AG-UI "cancelled") for a message
+                decision = dataclasses.replace(decision, answer=TYPED_OVER)
+            return await _resume(runs, agent, request, live, paused, fence, placement.new,
+                                 decision)
+        # declined to go back (an AG-UI page must address the interrupt to run at all): the
+        # paused run is cancelled below, and the request branches like any edit or regenerate
     pending = paused.pending if paused is not None else None
     if paused is not None and pending is not None:
         if placement.rewind is None and placement.new:  # a message instead of an answer

@@ -12,6 +12,11 @@ The kept conversation is the truth. A client's user messages are matched to the 
 - a history that stops at a user message the thread has answered is a regenerate: the thread
   branches right after that message, and the run answers it again.
 
+A message typed while an approval or a question waited declined it: the history holds that
+result after the message (the resumed run recorded it), and the model read it before the
+message. A branch at such a message keeps the result with it: a regenerate goes back to just
+after the result, an edit puts it back before the edited message. Neither asks again.
+
 A branch goes back with `State.restore`: the history keeps every entry (the old branch stays
 reachable there), and what the model reads next is the branch. Assistant and tool messages are
 the server's own (their ids are the ones it streamed): a client's copy of them may be changed
@@ -22,7 +27,7 @@ the adapters read the client's tool outputs and answers apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyox_agents._run_request import RequestError
 from pyox_agents.state._shown_ids import user_message_id
@@ -31,6 +36,7 @@ from pyox_agents.state.history import (
     ContextChangeEntry,
     ImportEntry,
     Restored,
+    ToolResultEntry,
     UserMessageEntry,
 )
 from pyox_agents.state.messages import NOTICE_PREFIX, Message
@@ -42,24 +48,30 @@ __all__ = ["Placement", "place"]
 class Placement:
     """What a request does to its thread's conversation.
 
-    `rewind`: the length of history to go back to (a branch), or None to stay; `new`: the
-    messages to add after that, in order; `branch`: "edit" or "regenerate" when it branches.
+    `rewind`: the length of history to go back to (a branch), or None to stay; `declined`:
+    tool results to record again after going back (the declines of calls the edited message
+    was typed over); `new`: the messages to add after that, in order; `branch`: "edit" or
+    "regenerate" when it branches.
     """
 
     rewind: int | None = None
     new: tuple[Message, ...] = ()
     branch: str | None = None
+    declined: tuple[ToolResultEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class _Turn:
     """A user message of the thread: its id, the message, and where it is in the history (the
-    entry's index, its place among the entry's messages, and the messages before it there)."""
+    entry's index, its place among the entry's messages, and the messages before it there).
+    `declines`: the results (and their indices) that follow it in the history, of calls it
+    was typed over, which the model read before it."""
 
     id: str | None
     message: Message
     index: int
     before: tuple[Message, ...] = ()
+    declines: list[tuple[int, ToolResultEntry]] = field(default_factory=list)
 
     def rewind_before(self) -> tuple[int, tuple[Message, ...]]:
         """The history length and the messages to add again, to stand just before this one."""
@@ -67,6 +79,8 @@ class _Turn:
 
     def rewind_after(self, entry_messages: tuple[Message, ...]) -> tuple[int, tuple[Message, ...]]:
         """... to stand just after this one (its reply and all after it gone)."""
+        if self.declines:  # the results it declined stay: the model read them before it
+            return self.declines[-1][0] + 1, ()
         kept = (*self.before, self.message)
         if len(kept) == len(entry_messages):  # the last message of its entry
             return self.index + 1, ()
@@ -98,7 +112,8 @@ def place(conversation: State, sent: Sequence[Message]) -> Placement:
         if not _same(turns[at].message, message):  # an edit: branch just before it
             rewind, again = turns[at].rewind_before()
             rest = tuple(m for _, m in users[first + shared:])
-            return Placement(rewind, (*again, *rest), "edit")
+            declined = tuple(entry for _, entry in turns[at].declines)
+            return Placement(rewind, (*again, *rest), "edit", declined)
         shared += 1
     rest_sent = users[first + shared:]
     for message_id, _ in rest_sent:
@@ -128,17 +143,27 @@ class _Branch:
         after = self.entries.get(turn.index, ())[len(turn.before) + 1:]
         if any(message.role != "user" for message in after):
             return True
-        return any(index > turn.index and index not in self.entries for index in self.live)
+        declines = {index for index, _ in turn.declines}
+        return any(index > turn.index and index not in self.entries and index not in declines
+                   for index in self.live)
 
 
 def _branch(conversation: State) -> _Branch:
     branch = _Branch([], {}, [])
+    typed_over: _Turn | None = None  # the last user message, while only results follow it
     for index, entry in enumerate(conversation.history):
         if isinstance(entry, ContextChangeEntry) and isinstance(entry.content, Restored):
             length = entry.content.history_length
             branch.turns = [turn for turn in branch.turns if turn.index < length]
             branch.live = [at for at in branch.live if at < length]
+            for turn in branch.turns:
+                turn.declines[:] = [(at, e) for at, e in turn.declines if at < length]
+            typed_over = None
             continue
+        if isinstance(entry, ToolResultEntry) and typed_over is not None:
+            typed_over.declines.append((index, entry))  # a call it was typed over, declined
+        elif entry.kind not in ("run_start", "context_change"):
+            typed_over = None
         if entry.kind in ("model_reply", "tool_result"):
             branch.live.append(index)
         elif isinstance(entry, ImportEntry):
@@ -153,6 +178,7 @@ def _branch(conversation: State) -> _Branch:
             branch.live.append(index)
             shown = user_message_id(conversation.id, entry.content, index, 0, "user")
             branch.turns.append(_Turn(shown, entry.content, index))
+            typed_over = branch.turns[-1]
     return branch
 
 

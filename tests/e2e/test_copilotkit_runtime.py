@@ -274,6 +274,18 @@ def test_an_approval_interrupt_is_answered_in_the_page_and_the_run_resumes(
     assert result["steps"][-2:] == ["approval shown", "approved: the run resumed and completed"]
 
 
+def test_a_reload_while_an_approval_waits_shows_it_again_and_approving_it_resumes(
+        runtime_in_front: Front, chromium: str) -> None:
+    """The page keeps its thread (`?thread=`); reloaded while the approval waits, it comes back
+    through the runtime's connect with the approval shown again, and Approve resumes the run on
+    our server: the order appears and the agent confirms it."""
+    result = drive(runtime_in_front, "reload-while-paused", chromium, query="/?thread=paused-1")
+    assert result["steps"][-2:] == ["reloaded: approval shown again",
+                                    "approved after the reload: the run resumed and completed"]
+    kept = httpx.get(f"{runtime_in_front.server}/threads/paused-1").json()
+    assert [m["content"] for m in kept["messages"]][-2:] == ["ordered", "Your order is placed."]
+
+
 def test_shared_state_flows_both_ways_through_the_runtime(runtime_in_front: Front,
                                                           chromium: str) -> None:
     """`useAgent` shows the todo a tool added; the person's edit (`agent.setState`) reaches the

@@ -7,6 +7,12 @@ approved (order confirmed) and another denied (refused, cart kept); a reload bri
 and its state back. Screenshots go to tests/e2e/artifacts/. The page must ask nothing of any
 host but the server.
 
+Each view also survives a message typed while the checkout approval waits (declined, the message
+answered), a reload, and more use; an approval left waiting over a reload is shown again and its
+Approve works. The CopilotKit view regenerates an answer and edits a message (the page's own
+handlers in CopilotChat's slots: CopilotKit v2 has neither). After every step of those, the chat
+the page shows is the thread `GET /threads/{id}` keeps (`browser/demo_conversation.mjs`).
+
 Chromium is installed with apt-get when missing, and frontend-demo's npm packages (which hold
 playwright-core) with `npm ci`: these tests are never skipped.
 """
@@ -33,6 +39,7 @@ from tests.e2e.browser_runs import run_browser_script
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend-demo"
 SCRIPT = Path(__file__).parent / "browser" / "demo_page.mjs"
+CONVERSATION = Path(__file__).parent / "browser" / "demo_conversation.mjs"
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
@@ -95,3 +102,80 @@ def test_demo_view_scenario_in_chromium(view: str, chromium: str, playwright_rea
     assert result["offsite"] == [], f"{view} asked other hosts: {result['offsite']}"
     for path in result["screenshots"]:
         assert Path(path).stat().st_size > 10_000
+
+
+def _turns(messages: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(role, text) messages as turns: each user message, then all that answered it as one."""
+    turns: list[tuple[str, str]] = []
+    for role, text in messages:
+        if role == "user":
+            turns.append(("user", text))
+        elif turns and turns[-1][0] == "answer":
+            turns[-1] = ("answer", f"{turns[-1][1]}\n{text}")
+        else:
+            turns.append(("answer", text))
+    return turns
+
+
+def _shows_the_kept_thread(step: dict[str, Any]) -> None:
+    """The page's chat is the kept thread: the same user messages in order, and each answer
+    shows what the thread keeps of it (the assistant's texts, the tools' results; a declined
+    call at least as "denied": an AI SDK stream cannot write into the earlier message whose
+    approval a typed message declined, so useChat keeps its part unanswered and the page marks
+    it)."""
+    assert isinstance(step["thread"], list), f"{step['name']}: GET /threads: {step['thread']}"
+    shown = _turns([(m["role"], m["text"]) for m in step["page"]])
+    kept = _turns([("user" if m["role"] == "user" else "answer", m["content"])
+                   for m in step["thread"]])
+    assert [t for t in shown if t[0] == "user"] == [t for t in kept if t[0] == "user"], step
+    assert len(shown) == len(kept), step
+    for (role, page_text), (_, kept_text) in zip(shown, kept, strict=True):
+        if role == "answer":
+            for line in filter(None, kept_text.split("\n")):
+                if line.startswith("denied by a person") and line not in page_text:
+                    line = "denied"
+                assert line in page_text, f"{step['name']}: {line!r} is not shown: {page_text!r}"
+
+
+def _converse(base: str, view: str, scenario: str) -> list[dict[str, Any]]:
+    result = run_browser_script(CONVERSATION, [base, view, scenario, str(ARTIFACTS)], CHROMIUM)
+    assert result["ok"], (
+        f"{view} {scenario}: failed after {[s['name'] for s in result['steps']]}: "
+        f"{result['error']}\nbrowser console errors: {result['consoleErrors']}\n"
+        f"screenshots: {result['screenshots']}")
+    assert result["offsite"] == [], f"{view} asked other hosts: {result['offsite']}"
+    for step in result["steps"]:
+        _shows_the_kept_thread(step)
+    return list(result["steps"])
+
+
+@pytest.mark.parametrize("view", ["ag-ui", "ai-sdk", "copilotkit"])
+def test_demo_view_survives_a_message_typed_over_an_approval_and_reloads(
+        view: str, chromium: str, playwright_ready: None, serve: Callable[[Any], str],
+        tmp_path: Path) -> None:
+    """The issue's case: a message typed while the checkout approval waits, then a reload, then
+    normal use; then an approval left waiting over a reload (it showed "tool checkout {}
+    running…" with no buttons on the AG-UI and CopilotKit tabs), approved."""
+    app = create_app(demo_agents("demo"), store=SQLiteStore(tmp_path / "demo.db"),
+                     page=STATIC_DIR)
+    steps = _converse(serve(app), view, "typed-over")
+    assert [s["name"] for s in steps][-1] == "and on"
+    typed = [m["content"] for m in steps[1]["thread"]]
+    assert typed[-5:-3] == [
+        "denied by a person: the person sent a new message instead of answering",
+        "add bread to my cart"]
+
+
+def test_demo_copilotkit_view_regenerates_edits_and_types_over_an_approval(
+        chromium: str, playwright_ready: None, serve: Callable[[Any], str],
+        tmp_path: Path) -> None:
+    app = create_app(demo_agents("demo"), store=SQLiteStore(tmp_path / "demo.db"),
+                     page=STATIC_DIR)
+    steps = _converse(serve(app), "copilotkit", "branches")
+    by_name = {s["name"]: s["thread"] for s in steps}
+    regenerated = by_name["the last answer regenerated"]
+    assert [m["content"] for m in regenerated if m["role"] == "tool"] == [
+        "added 1 x milk to the cart", "now 2 x eggs in the cart"]  # answered again, once
+    edited = by_name["the first message edited: what followed it is gone"]
+    assert [m["content"] for m in edited if m["role"] == "user"] == ["add bread to my cart"]
+    assert by_name["denied after the reload"][-1]["content"].startswith("The order was not placed")

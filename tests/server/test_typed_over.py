@@ -24,6 +24,7 @@ from pyox_agents.state.messages import Message
 from pyox_agents.stores import SQLiteStore
 
 BOUGHT: list[str] = []
+TYPED_OVER = "the person sent a new message instead of answering"
 
 
 @tool(approval=True)
@@ -154,7 +155,64 @@ def test_ag_ui_a_message_typed_over_an_interrupt_declines_it_and_is_answered(
     assert BOUGHT == []
     kept = thread(url, "t")
     assert [r for r, _ in kept] == ["user", "assistant", "tool", "user", "assistant"]
-    assert kept[3] == ("user", "wait") and kept[4][1].startswith("read 'wait' after 'denied")
+    assert kept[3] == ("user", "wait")
+    assert kept[4][1] == f"read 'wait' after 'denied by a person: {TYPED_OVER}'"  # either way
+
+
+@pytest.mark.parametrize("branch", ["regenerate", "edit"])
+def test_going_back_to_a_message_typed_over_an_approval_keeps_its_decline(
+        url: str, branch: str) -> None:
+    """Regenerating the typed message, or editing it, branches after the decline: the model
+    reads it again and answers; the approval is not asked again (it was, and over the AI SDK
+    the client then failed with "No tool invocation found for tool call ID")."""
+    first = ag_ui(url, [{"id": "u1", "role": "user", "content": "buy"}])
+    (interrupt,) = first[-1]["outcome"]["interrupts"]
+    typed = held(ag_ui(url, [*held(first), {"id": "u2", "role": "user", "content": "wait"}],
+                       resume=[{"interruptId": interrupt["id"], "status": "cancelled"}]))
+    at = [m["id"] for m in typed].index("u2")
+    body = typed[:at + 1] if branch == "regenerate" else [
+        *typed[:at], {"id": "u2", "role": "user", "content": "wait!"}]
+    events = ag_ui(url, body)
+    assert events[-1].get("outcome", {}).get("type", "success") == "success"
+    said = "wait" if branch == "regenerate" else "wait!"
+    assert thread(url, "t") == [
+        ("user", "buy"), ("assistant", ""), ("tool", f"denied by a person: {TYPED_OVER}"),
+        ("user", said), ("assistant", f"read {said!r} after 'denied by a person: {TYPED_OVER}'")]
+    assert BOUGHT == []
+
+
+@pytest.mark.parametrize("branch", ["regenerate", "edit"])
+def test_ag_ui_going_back_with_the_interrupt_cancelled_branches_and_asks_nothing(
+        url: str, branch: str) -> None:
+    """`@ag-ui/client` runs over an open interrupt only with `resume` addressing it: a page that
+    regenerates or edits an earlier message then sends it cancelled. That goes back (the paused
+    run is cancelled, the thread branches), as it does without `resume`; it resumed the paused
+    run before, and the thread did not branch."""
+    first = held(ag_ui(url, [{"id": "u1", "role": "user", "content": "hello"}]))
+    second = ag_ui(url, [*first, {"id": "u2", "role": "user", "content": "buy"}])
+    (interrupt,) = second[-1]["outcome"]["interrupts"]
+    body = first[:1] if branch == "regenerate" else [
+        {"id": "u1", "role": "user", "content": "hello again"}]
+    events = ag_ui(url, body, resume=[{"interruptId": interrupt["id"], "status": "cancelled"}])
+    assert events[-1].get("outcome", {}).get("type", "success") == "success"
+    said = "hello" if branch == "regenerate" else "hello again"
+    assert thread(url, "t") == [("user", said), ("assistant", f"read {said!r} after 'no tool'")]
+    assert BOUGHT == []
+
+
+def test_ai_sdk_regenerating_a_message_typed_over_an_approval_answers_it_again(url: str) -> None:
+    u1 = ui_user("m1", "buy")
+    a1 = asked_message(ai_sdk(url, [u1]))
+    ai_sdk(url, [u1, a1, ui_user("m2", "add eggs first")])
+    response = httpx.post(f"{url}/agents/shop/ai-sdk", timeout=30, json={
+        "id": "c", "messages": [u1, a1, ui_user("m2", "add eggs first")],
+        "trigger": "regenerate-message"})
+    chunks = [json.loads(line[5:]) for line in response.text.splitlines()
+              if line.startswith("data: {")]
+    assert not [c for c in chunks if c.get("toolCallId")]  # nothing for the old message's part
+    assert thread(url, "c")[2:] == [
+        ("tool", f"denied by a person: {TYPED_OVER}"), ("user", "add eggs first"),
+        ("assistant", f"read 'add eggs first' after 'denied by a person: {TYPED_OVER}'")]
 
 
 def test_going_back_over_a_pending_approval_cancels_it_and_branches(url: str) -> None:

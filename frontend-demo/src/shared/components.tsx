@@ -124,9 +124,11 @@ export function StatePanel({ state, patches }: { state: unknown; patches: PatchE
   );
 }
 
+/** A pending approval: Approve or Deny. It does not block the page: the person may type a
+ * message instead, which declines it (the server's rule), and the agent answers the message. */
 export function ApprovalDialog({ approval, onAnswer, cart }: { approval: Approval; onAnswer: (approved: boolean) => void; cart?: DemoState["cart"] }) {
   return (
-    <div className="dialog-backdrop">
+    <div className="dialog-dock">
       <div className="dialog" role="dialog" aria-label="Approve the order" data-testid="approval">
         <h3>The agent wants to run {approval.tool}</h3>
         <p>{approval.message}</p>
@@ -141,6 +143,7 @@ export function ApprovalDialog({ approval, onAnswer, cart }: { approval: Approva
           <button className="primary" onClick={() => onAnswer(true)}>Approve</button>
           <button onClick={() => onAnswer(false)}>Deny</button>
         </div>
+        <p className="muted hint">Or type a message instead: the agent is not allowed, and answers it.</p>
       </div>
     </div>
   );

@@ -1,13 +1,6 @@
-// Threads kept by the browser (ids in localStorage) and loaded back from GET /threads/{id}.
+// Threads kept by the browser (ids in localStorage); each view loads a thread back its own way.
 
 export type ThreadInfo = { id: string; title: string; created: number };
-export type ThreadMessage = {
-  role: "system" | "user" | "assistant" | "tool";
-  content: string;
-  tool_calls: { id: string; name: string; arguments: Record<string, unknown> }[];
-  call_id: string | null;
-};
-export type ThreadRecord = { id: string; messages: ThreadMessage[]; state: unknown; running: boolean };
 
 const key = (view: string) => `pyox-demo:${view}:threads`;
 const currentKey = (view: string) => `pyox-demo:${view}:current`;
@@ -62,14 +55,6 @@ export async function responseError(response: Response, what: string): Promise<E
     // plain text: keep it
   }
   return new Error(`${what}: HTTP ${response.status}: ${detail || response.statusText}`);
-}
-
-/** The thread as the server keeps it, or null when it has none yet (a new thread). */
-export async function loadThread(id: string): Promise<ThreadRecord | null> {
-  const response = await fetch(`threads/${encodeURIComponent(id)}`);
-  if (response.status === 404) return null;
-  if (!response.ok) throw await responseError(response, `loading thread ${id}`);
-  return (await response.json()) as ThreadRecord;
 }
 
 /** Ask the server to cancel the thread's run (the client's abort only closes its connection). */

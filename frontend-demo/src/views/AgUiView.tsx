@@ -1,33 +1,36 @@
 // The AG-UI view: @ag-ui/client's HttpAgent against POST /agents/demo/ag-ui.
 // State comes from STATE_SNAPSHOT / STATE_DELTA; an approval is a RUN_FINISHED interrupt,
-// answered by the next run's `resume`.
+// answered by the next run's `resume`. A message typed while it waits runs with the interrupt
+// cancelled (the client refuses to run over an open interrupt otherwise): the server declines
+// the call and answers the message. The thread comes back on a page load through
+// POST /agents/demo/ag-ui/connect: its messages under their ids, its state, and the approval a
+// paused run still waits for.
 
 import { useEffect, useMemo, useRef, useState } from "react";
-import { HttpAgent, type Message } from "@ag-ui/client";
+import type { Observable } from "rxjs";
+import {
+  HttpAgent,
+  runHttpRequest,
+  transformHttpEventStream,
+  type BaseEvent,
+  type Message,
+  type RunAgentInput,
+} from "@ag-ui/client";
 import { AGENT, EMPTY, type Approval, type ChatItem, type Edit } from "../shared/model";
 import { ApprovalDialog, Board, ChatPanel, ErrorBanner, StatePanel } from "../shared/components";
 import { useBoard } from "../shared/useBoard";
-import { loadThread, stopRun, titleThread, type ThreadMessage } from "../shared/threads";
+import { stopRun, titleThread } from "../shared/threads";
 
 const VIEW = "ag-ui";
 
-/** The server's thread messages as AG-UI messages (so the next run carries the history). */
-export function toAgUiMessages(messages: ThreadMessage[]): Message[] {
-  return messages.flatMap((m, i): Message[] => {
-    const id = `h${i}`;
-    if (m.role === "user") return [{ id, role: "user", content: m.content }];
-    if (m.role === "assistant")
-      return [{
-        id,
-        role: "assistant",
-        content: m.content,
-        ...(m.tool_calls.length
-          ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
-          : {}),
-      }];
-    if (m.role === "tool") return [{ id, role: "tool", content: m.content, toolCallId: m.call_id ?? "" }];
-    return [];
-  });
+/** ConnectingAgent (shared/ConnectingAgent.ts) on @ag-ui/client 1.0: `connectAgent()` streams
+ * the thread back from `<url>/connect`. */
+class ThreadAgent extends HttpAgent {
+  protected connect(input: RunAgentInput): Observable<BaseEvent> {
+    const [path, query] = this.url.split("?", 2);
+    const url = `${path.replace(/\/+$/, "")}/connect${query === undefined ? "" : `?${query}`}`;
+    return transformHttpEventStream(runHttpRequest(() => this.fetch(url, this.requestInit(input))));
+  }
 }
 
 /** AG-UI messages as chat items: tool calls with their results, in order. */
@@ -41,7 +44,7 @@ export function agUiChatItems(messages: Message[], waiting: Set<string>): ChatIt
     if (m.role !== "assistant") return [];
     const tools = (m.toolCalls ?? []).map((c) => {
       const r = results.get(c.id);
-      const status = r ? (r.error ? (r.content.includes("denied") ? "denied" : "error") : "done") : waiting.has(c.id) ? "waiting" : "running";
+      const status = r ? (r.content.startsWith("denied") ? "denied" : r.error ? "error" : "done") : waiting.has(c.id) ? "waiting" : "running";
       return { id: c.id, name: c.function.name, args: c.function.arguments, status, result: r?.content } as ChatItem["tools"][number];
     });
     return [{ id: m.id, role: "assistant", text: typeof m.content === "string" ? m.content : "", tools }];
@@ -56,17 +59,18 @@ export function AgUiView({ threadId }: { threadId: string }) {
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [interrupt, setInterrupt] = useState<Interrupt | null>(null);
-  const agentRef = useRef<HttpAgent | null>(null);
+  const agentRef = useRef<ThreadAgent | null>(null);
+  const restoring = useRef(true); // the thread coming back: not the agent's change, no highlight
 
   useEffect(() => {
     let live = true;
     // Always a whole state: the server then records where the thread starts from.
-    const agent = new HttpAgent({ url: new URL(`agents/${AGENT}/ag-ui`, location.href).toString(), threadId, initialState: EMPTY });
+    const agent = new ThreadAgent({ url: new URL(`agents/${AGENT}/ag-ui`, location.href).toString(), threadId, initialState: EMPTY });
     agentRef.current = agent;
     const sub = agent.subscribe({
       onStateSnapshotEvent: ({ event }) => board.log("STATE_SNAPSHOT", event.snapshot),
       onStateDeltaEvent: ({ event }) => board.log("STATE_DELTA", event.delta),
-      onStateChanged: ({ state }) => board.fromAgent(state),
+      onStateChanged: ({ state }) => (restoring.current ? board.reset(state) : board.fromAgent(state)),
       onMessagesChanged: ({ messages }) => setMessages([...messages]),
       onRunFinishedEvent: ({ event }) => {
         const outcome = (event as { outcome?: { type: string; interrupts?: Interrupt[] } }).outcome;
@@ -79,15 +83,13 @@ export function AgUiView({ threadId }: { threadId: string }) {
     board.reset({});
     setMessages([]);
     setInterrupt(null);
-    loadThread(threadId)
-      .then((thread) => {
-        if (!live || !thread) return;
-        board.reset(thread.state); // first: a loaded thread is not highlighted as the agent's change
-        agent.setMessages(toAgUiMessages(thread.messages));
-        agent.setState(thread.state as Record<string, unknown>);
-        setMessages([...agent.messages]);
-      })
-      .catch((e) => live && setError(String(e.message ?? e)));
+    restoring.current = true;
+    agent
+      .connectAgent()
+      .catch((e) => live && setError(`Loading the thread failed: ${String(e.message ?? e)}`))
+      .finally(() => {
+        restoring.current = false;
+      });
     return () => {
       live = false;
       sub.unsubscribe();
@@ -114,7 +116,9 @@ export function AgUiView({ threadId }: { threadId: string }) {
   const send = (text: string) => {
     titleThread(VIEW, threadId, text);
     agentRef.current!.addMessage({ id: crypto.randomUUID(), role: "user", content: text });
-    void run();
+    const open = interrupt; // typed instead of an answer: the approval is cancelled with it
+    setInterrupt(null);
+    void run(open ? { resume: [{ interruptId: open.id, status: "cancelled" }] } : undefined);
   };
 
   const answer = (approved: boolean) => {

@@ -3,8 +3,9 @@
 // useChat); the state is kept live from `data-state` snapshots and `data-state-delta` patches
 // (liveState.ts); the person's edits travel as the body's `state`; an approval is a tool part
 // in state "approval-requested"; `resume: true` picks up a run that was streaming when the page
-// was reloaded, into the same message. Under a message: its sources, a tool's live progress,
-// and its metadata (model, tokens, cost).
+// was reloaded, into the same message. A message typed while an approval waits is sent at once
+// (the server declines the approval and answers it); the passed-over approval shows as denied.
+// Under a message: its sources, a tool's live progress, and its metadata (model, tokens, cost).
 
 import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { useChat } from "@ai-sdk/react";
@@ -67,7 +68,8 @@ type ToolPart = {
 };
 
 function chatItems(messages: UIMessage[]): ChatItem[] {
-  return messages.map((m) => {
+  return messages.map((m, at) => {
+    const later = at < messages.length - 1; // a message came after it: an approval still asked was passed over
     const text = m.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
     const tools = (m.parts as ToolPart[])
       .filter((p) => p.type.startsWith("tool-"))
@@ -76,7 +78,7 @@ function chatItems(messages: UIMessage[]): ChatItem[] {
         name: p.type.slice(5),
         args: JSON.stringify(p.input ?? {}),
         status: (p.state === "output-available" ? "done" : p.state === "output-error" ? "error" : p.state === "output-denied" ? "denied"
-          : p.state.startsWith("approval") ? "waiting" : "running") as ChatItem["tools"][number]["status"],
+          : p.state === "approval-requested" && later ? "denied" : p.state.startsWith("approval") ? "waiting" : "running") as ChatItem["tools"][number]["status"],
         result: p.state === "output-available" ? (typeof p.output === "string" ? p.output : JSON.stringify(p.output)) : p.errorText,
       }));
     return { id: m.id, role: m.role === "user" ? "user" : "assistant", text, tools, extra: m.role === "assistant" ? extras(m) : undefined };

@@ -3,56 +3,53 @@
 // for the shared state, `useInterrupt` for the checkout approval and `useDefaultRenderTool` to
 // show tool calls in the chat.
 //
-// CopilotKit restores a thread by calling the agent's `connect` (it first empties the agent's
-// messages and state). `HttpAgent` has no `connect` and our server no connect endpoint, so
-// `ThreadAgent` implements it from GET /threads/{id}: a MESSAGES_SNAPSHOT and a STATE_SNAPSHOT.
+// The agent is the demo's ConnectingAgent: CopilotKit restores a thread (a reloaded page) with
+// its `connect`, which streams the thread back from POST /agents/demo/ag-ui/connect: the
+// messages under their ids, the state, and the approval a paused run waits for (useInterrupt
+// shows it again). A message typed while the approval waits runs with the approval cancelled
+// (`TypingOverAgent`): CopilotChat sends no `resume`, and @ag-ui/client refuses to run over an
+// open interrupt otherwise; the server declines the call and answers the message. CopilotKit v2
+// has no regenerate or edit of its own: the chat's `onRegenerate` and `onEditMessage` slots call
+// the page's, which cut the agent's messages (an edit keeps the message's id) and run again.
 
-import { useEffect, useRef, useState } from "react";
-import { Observable } from "rxjs";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import {
   CopilotChat,
   CopilotKit,
-  EventType,
-  HttpAgent,
   useAgent,
+  useCopilotKit,
   useDefaultRenderTool,
   useInterrupt,
-  type BaseEvent,
-  type RunAgentInput,
+  type AgentSubscriber,
+  type Message,
+  type RunAgentParameters,
+  type RunAgentResult,
 } from "@copilotkit/react-core/v2";
 import "@copilotkit/react-core/v2/styles.css";
-import { AGENT, EMPTY, normalize, type Edit } from "../shared/model";
+import { AGENT, EMPTY, type Edit } from "../shared/model";
 import { ApprovalDialog, Board, ErrorBanner, StatePanel, ToolCallView } from "../shared/components";
+import { ConnectingAgent } from "../shared/ConnectingAgent";
 import { useBoard } from "../shared/useBoard";
-import { loadThread, titleThread } from "../shared/threads";
-import { toAgUiMessages } from "./AgUiView";
+import { titleThread } from "../shared/threads";
 
 const VIEW = "copilotkit";
 
-/** An HttpAgent whose `connect` loads the thread the server keeps. */
-class ThreadAgent extends HttpAgent {
-  protected connect(input: RunAgentInput): Observable<BaseEvent> {
-    return new Observable<BaseEvent>((out) => {
-      const { threadId, runId } = input;
-      loadThread(threadId).then(
-        (thread) => {
-          out.next({ type: EventType.RUN_STARTED, threadId, runId } as BaseEvent);
-          out.next({ type: EventType.MESSAGES_SNAPSHOT, messages: toAgUiMessages(thread?.messages ?? []) } as BaseEvent);
-          // Always a whole state: the server then records where a new thread starts from.
-          out.next({ type: EventType.STATE_SNAPSHOT, snapshot: normalize(thread?.state) } as BaseEvent);
-          out.next({ type: EventType.RUN_FINISHED, threadId, runId } as BaseEvent);
-          out.complete();
-        },
-        (error) => out.error(error),
-      );
-    });
+/** A ConnectingAgent that, asked to run over an open interrupt without answering it (the
+ * person typed a message, or went back in the chat), sends the interrupt cancelled. */
+class TypingOverAgent extends ConnectingAgent {
+  runAgent(parameters?: RunAgentParameters, subscriber?: AgentSubscriber): Promise<RunAgentResult> {
+    const open = this.pendingInterrupts;
+    if (open.length > 0 && !parameters?.resume) {
+      parameters = { ...parameters, resume: open.map((i) => ({ interruptId: i.id, status: "cancelled" as const })) };
+    }
+    return super.runAgent(parameters, subscriber);
   }
 }
 
 export function CopilotKitView({ threadId }: { threadId: string }) {
   const [error, setError] = useState<string | null>(null);
   const [agent] = useState(
-    () => new ThreadAgent({ url: new URL(`agents/${AGENT}/ag-ui`, location.href).toString(), threadId, initialState: EMPTY }),
+    () => new TypingOverAgent({ url: new URL(`agents/${AGENT}/ag-ui`, location.href).toString(), threadId, initialState: EMPTY }),
   );
   return (
     <CopilotKit
@@ -68,10 +65,14 @@ export function CopilotKitView({ threadId }: { threadId: string }) {
   );
 }
 
+const text = (m: Message | undefined) => (m && typeof m.content === "string" ? m.content : "");
+
 function CopilotKitBody({ threadId, error, setError }: { threadId: string; error: string | null; setError: (e: string | null) => void }) {
   const { agent } = useAgent({ agentId: AGENT });
+  const { copilotkit } = useCopilotKit();
   const board = useBoard();
   const delta = useRef(false);
+  const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   useEffect(() => {
     board.reset(agent.state);
     const sub = agent.subscribe({
@@ -98,11 +99,19 @@ function CopilotKitBody({ threadId, error, setError }: { threadId: string; error
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [agent]);
 
-  // Tool calls in CopilotKit's chat, drawn like the other views draw them.
+  // Tool calls in CopilotKit's chat, drawn like the other views draw them; a call an open
+  // interrupt asks about waits for the person.
+  const waits = (toolCallId: string) => agent.pendingInterrupts.some((i) => i.toolCallId === toolCallId);
   useDefaultRenderTool({
     render: ({ name, toolCallId, parameters, status, result }) => (
       <ToolCallView
-        tool={{ id: toolCallId, name, args: JSON.stringify(parameters ?? {}), status: status === "complete" ? "done" : "running", result }}
+        tool={{
+          id: toolCallId,
+          name,
+          args: JSON.stringify(parameters ?? {}),
+          status: status === "complete" ? (String(result).startsWith("denied") ? "denied" : "done") : waits(toolCallId) ? "waiting" : "running",
+          result,
+        }}
       />
     ),
   });
@@ -122,6 +131,28 @@ function CopilotKitBody({ threadId, error, setError }: { threadId: string; error
     },
   });
 
+  // Going back in the chat: the agent's messages cut, then a run (the server branches there).
+  const rerun = (messages: Message[]) => {
+    agent.setMessages(messages);
+    void copilotkit.runAgent({ agent });
+  };
+  const regenerate = (answer: Message) => {
+    const messages = agent.messages;
+    const at = messages.findIndex((m) => m.id === answer.id);
+    let asked = at - 1;
+    while (asked >= 0 && messages[asked].role !== "user") asked -= 1;
+    if (asked >= 0) rerun(messages.slice(0, asked + 1));
+  };
+  const saveEdit = (e: FormEvent) => {
+    e.preventDefault();
+    const change = editing!;
+    setEditing(null);
+    const messages = agent.messages;
+    const at = messages.findIndex((m) => m.id === change.id);
+    if (at < 0 || !change.text.trim() || change.text.trim() === text(messages[at])) return;
+    rerun([...messages.slice(0, at), { ...messages[at], content: change.text.trim() } as Message]);
+  };
+
   const edit = (change: Edit) => {
     const next = change(board.current.current);
     agent.setState(next);
@@ -133,7 +164,22 @@ function CopilotKitBody({ threadId, error, setError }: { threadId: string; error
       <ErrorBanner error={error} onClose={() => setError(null)} />
       <div className="layout">
         <section className="card chat copilot" data-testid="chat">
-          <CopilotChat agentId={AGENT} threadId={threadId} labels={{ chatInputPlaceholder: "Ask the agent…" }} />
+          {editing && (
+            <form className="edit-message" onSubmit={saveEdit} data-testid="edit-message">
+              <input aria-label="Edited message" autoFocus value={editing.text} onChange={(e) => setEditing({ ...editing, text: e.target.value })} />
+              <button type="submit" className="primary">Send</button>
+              <button type="button" onClick={() => setEditing(null)}>Cancel</button>
+            </form>
+          )}
+          <CopilotChat
+            agentId={AGENT}
+            threadId={threadId}
+            labels={{ chatInputPlaceholder: "Ask the agent…" }}
+            messageView={{
+              assistantMessage: { onRegenerate: regenerate },
+              userMessage: { onEditMessage: ({ message }) => setEditing({ id: message.id, text: text(message) }) },
+            }}
+          />
         </section>
         <div className="side">
           <Board state={board.state} hot={board.hot} onEdit={edit} busy={agent.isRunning} />

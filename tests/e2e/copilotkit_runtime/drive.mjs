@@ -1,7 +1,7 @@
 // Drives the page (page/App.tsx, served with the runtime by server.ts) in Debian's Chromium with
 // playwright-core, like a person would, for one scenario:
 //
-//   node drive.mjs <base-url> <chat|frontend-tool|interrupt|shared-state> <artifacts-dir>
+//   node drive.mjs <base-url> <chat|frontend-tool|interrupt|reload-while-paused|shared-state> <artifacts-dir>
 //
 // Prints ONE JSON line: {ok, scenario, steps: [names done], error, consoleErrors, offsite:
 // [requests to other hosts], screenshot, threadId}. Exit 0 even when a step fails (the Python test asserts
@@ -70,6 +70,23 @@ const scenarios = {
     await sees(page, "Your order is placed.");
     await idle(page);
     step("approved: the run resumed and completed");
+  },
+
+  async "reload-while-paused"(page) {
+    await say(page, "check out");
+    await page.getByTestId("approval").waitFor({ timeout: STEP_MS });
+    await idle(page);
+    await page.reload();
+    await chat(page).getByTestId("copilot-chat-textarea").waitFor({ timeout: STEP_MS });
+    await sees(page, "check out");
+    const approval = page.getByTestId("approval");
+    await approval.waitFor({ timeout: STEP_MS });
+    step("reloaded: approval shown again");
+    await approval.getByRole("button", { name: "Approve" }).click();
+    await approval.waitFor({ state: "detached", timeout: STEP_MS });
+    await sees(page, "order 1", page.getByTestId("orders"));
+    await idle(page);
+    step("approved after the reload: the run resumed and completed");
   },
 
   async "shared-state"(page) {

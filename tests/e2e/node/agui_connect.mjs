@@ -5,34 +5,14 @@
 // Usage: node agui_connect.mjs <run url> '<json-options>'
 //   options: client ('@ag-ui/client' 1.0, or 'agui0059' 0.0.59), threadId, headers
 // Prints ONE JSON line: {resolved, error, events, warnings, messages, state, request, url}.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
+import { connectingAgentClass } from './connecting_agent.mjs';
 
 const [url, rawOptions = '{}'] = process.argv.slice(2);
 if (!url) throw new Error('usage: agui_connect.mjs <url> [json-options]');
 const options = JSON.parse(rawOptions);
 const client = options.client ?? '@ag-ui/client';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = join(here, '..', '..', '..');
-const source = join(repo, 'frontend-demo', 'src', 'shared', 'ConnectingAgent.ts');
-const ts = createRequire(join(repo, 'frontend-demo', 'package.json'))('typescript');
-// The file takes HttpAgent and its two helpers from CopilotKit, which re-exports them from the
-// @ag-ui/client it bundles; here they come from the client under test.
-const compiled = ts.transpileModule(readFileSync(source, 'utf8'), {
-  compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-}).outputText.replaceAll('"@copilotkit/react-core/v2"', JSON.stringify(client));
-const module = join(here, `.ConnectingAgent-${process.pid}.mjs`);
-writeFileSync(module, compiled);
-let ConnectingAgent;
-try {
-  ({ ConnectingAgent } = await import(pathToFileURL(module).href));
-} finally {
-  rmSync(module, { force: true });
-}
+const ConnectingAgent = await connectingAgentClass(client);
 
 const warnings = [];
 for (const level of ['warn', 'error']) {

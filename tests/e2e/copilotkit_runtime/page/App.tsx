@@ -13,6 +13,8 @@ type Todo = { text: string; done: boolean };
 type TodoState = { todos?: Todo[]; orders?: string[] };
 
 const TOKEN = new URLSearchParams(location.search).get("token");
+// `?thread=<id>`: the chat's thread, so that a reload comes back to it (the runtime's connect).
+const THREAD = new URLSearchParams(location.search).get("thread") ?? undefined;
 
 export function App() {
   const [error, setError] = useState<string | null>(null);
@@ -64,7 +66,7 @@ function Page() {
   return (
     <main data-testid="page" data-background={background} style={{ background, display: "flex", gap: 16 }}>
       <section data-testid="chat" style={{ flex: 1, height: "90vh" }}>
-        <CopilotChat agentId={AGENT} />
+        <CopilotChat agentId={AGENT} threadId={THREAD} />
       </section>
       <aside style={{ width: 320 }}>
         <h2>Todos</h2>

@@ -1,1 +1,0 @@
-export{h as Mermaid}from"./v2-CJS8hCV_.js";

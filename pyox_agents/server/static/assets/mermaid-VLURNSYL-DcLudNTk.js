@@ -1,0 +1,1 @@
+export{p as Mermaid}from"./ConnectingAgent-PSW_z_rj.js";
