@@ -51,11 +51,13 @@ async def record_run(store: Store | None, live: LiveRun, batch: Sequence[Runtime
                      keep_state: bool) -> None:
     """Record `live`'s checkpoint as it ends with `batch` (its state kept already, and its
     thread not yet free). A failure is logged: the run has ended all the same, and its history
-    lists it without a version."""
+    lists it without a version (as it does when the store was unreachable during the run)."""
     run_id = live.run_id
     status = status_of(batch[-1]) if batch else None
     if store is None or run_id is None or status is None:
         return
+    if live.store_away:
+        return  # unreachable for one of its writes: this one would wait the timeout too
     if keep_state and live.kept is None:
         return  # another process took the thread over: it continues and records the run
     try:

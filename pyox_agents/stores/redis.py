@@ -257,6 +257,16 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, Store):
         count = self.client.hget(self.key("thread", thread_id), "entries")
         return int(count) if count is not None else 0
 
+    async def aentry_count(self, thread_id: str) -> int:
+        """Same as `entry_count`, on the asyncio client; not asked while this process holds
+        the thread's lease and knows what it wrote there."""
+        tail = self.tails.get(thread_id)
+        if tail is not None:
+            return tail.count
+        client = await self.async_client()
+        count = await client.hget(self.key("thread", thread_id), "entries")
+        return int(count) if count is not None else 0
+
     async def athread_owner(self, thread_id: str) -> str | None:
         """Same as `thread_owner`, on the asyncio client: one HMGET."""
         client = await self.async_client()
