@@ -69,12 +69,16 @@ class ToolOutput:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """A person's answer to an approval request the server issued (`request_id`)."""
+    """A person's answer to an approval request the server issued (`request_id`).
+
+    `dismissed` is a request set aside unanswered (AG-UI's resume status "cancelled", sent by a
+    page that regenerates, edits or types over it), as opposed to a person's explicit "no"."""
 
     request_id: str
     approve: bool
     answer: Any = None
     arguments: Mapping[str, Any] | None = None
+    dismissed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,14 +72,14 @@ async def open_run(
         paused = await runs.paused(agent, request.thread_id) if waiting else None
     if request.decisions:
         decision = chosen_decision(request, paused)
-        if placement.rewind is None or decision.approve:
-            if (placement.rewind is None and placement.new and not decision.approve
-                    and decision.answer is None):  # dismissed (AG-UI "cancelled") for a message
-                decision = dataclasses.replace(decision, answer=TYPED_OVER)
+        if placement.rewind is None or not decision.dismissed:
+            if placement.rewind is None and placement.new and decision.dismissed:
+                decision = dataclasses.replace(decision, answer=TYPED_OVER)  # for a message
             return await _resume(runs, agent, request, live, paused, fence, placement.new,
                                  decision)
-        # declined to go back (an AG-UI page must address the interrupt to run at all): the
-        # paused run is cancelled below, and the request branches like any edit or regenerate
+        # dismissed to go back (an AG-UI page must address the interrupt to run at all): the
+        # paused run is cancelled below, and the request branches like any edit or regenerate.
+        # A person's explicit answer sent with an older history is still that answer.
     pending = paused.pending if paused is not None else None
     if paused is not None and pending is not None:
         if placement.rewind is None and placement.new:  # a message instead of an answer

@@ -251,10 +251,13 @@ async def test_an_approval_answered_no_denies() -> None:
     assert parse_request(raw, agent)[1].decisions == (Decision(rid, approve=False),)
 
 
-async def test_a_cancelled_interrupt_denies() -> None:
+async def test_a_cancelled_interrupt_denies_as_dismissed() -> None:
+    """A "cancelled" interrupt is set aside, not answered: it denies, marked dismissed (so a
+    regenerate sent with it branches, while an explicit "no" with an old history resumes)."""
     agent, rid = await paused(ToolCall("delete", {"name": "a"}))
     raw = body(resume=[{"interruptId": rid, "status": "cancelled"}])
-    assert parse_request(raw, agent)[1].decisions == (Decision(rid, approve=False),)
+    assert parse_request(raw, agent)[1].decisions == (
+        Decision(rid, approve=False, dismissed=True),)
 
 
 @pytest.mark.parametrize("entry", [{}, {"payload": None}, {"payload": {"approved": "yes"}},

@@ -218,7 +218,7 @@ def _decisions(run_input: RunAgentInput, request: ApprovalRequest | None
 
 def _decision(request: ApprovalRequest, entry: ResumeEntry, where: str) -> Decision:
     if entry.status == "cancelled":
-        return Decision(request.id, approve=False)
+        return Decision(request.id, approve=False, dismissed=True)
     reason = interrupt_reason(request)
     payload = entry.payload
     missing = "payload" not in entry.model_fields_set
