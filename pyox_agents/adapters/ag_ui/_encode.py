@@ -29,10 +29,12 @@ RUN_FINISHED for a cancelled run: its strict schemas refuse those 1.0-only field
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
 
 from ag_ui.core import BaseEvent, RunAgentInput
 from ag_ui.encoder import EventEncoder
+from pydantic_core import PydanticSerializationError
 
 from pyox_agents.adapters.ag_ui._events import StreamInput
 from pyox_agents.adapters.ag_ui._translated import Translated, translated
@@ -48,19 +50,19 @@ _ENCODER = EventEncoder()
 
 def encode_event(event: BaseEvent) -> str:
     """One event as compact JSON, as `ag_ui`'s `EventEncoder` writes it: camelCase keys,
-    optional fields without a value left out.
-
-    Raises:
-        pydantic_core.PydanticSerializationError: a value no UTF-8 stream can carry (a lone
-            surrogate in a string).
-    """
-    return _ENCODER.encode(event)[6:-2]  # (`data: <json>\n\n`)
+    optional fields without a value left out. A string no UTF-8 stream can carry as it is (a
+    lone surrogate, from a tool's name for an event or its text) is written as its JSON escape
+    (`\\ud800`), which every JSON reader takes back as the same string."""
+    try:
+        return _ENCODER.encode(event)[6:-2]  # (`data: <json>\n\n`)
+    except PydanticSerializationError:
+        return json.dumps(event.model_dump(by_alias=True), separators=(",", ":"), default=str)
 
 
 async def encode(events: AsyncIterable[BaseEvent]) -> AsyncIterator[bytes]:
     """Events as SSE frames, `data: <json>\n\n` each (no keep-alive: the server adds those)."""
     async for event in events:
-        yield _ENCODER.encode(event).encode()
+        yield f"data: {encode_event(event)}\n\n".encode()
 
 
 def frame_batches(run_input: RunAgentInput | StreamInput,
