@@ -45,7 +45,8 @@ def parse_pointer(text: str) -> tuple[str, ...]:
     """The tokens of an RFC 6901 JSON Pointer (all str: the pointer does not say list or dict).
 
     Raises:
-        ValueError: the pointer is neither `` nor starts with `/`.
+        ValueError: the pointer is neither `` nor starts with `/`, has a `~` that is not `~0`
+            or `~1`, or a lone surrogate (no UTF-8 text can carry it).
     """
     if text == "":
         return ()
@@ -54,4 +55,16 @@ def parse_pointer(text: str) -> tuple[str, ...]:
             f"{text!r} is not a JSON Pointer: it must be '' (the whole document) or start with "
             f"'/', like '/todos/0'"
         )
+    if "~" in text and _BAD_ESCAPE.search(text):
+        raise ValueError(f"{text!r} is not a JSON Pointer: '~' is written '~0' and '/' '~1' "
+                         "in a token, and '~' followed by anything else is not allowed")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{text!a} is not a JSON Pointer a state can hold: it has a "
+                             "lone surrogate") from None
     return tuple(token.replace("~1", "/").replace("~0", "~") for token in text[1:].split("/"))
+
+
+_BAD_ESCAPE = re.compile(r"~(?![01])")

@@ -25,7 +25,7 @@ from pyox_agents.state.frozen import (
 )
 from pyox_agents.state.jsonvalue import json_equal
 
-__all__ = ["Op", "Path", "apply", "apply_json", "diff"]
+__all__ = ["Op", "Path", "apply", "apply_json", "diff", "inverse", "parse_patch"]
 
 Path = tuple[str | int, ...]
 
@@ -94,14 +94,31 @@ def apply_json(root: JSON, ops: Iterable[Mapping[str, Any]]) -> JSON:
     return writer.root
 
 
+def parse_patch(root: JSON, ops: Iterable[Mapping[str, Any]]) -> tuple[JSON, list[Op]]:
+    """`apply_json`, and the ops it wrote: a client's RFC 6902 patch made on `root` as `Op`s
+    that can be rebased (`move` is a remove and an add, `copy` an add, `test` only checks; an
+    add at `-` stays at the end of its list).
+
+    Raises:
+        ValueError, TypeError: as `apply_json`.
+    """
+    writer = _Writer(root, record=[])
+    for raw in ops:
+        _apply_raw(writer, raw)
+    assert writer.written is not None
+    return writer.root, writer.written
+
+
 class _Writer:
     """One `apply` call: its current root and the containers it copied (and may now change)."""
 
-    __slots__ = ("_fresh", "root")
+    __slots__ = ("_fresh", "root", "written")
 
-    def __init__(self, root: JSON) -> None:
+    def __init__(self, root: JSON, record: list[Op] | None = None) -> None:
         self.root = root
         self._fresh: dict[int, JSON] = {}  # id -> copy made here (kept alive: ids stay unique)
+        self.written = record
+        """The ops written, when asked to record them."""
 
     def _writable(self, container: JSON) -> JSON:
         if id(container) in self._fresh:
@@ -111,6 +128,8 @@ class _Writer:
         return copy
 
     def write(self, op: Op) -> None:
+        if self.written is not None:
+            self.written.append(op)
         if not op.path:
             if op.kind == "remove":
                 raise ValueError("cannot remove the whole document; replace it instead")
@@ -141,10 +160,15 @@ def _apply_raw(writer: _Writer, raw: Mapping[str, Any]) -> None:
         if name == "test":
             if "value" not in raw:
                 raise ValueError(f"patch operation {dict(raw)!r} has no 'value'")
-            if not json_equal(value, raw["value"]):
+            if not _test_equal(value, raw["value"]):
                 raise ValueError(f"patch test failed at {text!r}: the value there is {value!r}")
             return
         if name == "move":
+            if text == source:
+                return  # onto itself: nothing moves (RFC 6902)
+            if text.startswith(source + "/") or source == "":
+                raise ValueError(f"cannot move {source!r} into {text!r}: a value cannot move "
+                                 "into itself (RFC 6902)")
             writer.write(Op("remove", path))
         writer.write(Op("add", _tokens(writer.root, text, append=True), value))
         return
@@ -157,7 +181,21 @@ def _apply_raw(writer: _Writer, raw: Mapping[str, Any]) -> None:
     if "value" not in raw:
         raise ValueError(f"patch operation {dict(raw)!r} has no 'value'")
     path = _tokens(writer.root, text, append=name == "add")
-    writer.write(Op(name, path, freeze(raw["value"], "value")))
+    writer.write(Op(name, path, freeze(raw["value"], "value"),
+                    append=name == "add" and text.endswith("/-")))
+
+
+def _test_equal(a: Any, b: Any) -> bool:
+    """RFC 6902's `test`: numbers equal by value (`1` is `1.0`), the rest as JSON."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_test_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_test_equal(x, y) for x, y in zip(a, b, strict=True))
+    numbers = (int, float)
+    if (isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool)
+            and not isinstance(b, bool)):
+        return bool(a == b)
+    return json_equal(a, b)
 
 
 def _tokens(root: JSON, text: str, *, append: bool) -> Path:
@@ -202,9 +240,8 @@ def _child(parent: JSON, token: str | int, verb: str, path: Path, depth: int) ->
 def _container(value: JSON, verb: str, path: Path, depth: int) -> JSON:
     if isinstance(value, dict | list):
         return value
-    raise ValueError(
-        f"cannot {verb} {pointer(path)}: {pointer(path[:depth])} is not an object or array"
-    )
+    raise ValueError(f"cannot {verb} {pointer(path)}: {pointer(path[:depth]) or 'the document'} "
+                     "is not an object or array")
 
 
 def _set(container: JSON, token: str | int, value: JSON) -> None:
@@ -237,6 +274,39 @@ def _write(parent: JSON, op: Op) -> None:
                 list.__delitem__(parent, token)
             return
     raise ValueError(f"cannot {op.kind} {pointer(op.path)}: there is no such place")
+
+
+def inverse(root: JSON, ops: list[Op] | tuple[Op, ...]) -> list[Op]:
+    """The ops that undo `ops` applied to `root`, in the order to apply them: each op's old
+    value read where it writes (a look along its path, not at the whole document).
+
+    Raises:
+        ValueError: an op of `ops` does not apply to `root` as it is then.
+    """
+    back: list[Op] = []
+    state = root
+    for op in ops:
+        if not op.path:
+            back.append(Op("replace", (), state))
+        elif op.inserts:
+            back.append(Op("remove", op.path))
+        else:
+            parent = state
+            for token in op.path[:-1]:
+                parent = _child(_container(parent, op.kind, op.path, 0), token, op.kind,
+                                op.path, 0)
+            token = op.path[-1]
+            there = isinstance(parent, dict) and token in parent
+            if op.kind == "remove" or (op.kind == "replace" and not isinstance(parent, dict)):
+                old = _child(_container(parent, op.kind, op.path, 0), token, op.kind, op.path, 0)
+                back.append(Op("add" if op.kind == "remove" else "replace", op.path, old))
+            elif there:
+                back.append(Op("replace", op.path, parent[token]))  # type: ignore[index]
+            else:
+                back.append(Op("remove", op.path))
+        state = apply(state, [op])
+    back.reverse()
+    return back
 
 
 # -- diff ----------------------------------------------------------------------------------------

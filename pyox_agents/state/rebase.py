@@ -9,9 +9,10 @@ import dataclasses
 
 from pyox_agents._errors import PyoxError
 from pyox_agents.state.frozen import pointer
+from pyox_agents.state.jsonvalue import json_equal
 from pyox_agents.state.patch import Op, Path
 
-__all__ = ["Conflict", "apart", "rebase"]
+__all__ = ["Conflict", "apart", "rebase", "rebase_edit"]
 
 
 class Conflict(PyoxError):
@@ -76,6 +77,75 @@ def rebase(ops: list[Op] | tuple[Op, ...], committed: list[Op] | tuple[Op, ...])
         for at, op in zip(places, moved, strict=True):
             mine[at] = op
     return mine
+
+
+def rebase_edit(ops: list[Op] | tuple[Op, ...],
+                committed: list[Op] | tuple[Op, ...]) -> list[Op]:
+    """A person's edit (`ops`, made on version v) moved to apply after `committed` (the ops
+    committed since v, by runs or other people), where the person wins.
+
+    As `rebase`, list indices shift past inserts and removals, and disjoint changes are all
+    kept. Where both wrote one place, the edit is the person's latest intent and is applied over
+    the committed write: the same place, or a place containing it (a person's delete of a todo a
+    run ticked deletes it). Both removing one item: the edit's removal is already done (but if
+    both also put the same value back into that list, both moved it: a `Conflict`). An edit
+    whose place is gone cannot apply: a committed change removed it, or replaced or removed a
+    place containing it (the run cleared the list whose item the person ticked); that is a
+    `Conflict` at the place, and nothing of the edit applies.
+
+    Raises:
+        Conflict: the place of one of the edit's ops is gone; or both changes move items of
+            one part of the document too much to combine (as `rebase`).
+    """
+    mine: list[Op | None] = list(ops)
+    if not mine or not committed:
+        return list(ops)
+    budget = max(MIN_PAIRS, PAIRS_PER_OP * (len(mine) + len(committed)))
+    both_removed: set[Path] = set()  # lists both removed one item from
+    for theirs_op in committed:
+        theirs: Op | None = theirs_op
+        for at, op in enumerate(mine):
+            if op is None or theirs is None:
+                continue
+            budget -= 1
+            if budget < 0:
+                raise Conflict(pointer(op.path[:1]))
+            if _conflicts(op, theirs):
+                if _gone(op, theirs):
+                    raise Conflict(pointer(op.path))
+                if op.kind == "remove" and theirs.kind == "remove" and op.path == theirs.path:
+                    mine[at] = None  # removed already: the later ops line up without it
+                    theirs = None
+                    both_removed.add(op.path[:-1])
+                    continue
+                # the person's write stands over it (the same place, or a place containing
+                # it): what the committed op wrote is written over, and moves no later edit op
+                theirs = None
+                continue
+            mine[at] = _shift(op, theirs, first=False)
+            theirs = _shift(theirs, op, first=True)
+    moved = [op for op in mine if op is not None]
+    for where in both_removed:  # both moved the item (each put it back): it would be twice
+        mine_in = [op.value for op in moved if op.inserts and op.path[:-1] == where]
+        if any(op.inserts and op.path[:-1] == where and any(json_equal(op.value, value)
+                                                           for value in mine_in)
+               for op in committed):
+            raise Conflict(pointer(where))
+    return moved
+
+
+def _gone(op: Op, theirs: Op) -> bool:
+    """Whether `theirs` (committed) removed or replaced the place `op` writes, or a place
+    containing it, so that `op` has nothing to write on."""
+    if theirs.inserts:
+        return False
+    if len(theirs.path) < len(op.path) - (1 if op.inserts else 0):
+        return _is_prefix(theirs.path, op.path)  # a container of it was replaced or removed
+    if op.inserts:  # theirs replaced or removed the list op inserts into
+        return theirs.path == op.path[:-1]
+    if theirs.path == op.path:
+        return theirs.kind == "remove" and op.kind == "replace"
+    return False
 
 
 def _part(op: Op) -> str | None:

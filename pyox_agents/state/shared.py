@@ -12,10 +12,12 @@ back. A commit that breaks one raises `Refused` and changes nothing.
 
 from __future__ import annotations
 
+import collections
 import json
 import threading
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 import pydantic
 
@@ -25,10 +27,14 @@ from pyox_agents.state._size_bound import json_size_bound
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import JSON, MAX_DEPTH, freeze, pointer
+from pyox_agents.state.jsonvalue import json_equal
 from pyox_agents.state.patch import Op, apply
-from pyox_agents.state.rebase import rebase
+from pyox_agents.state.rebase import rebase, rebase_edit
 
-__all__ = ["Commit", "Refused", "SharedState", "json_size"]
+__all__ = ["EDIT_BACK", "Commit", "Refused", "SharedState", "json_size"]
+
+EDIT_BACK = 16
+"""How many versions back a person's edit may be made on and still be rebased (`commit_edit`)."""
 
 
 def json_size(value: object) -> int:
@@ -81,6 +87,9 @@ class SharedState:
         self._version = 0
         # (version, ops that made it from the one before), kept as far back as open drafts need
         self._log: list[tuple[int, tuple[Op, ...]]] = []
+        # the ops of the latest EDIT_BACK commits, for a person's edit made on one of them
+        self._recent: collections.deque[tuple[int, tuple[Op, ...]]] = collections.deque(
+            maxlen=EDIT_BACK)
         # the writable drafts not closed yet (made at the first: most runs take none)
         self._open: weakref.WeakSet[Draft] | None = None
         self._open_lock = threading.Lock()  # close() may come from a tool's worker thread
@@ -144,6 +153,46 @@ class SharedState:
         self._version += 1
         self._value = new
         self._log.append((self._version, applied))
+        self._recent.append((self._version, applied))
+        self._prune()
+        return Commit(delta=delta, state=new, version=self._version, ops=applied)
+
+    def commit_edit(self, ops: list[Op] | tuple[Op, ...], base_version: int) -> Commit | None:
+        """Apply a person's edit (`ops`, made on version `base_version`) as the next version,
+        rebased past the commits made since with the person's rule (`rebase_edit`): where both
+        wrote one place the edit wins; an edit whose place is gone is refused. None if it
+        changes nothing. The versions of `EDIT_BACK` commits back are kept for it.
+
+        Raises:
+            Conflict: the place of one of its ops is gone (nothing of it is applied).
+            Refused: as `commit`.
+            LookupError: `base_version` is newer than this state, or older than it keeps.
+        """
+        if base_version > self._version:
+            raise LookupError(f"version {base_version} is newer than the latest, "
+                              f"{self._version}")
+        if base_version < self._version:
+            recent = self._recent
+            if not recent or recent[0][0] > base_version + 1:
+                raise LookupError(f"version {base_version} is older than the versions kept "
+                                  f"to rebase an edit on (the latest is {self._version})")
+            ops = rebase_edit(ops, [op for made, made_ops in recent if made > base_version
+                                    for op in made_ops])
+        new, kept = self._value, []
+        for op in ops:  # an op that writes what is there already changes nothing: left out
+            if not _writes_same(new, op):
+                new = apply(new, [op])
+                kept.append(op)
+        if not kept:
+            return None
+        applied = tuple(kept)
+        size = self._check(applied, new)
+        delta = [op.to_json() for op in applied]
+        self._size = size
+        self._version += 1
+        self._value = new
+        self._log.append((self._version, applied))
+        self._recent.append((self._version, applied))
         self._prune()
         return Commit(delta=delta, state=new, version=self._version, ops=applied)
 
@@ -212,3 +261,17 @@ class SharedState:
         needed = next((at for at, (made, _) in enumerate(self._log) if made > oldest),
                       len(self._log))
         del self._log[:needed]
+
+
+def _writes_same(root: JSON, op: Op) -> bool:
+    """Whether `op` (a replace, or an add of an object key) writes the value already there."""
+    if op.kind == "remove" or op.inserts:
+        return False
+    node: Any = root
+    for token in op.path:
+        there = (token in node if isinstance(node, dict) and isinstance(token, str)
+                 else isinstance(node, list) and isinstance(token, int) and 0 <= token < len(node))
+        if not there:
+            return False
+        node = node[token]
+    return json_equal(node, op.value)

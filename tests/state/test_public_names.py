@@ -15,10 +15,10 @@ from pyox_agents.state import draft, frozen, patch, rebase, shared
             ["JSON", "MAX_DEPTH", "FrozenDict", "FrozenList", "NotJSON", "StateView", "freeze",
              "lone_surrogate", "parse_pointer", "pointer", "python_path", "thaw"],
         ),
-        (patch, ["Op", "Path", "apply", "apply_json", "diff"]),
-        (rebase, ["Conflict", "apart", "rebase"]),
+        (patch, ["Op", "Path", "apply", "apply_json", "diff", "inverse", "parse_patch"]),
+        (rebase, ["Conflict", "apart", "rebase", "rebase_edit"]),
         (draft, ["Draft", "DraftDict", "DraftList", "StateAccessDenied"]),
-        (shared, ["Commit", "Refused", "SharedState", "json_size"]),
+        (shared, ["EDIT_BACK", "Commit", "Refused", "SharedState", "json_size"]),
     ],
 )
 def test_public_names_are_pinned(module: object, names: list[str]) -> None:
