@@ -36,6 +36,7 @@ from pyox_agents.runtime._planning import Planner
 from pyox_agents.runtime._runner import Runner
 from pyox_agents.runtime._setup import Instructions, Setup
 from pyox_agents.runtime._starting import NOT_GIVEN as _NOT_GIVEN
+from pyox_agents.runtime._state_note import StateNote
 from pyox_agents.runtime._subagent_tool import subagent_tool
 from pyox_agents.runtime._turns import COMPACT_PROMPT as COMPACT_PROMPT
 from pyox_agents.state.conversation import State
@@ -112,6 +113,10 @@ class Agent:
             at its next step boundary, its finished steps kept, then the new one runs). A
             request may choose for itself (AG-UI `forwardedProps.doubleTexting`, the AI SDK
             body's `doubleTexting`).
+        state_note: what the model is told when a person changes the shared state during a
+            run (a server's `PATCH .../state`): True (the default) adds a short note of the
+            changed places and values to its next request, once; False tells it nothing; a
+            function of the changes (RFC 6902 operations) returns the note's text (or None).
     """
 
     def __init__(
@@ -130,6 +135,7 @@ class Agent:
         tool_timeout: float | None = None,
         state_snapshots: StateSnapshots = "step",
         double_texting: DoubleTexting = "enqueue",
+        state_note: StateNote = True,
     ) -> None:
         _check_options(model, planner, limits, instructions, permissions, state_snapshots,
                        double_texting)
@@ -149,6 +155,10 @@ class Agent:
         self.tool_timeout = tool_timeout
         self.state_snapshots: StateSnapshots = state_snapshots
         self.double_texting: DoubleTexting = double_texting
+        if not isinstance(state_note, bool) and not callable(state_note):
+            raise TypeError(f"Agent(state_note=...) is True, False or a function of the "
+                            f"changes, got {type(state_note).__name__}")
+        self.state_note: StateNote = state_note
         self._paused = PausedRuns()  # store-less agents' paused runs, bounded
         self._resolved: Model | None = None
 
@@ -580,6 +590,7 @@ class Agent:
             planner=self.planner,
             tool_timeout=self.tool_timeout,
             name=self.name,
+            state_note=self.state_note,
         )
 
 

@@ -59,6 +59,8 @@ class RunStarted:
     `model` names the model that answers (`Model.name`, None for a planner) and `started_at`
     is when the run began, in milliseconds since the epoch (a frontend shows them as the
     message's metadata; they travel with the event, so a replay shows the same).
+    `version` is the number of `state`: 0 in a run; a server that keeps its threads' state
+    numbers it (and each `StateChanged`) as the thread's version, which its clients see.
     """
 
     run_id: str
@@ -66,6 +68,7 @@ class RunStarted:
     state: Any
     model: str | None = None
     started_at: int | None = None
+    version: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +200,10 @@ class StateChanged:
     """A tool's changes to the shared state were applied.
 
     `delta` is an RFC 6902 JSON Patch (a list of plain dicts) that turns the previous version into
-    `state`, the whole new version (read-only). `call_id` is the tool call that made the change;
-    `version` counts the changes of this run (the state given to the run is version 0).
+    `state`, the whole new version (read-only). `call_id` is the tool call that made the change
+    ("" for a person's edit made while the run went on, `RunHandle.edit_state`); `version`
+    counts the changes of this run (the state given to the run is version 0; a server that keeps
+    its threads' state shows the thread's number instead, see `RunStarted`).
     """
 
     delta: Sequence[Mapping[str, Any]]

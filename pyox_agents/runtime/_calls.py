@@ -28,6 +28,7 @@ from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import NotJSON, freeze, thaw
 from pyox_agents.state.messages import ToolCall, Usage
+from pyox_agents.state.patch import inverse
 from pyox_agents.state.rebase import Conflict
 from pyox_agents.state.run import AgentError, ApprovalRequest, Spent
 from pyox_agents.state.shared import Refused
@@ -271,7 +272,10 @@ class ToolCalls:
         commit = None
         if draft is not None:
             try:
+                before = access.shared.value
                 commit = access.shared.commit(draft)
+                if commit is not None and access.undo is not None:
+                    access.undo.append((commit.version, inverse(before, commit.ops)))
             except Conflict as conflict:
                 return conflict
             except Refused as refused:

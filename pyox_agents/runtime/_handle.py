@@ -6,9 +6,16 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 
+from pyox_agents._errors import PyoxError
 from pyox_agents.events import RuntimeEvent
+from pyox_agents.state.patch import Op
+from pyox_agents.state.shared import Commit
 
-__all__ = ["Outbox", "RunHandle"]
+__all__ = ["Outbox", "RunEnded", "RunHandle"]
+
+
+class RunEnded(PyoxError):
+    """The run has told its end (`RunFinished`, `RunFailed`): it takes no more edits."""
 
 
 class RunHandle:
@@ -19,11 +26,31 @@ class RunHandle:
     """
 
     def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]],
-                 texts: Callable[[str], Callable[[], str] | None] | None = None) -> None:
+                 texts: Callable[[str], Callable[[], str] | None] | None = None,
+                 edit: Callable[[Sequence[Op], int], Commit | None] | None = None) -> None:
         self.run_id = run_id
         """The run's id (64 hex digits; a crash-cut run that this one continues keeps its id)."""
         self._batches = batches
         self._texts = texts
+        self._edit = edit
+
+    def edit_state(self, ops: Sequence[Op], base_version: int) -> Commit | None:
+        """Commit a person's edit of the run's shared state while it runs: `ops` (made on the
+        run's version `base_version`) rebased past what the run committed since, the person's
+        write winning where both wrote; the run streams it as a `StateChanged` with `call_id`
+        "", its tools that finish later rebase onto it, and its model is told at its next
+        turn (`Agent(state_note=...)`). None when it changes nothing. Call it on the run's
+        event loop, while the run goes on.
+
+        Raises:
+            Conflict: a place the edit writes is gone (the run removed or replaced it).
+            Refused: the new version breaks a limit of the state (depth, size, `state_type`).
+            LookupError: `base_version` is not a version the run can rebase from.
+            RunEnded: the run has told its end.
+        """
+        if self._edit is None:
+            raise LookupError("this run takes no edits of its state")
+        return self._edit(ops, base_version)
 
     def text_of(self, message_id: str) -> Callable[[], str] | None:
         """The text the run's own reply `message_id` has streamed so far, while it streams: a

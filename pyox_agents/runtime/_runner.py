@@ -49,12 +49,18 @@ from pyox_agents.runtime._process_runs import (
 from pyox_agents.runtime._records import Gate
 from pyox_agents.runtime._replies import ReplyStream, reply_message_id
 from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused, discard
+from pyox_agents.runtime._state_note import PersonEdits
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import NO_USAGE, Message, Reply
+from pyox_agents.state.patch import Op
 from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, StopReason
+from pyox_agents.state.shared import Commit
 from pyox_agents.tools import RunContext
 
 __all__ = ["Access", "Runner", "Setup", "SubagentPaused", "discard", "running_here"]
+
+_ENDS = (RunFinished, RunFailed)
+"""The events that tell a run's end."""
 
 _NO_SPAN = contextlib.nullcontext()
 """A run's span when tracing is off (one, reused: it holds nothing)."""
@@ -97,6 +103,8 @@ class Runner(ToolCalls):
         self._rerun_lock = asyncio.Lock()  # its waiters' deque is made only when one waits
         self.recovering = False
         """True when resuming a run whose process died: unfinished calls may have run."""
+        self.person = PersonEdits()
+        """A person's edits of the state while the run goes on, until the model is told."""
         if setup.planner is not None:
             self.model: Model = PlannerModel(setup.planner, self._run_state)
         else:
@@ -262,7 +270,8 @@ class Runner(ToolCalls):
         setup = self.setup  # a context only for those who read it (held while the model streams)
         ctx = self._context() if setup.reporters or callable(setup.instructions) else None
         await self.setup.report("on_think_start", ctx)
-        messages = (*await self._system_messages(ctx), *conversation.messages)
+        messages = (*await self._system_messages(ctx), *conversation.messages,
+                    *self.person.note(self.setup.state_note))
         tools = (*(t.spec for t in self.setup.tools.values()), *self.client_tools.values())
         conversation._begin_think(len(messages), [t.name for t in tools])
         try:
@@ -306,6 +315,10 @@ class Runner(ToolCalls):
         self._stream = None
         return reply
 
+    def edit_state(self, ops: Sequence[Op], base_version: int) -> Commit | None:
+        """Commit a person's edit (`RunHandle.edit_state`, `PersonEdits.commit`)."""
+        return self.person.commit(self.access.shared, ops, base_version, self._send)
+
     def text_of(self, message_id: str) -> Callable[[], str] | None:
         """The text of this run's reply `message_id` so far, while it streams (a function
         that keeps giving it, all of it once the reply ended); None for any other message."""
@@ -346,6 +359,8 @@ class Runner(ToolCalls):
             await store.asave(self.conversation)
 
     def _send(self, event: RuntimeEvent) -> None:
+        if type(event) in _ENDS:
+            self.person.ended = True
         self.emit([event])  # a list of its own: a reader may keep it as it is (no copy)
 
     async def _fail(self, error: AgentError) -> None:

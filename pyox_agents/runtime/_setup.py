@@ -13,6 +13,7 @@ from pyox_agents.models.base import Model
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._permissions import Permission
 from pyox_agents.state.conversation import State
+from pyox_agents.state.patch import Op
 from pyox_agents.state.run import ApprovalRequest
 from pyox_agents.state.shared import SharedState
 from pyox_agents.stores.base import Store
@@ -46,6 +47,7 @@ class Setup:
     planner: Any = None
     tool_timeout: float | None = None
     name: str | None = None
+    state_note: Any = True
 
     async def report(self, hook: str, *args: Any) -> None:
         """Call method `hook` of each reporter that has one (awaited if it is async)."""
@@ -67,6 +69,9 @@ class Access:
     owner: State
     writable: bool = True
     denied: str | None = None
+    undo: list[tuple[int, list[Op]]] | None = None
+    """A "write" subagent's commits, as (version, the ops that take it back), to take them
+    back if it fails (a tool that fails changes nothing, seed 004)."""
 
 
 class SubagentPaused(PersonNeeded):

@@ -14,6 +14,7 @@ from pyox_agents.events import (
     RunFinished,
     RunStarted,
     RuntimeEvent,
+    StateChanged,
     SubagentFinished,
     SubagentStarted,
 )
@@ -24,6 +25,7 @@ from pyox_agents.runtime._setup import NO_ACCESS, Access, Setup, SubagentPaused
 from pyox_agents.runtime._toolsets import toolsets_opened
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message
+from pyox_agents.state.patch import Op
 from pyox_agents.state.run import AgentError, RunState, RunStatus
 from pyox_agents.stores.base import Store
 from pyox_agents.tools import RunContext, Tool, ToolError
@@ -52,7 +54,10 @@ async def run_subagent(
     call_id = ctx.call_id or ""
     access = parent.access
     denied = access.denied if access.denied is not None else (NO_ACCESS if mode is None else None)
-    child_access = Access(access.shared, access.owner, access.writable and mode == "write", denied)
+    writes = access.writable and mode == "write"
+    undo = ([] if access.undo is None else access.undo) if writes else None
+    child_access = Access(access.shared, access.owner, writes, denied, undo)
+    first = len(undo) if undo is not None else 0
     setup = setup_for(parent.setup.store)
     link = parent.journal.subagent_link(call_id) if parent.journal is not None else None
     cut = False  # whether the subagent's run was cut by a crash (its calls may have run)
@@ -79,9 +84,7 @@ async def run_subagent(
         ctx.child_usage = ctx.child_usage + child.usage
         ctx.child_spent = journal.run.spent
     if failure:
-        raise ToolError(f"the subagent {name} failed: {failure[0].message}",
-                        public_message=f"the subagent {name} failed: "
-                                       f"{failure[0].public_message}")
+        raise _failed(parent, call_id, name, failure[0], undo, first)
     pending = journal.run.pending
     if pending is not None:
         if setup.store is None:  # kept in memory, as a paused run of a store-less agent is
@@ -89,6 +92,34 @@ async def run_subagent(
         raise SubagentPaused(pending, {"thread_id": child.id, "run_id": run_id,
                                        "call_id": pending.call_id})
     return child.answer
+
+
+def _failed(parent: Runner, call_id: str, name: str, error: AgentError,
+            undo: list[tuple[int, list[Op]]] | None, first: int) -> ToolError:
+    """The error of a subagent's call that failed, once what it changed is taken back."""
+    taken = ""
+    if undo is not None:
+        taken = _take_back(parent, call_id, undo[first:])
+        del undo[first:]
+    return ToolError(f"the subagent {name} failed: {error.message}{taken}",
+                     public_message=f"the subagent {name} failed: {error.public_message}{taken}")
+
+
+def _take_back(parent: Runner, call_id: str, undo: list[tuple[int, list[Op]]]) -> str:
+    """Take back a failed "write" subagent's commits (`undo`, in order), as one new version
+    the page sees (a `StateChanged` of the subagent's call): a tool that fails changes nothing.
+    Only when nothing else committed since its first change: another tool's change made on
+    top of them could not be kept apart from them, so then they stay, and the words say so."""
+    if not undo:
+        return ""
+    shared = parent.access.shared
+    if shared.version - undo[0][0] + 1 != len(undo):
+        return "; its changes to the shared state stay (another tool changed it meanwhile)"
+    ops = [op for _, back in reversed(undo) for op in back]
+    commit = shared.commit_edit(ops, shared.version)
+    if commit is not None:
+        parent.emit([StateChanged(commit.delta, commit.state, call_id, commit.version)])
+    return "; its changes to the shared state were taken back"
 
 
 def _forwarder(parent: Runner, run_id: str, call_id: str, name: str, child_id: str,

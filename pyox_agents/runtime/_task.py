@@ -28,7 +28,8 @@ def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
            state_given: bool = True) -> RunHandle:
     """The run as its caller holds it: its `batches`."""
     return RunHandle(runner.run_id, RunStream(agent, runner, Outbox(), resumed=resumed,
-                                              state_given=state_given), runner.text_of)
+                                              state_given=state_given), runner.text_of,
+                     runner.edit_state)
 
 
 def batches(agent: AgentParts, runner: Runner, *, resumed: bool = False,
