@@ -21,11 +21,14 @@ class RequestError(PyoxError, ValueError):
     """A request the server refuses before any stream: `status` and a message naming the field."""
 
     def __init__(self, status: int, message: str, field: str | None = None,
-                 headers: Mapping[str, str] | None = None) -> None:
+                 headers: Mapping[str, str] | None = None,
+                 details: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.field = field
         self.headers = dict(headers or {})
+        self.details = dict(details or {})
+        """More of the refusal as JSON (a refused edit: the thread's current version)."""
 
 
 class Busy(RequestError):
@@ -95,7 +98,10 @@ class RunRequest:
     "cleared"). `part_paths` names where each image and file of `messages` was in the request
     ((message index, "images" or "files", index) -> "messages[2].content[1]"), for errors.
     `double_texting` is what the request does if a run is going on its thread ("reject",
-    "enqueue", "interrupt"; None: the agent's choice).
+    "enqueue", "interrupt"; None: the agent's choice). `state_version` is the number of the
+    version the client's state was made on, when it says (the AI SDK's `data-state-version`
+    part, AG-UI's `forwardedProps.stateVersion`): its edits are taken against exactly that
+    version, with no guess.
     """
 
     thread_id: str
@@ -110,3 +116,4 @@ class RunRequest:
     forwarded_props: Any = None
     part_paths: Mapping[tuple[int, str, int], str] = field(default_factory=dict)
     double_texting: DoubleTexting | None = None
+    state_version: int | None = None

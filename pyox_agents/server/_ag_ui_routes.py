@@ -30,7 +30,8 @@ async def ag_ui_connect(server: Any, request: Request) -> Response:
     back = await rejoin(server.runs, agent, run_input.thread_id)
     batches = ag_ui.connect_batches(
         run_input, ag_ui.thread_messages(back.messages, run_input.messages), state=back.state,
-        pending=back.pending, paused_run_id=back.paused_run_id, tail=back.tail)
+        pending=back.pending, paused_run_id=back.paused_run_id, tail=back.tail,
+        version=back.version)
 
     async def frames() -> AsyncGenerator[bytes, None]:
         async for batch in batches:

@@ -32,7 +32,7 @@ _log = logging.getLogger(__name__)
 
 def json_error(exc: RequestError) -> Response:
     """A refusal as JSON `{error, field?}`: AG-UI and the server's own routes."""
-    body: dict[str, Any] = {"error": _text(exc)}
+    body: dict[str, Any] = {"error": _text(exc), **exc.details}
     if exc.field is not None:
         body["field"] = exc.field
     if isinstance(exc, _Unreachable):

@@ -10,8 +10,9 @@ Routes (DESIGN.md, "Server"):
 - `GET /agents/{name}/ai-sdk/{chat_id}/stream`: 204 when nothing runs on the chat, else the run
   from its first chunk, then live. `POST /agents/{name}/ai-sdk/{chat_id}/stop` cancels it;
   `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
-- `GET /agents`, `GET /healthz`, the caller's threads and runs (`_threads_api.py`), and
-  `POST /agents/{name}/ag-ui/{thread_id}/stop` (a stop; a disconnect only detaches).
+- `GET /agents`, `GET /healthz`, the caller's threads and runs (`_threads_api.py`), a stop
+  (`POST /agents/{name}/ag-ui/{thread_id}/stop`; a disconnect only detaches), a person's edit
+  and the thread's live feed (`_live_state_routes.py`).
 
 Bad input is answered before any stream (400, 403, 404, 408, 409, 413, 415, 422). A run goes on
 when its client disconnects (`on_disconnect="detach"`, the default) or is cancelled
@@ -42,6 +43,7 @@ from pyox_agents.server._body import read_json_body
 from pyox_agents.server._cross_site import middleware_for, normalized_origins
 from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._hosts import normalized_hosts
+from pyox_agents.server._live_state_routes import EditPace, live_state_routes
 from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server._threads_api import thread_routes
 from pyox_agents.server.sse import Chunks, EventStreamResponse
@@ -90,6 +92,7 @@ class _Server:
         self.cors_origins = cors_origins
         self.body_timeout = body_timeout
         self.runs = RunService(store, limits=limits, lease_ttl=lease_ttl, keep_state=keep_state)
+        self.edit_pace = EditPace(limits.edits_per_second)
 
     async def principal(self, request: Request) -> str | None:
         """Who asks (None without auth: everyone is the same principal). 401 if refused."""
@@ -290,6 +293,7 @@ def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
               handled(server, ai_sdk_messages, text_error), methods=["GET"]),
         Route("/agents", handled(server, _list_agents), methods=["GET"]),
         *thread_routes(server),
+        *live_state_routes(server),
         Route("/healthz", _healthz, methods=["GET"]),
         *([Mount("/", StaticFiles(directory=str(page), html=True))] if page else []),
     ]

@@ -4,6 +4,7 @@ as a resource (list, rename, archive, delete, history, fork, rewind, undo)."""
 
 from pyox_agents._run_request import Busy, Decision, RequestError, RunRequest, ToolOutput
 from pyox_agents.service._connect import Rejoined, rejoin
+from pyox_agents.service._feed import follow_thread
 from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._owned_threads import (
@@ -13,6 +14,7 @@ from pyox_agents.service._owned_threads import (
     update_thread,
 )
 from pyox_agents.service._runs import LOOK_UP, RunService
+from pyox_agents.service._state_edits import edit_state, thread_with_state
 from pyox_agents.service._threads import thread_view
 from pyox_agents.service._time_travel import fork_thread, rewind_thread, undo_run
 
@@ -28,12 +30,15 @@ __all__ = [
     "ServerLimits",
     "ToolOutput",
     "delete_thread",
+    "edit_state",
+    "follow_thread",
     "fork_thread",
     "list_threads_page",
     "rejoin",
     "rewind_thread",
     "thread_history",
     "thread_view",
+    "thread_with_state",
     "undo_run",
     "update_thread",
 ]

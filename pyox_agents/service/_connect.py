@@ -34,6 +34,8 @@ class Rejoined:
     pending: ApprovalRequest | None = None
     paused_run_id: str | None = None
     tail: AsyncGenerator[list[RuntimeEvent], None] | None = None
+    version: int = 0
+    """The number of `state` (0: the server keeps none)."""
 
 
 async def rejoin(runs: RunService, agent: Agent, thread_id: str) -> Rejoined:
@@ -58,7 +60,7 @@ async def rejoin(runs: RunService, agent: Agent, thread_id: str) -> Rejoined:
     paused = await runs.paused(agent, thread_id) if agent.store is not None else None
     pending = paused.pending if paused is not None else None
     return Rejoined(messages, kept.state, pending,
-                    paused.run_id if paused is not None else None)
+                    paused.run_id if paused is not None else None, version=kept.version)
 
 
 async def _running(runs: RunService, thread_id: str

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio.to_thread
@@ -29,13 +29,14 @@ from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent,
 from pyox_agents.runtime._to_the_end import to_the_end
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._sharing import share
-from pyox_agents.service._thread_state import ThreadState
+from pyox_agents.service._thread_state import ThreadState, aligned
+from pyox_agents.state.patch import Op, diff, parse_patch
 from pyox_agents.state.run import AgentError
 from pyox_agents.stores import StoreConflict, StoreUnavailable
 from pyox_agents.stores.base import SharedRuns, Store
 
 __all__ = [
-    "keep", "kept_and_committed", "latest_kept", "refuse_unsaved", "show", "told",
+    "keep", "kept_and_committed", "latest_kept", "numbered", "refuse_unsaved", "show", "told",
     "unkept",
 ]
 
@@ -61,14 +62,13 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
     logged, and nothing more is kept of this run."""
     if live.kept is None or store is None:
         return None
-    if live.versions is None:
-        live.versions = live.kept.copy()
-        for state in live.start:  # kept even when the run ended before it announced it
-            live.versions.add(state)
-    versions = live.versions
+    versions = _versions(live)
+    numbered = live.base is not None
     for event in batch:
-        if isinstance(event, _NEW_VERSION):
-            versions.add(event.state)
+        if type(event) is StateChanged and numbered:
+            versions.add(event.state, event.version, _ops(versions, event.delta))
+        elif isinstance(event, _NEW_VERSION):
+            versions.add(event.state, event.version if numbered else None)
     if not write or versions.version == live.kept.version:
         return None
     try:
@@ -87,6 +87,38 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
         return unkept(exc)
     live.kept = versions.copy()  # what the store holds now
     return None
+
+
+def _ops(versions: ThreadState, delta: Sequence[Mapping[str, Any]]) -> list[Op] | None:
+    """The ops of a change's `delta` on the latest version (None: they do not apply to it)."""
+    try:
+        return parse_patch(versions.frozen(), delta)[1]
+    except (ValueError, TypeError):
+        return None
+
+
+def _versions(live: LiveRun) -> ThreadState:
+    """The versions the run went through so far, from the kept state and its start on."""
+    if live.versions is None:
+        assert live.kept is not None
+        live.versions = live.kept.copy()
+        for state in live.start:  # kept even when the run ended before it announced it
+            live.versions.add(state)
+    return live.versions
+
+
+def numbered(live: LiveRun, batch: Sequence[RuntimeEvent]) -> Sequence[RuntimeEvent]:
+    """`batch` with its versions of the state numbered as the thread's (servers that keep
+    the state): the run's start is the kept version it equals, or the next one."""
+    if live.base is None and live.kept is not None and batch and \
+            type(batch[0]) is RunStarted:
+        versions = _versions(live)
+        live.base = versions.number_of(batch[0].state)
+        if live.base > live.kept.version:  # the request brought changes: a version of its own
+            live.start_delta = [op.to_json() for op in diff(live.kept.frozen(),
+                                                            aligned(versions.frozen(),
+                                                                    batch[0].state))]
+    return live.numbered(batch)
 
 
 async def kept_and_committed(store: Store, thread_id: str) -> tuple[ThreadState, Any]:
@@ -117,13 +149,14 @@ async def latest_kept(store: Store, thread_id: str) -> ThreadState:
 
 
 async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
-               batch: Sequence[RuntimeEvent]) -> None:
+               batch: Sequence[RuntimeEvent]) -> Sequence[RuntimeEvent]:
     """Keep the state `batch` brings, then show it to the run's followers (and share it with
     other processes through `peers`, for a shared run).
 
     A cancel that lands while the state is kept is taken at the run's next wait, once the
     events the run emitted meanwhile are kept and shown too: they may tell what it committed,
-    which the thread's kept state must not miss."""
+    which the thread's kept state must not miss. Gives `batch` as shown (`numbered`)."""
+    batch = numbered(live, batch)
     changed = any(isinstance(event, StateChanged) for event in batch)
     try:  # the start alone is the client's own state: kept with the run's next version
         await keep(store, live, batch, changed and not live.store_away)
@@ -135,6 +168,7 @@ async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
     if live.run_key is not None and not live.store_away:
         assert peers is not None
         await share(peers, live)
+    return batch
 
 
 def unkept(exc: BaseException) -> AgentError:

@@ -23,7 +23,8 @@ class ServerLimits:
     response included: one more (an AG-UI connect, an AI SDK resume) is refused 429. Without a
     store, the agents keep at most `paused_runs` runs paused for a person in memory, and at most
     `paused_bytes` of their conversations and states, each for at most `paused_seconds` (the
-    oldest go first; one let go can no longer be answered).
+    oldest go first; one let go can no longer be answered). `edits_per_second` paces a
+    principal's edits of threads' states.
     """
 
     state_bytes: int | None = 1_000_000
@@ -36,6 +37,9 @@ class ServerLimits:
     paused_runs: int = 1_000
     paused_seconds: float = 86_400.0
     paused_bytes: int = 64_000_000
+    edits_per_second: float | None = 20.0
+    """How many edits of a thread's state (`PATCH .../state`) one principal may send a second,
+    on average, in bursts of up to twice that (429 with Retry-After beyond)."""
 
 
 def check_limits(limits: ServerLimits, request: RunRequest, *, running: int,

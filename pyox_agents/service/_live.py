@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 from array import array
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from pyox_agents.events import (
     TextEnded,
     TextStarted,
 )
+from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.service._thread_state import ThreadState
 
 __all__ = ["LiveRun"]
@@ -67,6 +69,15 @@ class LiveRun:
     store_away: bool = False
     """The store was unreachable for one of the run's writes: the run writes nothing more
     until its end, which tries once (each write would wait the store's timeout in turn)."""
+    held: bool = False
+    """Not a run: the thread held while it is changed apart from one (`RunService.holding`)."""
+    handle: RunHandle | None = None
+    """The run, once started (a person's edit of its state goes through it)."""
+    base: int | None = None
+    """The thread's number of the state the run starts from, once known (None: the server
+    numbers no versions of its threads): the run's versions are shown as `base` + its own."""
+    start_delta: list[dict[str, Any]] = field(default_factory=list)
+    """What the request changed of the kept state (its start is a version of its own)."""
     texts: Callable[[str], Callable[[], str] | None] | None = None
     """The text the run's reply `message_id` has streamed (`RunHandle.text_of`), while it
     streams: the log keeps its read deltas as pieces of it."""
@@ -109,6 +120,18 @@ class LiveRun:
     def unshared(self) -> list[RuntimeEvent]:
         """The events the store has not logged yet (shared runs)."""
         return self._slice(self.shared)
+
+    def numbered(self, events: Sequence[RuntimeEvent]) -> Sequence[RuntimeEvent]:
+        """`events` with the versions of the state as the thread counts them (`base` on)."""
+        base = self.base
+        if base is None:
+            return events
+        out: list[RuntimeEvent] | None = None
+        for at, event in enumerate(events):
+            if type(event) is StateChanged or type(event) is RunStarted:
+                out = list(events) if out is None else out
+                out[at] = dataclasses.replace(event, version=base + event.version)
+        return events if out is None else out
 
     def add(self, events: Sequence[RuntimeEvent]) -> None:
         """Append `events` and wake the readers that wait."""

@@ -160,7 +160,8 @@ async def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
     seen = request.state_seen
     try:
         return await anyio.to_thread.run_sync(edit_running, versions, client,
-                                              client if seen is None else seen)
+                                              client if seen is None else seen,
+                                              request.state_version)
     except Conflict as conflict:
         raise RequestError(409, f"the shared state changed at {conflict.path or '/'} while "
                                 "you edited it, in the paused run; reload the thread's state "
@@ -185,9 +186,10 @@ async def start_state(request: RunRequest, kept: ThreadState | None) -> Any:
     seen = request.state_seen
     if seen is None and isinstance(client, dict | list) and not client:
         seen = kept.frozen()  # cleared: what it cleared is all it had, the latest at best
-    if seen is None and kept.is_latest(client):
+    if seen is None and request.state_version is None and kept.is_latest(client):
         return kept.frozen()
-    return await anyio.to_thread.run_sync(merge, kept, client, client if seen is None else seen)
+    return await anyio.to_thread.run_sync(merge, kept, client, client if seen is None else seen,
+                                          request.state_version)
 
 
 def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:

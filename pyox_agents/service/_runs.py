@@ -32,17 +32,18 @@ from pyox_agents.service._double_texting import Queue
 from pyox_agents.service._faults import (
     keep,
     latest_kept,
+    numbered,
     refuse_unsaved,
     show,
     told,
 )
+from pyox_agents.service._feed import EditLocks, Feeds, items_of
 from pyox_agents.service._follow import RemoteFollowers
+from pyox_agents.service._kept_cache import KeptStates
 from pyox_agents.service._limits import ServerLimits, check_followers, check_limits
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._merge import merge_deltas
-from pyox_agents.service._open import (
-    LOOK_UP,
-)
+from pyox_agents.service._open import LOOK_UP
 from pyox_agents.service._opening import open_run
 from pyox_agents.service._owners import check_owner
 from pyox_agents.service._sharing import keep_lease, release
@@ -60,7 +61,6 @@ _TAKES = 3
 
 class _HeldElsewhere(Exception):
     """Another process holds the thread's lease: its run goes on there."""
-
 
 
 class RunService:
@@ -101,17 +101,17 @@ class RunService:
         """How many active runs each principal has (the per-principal limit, in O(1))."""
         self.closing = False  # shutting down (`shutdown`): new runs are refused with 503
         self._remote = RemoteFollowers()  # readers of other processes' runs, counted
+        self.kept_states = KeptStates(self.shared)
+        """The kept states this process wrote last (a store no other process writes)."""
+        self.feeds = Feeds()
+        self.edits = EditLocks()  # one person's edit of a thread's state at a time, here
+        """The feeds of the threads open tabs follow here (`GET /threads/{id}/events`)."""
 
     @property
     def _peers(self) -> SharedRuns:
         """The store, as the other processes' meeting place (shared runs only)."""
         assert self._sharing is not None, "runs are shared only through a SharedRuns store"
         return self._sharing
-
-    @property
-    def _store(self) -> Store:
-        assert self.store is not None, "kept state and owners are read from a store"
-        return self.store
 
     async def running_elsewhere(self, thread_id: str) -> bool:
         """Whether another process runs a run on `thread_id` (shared runs only)."""
@@ -216,6 +216,7 @@ class RunService:
             if live.lease is not None:
                 await self._peers.arelease_lease(request.thread_id, self.owner, live.lease)
             raise
+        live.handle = handle
         live.texts = handle.text_of  # before its first event: its reply's text is kept once
         batches = handle.batches()
         if self.shared:
@@ -250,17 +251,18 @@ class RunService:
                           agent=agent)
 
     @contextlib.asynccontextmanager
-    async def holding(self, thread_id: str, principal: str | None) -> AsyncIterator[int | None]:
+    async def holding(self, thread_id: str, principal: str | None, *,
+                      remembers: bool = False) -> AsyncIterator[int | None]:
         """Hold `thread_id` as a run holds it, while its owner changes it apart from a run
-        (rewinds it, undoes a run, deletes it): a request for it meanwhile waits, or is refused,
-        as for a run going on. Gives the lease's token to fence writes with (shared runs).
+        (rewinds it, undoes a run, deletes it, edits its state: `remembers`, it tells
+        `kept_states` what it keeps): a run meanwhile is refused. Gives the lease's token.
 
         Raises:
             Busy: a run is going on the thread, here or in another process.
         """
         if thread_id in self._active:
             raise Busy(thread_id)
-        held = LiveRun(thread_id, "", principal)  # no events: it only holds the thread
+        held = LiveRun(thread_id, "", principal, held=True)  # no events: it holds the thread
         self._add_active(held)
         try:
             if self.shared:
@@ -270,6 +272,8 @@ class RunService:
                     raise Busy(thread_id)
             yield held.lease
         finally:
+            if not remembers:  # a rewind, an undo or a delete wrote the store: read it again
+                self.kept_states.remember(thread_id, None)
             self._remove_active(held)
             if held.lease is not None:
                 with anyio.CancelScope(shield=True):
@@ -334,7 +338,12 @@ class RunService:
                             if isinstance(batch[-1], RunFinished | RunFailed):  # the last ones
                                 await self._finish(live, batch)
                                 continue
-                            await show(self.store, self._sharing, live, batch)
+                            shown = await show(self.store, self._sharing, live, batch)
+                            self.kept_states.remember(live.thread_id, live.kept)
+                            if self.feeds.followed(live.thread_id, live.principal):
+                                self.feeds.publish(live.thread_id, live.principal,
+                                                   items_of(shown, live.run_id,
+                                                            live.start_delta))
                 except asyncio.CancelledError:
                     if limit.expired():  # ended below, with `run_timeout`
                         raise
@@ -366,18 +375,26 @@ class RunService:
         """Tell the run's end (`batch`'s last event, saying if keeping its state failed) once
         its state is kept (as of `batch`) and its thread and lease freed: a client that hears
         the end finds the thread free."""
+        batch = numbered(live, batch)
         batch = [*batch[:-1], told(batch[-1], await keep(self.store, live, batch))]
+        self.kept_states.remember(live.thread_id, live.kept)
         await record_run(self.store, live, batch, self.keep_state)
         self._remove_active(live)
         if live.lease is not None:
             with anyio.CancelScope(shield=True):
                 await release(self._peers, live, self.owner, self.lease_ttl, batch)
         live.add(batch)
+        self.feeds.publish(live.thread_id, live.principal,
+                           items_of(batch, live.run_id, live.start_delta))
 
     async def kept_state(self, thread_id: str) -> ThreadState:
-        """The thread's kept shared state (version 0 when none is kept).
-
-        What a run that has not ended (paused, or cut off by a crash, maybe in another process)
-        committed is its latest version: its record keeps that state until it ends.
-        """
-        return await latest_kept(self._store, thread_id) if self.keep_state else ThreadState()
+        """The thread's kept shared state (version 0 when none is kept), a copy: a run that has
+        not ended has its latest. A store this process alone writes is read once per thread."""
+        if not self.keep_state:
+            return ThreadState()
+        kept = self.kept_states.get(thread_id)
+        if kept is None:
+            assert self.store is not None  # (keep_state needs one)
+            kept = await latest_kept(self.store, thread_id)
+            self.kept_states.remember(thread_id, kept)
+        return kept

@@ -16,13 +16,13 @@ runs one run per thread, and a client's request waits until it ends).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyox_agents.state.frozen import JSON, freeze
-from pyox_agents.state.patch import apply, apply_json, diff
-from pyox_agents.state.rebase import Conflict, apart, rebase
+from pyox_agents.state.patch import Op, apply, apply_json, diff, inverse, parse_patch
+from pyox_agents.state.rebase import Conflict, apart, rebase, rebase_edit
 
 __all__ = ["RECENT", "ThreadState", "aligned", "edit_running", "json_equal", "merge"]
 
@@ -57,17 +57,46 @@ class ThreadState:
         """The JSON a store keeps."""
         return {"version": self.version, "state": self.state, "back": self.back}
 
-    def add(self, state: Any) -> None:
-        """Record `state` as the next version, unless it is the same JSON as the latest."""
+    def add(self, state: Any, number: int | None = None,
+            ops: Sequence[Op] | None = None) -> None:
+        """Record `state` as the next version, unless it is the same JSON as the latest; or,
+        given its `number` (a run's version as the thread counts them), as that version
+        (nothing when the thread has it already). `ops`: the ops that made `state` (frozen)
+        from the latest, when known: the way back is then their inverse, with no walk of
+        the whole document (a big state's edit costs what it changed)."""
         old = self.frozen()
-        new = aligned(old, state)
-        if self.version and not diff(old, new):
+        if number is not None and number <= self.version:
+            return
+        new = state if ops is not None else aligned(old, state)
+        if number is None and self.version and ops is None and not diff(old, new):
             return
         if self.version:
-            self.back.insert(0, [op.to_json() for op in diff(new, old)])
+            back = inverse(old, tuple(ops)) if ops is not None else diff(new, old)
+            self.back.insert(0, [op.to_json() for op in back])
+            for _ in range((number or self.version + 1) - self.version - 1):
+                self.back.insert(0, [])  # numbers skipped: the same JSON as the next one
             del self.back[RECENT - 1:]
-        self.version += 1
+        self.version = self.version + 1 if number is None else number
         self.state, self._frozen = new, new
+
+    def number_of(self, state: Any) -> int:
+        """The number `state` would have once added: the latest's if it is the same JSON."""
+        if self.version and not diff(self.frozen(), aligned(self.frozen(), state)):
+            return self.version
+        return self.version + 1
+
+    def keeps(self, number: int) -> bool:
+        """Whether version `number` is one of the kept versions."""
+        return 0 < number <= self.version and number >= self.version - len(self.back)
+
+    def at(self, number: int) -> JSON | None:
+        """Version `number` (frozen), or None when it is not kept (see `keeps`)."""
+        for kept, value in self.versions():
+            if kept == number:
+                return value
+            if kept < number:
+                return None
+        return None
 
     def copy(self) -> ThreadState:
         """An independent copy (versions added to it leave this one as it is)."""
@@ -86,6 +115,30 @@ class ThreadState:
         for number, ops in enumerate(self.back, start=1):
             value = apply_json(value, ops)
             yield self.version - number, value
+
+    def changes(self, since: int, until: int | None = None) -> list[Op]:
+        """The ops that were committed from version `since` to `until` (the latest), as they
+        were made (each the inverse of its way back): a list item removed is that item's
+        removal, not a shift of every item after it, so an edit made on `since` rebases onto
+        them by identity of place.
+
+        Raises:
+            LookupError: `since` is not kept.
+        """
+        until = self.version if until is None else until
+        if not self.keeps(since) or until > self.version or until < since:
+            raise LookupError(f"versions {since} to {until} are not kept")
+        steps: list[list[Op]] = []
+        value = self.frozen()
+        for number, back in enumerate(self.back, start=1):
+            newer = self.version - number + 1  # `back` turns version `newer` into the one before
+            if newer <= since:
+                break
+            older, back_ops = parse_patch(value, back)
+            if newer <= until:
+                steps.append(inverse(value, back_ops))
+            value = older
+        return [op for step in reversed(steps) for op in step]
 
     def is_latest(self, state: Any) -> bool:
         """Whether `state` is the same JSON as the latest version (one walk of `state`)."""
@@ -110,37 +163,45 @@ class ThreadState:
 
     def _closest(self, target: JSON) -> JSON:
         """The kept version `target` (aligned on the latest) equals, else the closest to it."""
-        best: tuple[int, JSON] | None = None
-        for _, value in self.versions():
+        return self.closest(target)[1]
+
+    def closest(self, target: JSON) -> tuple[int, JSON]:
+        """(number, value) of the kept version `target` (aligned on the latest) equals, else
+        of the closest to it (the fewest changes; the newer on a tie)."""
+        best: tuple[int, int, JSON] | None = None
+        for number, value in self.versions():
             changes = len(diff(value, target))
             if changes == 0:
-                return value
+                return number, value
             if best is None or changes < best[0]:
-                best = (changes, value)
+                best = (changes, number, value)
         assert best is not None
-        return best[1]
+        return best[1], best[2]
 
 
-def merge(kept: ThreadState, client: Any, seen: Any) -> JSON:
+def merge(kept: ThreadState, client: Any, seen: Any, version: int | None = None) -> JSON:
     """The state a run starts from: the client's edits (`client` against the kept version it
-    last saw, found from `seen`) rebased onto the latest kept version.
+    last saw: `version` when the client names it and it is kept, else found from `seen`)
+    rebased onto the latest kept version.
 
     Disjoint edits of the person and of runs are all kept (the parallel tools' rebase). Where
-    both wrote one place, the person's write wins, and the runs' other changes are kept; if the
-    two cannot be combined at all, the client's state is taken as sent.
+    both wrote one place, the person's write wins (`rebase_edit`), and the runs' other changes
+    are kept; if the two cannot be combined at all, the client's state is taken as sent.
     """
     latest = kept.frozen()
-    mine_value = aligned(latest, client)
-    base = kept._closest(mine_value if seen is client else aligned(latest, seen))
+    if version is None or not kept.keeps(version):
+        version = kept.closest(aligned(latest, seen))[0]
+    base = kept.at(version)
+    mine_value = aligned(base, client)  # the person's edits are against the base, not latest
     mine = diff(base, mine_value)
     if not mine:
         return latest
-    theirs = diff(base, latest)
+    theirs = kept.changes(version)
     if not theirs:
         return mine_value
     try:
-        return apply(latest, rebase(mine, theirs))
-    except Conflict:
+        return apply(latest, rebase_edit(mine, theirs))
+    except (Conflict, ValueError):
         pass
     # The same place was written by both: the person's write wins over the finished run.
     others = apart(theirs, mine)
@@ -150,7 +211,8 @@ def merge(kept: ThreadState, client: Any, seen: Any) -> JSON:
         return mine_value
 
 
-def edit_running(versions: ThreadState, client: Any, seen: Any) -> JSON | None:
+def edit_running(versions: ThreadState, client: Any, seen: Any,
+                 version: int | None = None) -> JSON | None:
     """The person's edits (`client` against the version it saw, found from `seen`) applied to
     the latest version of a run that is still going (paused for a person): rebased onto what it
     committed since, with its refusal rule. None when the person changed nothing.
@@ -159,12 +221,14 @@ def edit_running(versions: ThreadState, client: Any, seen: Any) -> JSON | None:
         Conflict: the run wrote a place the person wrote too (nothing of the edit applies).
     """
     latest = versions.frozen()
-    mine_value = aligned(latest, client)
-    base = versions._closest(mine_value if seen is client else aligned(latest, seen))
+    if version is None or not versions.keeps(version):
+        version = versions.closest(aligned(latest, seen))[0]
+    base = versions.at(version)
+    mine_value = aligned(base, client)
     mine = diff(base, mine_value)
     if not mine:
         return None
-    return apply(latest, rebase(mine, diff(base, latest)))
+    return apply(latest, rebase(mine, versions.changes(version)))
 
 
 def aligned(old: JSON, new: Any) -> JSON:

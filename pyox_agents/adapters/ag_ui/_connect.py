@@ -119,24 +119,27 @@ async def connect_batches(
     pending: ApprovalRequest | None = None,
     paused_run_id: str | None = None,
     tail: AsyncIterable[Sequence[RuntimeEvent]] | None = None,
+    version: int = 0,
 ) -> AsyncIterator[list[BaseEvent]]:
     """The AG-UI events of a connect, a batch at a time (see the module).
 
     `messages`: the thread's messages (`thread_messages`); `tail`: the events of the run still
     going, from its `RunStarted`; without one, `state` is the thread's kept state and `pending`
-    the question its paused run (`paused_run_id`) waits on.
+    the question its paused run (`paused_run_id`) waits on, and `version` the kept state's
+    number (0: none).
     """
     restored = run_input.model_copy(update={"messages": list(messages)})
     async for batch in translate_batches(restored, tail or _idle(run_input, state, pending,
-                                                                paused_run_id), restore=True):
+                                                                paused_run_id, version),
+                                         restore=True):
         yield batch
 
 
 async def _idle(run_input: RunAgentInput, state: Any, pending: ApprovalRequest | None,
-                paused_run_id: str | None) -> AsyncIterator[list[RuntimeEvent]]:
+                paused_run_id: str | None, version: int) -> AsyncIterator[list[RuntimeEvent]]:
     kept = freeze({} if state is None else state)
     events: list[RuntimeEvent] = [RunStarted(paused_run_id or run_input.run_id,
-                                             run_input.thread_id, kept)]
+                                             run_input.thread_id, kept, version=version)]
     if pending is not None:
         events.append(ApprovalRequested(pending))
     events.append(RunFinished(None, kept, outcome="interrupt" if pending else "success"))

@@ -81,6 +81,7 @@ from pyox_agents.state.run import AgentError, ApprovalRequest
 __all__ = [
     "APPROVAL_SCHEMA",
     "INTERNAL_ERROR_MESSAGE",
+    "STATE_VERSION",
     "StreamInput",
     "Translation",
     "declares_1_0",
@@ -91,6 +92,9 @@ __all__ = [
     "stream_input",
 ]
 
+STATE_VERSION = "stateVersion"
+"""The key of a state event's `metadata` that holds the number of the version it brings (a
+server that keeps its threads' state numbers them; an edit names the one it was made on)."""
 
 APPROVAL_SCHEMA: Mapping[str, Any] = {
     "type": "object",
@@ -169,6 +173,7 @@ class Translation(OpenParts):
         """A connect: the stream restores the client's messages (the input's) after RUN_STARTED."""
         self.started = False
         self.ended = False
+        self.numbered = False  # the run's versions carry the thread's numbers
         self.request: ApprovalRequested | None = None
         self.tool_events = ToolEvents()
         self._open_text: str | None = None
@@ -204,7 +209,8 @@ class Translation(OpenParts):
             return
         if not self.started:
             yield from self._start(event.state if isinstance(event, RunStarted) else None,
-                                   announce=isinstance(event, RunStarted))
+                                   announce=isinstance(event, RunStarted),
+                                   version=event.version if isinstance(event, RunStarted) else 0)
             if isinstance(event, RunStarted):
                 return
         match event:  # the deltas first: they are most of a stream
@@ -251,9 +257,10 @@ class Translation(OpenParts):
                 yield from self._call_ended(call_id, arguments, owner)
             case ToolResult(call_id=call_id, result=result, error=error, run_id=owner):
                 yield from self._result(call_id, result, error, owner)
-            case StateChanged(delta=delta, run_id=owner):
+            case StateChanged(delta=delta, run_id=owner, version=version):
                 yield StateDeltaEvent.model_validate(
-                    {"delta": [thaw(op) for op in delta], **self._attributed(owner)})
+                    {"delta": [thaw(op) for op in delta], **self._attributed(owner),
+                     **self._numbered(version)})
             case CustomEvent() | Progress() | SourceCited() | FileAttached() | PreliminaryResult():
                 yield from self.tool_events.on(event, self._attributed(event.run_id))
             case ApprovalRequested():
@@ -280,7 +287,12 @@ class Translation(OpenParts):
 
     # -- the start -----------------------------------------------------------------------------
 
-    def _start(self, state: Any, *, announce: bool) -> Iterator[BaseEvent]:
+    def _numbered(self, version: int) -> dict[str, Any]:
+        """The version's number as the event's `metadata` (`{"stateVersion": n}`), where a
+        server numbers its threads' versions (a client's edit names the one it was made on)."""
+        return {"metadata": {STATE_VERSION: version}} if self.numbered else {}
+
+    def _start(self, state: Any, *, announce: bool, version: int = 0) -> Iterator[BaseEvent]:
         self.started = True
         yield RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id,
                               parent_run_id=self.parent_run_id,
@@ -288,7 +300,8 @@ class Translation(OpenParts):
         if self.restore or self.resume:  # a resume answers calls an earlier run made:
             yield MessagesSnapshotEvent(messages=list(self.messages))  # name them first
         if announce:
-            yield StateSnapshotEvent(snapshot=thaw(state))
+            self.numbered = version > 0
+            yield StateSnapshotEvent(snapshot=thaw(state), **self._numbered(version))
 
     # -- the end -------------------------------------------------------------------------------
 

@@ -108,6 +108,7 @@ def request_from_input(
             run_input.forwarded_props.get("doubleTexting")
             if isinstance(run_input.forwarded_props, Mapping) else None,
             "forwardedProps.doubleTexting"),
+        state_version=_state_version(run_input.forwarded_props),
     )
 
 
@@ -279,3 +280,21 @@ def _field(loc: Sequence[int | str]) -> str:
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(word.title() for word in rest)
+
+
+def _state_version(props: Any) -> int | None:
+    """`forwardedProps.stateVersion`: the number of the version the client's state was made
+    on (the `stateVersion` of the last state event it applied), or None.
+
+    Raises:
+        RequestError: 422 when it is there but not a whole number from 1.
+    """
+    if not isinstance(props, Mapping) or props.get("stateVersion") is None:
+        return None
+    version = props["stateVersion"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RequestError(422, f"forwardedProps.stateVersion is {version!r}: send the "
+                                "stateVersion of the last state event the page applied (a "
+                                "whole number from 1), or leave it out",
+                           "forwardedProps.stateVersion")
+    return version

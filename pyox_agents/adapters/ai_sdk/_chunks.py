@@ -91,10 +91,10 @@ class ChunkWriter:
         if not self.started and not isinstance(event, RunStarted):
             out += self._start(None)  # a run that failed before it started still opens a message
         match event:
-            case RunStarted(run_id=run_id, state=state):
+            case RunStarted(run_id=run_id, state=state, version=version):
                 if not self.started:
                     out += self._start(run_id, start_metadata(event))
-                out += self._states.opening(state)
+                out += self._states.opening(state, version)
             case StepStarted(run_id=None) if not self._step_open:
                 self._step_open = True
                 out.append({"type": "start-step"})
@@ -134,8 +134,8 @@ class ChunkWriter:
                 out.append(self._input_done(call_id, name, arguments, run_id))
             case ToolResult():
                 out += self._result(event)
-            case StateChanged(delta=delta, state=state):
-                out += self._states.changed(delta, state)
+            case StateChanged(delta=delta, state=state, version=version):
+                out += self._states.changed(delta, state, version if self._states.version else 0)
             case CustomEvent() | Progress() | SourceCited() | FileAttached():
                 out.append(live_part(event))
             case PreliminaryResult(call_id=call_id, result=result) if call_id in self._awaiting:

@@ -9,10 +9,10 @@ What the request carries, in the runtime's terms:
 
 - the conversation: user, system and assistant messages; an assistant message's tool parts
   become its tool calls and the tool messages that answer them (one assistant message per step);
-- the shared state: the `state` body field, else the last `data-state` part in `messages`;
-  that part is also the version the client last saw, on which its `state` is the person's
-  edits. None at all means the thread's kept state (on a server that keeps it), and so does `{}`
-  from a client that never received a `data-state` part;
+- the shared state: the `state` body field, else the last `data-state` part in `messages`
+  (the version the client last saw, numbered by the last `data-state-version`), on which its
+  `state` is the person's edits. None means the thread's kept state, as `{}` from a client
+  that never received a `data-state` part;
 - approval answers: tool parts in state `approval-responded` with `approval: {id, approved,
   reason?}` (ai 6+), or the `approvals: [{id, approved, reason?}]` body field (how an ai 5
   client, which has no approval parts, answers a `data-approval-request`);
@@ -163,6 +163,8 @@ def parse_request(
         decisions=tuple(decisions),
         client_tools=tuple(_client_tools(data.get("clientTools"), tools)),
         double_texting=read_double_texting(data.get("doubleTexting"), "doubleTexting"),
+        state_version=(_last_state_part(ui_messages, "data-state-version")
+                       if seen is not None else None),
     )
     return chat, request
 
@@ -293,14 +295,16 @@ def _tool_result(call: ToolCall, part: Mapping[str, Any]) -> Message | None:
     return None
 
 
-def _last_state_part(ui_messages: Sequence[Mapping[str, Any]]) -> Any:
-    """The data of the last `data-state` part in `messages` (the state the client last
-    received), or None."""
-    for ui in reversed(ui_messages):
-        found = [p for p in _parts(ui) if p["type"] == "data-state" and "data" in p]
-        if found:
-            return found[-1]["data"]
-    return None
+def _last_state_part(ui_messages: Sequence[Mapping[str, Any]], kind: str = "data-state"
+                     ) -> Any:
+    """The data of the last `kind` part in `messages`, or None: the state the client last
+    received, or (`data-state-version`) its number."""
+    found = [p["data"] for ui in ui_messages for p in _parts(ui)
+             if p["type"] == kind and "data" in p]
+    if kind == "data-state" or not found:
+        return found[-1] if found else None
+    version = found[-1].get("version") if isinstance(found[-1], Mapping) else None
+    return version if type(version) is int and version > 0 else None
 
 
 def _decisions(

@@ -19,10 +19,14 @@ from typing import Any
 
 from pyox_agents.events import StateSnapshots
 
-__all__ = ["STATE_ID", "StateParts"]
+__all__ = ["STATE_ID", "VERSION_ID", "StateParts"]
 
 STATE_ID = "state"
 """The id of the `data-state` part: one part per assistant message, replaced in place."""
+VERSION_ID = "state-version"
+"""The id of the `data-state-version` part (`{version}`): the number of the state the message's
+`data-state` part holds, where the server numbers its threads' versions. The client sends it
+back with the message, so the server knows exactly which version the page last had."""
 
 
 class StateParts:
@@ -38,30 +42,37 @@ class StateParts:
         self._seen = seen
         self.state: Any = None
         """The latest state the stream knows."""
+        self.version = 0
+        """Its number (0: the server numbers no versions)."""
         self._written = False  # a snapshot went out in this stream
         self._behind = False  # a change came after the last snapshot written
 
-    def opening(self, state: Any) -> list[dict[str, Any]]:
-        """The run starts from `state`."""
-        self.state, self.known = state, True
+    def opening(self, state: Any, version: int = 0) -> list[dict[str, Any]]:
+        """The run starts from `state`, version `version`."""
+        self.state, self.known, self.version = state, True, version
         if self._seen is not None and state == self._seen:
-            return []  # the client has it: its next patches apply to it
-        return [self._snapshot()]
+            return self._numbered()  # the client has it: its next patches apply to it
+        return self._snapshot()
 
-    def changed(self, delta: Sequence[Mapping[str, Any]], state: Any) -> list[dict[str, Any]]:
-        """A tool's change was applied: its patch, and the snapshot if every change gets one."""
-        self.state, self.known = state, True
-        out = [{"type": "data-state-delta", "data": [dict(op) for op in delta],
-                "transient": True}]
+    def changed(self, delta: Sequence[Mapping[str, Any]], state: Any,
+                version: int = 0) -> list[dict[str, Any]]:
+        """A change was applied: its patch (its id, `v<version>`, where versions are
+        numbered), and the snapshot if every change gets one."""
+        self.state, self.known, self.version = state, True, version
+        part: dict[str, Any] = {"type": "data-state-delta", "data": [dict(op) for op in delta],
+                                "transient": True}
+        if version:
+            part["id"] = f"v{version}"
+        out = [part]
         if self.mode == "change":
-            out.append(self._snapshot())
+            out += self._snapshot()
         else:
             self._behind = True
         return out
 
     def step_end(self) -> list[dict[str, Any]]:
         """A step ends: its snapshot, in "step" mode when the step changed the state."""
-        return [self._snapshot()] if self.mode == "step" and self._behind else []
+        return self._snapshot() if self.mode == "step" and self._behind else []
 
     def final(self, state: Any) -> list[dict[str, Any]]:
         """The run ends with `state`: the last snapshot, unless the client has it already."""
@@ -70,8 +81,15 @@ class StateParts:
         if self._written and not self._behind and state == self.state:
             return []
         self.state = state
-        return [self._snapshot()]
+        return self._snapshot()
 
-    def _snapshot(self) -> dict[str, Any]:
+    def _snapshot(self) -> list[dict[str, Any]]:
         self._written, self._behind = True, False
-        return {"type": "data-state", "id": STATE_ID, "data": self.state}
+        return [{"type": "data-state", "id": STATE_ID, "data": self.state}, *self._numbered()]
+
+    def _numbered(self) -> list[dict[str, Any]]:
+        """The `data-state-version` part of the latest state, where versions are numbered."""
+        if not self.version:
+            return []
+        return [{"type": "data-state-version", "id": VERSION_ID,
+                 "data": {"version": self.version}}]

@@ -1,0 +1,219 @@
+"""A thread's feed: what every open tab of a thread follows, idle or not.
+
+Each item is a small JSON object: a version of the shared state (`state`: its number, its
+RFC 6902 delta, and whether a person or the agent made it), a run starting or ending, an
+approval asked. Items have an id, `<epoch>-<index>`, so a tab that reconnects goes on after the
+last one it got; one that is too far behind (or comes back to a feed this process no longer
+has) starts again from a snapshot. A feed lives while someone follows it (and a minute after,
+for a tab that reconnects) and keeps its latest `KEPT` items.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
+
+from pyox_agents.events import (
+    ApprovalRequested,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    RuntimeEvent,
+    StateChanged,
+)
+from pyox_agents.state.frozen import thaw
+
+__all__ = ["KEPT", "EditLocks", "Feeds", "ThreadFeed", "follow_thread", "items_of"]
+
+KEPT = 512
+"""How many of its latest items a feed keeps for readers that reconnect."""
+
+
+class ThreadFeed:
+    """One thread's items so far (the latest `KEPT`), for any number of readers."""
+
+    def __init__(self) -> None:
+        self.epoch = secrets.token_hex(4)
+        self.count = 0
+        """How many items were added: the next one's index."""
+        self.readers = 0
+        self._items: deque[dict[str, Any]] = deque(maxlen=KEPT)
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def add(self, items: Sequence[dict[str, Any]]) -> None:
+        """Append `items` and wake the readers."""
+        self._items.extend(items)
+        self.count += len(items)
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def place(self, last_id: str | None) -> int | None:
+        """The index to read after, for a reader whose last item was `last_id`: None when it
+        cannot go on from there (another epoch, or older than the items kept)."""
+        if not last_id:
+            return None
+        epoch, _, index = last_id.partition("-")
+        if epoch != self.epoch or not (index.isascii() and index.isdigit()) or len(index) > 18:
+            return None
+        at = int(index)
+        if at >= self.count or at < self.count - len(self._items) - 1:
+            return None
+        return at
+
+    async def read(self, after: int) -> AsyncIterator[list[tuple[str, dict[str, Any]]]]:
+        """The items after index `after`, each time all there are, with their ids; forever."""
+        at = after + 1
+        while True:
+            first = self.count - len(self._items)
+            if at < first:
+                at = first  # (a reader this far behind was told to start again)
+            if at < self.count:
+                items = list(self._items)[at - first:]
+                yield [(f"{self.epoch}-{at + i}", item) for i, item in enumerate(items)]
+                at += len(items)
+                continue
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if not waiter.done():
+                    self._waiters.remove(waiter)
+
+
+Key = tuple[str | None, str]
+"""(principal, thread id): a feed is its owner's; a thread id another principal follows
+before the thread exists is another feed, which the owner's items never reach."""
+
+
+class Feeds:
+    """The feeds of this process's threads that someone follows, or followed in the last
+    `GRACE` seconds (a tab that reconnects after a short cut goes on where it was)."""
+
+    GRACE = 60.0
+
+    def __init__(self) -> None:
+        self._feeds: dict[Key, ThreadFeed] = {}
+        self._idle: dict[Key, float] = {}  # feed -> when its last reader left
+
+    def publish(self, thread_id: str, principal: str | None,
+                items: Sequence[dict[str, Any]]) -> None:
+        """Add `items` to the feed of `principal`'s thread, if anyone follows it."""
+        feed = self._feeds.get((principal, thread_id))
+        if feed is not None and items:
+            feed.add(items)
+
+    def open(self, thread_id: str, principal: str | None) -> ThreadFeed:
+        """The thread's feed, made if needed, with one more reader (`close` when done)."""
+        self._sweep()
+        key = (principal, thread_id)
+        feed = self._feeds.get(key)
+        if feed is None:
+            feed = self._feeds[key] = ThreadFeed()
+        self._idle.pop(key, None)
+        feed.readers += 1
+        return feed
+
+    def close(self, thread_id: str, principal: str | None, feed: ThreadFeed) -> None:
+        """One reader less; the feed goes `GRACE` seconds after nobody reads it."""
+        key = (principal, thread_id)
+        feed.readers -= 1
+        if feed.readers <= 0 and self._feeds.get(key) is feed:
+            self._idle[key] = time.monotonic()
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Let go of the feeds nobody read for `GRACE` seconds (oldest first)."""
+        now = time.monotonic()
+        while self._idle:
+            key, since = next(iter(self._idle.items()))
+            if now - since < self.GRACE:
+                return
+            del self._idle[key]
+            self._feeds.pop(key, None)
+
+    def followed(self, thread_id: str, principal: str | None) -> bool:
+        """Whether anyone follows the thread here."""
+        return (principal, thread_id) in self._feeds
+
+
+class EditLocks:
+    """One lock per thread that people edit now: their edits are committed one at a time
+    (each rebased onto the one before), never refused for running into each other."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def holding(self, thread_id: str) -> AsyncIterator[None]:
+        """Hold the thread's edit lock (waiting for the edits before)."""
+        lock, users = self._locks.get(thread_id, (asyncio.Lock(), 0))
+        self._locks[thread_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[thread_id]
+            if users == 1:
+                del self._locks[thread_id]
+            else:
+                self._locks[thread_id] = (lock, users - 1)
+
+
+def items_of(events: Sequence[RuntimeEvent], run_id: str | None,
+             start_delta: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The feed items of a run's events (numbered as the thread's versions); `start_delta`,
+    what the run's request changed of the kept state, goes with its start."""
+    items: list[dict[str, Any]] = []
+    for event in events:
+        if type(event) is StateChanged:
+            items.append({"type": "state", "version": event.version,
+                          "delta": [thaw(op) for op in event.delta],
+                          "by": "person" if event.call_id == "" else "agent",
+                          "run_id": run_id})
+        elif type(event) is RunStarted:
+            started = {"type": "run_started", "run_id": event.run_id, "version": event.version}
+            items.append({**started, "delta": list(start_delta)} if start_delta else started)
+        elif type(event) is ApprovalRequested:
+            request = event.request
+            items.append({"type": "approval", "run_id": run_id, "id": request.id,
+                          "tool": request.tool, "prompt": request.prompt})
+        elif type(event) is RunFinished:
+            items.append({"type": "run_finished", "run_id": run_id, "outcome": event.outcome})
+        elif type(event) is RunFailed:
+            items.append({"type": "run_finished", "run_id": run_id, "outcome": "failed",
+                          "error": event.error.public_message})
+    return items
+
+
+async def follow_thread(feeds: Feeds, thread_id: str, principal: str | None,
+                        last_id: str | None, snapshot: Callable[[], Awaitable[dict[str, Any]]]
+                        ) -> AsyncIterator[list[tuple[str, dict[str, Any]]]]:
+    """The thread's items after `last_id` (a reconnect's `Last-Event-ID`), each time all there
+    are, forever: when it cannot go on from `last_id`, first a `snapshot` item (`snapshot()`:
+    `{version, state, running}`), then every item after it. The reader is counted while this
+    is open (close it when done)."""
+    feed = feeds.open(thread_id, principal)
+    try:
+        after = feed.place(last_id)
+        if after is None:  # taken after joining: nothing between it and the items is missed
+            after = feed.count - 1
+            view = await snapshot()
+            seen = view.get("version") or 0
+            yield [(f"{feed.epoch}-{after}", {"type": "snapshot", **view})]
+            async for batch in feed.read(after):
+                fresh = [(i, item) for i, item in batch
+                         if item.get("type") != "state" or item.get("version", 0) > seen]
+                if fresh:
+                    yield fresh
+        async for batch in feed.read(after):
+            yield batch
+    finally:
+        feeds.close(thread_id, principal, feed)
