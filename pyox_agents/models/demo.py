@@ -29,6 +29,7 @@ when the tool has one. Tools are matched generically: a tool whose name or descr
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from pyox_agents.models._demo_reading import is_greeting, last_user_text, read_intent
@@ -36,7 +37,7 @@ from pyox_agents.models._demo_replies import VERBS, help_reply, state_summary, s
 from pyox_agents.models._demo_tools import fill, main_argument, properties_of, tool_for, types_of
 from pyox_agents.models._inputs import ANY_INPUT, Source
 from pyox_agents.models._streaming import stream_reply
-from pyox_agents.models.base import ModelChunk, ModelRequest, ToolSpec
+from pyox_agents.models.base import ModelChunk, ModelRequest, TextChunk, ToolSpec
 from pyox_agents.state.messages import Message, Reply, ToolCall
 
 __all__ = ["DemoModel", "decide"]
@@ -59,8 +60,14 @@ class DemoModel:
     agent's `shop_reply`).
     """
 
-    def __init__(self, rules: Rules | None = None) -> None:
+    def __init__(self, rules: Rules | None = None, *, pace: float = 0.0) -> None:
+        if pace < 0:
+            raise ValueError(f"DemoModel(pace=...) is a number of seconds from 0, got {pace!r}")
         self._rules: Rules = rules or decide
+        self.pace = pace
+        """About how many seconds a reply takes, as a real model's would: two thirds of it
+        before the first word (thinking), the rest spread over its words. 0 (the default):
+        at once (tests)."""
 
     @property
     def name(self) -> str:
@@ -77,7 +84,13 @@ class DemoModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Decide the reply by rules and stream it."""
         reply = self._rules(request.messages, request.tools)
+        pace = self.pace
+        if pace:
+            await asyncio.sleep(pace * 2 / 3)
+            words = max(1, len(reply.text.split()))
         async for chunk in stream_reply(reply, request):
+            if pace and isinstance(chunk, TextChunk):
+                await asyncio.sleep(pace / 3 / words)
             yield chunk
 
 

@@ -1,6 +1,7 @@
 """The `pyox-agents` command: `demo` serves the demo page and agent, `serve` a user's own agents.
 
-    pyox-agents demo [--host 127.0.0.1] [--port 8000] [--model demo] [--store sqlite:PATH]
+    pyox-agents demo [--host 127.0.0.1] [--port 8000] [--model demo] [--pace 1.5]
+                     [--store sqlite:PATH]
     pyox-agents serve module:attribute [--host ...] [--port ...] [--store ...] [--grace 25]
                       [--workers N] [--cors ORIGIN] [--allowed-host NAME]
 
@@ -39,6 +40,7 @@ from pyox_agents.server._cli_safety import (
     say_endpoints,
     say_exposure,
 )
+from pyox_agents.server._cli_values import count_of, pace_of, seconds_of
 from pyox_agents.server._workers import LISTEN_FD_OPTION, PARENT_OPTION
 
 if TYPE_CHECKING:
@@ -179,6 +181,32 @@ def _create_app(agents: Mapping[str, Any], args: argparse.Namespace, store: Stor
                       allowed_hosts=hosts, body_timeout=body_timeout, **options)
 
 
+def _common(sub: argparse.ArgumentParser, store_help: str) -> None:
+    """The options `demo` and `serve` share."""
+    sub.add_argument("--host", default="127.0.0.1", help="address to listen on "
+                     "(default: 127.0.0.1)")
+    sub.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    sub.add_argument("--store", metavar="STORE", default=None, help=store_help)
+    sub.add_argument("--grace", metavar="SECONDS", type=seconds_of, default=DEFAULT_GRACE,
+                     help="on SIGTERM, how long runs get to finish their step before the "
+                          "rest stop, resumable (default: %(default)g)")
+    sub.add_argument("--workers", metavar="N", type=count_of, default=1,
+                     help="worker processes on the one port, each with its own socket so "
+                          "that connections spread evenly (Linux); above 1, threads must be "
+                          "in a redis:// or postgresql:// --store (default: 1)")
+    sub.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
+                     help="the event loop, as uvicorn's --loop (default: auto, uvloop "
+                          "when installed)")
+    sub.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto",
+                     help="the HTTP parser, as uvicorn's --http (default: auto, httptools "
+                          "when installed)")
+    add_safety_options(sub)
+    sub.add_argument(LISTEN_FD_OPTION, dest="listen_fd", type=int, default=None,
+                     help=argparse.SUPPRESS)  # a worker's socket, given by its parent
+    sub.add_argument(PARENT_OPTION, dest="parent_pid", type=int, default=0,
+                     help=argparse.SUPPRESS)  # and that parent's pid
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyox-agents",
@@ -186,38 +214,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def common(sub: argparse.ArgumentParser, store_help: str) -> None:
-        sub.add_argument("--host", default="127.0.0.1", help="address to listen on "
-                         "(default: 127.0.0.1)")
-        sub.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
-        sub.add_argument("--store", metavar="STORE", default=None, help=store_help)
-        sub.add_argument("--grace", metavar="SECONDS", type=_seconds, default=DEFAULT_GRACE,
-                         help="on SIGTERM, how long runs get to finish their step before the "
-                              "rest stop, resumable (default: %(default)g)")
-        sub.add_argument("--workers", metavar="N", type=_count, default=1,
-                         help="worker processes on the one port, each with its own socket so "
-                              "that connections spread evenly (Linux); above 1, threads must be "
-                              "in a redis:// or postgresql:// --store (default: 1)")
-        sub.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
-                         help="the event loop, as uvicorn's --loop (default: auto, uvloop "
-                              "when installed)")
-        sub.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto",
-                         help="the HTTP parser, as uvicorn's --http (default: auto, httptools "
-                              "when installed)")
-        add_safety_options(sub)
-        sub.add_argument(LISTEN_FD_OPTION, dest="listen_fd", type=int, default=None,
-                         help=argparse.SUPPRESS)  # a worker's socket, given by its parent
-        sub.add_argument(PARENT_OPTION, dest="parent_pid", type=int, default=0,
-                         help=argparse.SUPPRESS)  # and that parent's pid
-
     demo = commands.add_parser(
         "demo", help="serve the demo page: a todo list and a cart shared with an agent",
         description="Serve the demo page at / with its agent over AG-UI and the AI SDK. "
                     "Open the printed URL and type: add milk and eggs to my cart")
-    common(demo, f"where threads are kept: {STORE_FORMS} "
+    _common(demo, f"where threads are kept: {STORE_FORMS} "
                  f"(default: sqlite:{default_store_path()})")
     demo.add_argument("--model", default="demo",
                       help="demo (offline, the default), openai:<model> or ollama:<model>")
+    demo.add_argument("--pace", type=pace_of, default=1.5, metavar="SECONDS",
+                      help="about how long the offline model takes to answer, as a real one "
+                           "would (default 1.5; 0 answers at once)")
 
     serve = commands.add_parser(
         "serve", help="serve your own agents: module:agent, module:agents_dict or module:app",
@@ -225,32 +232,8 @@ def _parser() -> argparse.ArgumentParser:
                     "module:attribute (imported from the current folder).")
     serve.add_argument("target", metavar="MODULE:ATTRIBUTE",
                        help="e.g. myapp:agent, myapp:agents (a dict) or myapp:app")
-    common(serve, f"where threads are kept: {STORE_FORMS} (default: none, nothing is kept)")
+    _common(serve, f"where threads are kept: {STORE_FORMS} (default: none, nothing is kept)")
     return parser
-
-
-def _count(text: str) -> int:
-    """A `--workers` value: a whole number of processes, at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes; write e.g. "
-                                         "--workers 2")
-    return value
-
-
-def _seconds(text: str) -> float:
-    """A `--grace` value: a positive number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds; "
-                                         "write e.g. --grace 25")
-    return value
 
 
 def _serve(app: Any, args: argparse.Namespace, wrap: Any = None) -> None:
@@ -321,7 +304,7 @@ def _demo(args: argparse.Namespace, argv: Sequence[str]) -> None:
         resolve_model(args.model)
     except (ValueError, ImportError) as exc:
         raise CliError(f"--model {args.model!r}: {exc}") from None
-    agents = demo_agents(args.model)
+    agents = demo_agents(args.model, pace=args.pace)
     origins, hosts = _checked(args)
     if not _is_worker(args):
         url = base_url(args.host, args.port)
