@@ -121,6 +121,15 @@ class LiveRun:
         """The events the store has not logged yet (shared runs)."""
         return self._slice(self.shared)
 
+    def kept_whole(self) -> ThreadState | None:
+        """What the store keeps of the thread's state as this run wrote it, when that is all
+        there is (None: a write failed or was fenced, so the store and the run's record must
+        be read again: the record may hold a version the kept state missed)."""
+        kept, versions = self.kept, self.versions
+        if kept is None or (versions is not None and versions.version != kept.version):
+            return None
+        return kept
+
     def numbered(self, events: Sequence[RuntimeEvent]) -> Sequence[RuntimeEvent]:
         """`events` with the versions of the state as the thread counts them (`base` on)."""
         base = self.base

@@ -339,7 +339,7 @@ class RunService:
                                 await self._finish(live, batch)
                                 continue
                             shown = await show(self.store, self._sharing, live, batch)
-                            self.kept_states.remember(live.thread_id, live.kept)
+                            self.kept_states.remember(live.thread_id, live.kept_whole())
                             if self.feeds.followed(live.thread_id, live.principal):
                                 self.feeds.publish(live.thread_id, live.principal,
                                                    items_of(shown, live.run_id,
@@ -377,7 +377,7 @@ class RunService:
         the end finds the thread free."""
         batch = numbered(live, batch)
         batch = [*batch[:-1], told(batch[-1], await keep(self.store, live, batch))]
-        self.kept_states.remember(live.thread_id, live.kept)
+        self.kept_states.remember(live.thread_id, live.kept_whole())
         await record_run(self.store, live, batch, self.keep_state)
         self._remove_active(live)
         if live.lease is not None:

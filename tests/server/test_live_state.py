@@ -552,3 +552,53 @@ async def test_a_runs_start_that_brings_changes_tells_them_on_the_feed() -> None
         assert started["type"] == "run_started" and started["version"] == 3
         assert started["delta"] == [{"op": "replace", "path": "/todos/0/done", "value": True}]
         await stream.aclose()
+
+
+class _KeptWriteFails(SQLiteStore):
+    """A SQLiteStore whose writes of a thread's kept state fail while `failing` (a full disk
+    for that one table): the run's own records are still written."""
+
+    failing = False
+
+    def write_kept_state(self, thread_id: str, kept: Any, token: int | None = None) -> None:
+        if self.failing:
+            raise OSError("injected: no space left on device")
+        super().write_kept_state(thread_id, kept, token)
+
+
+async def test_a_kept_state_the_store_failed_to_write_is_read_again_from_the_store(
+    tmp_path: Any,
+) -> None:
+    """Rule: the kept states a process holds in memory are only what the store holds. When a
+    write of one failed, the process lets go of it and reads the thread again from the store
+    and its run's record (which may hold the version the kept state missed: the full-disk test
+    shows the thread then), never a state of its own the store does not have."""
+
+    @tool
+    def append(ctx: RunContext, text: str) -> str:
+        """Append `text`."""
+        ctx.state["items"].append(text)
+        return "ok"
+
+    def model(messages: list[Message], tools: list[Any]) -> Any:
+        asked = str(messages[-1].content)
+        if messages[-1].role == "user" and asked.startswith("add "):
+            return ToolCall("append", {"text": asked[4:]}, id=f"c{len(messages)}")
+        return "ok"
+
+    store = _KeptWriteFails(tmp_path / "s.db")
+    app = create_app({"todo": Agent(FunctionModel(model), tools=[append])}, store=store)
+    runs = app.state.pyox.runs
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        one = [{"id": "u1", "role": "user", "content": "add a"}]
+        await post_run(http, "/agents/todo/ag-ui", ag_ui_body(state={"items": []},
+                                                              messages=one))
+        assert runs.kept_states.get("t1").state == {"items": ["a"]}
+        store.failing = True
+        _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+            runId="r2", state=None,
+            messages=[*one, {"id": "u2", "role": "user", "content": "add b"}]))
+        assert events[-1]["type"] == "RUN_ERROR"  # the page is told its state was not kept
+        assert runs.kept_states.get("t1") is None
+        store.failing = False
+        assert (await kept(http))["state"] == {"items": ["a"]}  # what the store holds
