@@ -14,6 +14,7 @@ import argparse
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from pyox_agents.server._cli_values import connections_of, positive_seconds
 from pyox_agents.server._cross_site import normalized_origins
 from pyox_agents.server._hosts import LOOPBACK_HOSTS, HostCheck, is_loopback, normalized_hosts
 from pyox_agents.server._stalls import DEFAULT_HEADER_TIMEOUT
@@ -36,14 +37,14 @@ def add_safety_options(sub: argparse.ArgumentParser) -> None:
                      help="a Host name to answer besides those of the address it listens on "
                           "(*.example.com: its subdomains; '*': any); repeat for several "
                           "(default: the loopback names on 127.0.0.1, any name on 0.0.0.0)")
-    sub.add_argument("--header-timeout", metavar="SECONDS", type=_positive,
+    sub.add_argument("--header-timeout", metavar="SECONDS", type=positive_seconds,
                      default=DEFAULT_HEADER_TIMEOUT,
                      help="close a connection that has not sent a request's headers this long "
                           "after it opened or its last response ended (default: %(default)g)")
-    sub.add_argument("--body-timeout", metavar="SECONDS", type=_positive, default=None,
+    sub.add_argument("--body-timeout", metavar="SECONDS", type=positive_seconds, default=None,
                      help="answer 408 to a request whose body takes longer to arrive "
                           f"(default: {DEFAULT_BODY_TIMEOUT:g})")
-    sub.add_argument("--max-pending-connections", metavar="N", type=_at_least_one, default=None,
+    sub.add_argument("--max-pending-connections", metavar="N", type=connections_of, default=None,
                      help="connections that may wait for a request's headers at once; over it, "
                           "the one that waited longest is closed (default: half the process's "
                           "file descriptor limit)")
@@ -111,27 +112,3 @@ def say_exposure(host: str, hosts: tuple[str, ...] | None, origins: Sequence[str
         allowed = ", ".join(["its own", *origins])
         print(f"  pages that may call it: {allowed} (a frontend elsewhere: --cors ORIGIN)",
               flush=True)
-
-
-def _positive(text: str) -> float:
-    """A timeout: a positive number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds; "
-                                         "write e.g. 10")
-    return value
-
-
-def _at_least_one(text: str) -> int:
-    """A cap: a whole number, at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of connections; write "
-                                         "e.g. 500")
-    return value

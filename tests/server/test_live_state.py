@@ -46,6 +46,24 @@ def todo_agent(gate: asyncio.Event | None = None, seen: list[list[Message]] | No
     return Agent(FunctionModel(model), tools=[tick], **options)
 
 
+def append_agent() -> Agent:
+    """An agent that appends `x` to `items` when asked "add x", and answers otherwise."""
+
+    @tool
+    def append(ctx: RunContext, text: str) -> str:
+        """Append `text`."""
+        ctx.state["items"].append(text)
+        return "ok"
+
+    def model(messages: list[Message], tools: list[Any]) -> Any:
+        asked = str(messages[-1].content)
+        if messages[-1].role == "user" and asked.startswith("add "):
+            return ToolCall("append", {"text": asked[4:]}, id=f"c{len(messages)}")
+        return "ok"
+
+    return Agent(FunctionModel(model), tools=[append])
+
+
 def ag_ui_body(**fields: Any) -> dict[str, Any]:
     return {"threadId": "t1", "runId": "r1", "state": TODOS,
             "messages": [{"id": "u1", "role": "user", "content": "tick b"}], **fields}
@@ -396,20 +414,7 @@ async def test_a_stale_ag_ui_tab_that_names_its_version_keeps_the_runs_append() 
     (`forwardedProps.stateVersion`): its append and the run's are both kept, in order (by
     content alone, [a, c] against [a, b] read as "b renamed c" and lost the run's b)."""
 
-    @tool
-    def append(ctx: RunContext, text: str) -> str:
-        """Append `text`."""
-        ctx.state["items"].append(text)
-        return "ok"
-
-    def model(messages: list[Message], tools: list[Any]) -> Any:
-        asked = str(messages[-1].content)
-        if messages[-1].role == "user" and asked.startswith("add "):
-            return ToolCall("append", {"text": asked[4:]}, id=f"c{len(messages)}")
-        return "ok"
-
-    app = create_app({"todo": Agent(FunctionModel(model), tools=[append])},
-                     store=MemoryStore())
+    app = create_app({"todo": append_agent()}, store=MemoryStore())
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
         one = [{"id": "u1", "role": "user", "content": "hi"}]
         await post_run(http, "/agents/todo/ag-ui", ag_ui_body(state={"items": ["a"]},
@@ -574,20 +579,8 @@ async def test_a_kept_state_the_store_failed_to_write_is_read_again_from_the_sto
     and its run's record (which may hold the version the kept state missed: the full-disk test
     shows the thread then), never a state of its own the store does not have."""
 
-    @tool
-    def append(ctx: RunContext, text: str) -> str:
-        """Append `text`."""
-        ctx.state["items"].append(text)
-        return "ok"
-
-    def model(messages: list[Message], tools: list[Any]) -> Any:
-        asked = str(messages[-1].content)
-        if messages[-1].role == "user" and asked.startswith("add "):
-            return ToolCall("append", {"text": asked[4:]}, id=f"c{len(messages)}")
-        return "ok"
-
     store = _KeptWriteFails(tmp_path / "s.db")
-    app = create_app({"todo": Agent(FunctionModel(model), tools=[append])}, store=store)
+    app = create_app({"todo": append_agent()}, store=store)
     runs = app.state.pyox.runs
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
         one = [{"id": "u1", "role": "user", "content": "add a"}]
