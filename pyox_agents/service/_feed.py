@@ -202,18 +202,16 @@ async def follow_thread(feeds: Feeds, thread_id: str, principal: str | None,
     is open (close it when done)."""
     feed = feeds.open(thread_id, principal)
     try:
-        after = feed.place(last_id)
+        after, seen = feed.place(last_id), 0
         if after is None:  # taken after joining: nothing between it and the items is missed
             after = feed.count - 1
             view = await snapshot()
-            seen = view.get("version") or 0
+            seen = view.get("version") or 0  # the versions it holds are not told again
             yield [(f"{feed.epoch}-{after}", {"type": "snapshot", **view})]
-            async for batch in feed.read(after):
-                fresh = [(i, item) for i, item in batch
-                         if item.get("type") != "state" or item.get("version", 0) > seen]
-                if fresh:
-                    yield fresh
         async for batch in feed.read(after):
-            yield batch
+            fresh = [(i, item) for i, item in batch
+                     if item.get("type") != "state" or item.get("version", 0) > seen]
+            if fresh:
+                yield fresh
     finally:
         feeds.close(thread_id, principal, feed)

@@ -151,20 +151,6 @@ class ThreadState:
         target = aligned(self.frozen(), state)
         return any(not diff(value, target) for _, value in self.versions())
 
-    def base_for(self, seen: Any) -> JSON:
-        """The kept version a client holding `seen` last received.
-
-        `seen` is the version the client echoes when its protocol does (the AI SDK's
-        `data-state` part), else its state with the person's edits (AG-UI echoes only that):
-        then the version it equals, or, when the person edited it, the one closest to it (the
-        fewest changes; the newer on a tie).
-        """
-        return self._closest(aligned(self.frozen(), seen))
-
-    def _closest(self, target: JSON) -> JSON:
-        """The kept version `target` (aligned on the latest) equals, else the closest to it."""
-        return self.closest(target)[1]
-
     def closest(self, target: JSON) -> tuple[int, JSON]:
         """(number, value) of the kept version `target` (aligned on the latest) equals, else
         of the closest to it (the fewest changes; the newer on a tie)."""
