@@ -20,10 +20,14 @@ Three workloads:
    (which applies it with `jsonpatch` in place).
 3. idle followers: `--idle` followers (1,000), each of its own thread; the server's memory per
    follower (RSS growth / followers), and the ratio ours / floor.
+4. fan-out across two processes (`--across`, on by default): two `ours` processes share a
+   RedisStore on a throwaway redis-server; the followers read process B while the edits go to
+   process A, so every version travels through the thread's feed log in Redis. p50 and p99,
+   and the ratio to workload 1's one process (goal: p99 within 50 ms).
 
 Run:
     .venv/bin/python bench/live_state.py [--tabs 100] [--edits 50] [--items 100000]
-        [--idle 1000] [--no-write]
+        [--idle 1000] [--no-across] [--no-write]
 """
 
 import argparse
@@ -54,6 +58,21 @@ def ours_app() -> Any:
 
     agent = Agent(FunctionModel(lambda messages, tools: "ok"))
     return instrument(create_app({"bench": agent}, store=MemoryStore(), limits=ServerLimits(
+        edits_per_second=None, state_bytes=None)))
+
+
+def shared_app() -> Any:
+    """`ours_app` on the RedisStore at `$BENCH_REDIS` (several processes share it)."""
+    import os
+
+    from pyox_agents import Agent
+    from pyox_agents.models import FunctionModel
+    from pyox_agents.server import ServerLimits, create_app
+    from pyox_agents.stores.redis import RedisStore
+
+    agent = Agent(FunctionModel(lambda messages, tools: "ok"))
+    store = RedisStore(os.environ["BENCH_REDIS"], prefix="live:")
+    return instrument(create_app({"bench": agent}, store=store, limits=ServerLimits(
         edits_per_second=None, state_bytes=None)))
 
 
@@ -185,10 +204,12 @@ async def follow_all(port: int, threads: list[str]) -> list[Follower]:
     return followers
 
 
-async def fan_out(port: int, tabs: int, edits: int) -> list[float]:
-    """Latencies (ms) from sending each edit to each follower reading its version."""
+async def fan_out(port: int, tabs: int, edits: int, follow_port: int | None = None
+                  ) -> list[float]:
+    """Latencies (ms) from sending each edit to each follower (on `follow_port`, else `port`)
+    reading its version."""
     await seed(port, "fan", {"todos": [{"n": 0}] * 10})
-    followers = await follow_all(port, ["fan"] * tabs)
+    followers = await follow_all(follow_port or port, ["fan"] * tabs)
     sent: dict[int, float] = {}
     base = 1
     for index in range(edits):
@@ -245,6 +266,7 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=50)
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--idle", type=int, default=1000)
+    parser.add_argument("--no-across", action="store_true")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     pin_self(1)
@@ -263,12 +285,29 @@ def main() -> None:
                        ("memory", "an idle follower, server KiB")):
         ours, floor = figures["ours"][key], figures["floor"][key]
         rows.append([label, f"{ours:.2f}", f"{floor:.2f}", f"{ours / floor:.2f}x"])
+    if not args.no_across:
+        late = across(args.tabs, args.edits)
+        one = figures["ours"]
+        for index, key in ((49, "p50"), (98, "p99")):
+            at = statistics.quantiles(late, n=100)[index]
+            rows.append([f"fan-out across two processes on Redis, {key}, ms", f"{at:.2f}",
+                         f"{one[key]:.2f} (ours, one process)", f"{at / one[key]:.2f}x"])
     text = table(["workload", "ours", "floor", "ours / floor"], rows)
     text += (f"\n\n{args.tabs} followers of one thread, {args.edits} edits 20 ms apart; "
              f"{args.idle} idle followers of their own threads. `python bench/live_state.py`")
     print(text)
     if not args.no_write:
         write_section("Live shared state", text)
+
+
+def across(tabs: int, edits: int) -> list[float]:
+    """Workload 4: followers on process B, edits to process A, one redis-server between."""
+    from processes import Redis
+
+    with Redis(8749) as redis, Server("live_state:shared_app", 8743,
+                                      env={"BENCH_REDIS": redis.url}), \
+            Server("live_state:shared_app", 8744, env={"BENCH_REDIS": redis.url}):
+        return asyncio.run(fan_out(8743, tabs, edits, follow_port=8744))
 
 
 if __name__ == "__main__":

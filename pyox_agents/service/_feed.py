@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import logging
 import secrets
 import time
 from collections import deque
@@ -27,8 +29,11 @@ from pyox_agents.events import (
     StateChanged,
 )
 from pyox_agents.state.frozen import thaw
+from pyox_agents.stores.base import SharedRuns
 
-__all__ = ["KEPT", "EditLocks", "Feeds", "ThreadFeed", "follow_thread", "items_of"]
+__all__ = ["KEPT", "EditLocks", "Feeds", "ThreadFeed", "follow_thread", "items_of", "log_key"]
+
+_log = logging.getLogger(__name__)
 
 KEPT = 512
 """How many of its latest items a feed keeps for readers that reconnect."""
@@ -44,6 +49,8 @@ class ThreadFeed:
         self.readers = 0
         self._items: deque[dict[str, Any]] = deque(maxlen=KEPT)
         self._waiters: list[asyncio.Future[None]] = []
+        self.following: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Done once items reach the feed (at once here; shared, once it follows the log)."""
 
     def add(self, items: Sequence[dict[str, Any]]) -> None:
         """Append `items` and wake the readers."""
@@ -95,30 +102,93 @@ before the thread exists is another feed, which the owner's items never reach.""
 
 class Feeds:
     """The feeds of this process's threads that someone follows, or followed in the last
-    `GRACE` seconds (a tab that reconnects after a short cut goes on where it was)."""
+    `GRACE` seconds (a tab that reconnects after a short cut goes on where it was).
+
+    With a store that several processes share (`shared`), a thread's items go through the
+    store: `publish` has them appended to the thread's feed log there, and each feed followed
+    here reads that log (one follower per thread and process, whatever the number of tabs), so
+    a tab sees the runs and edits of every process, each process's in the order it made them.
+    """
 
     GRACE = 60.0
+    RETRY = 1.0
+    """Seconds between two tries to follow a feed's log again after the store failed."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: SharedRuns | None = None) -> None:
+        self.shared = shared
         self._feeds: dict[Key, ThreadFeed] = {}
         self._idle: dict[Key, float] = {}  # feed -> when its last reader left
+        self._pumps: dict[Key, asyncio.Task[None]] = {}  # (shared) each feed's log reader
+        self._outbox: dict[Key, deque[str]] = {}  # (shared) items not appended to a log yet
+        self._writers: dict[Key, asyncio.Task[None]] = {}  # (shared) each outbox's writer
+
+    def wanted(self, thread_id: str, principal: str | None) -> bool:
+        """Whether the thread's items are wanted: someone follows it here, or (shared) may
+        follow it on another process."""
+        return self.shared is not None or (principal, thread_id) in self._feeds
 
     def publish(self, thread_id: str, principal: str | None,
                 items: Sequence[dict[str, Any]]) -> None:
-        """Add `items` to the feed of `principal`'s thread, if anyone follows it."""
-        feed = self._feeds.get((principal, thread_id))
-        if feed is not None and items:
-            feed.add(items)
+        """Add `items` to the feed of `principal`'s thread, if anyone follows it. Shared, they
+        are appended to its log in the store by a task of the thread's, in order, so a run never
+        waits on it; a store that fails loses them for the tabs, which see a gap in the
+        versions at the next item and take a fresh snapshot."""
+        if not items:
+            return
+        key = (principal, thread_id)
+        if self.shared is None:
+            feed = self._feeds.get(key)
+            if feed is not None:
+                feed.add(items)
+            return
+        outbox = self._outbox.setdefault(key, deque(maxlen=KEPT))
+        outbox.extend(json.dumps(item, separators=(",", ":")) for item in items)
+        if key not in self._writers:
+            self._writers[key] = asyncio.create_task(self._write(key),
+                                                     name=f"feed log of thread {thread_id}")
 
-    def open(self, thread_id: str, principal: str | None) -> ThreadFeed:
-        """The thread's feed, made if needed, with one more reader (`close` when done)."""
+    async def _write(self, key: Key) -> None:
+        """Append the thread's pending items to its feed log, until none is left."""
+        assert self.shared is not None
+        principal, thread_id = key
+        try:
+            while outbox := self._outbox.get(key):
+                texts = list(outbox)
+                outbox.clear()
+                try:
+                    await self.shared.aappend_events(log_key(thread_id, principal), texts)
+                except Exception:
+                    _log.warning("thread %s: %d feed items not logged", thread_id, len(texts),
+                                 exc_info=True)
+        finally:
+            self._outbox.pop(key, None)
+            self._writers.pop(key, None)
+
+    async def open(self, thread_id: str, principal: str | None) -> ThreadFeed:
+        """The thread's feed, made if needed, with one more reader (`close` when done).
+        Shared, it returns once the feed follows the store's log from its end.
+
+        Raises:
+            StoreUnavailable: (shared) the store cannot be reached.
+        """
         self._sweep()
         key = (principal, thread_id)
         feed = self._feeds.get(key)
         if feed is None:
             feed = self._feeds[key] = ThreadFeed()
+            if self.shared is None:
+                feed.following.set_result(None)
+            else:
+                self._pumps[key] = asyncio.create_task(
+                    _pump(self.shared, log_key(thread_id, principal), feed, self.RETRY),
+                    name=f"feed of thread {thread_id}")
         self._idle.pop(key, None)
         feed.readers += 1
+        try:
+            await asyncio.shield(feed.following)
+        except BaseException:
+            self.close(thread_id, principal, feed)
+            raise
         return feed
 
     def close(self, thread_id: str, principal: str | None, feed: ThreadFeed) -> None:
@@ -127,6 +197,8 @@ class Feeds:
         feed.readers -= 1
         if feed.readers <= 0 and self._feeds.get(key) is feed:
             self._idle[key] = time.monotonic()
+            if not feed.following.done() or feed.following.exception() is not None:
+                self._drop(key)  # it never followed its log: the next reader starts again
         self._sweep()
 
     def _sweep(self) -> None:
@@ -136,12 +208,49 @@ class Feeds:
             key, since = next(iter(self._idle.items()))
             if now - since < self.GRACE:
                 return
-            del self._idle[key]
-            self._feeds.pop(key, None)
+            self._drop(key)
 
-    def followed(self, thread_id: str, principal: str | None) -> bool:
-        """Whether anyone follows the thread here."""
-        return (principal, thread_id) in self._feeds
+    def stop(self) -> None:
+        """Stop following every feed log (the server is shutting down)."""
+        for key in list(self._feeds):
+            self._drop(key)
+        for writer in self._writers.values():
+            writer.cancel()
+
+    def _drop(self, key: Key) -> None:
+        self._idle.pop(key, None)
+        self._feeds.pop(key, None)
+        pump = self._pumps.pop(key, None)
+        if pump is not None:
+            pump.cancel()
+
+
+def log_key(thread_id: str, principal: str | None) -> str:
+    """The key of the feed log of `principal`'s thread in a shared store."""
+    return "feed:" + json.dumps([principal, thread_id], separators=(",", ":"))
+
+
+async def _pump(store: SharedRuns, key: str, feed: ThreadFeed, retry: float) -> None:
+    """Follow the feed log `key` from its end into `feed`, forever: after a store failure it
+    goes on from the last item it got (`retry` seconds later); a log that expired (PostgreSQL)
+    is followed again from its start."""
+    try:
+        after = await store.alast_event_id(key)
+    except Exception as exc:
+        feed.following.set_exception(exc)
+        feed.following.exception()  # (retrieved: a reader may have left meanwhile)
+        return
+    feed.following.set_result(None)
+    while True:
+        try:
+            async for id, text in store.follow_events(key, after):
+                after = id
+                feed.add([json.loads(text)])
+            after = "0"  # the log expired and ended: a new one starts at its first item
+        except Exception:
+            _log.warning("the feed log %s could not be followed; trying again", key,
+                         exc_info=True)
+            await asyncio.sleep(retry)
 
 
 class EditLocks:
@@ -200,7 +309,7 @@ async def follow_thread(feeds: Feeds, thread_id: str, principal: str | None,
     are, forever: when it cannot go on from `last_id`, first a `snapshot` item (`snapshot()`:
     `{version, state, running}`), then every item after it. The reader is counted while this
     is open (close it when done)."""
-    feed = feeds.open(thread_id, principal)
+    feed = await feeds.open(thread_id, principal)
     try:
         after, seen = feed.place(last_id), 0
         if after is None:  # taken after joining: nothing between it and the items is missed

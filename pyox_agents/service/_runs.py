@@ -103,7 +103,7 @@ class RunService:
         self._remote = RemoteFollowers()  # readers of other processes' runs, counted
         self.kept_states = KeptStates(self.shared)
         """The kept states this process wrote last (a store no other process writes)."""
-        self.feeds = Feeds()
+        self.feeds = Feeds(self._sharing)
         self.edits = EditLocks()  # one person's edit of a thread's state at a time, here
         """The feeds of the threads open tabs follow here (`GET /threads/{id}/events`)."""
 
@@ -340,10 +340,9 @@ class RunService:
                                 continue
                             shown = await show(self.store, self._sharing, live, batch)
                             self.kept_states.remember(live.thread_id, live.kept_whole())
-                            if self.feeds.followed(live.thread_id, live.principal):
-                                self.feeds.publish(live.thread_id, live.principal,
-                                                   items_of(shown, live.run_id,
-                                                            live.start_delta))
+                            if self.feeds.wanted(live.thread_id, live.principal):
+                                self.feeds.publish(live.thread_id, live.principal, items_of(
+                                    shown, live.run_id, live.start_delta))
                 except asyncio.CancelledError:
                     if limit.expired():  # ended below, with `run_timeout`
                         raise

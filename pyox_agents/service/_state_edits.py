@@ -9,7 +9,9 @@ the agent's `state_type`), and committed as the next version:
 - while a run goes on in this process, through the run (`RunHandle.edit_state`): its tools that
   finish later rebase onto it, the model is told, and the run's stream shows it;
 - otherwise into the kept state, holding the thread as a run would (fenced by its lease), and
-  into the record of a run that waits for a person, so that it goes on from it.
+  into the record of a run that waits for a person, so that it goes on from it;
+- while another process runs the thread (a shared store), once that run ends: its edit is
+  then rebased over the run's changes like any stale edit (the person's write wins).
 
 Every follower of the thread sees it (`Feeds`). A refusal is a `RequestError` whose details
 carry the thread's current version and state, so a page can show what is there now.
@@ -17,7 +19,8 @@ carry the thread's current version and state, so a page can show what is there n
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import anyio.to_thread
@@ -62,9 +65,11 @@ class Runs(Protocol):
                 ) -> Any:
         """Hold the thread while it is changed apart from a run."""
 
-
     async def kept_state(self, thread_id: str) -> ThreadState:
         """The thread's kept shared state."""
+
+    async def follow(self, thread_id: str) -> tuple[AsyncIterator[Any], dict[str, Any]] | None:
+        """The events of the run going on the thread (here or elsewhere), to its end."""
 
 
 async def edit_state(runs: Runs, agent: Agent, thread_id: str, principal: str | None,
@@ -98,11 +103,32 @@ async def edit_state(runs: Runs, agent: Agent, thread_id: str, principal: str | 
                 await live.ended()  # it ended before it took the edit: edit the kept state
                 continue
             if await runs.running_elsewhere(thread_id):
-                raise RequestError(409, f"a run of thread {thread_id!r} is going on another "
-                                        "server process; edit the state once it ends (its "
-                                        "run_finished on GET /threads/{id}/events)", "base")
+                await _run_ends_elsewhere(runs, thread_id)
+                continue
             return await _edit_kept(runs, agent, thread_id, principal, base, patch)
     raise Busy(thread_id)
+
+
+async def _run_ends_elsewhere(runs: Runs, thread_id: str) -> None:
+    """Wait for the end of the run another process runs on the thread (its edit is then the
+    kept state's: a finished run's changes, rebased under it with the person's rule), within
+    the server's time limit of a run.
+
+    Raises:
+        RequestError: 409 when it has not ended by then.
+    """
+    followed = await runs.follow(thread_id)
+    if followed is None:
+        return
+    events = followed[0]
+    with anyio.move_on_after(runs.limits.run_seconds) as waited:
+        async with contextlib.aclosing(events):  # type: ignore[type-var]
+            async for _ in events:
+                pass
+    if waited.cancelled_caught:
+        raise RequestError(409, f"a run of thread {thread_id!r} is going on another server "
+                                "process; edit the state once it ends (its run_finished on "
+                                "GET /threads/{id}/events)", "base")
 
 
 async def thread_with_state(runs: Runs, thread_id: str) -> None:

@@ -45,6 +45,9 @@ class SharedRuns(Protocol):
     async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
         """The run's logged events after `after_id`, as (id, JSON text)."""
 
+    async def alast_event_id(self, run_key: str) -> str:
+        """The id of the latest event in the run's log ("0" when it has none)."""
+
     def follow_events(self, run_key: str, after_id: str = "0",
                       block_ms: int = 5000) -> AsyncIterator[tuple[str, str]]:
         """The run's events after `after_id`, those logged then those to come (waiting on the

@@ -30,6 +30,7 @@ _FOLLOW = ("SELECT e.id, e.body, l.done FROM {s}.event_logs l LEFT JOIN {s}.even
            f" ON e.run_key = l.run_key AND e.id > %s WHERE l.run_key = %s AND {_LIVE}"
            " ORDER BY e.id")
 _IS_DONE = f"SELECT l.done FROM {{s}}.event_logs l WHERE l.run_key = %s AND {_LIVE}"
+_LAST_ID = f"SELECT l.last_id FROM {{s}}.event_logs l WHERE l.run_key = %s AND {_LIVE}"
 _SET_ACTIVE = (
     "INSERT INTO {s}.active_runs (thread_id, run_key, expires_at)"
     " VALUES (%s, %s, clock_timestamp() + %s * interval '1 millisecond')"
@@ -95,6 +96,12 @@ class RunEventLog(PostgresConnection):
         """Same as `read_events`, on the asyncio pool."""
         rows = await self.arun(Query(_READ, (run_key, _after(after_id))))
         return [(str(id), str(body)) for id, body in rows]
+
+    async def alast_event_id(self, run_key: str) -> str:
+        """The id of the latest event of run `run_key`'s log ("0" when it has none): follow
+        from it to get only the events appended from now on."""
+        rows = await self.arun(Query(_LAST_ID, (run_key,)))
+        return str(rows[0][0]) if rows else "0"
 
     async def follow_events(self, run_key: str, after_id: str = "0",
                             block_ms: int = 5000) -> AsyncIterator[tuple[str, str]]:

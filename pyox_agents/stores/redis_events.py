@@ -56,6 +56,13 @@ class RunEventLog(RedisConnection):
         rows = await client.xrange(self.key("events", run_key), _after(after_id), "+")
         return _events(rows)[0]
 
+    async def alast_event_id(self, run_key: str) -> str:
+        """The stream id of the latest entry of run `run_key`'s log ("0" when it has none):
+        follow from it to get only the events appended from now on."""
+        client = await self.async_client()
+        rows = await client.xrevrange(self.key("events", run_key), "+", "-", count=1)
+        return str(rows[0][0]) if rows else "0"
+
     async def follow_events(self, run_key: str, after_id: str = "0",
                             block_ms: int = 5000) -> AsyncIterator[tuple[str, str]]:
         """The events of run `run_key` after `after_id`, those logged then those to come, until

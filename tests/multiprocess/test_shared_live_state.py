@@ -1,0 +1,141 @@
+"""Live shared state across server processes, on one real Redis and on one real PostgreSQL.
+
+A tab follows a thread on process B (`GET /threads/{id}/events`) while the run goes on process A,
+and a person's edit reaches process B: the tab sees every version and the run's start and end,
+from either process, in one order; an edit sent to B during A's run is committed once that run
+ends (rebased over it, the person's write kept), never refused or lost; an idle edit on one
+process reaches the tabs of the other. Each test runs once per backend (the `cluster` fixture).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import httpx
+
+from tests.multiprocess.test_shared_redis import (
+    AGENT,
+    WAIT,
+    Cluster,
+    Server,
+    Stream,
+    ag_ui_body,
+    cluster,  # noqa: F401 - a fixture, used by name
+    wait_until,
+)
+from tests.postgres_server import postgres_server  # noqa: F401 - a fixture, used by name
+from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
+
+
+def run_on(server: Server, thread: str, plan: str, state: Any = None) -> Stream:
+    """An AG-UI run of `plan` on `server`, streamed in the background."""
+    body = ag_ui_body(thread, f"r-{uuid.uuid4().hex[:8]}", plan)
+    body["messages"][0]["id"] = f"u-{uuid.uuid4().hex[:8]}"  # (only its new message, as
+    if state is not None:                                    # clients send it)
+        body["state"] = state
+    return Stream("POST", f"{server.url}/agents/{AGENT}/ag-ui", body)
+
+
+def follow(server: Server, thread: str) -> Stream:
+    """A tab following the thread's feed on `server`."""
+    return Stream("GET", f"{server.url}/threads/{thread}/events")
+
+
+def items(tab: Stream, kind: str) -> list[dict[str, Any]]:
+    return [item for item in tab.frames if isinstance(item, dict) and item["type"] == kind]
+
+
+def tab_state(tab: Stream) -> tuple[int, Any]:
+    """The version and state a tab holds: its snapshot with every state item after it, in the
+    order of their numbers (two processes append to the feed log each in its own order; a
+    client that sees a gap takes a fresh snapshot), with none missing."""
+    import jsonpatch  # (a test-only dependency)
+
+    (snapshot,) = items(tab, "snapshot")
+    version, state = snapshot["version"], snapshot["state"]
+    for item in sorted(items(tab, "state"), key=lambda item: int(item["version"])):
+        assert item["version"] == version + 1, f"version {item['version']} after {version}"
+        state = jsonpatch.apply_patch(state, item["delta"])
+        version = item["version"]
+    return version, state
+
+
+def kept(server: Server, thread: str) -> dict[str, Any]:
+    answer = httpx.get(f"{server.url}/threads/{thread}", timeout=WAIT)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def test_a_tab_on_b_follows_a_run_on_a_and_an_edit_on_b_waits_for_it(
+    cluster: Cluster,  # noqa: F811 - the fixture
+) -> None:
+    """Rule: a tab follows its thread whichever process runs it, and a person's edit sent to
+    another process than the run's is committed once the run ends, rebased over it (the
+    person's write kept), with the same versions on every tab and in the kept state."""
+    a, b = cluster.start("A", "B", lease_ttl=10)
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    first = run_on(a, thread, "note:one", state={"notes": []}).finish(cluster)
+    assert first[-1]["type"] == "RUN_FINISHED", first
+
+    on_b, on_a = follow(b, thread), follow(a, thread)
+    wait_until(lambda: items(on_b, "snapshot") and items(on_a, "snapshot"), "both snapshots",
+               cluster)
+    base, state = tab_state(on_b)
+    assert state["notes"] == ["one"]
+
+    running = run_on(a, thread, "note:two wait:g1")
+    assert cluster.started("g1").startswith("A ")
+    wait_until(lambda: items(on_b, "state"), "the run's version on B's tab", cluster)
+    assert items(on_b, "run_started")
+
+    answer: dict[str, Any] = {}
+
+    def edit() -> None:  # the person, on B, during A's run, on the version B's tab showed
+        sent = httpx.patch(f"{b.url}/agents/{AGENT}/threads/{thread}/state", timeout=WAIT * 2,
+                           json={"base": base,
+                                 "patch": [{"op": "replace", "path": "/notes/0",
+                                            "value": "one, by hand"}]})
+        answer.update(status=sent.status_code, body=sent.json())
+
+    editing = threading.Thread(target=edit)
+    editing.start()
+    cluster.open("g1")
+    assert running.finish(cluster)[-1]["type"] == "RUN_FINISHED"
+    editing.join(WAIT * 2)
+    assert answer.get("status") == 200, answer
+
+    want = ["one, by hand", "two"]
+    for tab in (on_a, on_b):
+        wait_until(lambda tab=tab: tab_state(tab)[1].get("notes") == want,  # type: ignore[misc]
+                   "the edit on every tab", cluster)
+        assert items(tab, "run_finished")
+        assert [i["by"] for i in items(tab, "state")][-1] == "person"
+    assert tab_state(on_a)[0] == tab_state(on_b)[0] == answer["body"]["version"]
+    for server in (a, b):
+        assert kept(server, thread)["state"]["notes"] == want
+
+
+def test_an_idle_edit_on_one_process_reaches_the_tabs_of_the_other(
+    cluster: Cluster,  # noqa: F811 - the fixture
+) -> None:
+    """Rule: every open tab sees a person's edit, whichever process took it: an edit made on A
+    with no run going reaches a tab that follows on B, and B's next run starts from it."""
+    a, b = cluster.start("A", "B", lease_ttl=10)
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    run_on(b, thread, "note:one", state={"notes": []}).finish(cluster)
+    on_b = follow(b, thread)
+    wait_until(lambda: items(on_b, "snapshot"), "B's snapshot", cluster)
+    base, _ = tab_state(on_b)
+
+    sent = httpx.patch(f"{a.url}/agents/{AGENT}/threads/{thread}/state", timeout=WAIT,
+                       json={"base": base, "patch": [{"op": "add", "path": "/notes/-",
+                                                      "value": "by hand"}]})
+    assert sent.status_code == 200, sent.text
+    wait_until(lambda: tab_state(on_b)[1]["notes"] == ["one", "by hand"],
+               "A's edit on B's tab", cluster)
+
+    assert run_on(b, thread, "note:two").finish(cluster)[-1]["type"] == "RUN_FINISHED"
+    wait_until(lambda: tab_state(on_b)[1]["notes"] == ["one", "by hand", "two"],
+               "B's run after the edit", cluster)
