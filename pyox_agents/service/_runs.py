@@ -55,12 +55,13 @@ from pyox_agents.stores.base import SharedRuns, Store
 
 __all__ = ["LOOK_UP", "RunService"]
 
-_TAKES = 3
-"""How many times a request that waits for another process's run tries to take its thread."""
+_TAKES = 6
+"""How many times a request that waits for another process's run tries to take its thread;
+between tries it pauses 10, 20, 40 ... ms, for a hold that is no run (a person's edit)."""
 
 
 class _HeldElsewhere(Exception):
-    """Another process holds the thread's lease: its run goes on there."""
+    """Another process holds the thread's lease: its run goes on there, or an edit."""
 
 
 class RunService:
@@ -169,7 +170,7 @@ class RunService:
                                     "letters, digits, '_' or '-'", "threadId")
         await self.check_owner(request.thread_id, principal, agent)  # others': 404, not 409
         policy = request.double_texting or agent.double_texting
-        for _ in range(_TAKES):
+        for take in range(_TAKES):
             await self._queue.wait_turn(request.thread_id, policy,
                                         functools.partial(self._running_here, request.thread_id))
             try:
@@ -177,9 +178,9 @@ class RunService:
             except _HeldElsewhere:  # another process runs the thread: wait for its run
                 if policy == "reject":
                     raise Busy(request.thread_id) from None
-                await self._queue.wait_turn(request.thread_id, policy,
-                                            functools.partial(self._running_elsewhere,
-                                                              request.thread_id))
+                await self._queue.wait_turn(request.thread_id, policy, functools.partial(
+                    self._running_elsewhere, request.thread_id))
+                await asyncio.sleep(0.01 * 2 ** take)
         raise Busy(request.thread_id)
 
     async def _take(self, agent: Agent, request: RunRequest, name: str, principal: str | None,

@@ -8,6 +8,8 @@ stale versions, and reconnects with Last-Event-ID). Once all is quiet, both tabs
 and `GET /threads/{id}` hold the same state, and every edit a tab made is in it unless the
 server refused it or another edit overwrote or deleted it after.
 
+The same with the two tabs on two server processes sharing one Redis.
+
 And `stripOldStateParts` with ai 7's `Chat` (`DefaultChatTransport`): the request no longer
 carries every past `data-state` part, so it stops growing with the turns.
 """
@@ -29,6 +31,7 @@ from pyox_agents import Agent, Message, RunContext, ToolCall, tool
 from pyox_agents.models import FunctionModel
 from pyox_agents.server import create_app
 from pyox_agents.stores import MemoryStore
+from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
 
 Serve = Callable[[Any], str]
 RunNode = Callable[..., dict[str, Any]]
@@ -69,13 +72,26 @@ def ids(state: dict[str, Any]) -> list[str]:
     return [t["id"] for t in state.get("todos", [])]
 
 
-@pytest.mark.parametrize("client", ["@ag-ui/client", "agui0059"])
+@pytest.mark.parametrize(("client", "processes"), [
+    ("@ag-ui/client", 1), ("agui0059", 1), ("@ag-ui/client", 2)])
 def test_two_tabs_and_an_agent_edit_one_thread(serve: Serve, run_node: RunNode,
-                                               client: str) -> None:
-    base = serve(create_app({"todo": todo_agent()}, store=MemoryStore()))
+                                               request: pytest.FixtureRequest, client: str,
+                                               processes: int) -> None:
+    """With two processes, the agent and tab a use one server and tab b (with the observer)
+    another, both on one real Redis: every rule below holds across them."""
+    agent = todo_agent()
+    if processes == 1:
+        base = second = serve(create_app({"todo": agent}, store=MemoryStore()))
+    else:
+        from pyox_agents.stores.redis import RedisStore
+
+        url, prefix = request.getfixturevalue("redis_server"), f"live-{uuid.uuid4().hex[:8]}:"
+        base, second = (serve(create_app({"todo": agent}, store=RedisStore(url, prefix=prefix)))
+                        for _ in range(2))
     thread = f"t-{uuid.uuid4().hex[:12]}"
     out = run_node("live_state.mjs", "tabs", base,
-                   {"threadId": thread, "client": client, "runs": 4, "seed": 7}, timeout=90)
+                   {"threadId": thread, "client": client, "runs": 4, "seed": 7, "baseB": second},
+                   timeout=90)
     server = kept(base, thread)
     final = server["state"]
     tabs = out["tabs"].values()

@@ -139,3 +139,26 @@ def test_an_idle_edit_on_one_process_reaches_the_tabs_of_the_other(
     assert run_on(b, thread, "note:two").finish(cluster)[-1]["type"] == "RUN_FINISHED"
     wait_until(lambda: tab_state(on_b)[1]["notes"] == ["one", "by hand", "two"],
                "B's run after the edit", cluster)
+
+
+def test_a_run_waits_out_another_processs_edit_holding_the_thread(
+    cluster: Cluster,  # noqa: F811 - the fixture
+) -> None:
+    """Rule: a person's edit on one process holds the thread a moment (its lease), and a run
+    that starts meanwhile on another process waits for it, not refused with 409."""
+    import asyncio
+    import time
+
+    (a,) = cluster.start("A", lease_ttl=10)
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    run_on(a, thread, "note:one", state={"notes": []}).finish(cluster)
+    store = cluster.store()
+    token = asyncio.run(store.aacquire_lease(thread, "B:an edit", 10))  # as B's edit holds it
+    assert token is not None
+    running = run_on(a, thread, "note:two")
+    time.sleep(0.15)
+    assert asyncio.run(store.arelease_lease(thread, "B:an edit", token))
+    frames = running.finish(cluster)
+    assert running.status == 200, running.text
+    assert frames[-1]["type"] == "RUN_FINISHED"
+    assert kept(a, thread)["state"]["notes"] == ["one", "two"]

@@ -1,7 +1,8 @@
 // live_state.mjs - @pyox-agents/live-state (clients/live-state) against a real server.
 //
 // Usage: node live_state.mjs tabs <base-url> '<json-options>'
-//   options: threadId, client ('@ag-ui/client' or 'agui0059'), runs, seed.
+//   options: threadId, client ('@ag-ui/client' or 'agui0059'), runs, seed, baseB (where tab b
+//   and the observer connect: another server process on the same store; default base-url).
 //   Two tabs (LiveThread "a" and "b") follow one thread; an HttpAgent kept in step with tab a
 //   (followAgent) runs the server's `todo` agent `runs` times (each run adds one todo, slowly).
 //   From the first run's end until the last run's end, both tabs make random edits (add, tick,
@@ -118,14 +119,15 @@ async function tabs() {
   const feedB = [];
   const made = { a: [], b: [] };
   const refusals = { a: [], b: [] };
+  const baseB = options.baseB ?? base; // tab b and the observer: another server process
   const tab = (name, extra = {}) => new LiveThread({
     baseUrl: base, agent: 'todo', threadId, onRefused: (r) => refusals[name].push(r), ...extra,
   });
   const threads = {
     a: tab('a'),
-    b: tab('b', { fetch: slowFeedFetch({ lag: 300, cutAfter: 1500, seen: feedB }) }),
+    b: tab('b', { baseUrl: baseB, fetch: slowFeedFetch({ lag: 300, cutAfter: 1500, seen: feedB }) }),
   };
-  const observer = new LiveThread({ baseUrl: base, agent: 'todo', threadId });
+  const observer = new LiveThread({ baseUrl: baseB, agent: 'todo', threadId });
   const history = new Map(); // version -> state, as the observer saw them
   observer.subscribe(({ version }) => { if (version != null) history.set(version, observer.server.state); });
   // the thread is not there until its first run starts it: the tabs wait for it (404)
