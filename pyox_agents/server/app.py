@@ -258,7 +258,6 @@ def _lifespan(server: _Server, tune_gc: bool) -> Any:
                     await toolsets.enter_async_context(agent)
             yield
             await server.runs.close()
-            server.runs.feeds.stop()
 
     return lifespan
 

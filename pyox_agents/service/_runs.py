@@ -56,8 +56,7 @@ from pyox_agents.stores.base import SharedRuns, Store
 __all__ = ["LOOK_UP", "RunService"]
 
 _TAKES = 6
-"""How many times a request that waits for another process's run tries to take its thread;
-between tries it pauses 10, 20, 40 ... ms, for a hold that is no run (a person's edit)."""
+"""Tries to take a thread held elsewhere (a run, or an edit's moment), 10, 20, 40 ... ms apart."""
 
 
 class _HeldElsewhere(Exception):
@@ -306,9 +305,10 @@ class RunService:
         await drain(self._active, grace)
 
     async def close(self) -> None:
-        """Cancel every active run (the server is shutting down)."""
+        """Cancel every active run, stop following feed logs (the server is shutting down)."""
         for thread_id in list(self._active):
             await self.stop(thread_id)
+        self.feeds.stop()
 
     def _add_active(self, live: LiveRun) -> None:
         self._active[live.thread_id] = live
