@@ -28,6 +28,7 @@ from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
 from pyox_agents.service._checkpoints import record_run
+from pyox_agents.service._control import Control
 from pyox_agents.service._double_texting import Queue
 from pyox_agents.service._faults import (
     keep,
@@ -77,15 +78,9 @@ class RunService:
     Without it, a run starts from the client's state, or `{}`.
     """
 
-    def __init__(
-        self,
-        store: Store | None = None,
-        *,
-        lease_ttl: float = 30.0,
-        owner: str | None = None,
-        limits: ServerLimits | None = None,
-        keep_state: bool = False,
-    ) -> None:
+    def __init__(self, store: Store | None = None, *, lease_ttl: float = 30.0,
+                 owner: str | None = None, limits: ServerLimits | None = None,
+                 keep_state: bool = False) -> None:
         self.store = store
         self.keep_state = keep_state and store is not None
         """Whether the thread's latest shared state is kept between runs (needs a store)."""
@@ -97,15 +92,14 @@ class RunService:
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._active: dict[str, LiveRun] = {}
         self._queue = Queue()  # requests waiting for a thread's run to end (double texting)
-        self._runs_of: collections.Counter[str | None] = collections.Counter()
-        """How many active runs each principal has (the per-principal limit, in O(1))."""
+        self._runs_of: collections.Counter[str | None] = collections.Counter()  # by principal
         self.closing = False  # shutting down (`shutdown`): new runs are refused with 503
         self._remote = RemoteFollowers()  # readers of other processes' runs, counted
         self.kept_states = KeptStates(self.shared)
         """The kept states this process wrote last (a store no other process writes)."""
-        self.feeds = Feeds(self._sharing)
+        self.feeds = Feeds(self._sharing)  # what open tabs follow (`GET /threads/{id}/events`)
+        self._control = Control(self._sharing, self._stop_here) if self._sharing else None
         self.edits = EditLocks()  # one person's edit of a thread's state at a time, here
-        """The feeds of the threads open tabs follow here (`GET /threads/{id}/events`)."""
 
     @property
     def _peers(self) -> SharedRuns:
@@ -121,9 +115,8 @@ class RunService:
         """The run active on `thread_id` in this process, or None."""
         return self._active.get(thread_id)
 
-    async def follow(
-        self, thread_id: str
-    ) -> tuple[AsyncIterator[RuntimeEvent], dict[str, Any]] | None:
+    async def follow(self, thread_id: str
+                     ) -> tuple[AsyncIterator[RuntimeEvent], dict[str, Any]] | None:
         """The events of the run active on `thread_id`, from its first, and its adapter meta.
 
         Looks in this process, then (shared runs) in the store's event log, so a run another
@@ -136,8 +129,7 @@ class RunService:
             return live.follow(), live.meta
         if not self.shared:
             return None
-        run_key = await self._peers.aget_active(thread_id)
-        if run_key is None:
+        if (run_key := await self._peers.aget_active(thread_id)) is None:
             return None
         meta_rows = await self._peers.aread_events(f"{run_key}:meta")
         meta = json.loads(meta_rows[0][1]) if meta_rows else {}
@@ -202,7 +194,8 @@ class RunService:
         live = LiveRun(request.thread_id, name, principal)
         self._add_active(live)
         try:
-            if self.shared:
+            if self._control is not None:  # (stop requests reach this process's runs)
+                await self._control.start(self.owner)
                 token = await self._peers.aacquire_lease(
                     request.thread_id, self.owner, self.lease_ttl
                 )
@@ -286,10 +279,11 @@ class RunService:
             await self._peers.aappend_events(f"{live.run_key}:meta", [json.dumps(dict(meta))])
 
     async def stop(self, thread_id: str) -> bool:
-        """Cancel the run active on `thread_id`; False if none was. What it committed stays."""
+        """Cancel the run active on `thread_id` (here, or through the store in the process
+        that runs it); False if none was. What it committed stays."""
         live = self._active.get(thread_id)
         if live is None or live.task is None:
-            return False
+            return self._control is not None and await self._control.stop_elsewhere(thread_id)
         live.task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait([live.task])
@@ -309,6 +303,12 @@ class RunService:
         for thread_id in list(self._active):
             await self.stop(thread_id)
         self.feeds.stop()
+        if self._control is not None:
+            self._control.close()
+
+    async def _stop_here(self, thread_id: str, run_key: str) -> None:
+        if (live := self._active.get(thread_id)) and live.run_key == run_key:  # (not a later one)
+            await self.stop(thread_id)
 
     def _add_active(self, live: LiveRun) -> None:
         self._active[live.thread_id] = live

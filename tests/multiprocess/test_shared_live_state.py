@@ -162,3 +162,24 @@ def test_a_run_waits_out_another_processs_edit_holding_the_thread(
     assert running.status == 200, running.text
     assert frames[-1]["type"] == "RUN_FINISHED"
     assert kept(a, thread)["state"]["notes"] == ["one", "two"]
+
+
+def test_a_stop_sent_to_b_stops_the_run_on_a(
+    cluster: Cluster,  # noqa: F811 - the fixture
+) -> None:
+    """Rule: a stop reaches the thread's run whichever process it is sent to (CopilotKit's
+    stop button, a load balancer between): B asks A through the store, A's run ends cancelled
+    (its stream with RUN_FINISHED, what it committed kept), and B answers once it ended."""
+    a, b = cluster.start("A", "B", lease_ttl=10)
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    stop = f"{b.url}/agents/{AGENT}/ag-ui/{thread}/stop"
+    running = run_on(a, thread, "note:one wait:g-stop note:never", state={"notes": []})
+    assert cluster.started("g-stop").startswith("A ")
+
+    answer = httpx.post(stop, timeout=WAIT)
+    assert answer.status_code == 200 and answer.json() == {"stopped": True}, answer.text
+    frames = running.finish(cluster)
+    assert frames[-1]["type"] == "RUN_FINISHED", frames[-3:]
+    view = kept(b, thread)
+    assert view["state"]["notes"] == ["one"] and not view["running"], view
+    assert httpx.post(stop, timeout=WAIT).json() == {"stopped": False}  # nothing runs now
