@@ -1,0 +1,1 @@
+export{p as Mermaid}from"./ConnectingAgent-B51rLEdj.js";
