@@ -721,15 +721,13 @@ export class LiveThread {
   /** A person's version the feed brought before the server answered this page's edit in
    * flight (a run takes an edit at once, and answers it once it keeps it): when its delta is
    * that edit, as moved onto the version before (`before`), it is that edit's version, shown
-   * now; the edit is no longer laid on top of it (an add would show twice until the answer). */
+   * now; the edit is no longer laid on top of it (an add would show twice until the answer).
+   * It stays pending until the answer comes, as every edit does. */
   _recognize(item, before) {
     const edit = this._edits.find((e) => e.status === "sending");
-    if (!edit) return;
+    if (!edit || edit.shownIn != null) return;
     const ops = edit.on === before ? edit.ops : rebaseOps(edit.ops, diffState(edit.on, before), edit.on);
-    if (ops !== null && deepEqual(ops, item.delta)) {
-      edit.status = "sent";
-      edit.version = item.version;
-    }
+    if (ops !== null && deepEqual(ops, item.delta)) edit.shownIn = item.version;
   }
 
   /** The state shown: the server's latest, with the edits it does not show yet on top, each
@@ -739,6 +737,7 @@ export class LiveThread {
     this._edits = this._edits.filter((e) => !(e.status === "sent" && version != null && version >= e.version));
     let state = this.server.state;
     for (const edit of this._edits) {
+      if (edit.shownIn != null && version >= edit.shownIn) continue; // the server's state has it
       const ops = edit.on === state ? edit.ops : rebaseOps(edit.ops, diffState(edit.on, state), edit.on);
       if (ops === null) continue; // its place is gone: the server will say what becomes of it
       try {
