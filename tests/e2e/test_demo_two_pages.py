@@ -8,7 +8,9 @@ bread and, while that run goes on (both windows say so), adds a todo, ticks one 
 in each window. The agent's model is paced (`DemoModel(pace=...)`) so a reply takes about a
 second, as a real one does. Once all is quiet, both windows and the server's kept state
 (`GET /threads/{id}`) agree, and every edit a person made is in it, unless the page said it was
-refused. One server and one browser for the three views, to keep the wall time small.
+refused. Last, a todo too long for the server's state size limit is refused: the window says
+so, and no window or the server keeps it. One server and one browser for the three views, to
+keep the wall time small.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pyox_agents.demo import demo_agents
-from pyox_agents.server import create_app
+from pyox_agents.server import ServerLimits, create_app
 from pyox_agents.server.cli import STATIC_DIR
 from pyox_agents.stores import SQLiteStore
 from tests.e2e.browser_runs import run_browser_script
@@ -31,6 +33,10 @@ VIEWS = ("ag-ui", "ai-sdk", "copilotkit")
 PACE = 1.0
 """About how many seconds each of the demo model's replies takes: a run of one tool call and
 its answer takes two of them, time enough for both windows' edits while it goes on."""
+
+STATE_BYTES = 4000
+"""The test server's limit on a state's size: the scenario's state stays well under it; the
+last edit (a 5,000-character todo) goes past it, and is refused."""
 
 ADDED = ("buy stamps", "fix the bike")  # one a window, during the run
 TICKED = ("walk the dog", "water the plants")
@@ -50,7 +56,7 @@ def test_two_windows_and_the_agent_edit_one_thread_in_every_view(
         chromium: str, playwright_ready: None, serve: Callable[[Any], str],
         tmp_path: Path) -> None:
     app = create_app(demo_agents("demo", pace=PACE), store=SQLiteStore(tmp_path / "demo.db"),
-                     page=STATIC_DIR)
+                     page=STATIC_DIR, limits=ServerLimits(state_bytes=STATE_BYTES))
     base = serve(app)
     result = run_browser_script(SCRIPT, [base, ",".join(VIEWS), str(ARTIFACTS)], chromium)
     assert result["offsite"] == [], f"the page asked other hosts: {result['offsite']}"
@@ -76,7 +82,15 @@ def test_two_windows_and_the_agent_edit_one_thread_in_every_view(
             "bread", "eggs", "milk"], f"{view}: the agent's changes: {report['server']}"
         assert all(item["qty"] == 1 for item in report["server"]["cart"]), (
             f"{view}: the agent added an item twice: {report['server']['cart']}")
-    # A new AI SDK thread's page asks for its messages first (404: none yet); nothing else fails.
-    assert all(line.endswith("/messages 404") and "/ai-sdk/ai-sdk-" in line
-               for line in result["failedRequests"]), result["failedRequests"]
+        refusal = report["refusal"]
+        assert refusal["shown"].startswith("Your change was not applied"), refusal
+        assert not (refusal["page1"] or refusal["page2"] or refusal["server"]), (
+            f"{view}: the refused todo is kept somewhere: {refusal}")
+    # Nothing fails but the refused edits (413) and a new AI SDK thread's first look for its
+    # messages (404: none yet); the console says only that.
+    expected = [line for line in result["failedRequests"]
+                if (line.startswith("PATCH /agents/demo/threads/") and line.endswith("/state 413"))
+                or (line.startswith("GET /agents/demo/ai-sdk/ai-sdk-")
+                    and line.endswith("/messages 404"))]
+    assert result["failedRequests"] == expected, result["failedRequests"]
     assert len(result["consoleErrors"]) == len(result["failedRequests"]), result["consoleErrors"]

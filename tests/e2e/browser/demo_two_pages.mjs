@@ -10,10 +10,11 @@
 //   3. idle: page 2 adds a todo, page 1 shows it without reloading;
 //   4. page 1 asks the agent to add eggs and bread; while the run goes (both pages say so),
 //      each page adds a todo, ticks one and deletes one;
-//   5. once the run ended and all is quiet: what each page shows and GET /threads/{id}'s state.
+//   5. once the run ended and all is quiet: what each page shows and GET /threads/{id}'s state;
+//   6. page 2 adds a todo too long for the server's state size limit: refused, and said.
 // Prints ONE JSON line: {ok, error, consoleErrors, offsite, screenshots, views: {<view>: {ok,
 // steps, error, threadId, runningAfterEdits: [page 1, page 2], idleFollowed, pages: [state,
-// state], server, refused: [[texts], [texts]], timing: {bothSawTheRun, edited, runEnded} (seconds
+// state], server, refused: [[texts], [texts]], refusal: {shown, page1, page2, server}, timing: {bothSawTheRun, edited, runEnded} (seconds
 // after asking)}}}. Exit 0 even when a step fails (the test
 // asserts); 1 when the script itself broke.
 import { createRequire } from "node:module";
@@ -28,6 +29,7 @@ const { chromium } = require("playwright-core");
 
 const [base, viewList, artifacts] = process.argv.slice(2);
 const STEP_MS = Number(process.env.STEP_MS || 15000);
+const LONG = Number(process.env.LONG_TODO || 5000); // characters: past the test server's state_bytes
 mkdirSync(artifacts, { recursive: true });
 const result = { ok: false, error: null, consoleErrors: [], failedRequests: [], offsite: [], screenshots: [], views: {} };
 
@@ -116,7 +118,7 @@ function watch(page) {
 
 async function twoPages(context, view) {
   const report = { ok: false, steps: [], error: null, threadId: null, runningAfterEdits: null, idleFollowed: false,
-                   pages: null, server: null, refused: null };
+                   pages: null, server: null, refused: null, refusal: null };
   result.views[view] = report;
   const pages = [];
   try {
@@ -190,6 +192,22 @@ async function twoPages(context, view) {
     report.server = server;
     report.refused = [await refusals(one), await refusals(two)];
     report.steps.push("after the run: both pages and the server read");
+
+    // 6. An edit the server refuses (a todo past the server's state size limit): page 2 says so,
+    // and shows the thread's state again, as page 1 and the server have it.
+    const long = `a very long todo ${"x".repeat(LONG)}`;
+    await two.getByLabel("New todo").fill(long);
+    await two.getByLabel("New todo").press("Enter");
+    const notice = two.getByTestId("refused");
+    await notice.waitFor({ timeout: STEP_MS });
+    await item(two, "todos", "a very long todo").waitFor({ state: "detached", timeout: STEP_MS });
+    report.refusal = {
+      shown: await notice.textContent(),
+      page1: (await shown(one)).todos.some((t) => t.text === long),
+      page2: (await shown(two)).todos.some((t) => t.text === long),
+      server: (await kept(report.threadId)).todos.some((t) => t.text === long),
+    };
+    report.steps.push("a refused edit: said, and undone on the page");
     await shot(one, `${view}-page-1`);
     await shot(two, `${view}-page-2`);
     report.ok = true;
