@@ -24,5 +24,9 @@ export default defineConfig({
     emptyOutDir: true,
     chunkSizeWarningLimit: 4000,
   },
-  server: { proxy: { "/agents": api, "/threads": api, "/runs": api, "/healthz": api } },
+  server: {
+    proxy: { "/agents": api, "/threads": api, "/runs": api, "/healthz": api },
+    // The page imports the repository's live-state client (../clients/live-state) from source.
+    fs: { allow: [".", "../clients/live-state"] },
+  },
 });

@@ -1,8 +1,9 @@
 """The demo page committed in pyox_agents/server/static is built from the current frontend-demo/.
 
 `npm run build` writes static/build-stamp.json with a hash of frontend-demo's sources and lock
-file (frontend-demo/scripts/stamp.mjs). Here the hash is recomputed the same way: a change to
-the sources without a rebuild fails, so the wheel never ships a stale page.
+file, and of the live-state client the page bundles (frontend-demo/scripts/stamp.mjs). Here the
+hash is recomputed the same way: a change to the sources without a rebuild fails, so the wheel
+never ships a stale page.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ FRONTEND = ROOT / "frontend-demo"
 STATIC = ROOT / "pyox_agents" / "server" / "static"
 FILES = ("index.html", "package.json", "package-lock.json", "tsconfig.json", "vite.config.ts")
 DIRS = ("src", "scripts")
+CLIENT = ("../clients/live-state/index.js",)
+"""Files outside frontend-demo/ the page bundles, as paths relative to it."""
 
 
 def sources_sha256() -> tuple[str, int]:
@@ -25,7 +28,7 @@ def sources_sha256() -> tuple[str, int]:
     paths = [FRONTEND / name for name in FILES]
     for folder in DIRS:
         paths += [p for p in (FRONTEND / folder).rglob("*") if p.is_file()]
-    relative = sorted(p.relative_to(FRONTEND).as_posix() for p in paths)
+    relative = sorted([p.relative_to(FRONTEND).as_posix() for p in paths] + list(CLIENT))
     digest = hashlib.sha256()
     for path in relative:
         digest.update(path.encode())

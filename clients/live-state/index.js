@@ -691,11 +691,13 @@ export class LiveThread {
         const at = this.server.version;
         if (at != null && item.version <= at) return; // had it (an edit's answer told it)
         if (at == null || item.version !== at + 1) return this._resync(controller);
+        const before = this.server.state;
         try {
-          this.server = { version: item.version, state: applyOps(this.server.state, item.delta ?? []) };
+          this.server = { version: item.version, state: applyOps(before, item.delta ?? []) };
         } catch {
           return this._resync(controller);
         }
+        if (item.by === "person") this._recognize(item, before);
         break;
       }
       case "run_started":
@@ -716,6 +718,18 @@ export class LiveThread {
 
   // -- the edits -------------------------------------------------------------------------------
 
+  /** A person's version the feed brought before the server answered this page's edit in
+   * flight (a run takes an edit at once, and answers it once it keeps it): when its delta is
+   * that edit, as moved onto the version before (`before`), it is that edit's version, shown
+   * now; the edit is no longer laid on top of it (an add would show twice until the answer).
+   * It stays pending until the answer comes, as every edit does. */
+  _recognize(item, before) {
+    const edit = this._edits.find((e) => e.status === "sending");
+    if (!edit || edit.shownIn != null) return;
+    const ops = edit.on === before ? edit.ops : rebaseOps(edit.ops, diffState(edit.on, before), edit.on);
+    if (ops !== null && deepEqual(ops, item.delta)) edit.shownIn = item.version;
+  }
+
   /** The state shown: the server's latest, with the edits it does not show yet on top, each
    * moved past what changed since it was made (one whose place is gone left out). */
   _render() {
@@ -723,6 +737,7 @@ export class LiveThread {
     this._edits = this._edits.filter((e) => !(e.status === "sent" && version != null && version >= e.version));
     let state = this.server.state;
     for (const edit of this._edits) {
+      if (edit.shownIn != null && version >= edit.shownIn) continue; // the server's state has it
       const ops = edit.on === state ? edit.ops : rebaseOps(edit.ops, diffState(edit.on, state), edit.on);
       if (ops === null) continue; // its place is gone: the server will say what becomes of it
       try {

@@ -1,7 +1,8 @@
 // Writes pyox_agents/server/static/build-stamp.json: a hash of the page's sources and lock file,
 // so tests/test_demo_build.py can tell when the committed build is older than frontend-demo/.
 // The Python test recomputes the hash the same way: sha256 over, for each file in sorted order,
-// its path relative to frontend-demo/ (with "/"), a NUL byte, its bytes, a NUL byte.
+// its path relative to frontend-demo/ (with "/"), a NUL byte, its bytes, a NUL byte. The page
+// bundles the repository's live-state client from source, so its code counts too.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
@@ -10,6 +11,7 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const FILES = ["index.html", "package.json", "package-lock.json", "tsconfig.json", "vite.config.ts"];
 const DIRS = ["src", "scripts"];
+const CLIENT = ["../clients/live-state/index.js"];
 
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -19,7 +21,8 @@ function walk(dir) {
 }
 
 export function sourceHash() {
-  const paths = [...FILES.map((f) => join(root, f)), ...DIRS.flatMap((d) => walk(join(root, d)))]
+  const paths = [...FILES.map((f) => join(root, f)), ...DIRS.flatMap((d) => walk(join(root, d))),
+                 ...CLIENT.map((f) => join(root, f))]
     .map((p) => relative(root, p).split(sep).join("/"))
     .sort();
   const hash = createHash("sha256");

@@ -1,6 +1,6 @@
 import { lazy, Suspense, useEffect, useState } from "react";
 import { ThreadList } from "./shared/components";
-import { currentThread, listThreads, newThread, setCurrent } from "./shared/threads";
+import { adoptThread, currentThread, listThreads, newThread, setCurrent } from "./shared/threads";
 import { AgUiView } from "./views/AgUiView";
 import { AiSdkView } from "./views/AiSdkView";
 // CopilotKit is most of the page's code: it loads when its tab is first opened.
@@ -21,15 +21,28 @@ function viewFromHash(): ViewId {
   return (VIEWS.find((v) => v.id === id)?.id ?? "ag-ui") as ViewId;
 }
 
+/** The thread the page shows: the one the address names (`#ag-ui/<thread id>`, the link of
+ * "Open in a second window"), else the view's current one. */
+function threadFromHash(view: ViewId): { id: string; linked: boolean } {
+  const named = location.hash.slice(1).split("/")[1];
+  if (named && view !== "gallery") {
+    const id = decodeURIComponent(named);
+    adoptThread(view, id);
+    return { id, linked: true };
+  }
+  return { id: currentThread(view).id, linked: false };
+}
+
 export function App() {
   const [view, setView] = useState<ViewId>(viewFromHash);
-  const [threadId, setThreadId] = useState(() => currentThread(viewFromHash()).id);
+  const [thread, setThread] = useState(() => threadFromHash(viewFromHash()));
+  const threadId = thread.id;
   const [, refresh] = useState(0);
   useEffect(() => {
     const onHash = () => {
       const next = viewFromHash();
       setView(next);
-      setThreadId(currentThread(next).id);
+      setThread(threadFromHash(next));
     };
     window.addEventListener("hashchange", onHash);
     const tick = setInterval(() => refresh((n) => n + 1), 1000); // thread titles change as people type
@@ -40,7 +53,8 @@ export function App() {
   }, []);
   const select = (id: string) => {
     setCurrent(view, id);
-    setThreadId(id);
+    setThread({ id, linked: false });
+    if (location.hash.includes("/")) history.replaceState(null, "", `#${view}`);
   };
   const Current = view === "ag-ui" ? AgUiView : view === "ai-sdk" ? AiSdkView : CopilotKitView;
   return (
@@ -65,7 +79,7 @@ export function App() {
           <>
             <ThreadList threads={listThreads(view)} current={threadId} onSelect={select} onNew={() => select(newThread(view).id)} />
             <Suspense fallback={<p className="muted">Loading…</p>}>
-              <Current key={`${view}:${threadId}`} threadId={threadId} />
+              <Current key={`${view}:${threadId}`} threadId={threadId} linked={thread.linked} />
             </Suspense>
           </>
         )}

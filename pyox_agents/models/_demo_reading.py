@@ -109,6 +109,17 @@ class _Intent:
     """Words of the list the items belong to: a tool whose name has one is preferred."""
 
 
+def without_notes(messages: Sequence[Message]) -> Sequence[Message]:
+    """`messages` without the system notes at their end: what the runtime tells the model at a
+    turn (a person's edits of the shared state since its last one, `Agent(state_note=...)`).
+    The rules answer the conversation: tool results followed by a note still get their summary,
+    not the user's request carried out again."""
+    end = len(messages)
+    while end > 0 and messages[end - 1].role == "system":
+        end -= 1
+    return messages[:end]
+
+
 def last_user_text(messages: Sequence[Message]) -> str:
     for message in reversed(messages):
         if message.role == "user" and not message.content.startswith(NOTICE_PREFIX):

@@ -32,7 +32,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from pyox_agents.models._demo_reading import is_greeting, last_user_text, read_intent
+from pyox_agents.models._demo_reading import (
+    is_greeting,
+    last_user_text,
+    read_intent,
+    without_notes,
+)
 from pyox_agents.models._demo_replies import VERBS, help_reply, state_summary, summary
 from pyox_agents.models._demo_tools import fill, main_argument, properties_of, tool_for, types_of
 from pyox_agents.models._inputs import ANY_INPUT, Source
@@ -83,7 +88,9 @@ class DemoModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Decide the reply by rules and stream it."""
-        reply = self._rules(request.messages, request.tools)
+        # The rules answer the conversation: a note the runtime adds at the end (a person's
+        # edits of the shared state) is no new request (tool results still get their summary).
+        reply = self._rules(without_notes(request.messages), request.tools)
         pace = self.pace
         if pace:
             await asyncio.sleep(pace * 2 / 3)

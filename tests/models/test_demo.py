@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
-from pyox_agents import Agent, RunContext, TextDelta, ToolCallStarted, ToolError, tool
+from pyox_agents import Agent, RunContext, TextDelta, ToolCall, ToolCallStarted, ToolError, tool
+from pyox_agents.demo import demo_agents
 from pyox_agents.models import DemoModel, Message, resolve_model
+from pyox_agents.models.base import ModelRequest, TextChunk, ToolCallChunk
 from pyox_agents.models.demo import decide
 
 from ..runs import replay
@@ -231,3 +233,21 @@ async def test_a_read_result_with_several_lists_shows_each() -> None:
     agent = Agent(model=DemoModel(), tools=[add_todo, show_state])
     result = await agent.arun("what do I have?", state={"todos": [], "cart": ["tea"]})
     assert result.answer == "Here's what I see. todos: empty. cart: 1. tea."
+
+
+async def test_a_note_of_the_persons_edits_after_the_tool_results_is_no_new_request() -> None:
+    """Rule: the runtime tells the model of a person's edits made during the run as a system
+    note after the tool results (`Agent(state_note=...)`); the demo model (the demo's own rules
+    too) answers the conversation: it sums up the results, it does not call the tools again."""
+    shop = demo_agents()["demo"]
+    specs = [t.spec for t in shop.tools.values()]
+    call = ToolCall("add_to_cart", {"name": "eggs"}, id="call-1")
+    messages = [Message.user("add eggs to my cart"), Message.assistant(tool_calls=(call,)),
+                Message.tool(call, "added 1 x eggs to the cart"),
+                Message.system("The person changed the shared state since your last turn: "
+                               "set /todos/0/done to true")]
+    for model in (shop.model, DemoModel()):
+        assert isinstance(model, DemoModel)
+        chunks = [c async for c in model.stream(ModelRequest(messages, specs))]
+        text = "".join(c.delta for c in chunks if isinstance(c, TextChunk))
+        assert text == "Added eggs." and not any(isinstance(c, ToolCallChunk) for c in chunks)

@@ -142,6 +142,30 @@ test("an edit made on a pending one goes once that one is shown, moved onto its 
   thread.stop();
 });
 
+test("an edit whose version the feed brings before the server's answer is shown once", async () => {
+  // A run takes a person's edit at once and answers the PATCH once it keeps it: the feed can
+  // bring the edit's version first (moved past what the run committed meanwhile).
+  const server = fakeServer();
+  server.snapshot = () => ({ type: "snapshot", version: 1, state: todos("a"), running: true });
+  const thread = new LiveThread({ baseUrl: "http://s", agent: "todo", threadId: "t1", fetch: server.fetch });
+  await thread.start();
+  const gate = {};
+  server.gate = new Promise((resolve) => { gate.open = resolve; });
+  server.answers.push([200, { version: 3, delta: [{ op: "add", path: "/todos/2", value: { id: "c", done: false } }] }]);
+  const done = thread.edit([{ op: "add", path: "/todos/1", value: { id: "c", done: false } }]);
+  await until(() => server.patches.length === 1, "the edit sent");
+  server.push({ type: "state", version: 2, delta: [{ op: "add", path: "/todos/1", value: { id: "x", done: false } }], by: "agent" });
+  server.push({ type: "state", version: 3, delta: [{ op: "add", path: "/todos/2", value: { id: "c", done: false } }], by: "person" });
+  await until(() => thread.version === 3, "version 3");
+  assert.deepEqual(thread.state.todos.map((t) => t.id), ["a", "x", "c"]);
+  assert.equal(thread.pending, 1); // until the server answers it
+  gate.open();
+  assert.equal((await done).version, 3);
+  assert.deepEqual(thread.state.todos.map((t) => t.id), ["a", "x", "c"]);
+  assert.equal(thread.pending, 0);
+  thread.stop();
+});
+
 /** A fake @ag-ui/client agent: what followAgent uses of AbstractAgent. */
 function fakeAgent(state) {
   const agent = {

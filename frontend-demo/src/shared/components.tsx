@@ -1,6 +1,6 @@
 // The parts every view shares: the lists, the state panel, the chat, the approval dialog, threads.
 
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useRef, useState, type FormEvent, type MouseEvent, type ReactNode } from "react";
 import type { Approval, ChatItem, DemoState, Edit, PatchEntry } from "./model";
 import { edits } from "./model";
 import type { ThreadInfo } from "./threads";
@@ -100,6 +100,41 @@ export function Board({ state, hot, onEdit, busy }: { state: DemoState; hot: Set
           {state.orders.length === 0 && <li className="empty">No orders yet.</li>}
         </ul>
       </section>
+    </div>
+  );
+}
+
+/** Opens the link in a window of its own (beside this one, both in sight), not a tab. */
+function openWindow(event: MouseEvent<HTMLAnchorElement>) {
+  if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return; // the browser's own
+  event.preventDefault();
+  const width = Math.max(480, Math.round(window.outerWidth / 2));
+  window.open(event.currentTarget.href, "_blank", `noopener,width=${width},height=${window.outerHeight}`);
+}
+
+/** Above the board: whether the agent works on the thread (in this window or another), the
+ * link that opens the thread in a second window (it follows the thread live there too), and
+ * why the server refused the person's last edit, if it did. */
+export function LiveBar({ view, threadId, running, version, refused, onDismiss }: {
+  view: string; threadId: string; running: boolean; version: number | null; refused: string | null; onDismiss: () => void;
+}) {
+  return (
+    <div className="live-bar">
+      <div className="row">
+        <span className="grow muted" data-testid="live-status" data-version={version ?? ""} data-running={running}>
+          {running ? "The agent is working: your edits apply at once." : version === null ? "A new thread." : "Live: every window shows each change."}
+        </span>
+        <a href={`#${view}/${encodeURIComponent(threadId)}`} target="_blank" rel="noopener" data-testid="second-window"
+           title="The same thread in a new window, following every change live" onClick={openWindow}>
+          Open in a second window
+        </a>
+      </div>
+      {refused && (
+        <div className="refused" role="status" data-testid="refused">
+          <span className="grow">{refused}</span>
+          <button className="icon" onClick={onDismiss} title="Dismiss">✕</button>
+        </div>
+      )}
     </div>
   );
 }

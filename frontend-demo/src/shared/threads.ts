@@ -31,6 +31,15 @@ export function currentThread(view: string): ThreadInfo {
   return found ?? listThreads(view)[0] ?? newThread(view);
 }
 
+/** Thread `id` (opened from a link: another window's "Open in a second window") kept in the
+ * list and made the current one. */
+export function adoptThread(view: string, id: string): void {
+  if (!listThreads(view).some((t) => t.id === id)) {
+    saveThreads(view, [{ id, title: "New thread", created: Date.now() }, ...listThreads(view)]);
+  }
+  setCurrent(view, id);
+}
+
 export function setCurrent(view: string, id: string): void {
   localStorage.setItem(currentKey(view), id);
 }

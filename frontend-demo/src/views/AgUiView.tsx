@@ -5,6 +5,9 @@
 // the call and answers the message. The thread comes back on a page load through
 // POST /agents/demo/ag-ui/connect: its messages under their ids, its state, and the approval a
 // paused run still waits for.
+// The board shows the thread's live state (shared/live.ts: clients/live-state's LiveThread),
+// which `followAgent` keeps the agent in step with: the person's edits are edits of the thread,
+// sent at once, run or no run, and every window on the thread shows every version.
 
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { Observable } from "rxjs";
@@ -17,8 +20,9 @@ import {
   type RunAgentInput,
 } from "@ag-ui/client";
 import { AGENT, EMPTY, type Approval, type ChatItem, type Edit } from "../shared/model";
-import { ApprovalDialog, Board, ChatPanel, ErrorBanner, StatePanel } from "../shared/components";
+import { ApprovalDialog, Board, ChatPanel, ErrorBanner, LiveBar, StatePanel } from "../shared/components";
 import { useBoard } from "../shared/useBoard";
+import { eventVersion, followAgent, useLiveThread } from "../shared/live";
 import { stopRun, titleThread } from "../shared/threads";
 
 const VIEW = "ag-ui";
@@ -53,8 +57,12 @@ export function agUiChatItems(messages: Message[], waiting: Set<string>): ChatIt
 
 type Interrupt = { id: string; message?: string; toolCallId?: string; metadata?: { tool?: string; arguments?: unknown } };
 
-export function AgUiView({ threadId }: { threadId: string }) {
+export function AgUiView({ threadId, linked = false }: { threadId: string; linked?: boolean }) {
   const board = useBoard();
+  const ownRun = useRef(false);
+  // The thread as it is (or this page's own edit) shown as it is; a change highlighted.
+  const live = useLiveThread(threadId, linked, (state, { own, first }) =>
+    own || (first && !ownRun.current) ? board.reset(state) : board.fromAgent(state));
   const [messages, setMessages] = useState<Message[]>([]);
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -63,14 +71,23 @@ export function AgUiView({ threadId }: { threadId: string }) {
   const restoring = useRef(true); // the thread coming back: not the agent's change, no highlight
 
   useEffect(() => {
-    let live = true;
+    let mounted = true;
     // Always a whole state: the server then records where the thread starts from.
     const agent = new ThreadAgent({ url: new URL(`agents/${AGENT}/ag-ui`, location.href).toString(), threadId, initialState: EMPTY });
     agentRef.current = agent;
+    const unfollow = followAgent(live.thread, agent);
     const sub = agent.subscribe({
-      onStateSnapshotEvent: ({ event }) => board.log("STATE_SNAPSHOT", event.snapshot),
+      onStateSnapshotEvent: ({ event }) => {
+        board.log("STATE_SNAPSHOT", event.snapshot);
+        if (eventVersion(event) !== null) live.follow(); // the thread is there: follow it
+      },
       onStateDeltaEvent: ({ event }) => board.log("STATE_DELTA", event.delta),
-      onStateChanged: ({ state }) => (restoring.current ? board.reset(state) : board.fromAgent(state)),
+      // Until the thread has a version, the board shows the agent's state; then the thread's.
+      onStateChanged: ({ state }) => {
+        if (live.thread.version !== null) return;
+        if (restoring.current) board.reset(state);
+        else board.fromAgent(state);
+      },
       onMessagesChanged: ({ messages }) => setMessages([...messages]),
       onRunFinishedEvent: ({ event }) => {
         const outcome = (event as { outcome?: { type: string; interrupts?: Interrupt[] } }).outcome;
@@ -86,13 +103,14 @@ export function AgUiView({ threadId }: { threadId: string }) {
     restoring.current = true;
     agent
       .connectAgent()
-      .catch((e) => live && setError(`Loading the thread failed: ${String(e.message ?? e)}`))
+      .catch((e) => mounted && setError(`Loading the thread failed: ${String(e.message ?? e)}`))
       .finally(() => {
         restoring.current = false;
       });
     return () => {
-      live = false;
+      mounted = false;
       sub.unsubscribe();
+      unfollow();
       agent.abortRun();
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -102,14 +120,17 @@ export function AgUiView({ threadId }: { threadId: string }) {
     const agent = agentRef.current!;
     board.cool();
     setRunning(true);
+    ownRun.current = true;
     setError(null);
     try {
+      await live.settled(); // the person's last edits first: the run starts from them
       await agent.runAgent(params);
     } catch (e) {
       const err = e as Error;
       if (err.name !== "AbortError") setError(`The run failed: ${err.message ?? String(e)}`);
     } finally {
       setRunning(false);
+      ownRun.current = false;
     }
   };
 
@@ -128,6 +149,8 @@ export function AgUiView({ threadId }: { threadId: string }) {
   };
 
   const edit = (change: Edit) => {
+    if (live.edit(change)) return;
+    // A thread not started yet: the edit goes with its first run, as the agent's state.
     const next = change(board.current.current);
     agentRef.current?.setState(next);
     board.reset(next);
@@ -149,7 +172,9 @@ export function AgUiView({ threadId }: { threadId: string }) {
       <div className="layout">
         <ChatPanel items={agUiChatItems(messages, waiting)} running={running} onSend={send} onStop={stop} />
         <div className="side">
-          <Board state={board.state} hot={board.hot} onEdit={edit} busy={running} />
+          <LiveBar view={VIEW} threadId={threadId} running={running || Boolean(live.view?.running)} version={live.view?.version ?? null}
+                   refused={live.refused} onDismiss={live.dismiss} />
+          <Board state={board.state} hot={board.hot} onEdit={edit} busy={running || Boolean(live.view?.running)} />
           <StatePanel state={board.state} patches={board.patches} />
         </div>
       </div>

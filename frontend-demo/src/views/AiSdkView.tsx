@@ -1,7 +1,12 @@
 // The AI SDK view: useChat + DefaultChatTransport against POST /agents/demo/ai-sdk.
 // The chat's history comes from GET /agents/demo/ai-sdk/{id}/messages (UIMessage[], ready for
-// useChat); the state is kept live from `data-state` snapshots and `data-state-delta` patches
-// (liveState.ts); the person's edits travel as the body's `state`; an approval is a tool part
+// useChat); the board shows the thread's live state (shared/live.ts: clients/live-state's
+// LiveThread), every version from runs and from other windows, and the person's edits are
+// edits of the thread, sent at once, run or no run. A request carries only the latest state
+// part (`stripOldStateParts`), naming the thread's latest version (`atVersion`), so it does not
+// grow with the state times the turns. Before the thread's first run, the state is kept from
+// the stream's `data-state` snapshots and `data-state-delta` patches (liveState.ts) and the
+// person's edits go with the first request as its `state`. An approval is a tool part
 // in state "approval-requested"; `resume: true` picks up a run that was streaming when the page
 // was reloaded, into the same message. A message typed while an approval waits is sent at once
 // (the server declines the approval and answers it); the passed-over approval shows as denied.
@@ -11,9 +16,10 @@ import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
 import { AGENT, EMPTY, type Approval, type ChatItem, type DemoState, type Edit } from "../shared/model";
-import { ApprovalDialog, Board, ChatPanel, ErrorBanner, StatePanel } from "../shared/components";
+import { ApprovalDialog, Board, ChatPanel, ErrorBanner, LiveBar, StatePanel } from "../shared/components";
 import { useBoard } from "../shared/useBoard";
-import { lastState, nextState } from "../shared/liveState";
+import { atVersion, lastState, nextState } from "../shared/liveState";
+import { stripOldStateParts, useLiveThread } from "../shared/live";
 import { responseError, stopRun, titleThread } from "../shared/threads";
 
 const VIEW = "ai-sdk";
@@ -85,7 +91,7 @@ function chatItems(messages: UIMessage[]): ChatItem[] {
   });
 }
 
-export function AiSdkView({ threadId }: { threadId: string }) {
+export function AiSdkView({ threadId, linked = false }: { threadId: string; linked?: boolean }) {
   const [messages, setMessages] = useState<UIMessage[] | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
@@ -103,23 +109,40 @@ export function AiSdkView({ threadId }: { threadId: string }) {
     };
   }, [threadId]);
   if (messages === undefined) return <div className="view muted">Loading the thread…</div>;
-  return <AiSdkChat key={threadId} threadId={threadId} initial={messages} loadError={error} />;
+  return <AiSdkChat key={threadId} threadId={threadId} initial={messages} loadError={error} follow={linked || messages.length > 0} />;
 }
 
-function AiSdkChat({ threadId, initial, loadError }: { threadId: string; initial: UIMessage[]; loadError: string | null }) {
+function AiSdkChat({ threadId, initial, loadError, follow }: { threadId: string; initial: UIMessage[]; loadError: string | null; follow: boolean }) {
   const board = useBoard();
+  const sending = useRef(false);
+  // The thread as it is (or this page's own edit) shown as it is; a change highlighted.
+  const live = useLiveThread(threadId, follow, (state, { own, first }) =>
+    own || (first && !sending.current) ? board.reset(state) : board.fromAgent(state));
+  const thread = live.thread;
+  const settled = live.settled;
   const [error, setError] = useState<string | null>(loadError);
-  const live = useRef<unknown>(lastState<unknown>(initial, EMPTY)); // the state as the server sent it
+  const streamed = useRef<unknown>(lastState<unknown>(initial, EMPTY)); // the state as the stream sent it
   const stateRef = useRef<DemoState>(board.current.current);
   useEffect(() => {
-    board.reset(live.current);
+    board.reset(streamed.current);
     stateRef.current = board.current.current;
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   const transport = useMemo(
-    () => new DefaultChatTransport({ api: `agents/${AGENT}/ai-sdk`, body: () => ({ state: stateRef.current }) }),
-    [],
+    () =>
+      new DefaultChatTransport({
+        api: `agents/${AGENT}/ai-sdk`,
+        prepareSendMessagesRequest: async ({ id, messages, body, trigger, messageId }) => {
+          await settled(); // the person's last edits first: the run starts from them
+          const sent = stripOldStateParts(messages);
+          const state = thread.version === null
+            ? { messages: sent, state: stateRef.current } // no version yet: the page's state starts the thread
+            : atVersion(sent, thread.version, thread.server.state);
+          return { body: { ...body, id, trigger, messageId, ...state } };
+        },
+      }),
+    [thread, settled],
   );
   const chat = useChat({
     id: threadId,
@@ -128,16 +151,19 @@ function AiSdkChat({ threadId, initial, loadError }: { threadId: string; initial
     resume: true,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onData: (part) => {
+      if (part.type === "data-state-version") live.follow(); // the thread is there: follow it
       if (part.type !== "data-state" && part.type !== "data-state-delta") return;
       board.log(part.type, part.data);
-      live.current = nextState(live.current, part);
-      board.fromAgent(structuredClone(live.current));
+      streamed.current = nextState(streamed.current, part);
+      if (thread.version !== null) return; // the board shows the thread's versions
+      board.fromAgent(structuredClone(streamed.current));
       stateRef.current = board.current.current;
     },
     onError: (e) => setError(`The run failed: ${e.message}`),
   });
 
   const running = chat.status === "submitted" || chat.status === "streaming";
+  sending.current = running;
   const pending = (chat.messages.at(-1)?.parts as ToolPart[] | undefined)?.find((p) => p.type.startsWith("tool-") && p.state === "approval-requested");
   const approval: Approval | null = pending
     ? { tool: pending.type.slice(5), args: pending.input ?? {}, message: `Allow ${pending.type.slice(5)}? It places the order.` }
@@ -154,10 +180,12 @@ function AiSdkChat({ threadId, initial, loadError }: { threadId: string; initial
     void chat.addToolApprovalResponse({ id: pending!.approval!.id, approved });
   };
   const edit = (change: Edit) => {
+    if (live.edit(change)) return;
+    // A thread not started yet: the edit goes with its first request.
     const next = change(board.current.current);
     board.reset(next);
     stateRef.current = next;
-    live.current = next;
+    streamed.current = next;
   };
   const stop = () => {
     void chat.stop();
@@ -170,7 +198,9 @@ function AiSdkChat({ threadId, initial, loadError }: { threadId: string; initial
       <div className="layout">
         <ChatPanel items={chatItems(chat.messages)} running={running} onSend={send} onStop={stop} />
         <div className="side">
-          <Board state={board.state} hot={board.hot} onEdit={edit} busy={running} />
+          <LiveBar view={VIEW} threadId={threadId} running={running || Boolean(live.view?.running)} version={live.view?.version ?? null}
+                   refused={live.refused} onDismiss={live.dismiss} />
+          <Board state={board.state} hot={board.hot} onEdit={edit} busy={running || Boolean(live.view?.running)} />
           <StatePanel state={board.state} patches={board.patches} />
         </div>
       </div>

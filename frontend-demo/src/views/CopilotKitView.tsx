@@ -11,6 +11,9 @@
 // open interrupt otherwise; the server declines the call and answers the message. CopilotKit v2
 // has no regenerate or edit of its own: the chat's `onRegenerate` and `onEditMessage` slots call
 // the page's, which cut the agent's messages (an edit keeps the message's id) and run again.
+// The board shows the thread's live state (shared/live.ts: clients/live-state's LiveThread),
+// which `followAgent` keeps CopilotKit's agent in step with: the person's edits are edits of
+// the thread, sent at once, run or no run, and every window on the thread shows every version.
 
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import {
@@ -27,17 +30,27 @@ import {
 } from "@copilotkit/react-core/v2";
 import "@copilotkit/react-core/v2/styles.css";
 import { AGENT, EMPTY, type Edit } from "../shared/model";
-import { ApprovalDialog, Board, ErrorBanner, StatePanel, ToolCallView } from "../shared/components";
+import { ApprovalDialog, Board, ErrorBanner, LiveBar, StatePanel, ToolCallView } from "../shared/components";
 import { ConnectingAgent } from "../shared/ConnectingAgent";
 import { useBoard } from "../shared/useBoard";
+import { eventVersion, followAgent, useLiveThread } from "../shared/live";
 import { titleThread } from "../shared/threads";
 
 const VIEW = "copilotkit";
 
 /** A ConnectingAgent that, asked to run over an open interrupt without answering it (the
- * person typed a message, or went back in the chat), sends the interrupt cancelled. */
+ * person typed a message, or went back in the chat), sends the interrupt cancelled; and that
+ * runs once the person's edits still on their way are committed (`beforeRun`). */
 class TypingOverAgent extends ConnectingAgent {
+  beforeRun: (() => Promise<void> | undefined) | undefined;
+
   runAgent(parameters?: RunAgentParameters, subscriber?: AgentSubscriber): Promise<RunAgentResult> {
+    const waiting = this.beforeRun?.();
+    if (waiting) return waiting.then(() => this.runOver(parameters, subscriber));
+    return this.runOver(parameters, subscriber);
+  }
+
+  private runOver(parameters?: RunAgentParameters, subscriber?: AgentSubscriber): Promise<RunAgentResult> {
     const open = this.pendingInterrupts;
     if (open.length > 0 && !parameters?.resume) {
       parameters = { ...parameters, resume: open.map((i) => ({ interruptId: i.id, status: "cancelled" as const })) };
@@ -46,7 +59,7 @@ class TypingOverAgent extends ConnectingAgent {
   }
 }
 
-export function CopilotKitView({ threadId }: { threadId: string }) {
+export function CopilotKitView({ threadId, linked = false }: { threadId: string; linked?: boolean }) {
   const [error, setError] = useState<string | null>(null);
   const [agent] = useState(
     () => new TypingOverAgent({ url: new URL(`agents/${AGENT}/ag-ui`, location.href).toString(), threadId, initialState: EMPTY }),
@@ -60,31 +73,45 @@ export function CopilotKitView({ threadId }: { threadId: string }) {
       showDevConsole={false}
       onError={(e) => setError(`CopilotKit: ${e.error?.message ?? String(e)}`)}
     >
-      <CopilotKitBody threadId={threadId} error={error} setError={setError} />
+      <CopilotKitBody threadId={threadId} linked={linked} error={error} setError={setError} />
     </CopilotKit>
   );
 }
 
 const text = (m: Message | undefined) => (m && typeof m.content === "string" ? m.content : "");
 
-function CopilotKitBody({ threadId, error, setError }: { threadId: string; error: string | null; setError: (e: string | null) => void }) {
+type BodyProps = { threadId: string; linked: boolean; error: string | null; setError: (e: string | null) => void };
+
+function CopilotKitBody({ threadId, linked, error, setError }: BodyProps) {
   const { agent } = useAgent({ agentId: AGENT });
   const { copilotkit } = useCopilotKit();
   const board = useBoard();
   const delta = useRef(false);
+  // The thread as it is (or this page's own edit) shown as it is; a change highlighted.
+  const live = useLiveThread(threadId, linked, (state, { own, first }) =>
+    own || (first && !agent.isRunning) ? board.reset(state) : board.fromAgent(state));
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   useEffect(() => {
     board.reset(agent.state);
+    const unfollow = followAgent(live.thread, agent);
+    if (agent instanceof TypingOverAgent) {
+      agent.beforeRun = () => (live.thread.pending > 0 ? live.settled() : undefined);
+    }
     const sub = agent.subscribe({
-      onStateSnapshotEvent: ({ event }) => board.log("STATE_SNAPSHOT", event.snapshot),
+      onStateSnapshotEvent: ({ event }) => {
+        board.log("STATE_SNAPSHOT", event.snapshot);
+        if (eventVersion(event) !== null) live.follow(); // the thread is there: follow it
+      },
       onStateDeltaEvent: ({ event }) => {
         delta.current = true;
         board.log("STATE_DELTA", event.delta);
       },
+      // Until the thread has a version, the board shows the agent's state; then the thread's.
       // Highlight what a delta changed; a snapshot (a thread loaded, a run's start) is not news.
       onStateChanged: ({ state }) => {
-        if (delta.current) board.fromAgent(state);
-        else board.reset(state);
+        const shown = live.thread.version === null;
+        if (shown && delta.current) board.fromAgent(state);
+        else if (shown) board.reset(state);
         delta.current = false;
       },
       onRunInitialized: () => board.cool(),
@@ -95,7 +122,10 @@ function CopilotKitBody({ threadId, error, setError }: { threadId: string; error
         if (message.role === "user" && typeof message.content === "string") titleThread(VIEW, threadId, message.content);
       },
     });
-    return () => sub.unsubscribe();
+    return () => {
+      sub.unsubscribe();
+      unfollow();
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [agent]);
 
@@ -154,6 +184,8 @@ function CopilotKitBody({ threadId, error, setError }: { threadId: string; error
   };
 
   const edit = (change: Edit) => {
+    if (live.edit(change)) return;
+    // A thread not started yet: the edit goes with its first run, as the agent's state.
     const next = change(board.current.current);
     agent.setState(next);
     board.reset(next);
@@ -182,7 +214,9 @@ function CopilotKitBody({ threadId, error, setError }: { threadId: string; error
           />
         </section>
         <div className="side">
-          <Board state={board.state} hot={board.hot} onEdit={edit} busy={agent.isRunning} />
+          <LiveBar view={VIEW} threadId={threadId} running={agent.isRunning || Boolean(live.view?.running)} version={live.view?.version ?? null}
+                   refused={live.refused} onDismiss={live.dismiss} />
+          <Board state={board.state} hot={board.hot} onEdit={edit} busy={agent.isRunning || Boolean(live.view?.running)} />
           <StatePanel state={board.state} patches={board.patches} />
         </div>
       </div>

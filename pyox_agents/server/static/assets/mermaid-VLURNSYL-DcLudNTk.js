@@ -1,1 +1,0 @@
-export{p as Mermaid}from"./ConnectingAgent-PSW_z_rj.js";

@@ -1,0 +1,1 @@
+export{p as Mermaid}from"./ConnectingAgent-ChOlX6VD.js";
