@@ -39,10 +39,14 @@ from pyox_agents.state.rebase import Conflict, rebase_edit
 from pyox_agents.state.shared import Refused, SharedState
 from pyox_agents.stores import Store
 
-__all__ = ["MAX_OPS", "edit_state", "thread_with_state"]
+__all__ = ["MAX_OPS", "TRIES", "edit_state", "thread_with_state"]
 
 MAX_OPS = 1_000
 """The most operations one edit may carry (a person's edit is a few)."""
+
+TRIES = 8
+"""How many times an edit tries to take its thread, 10, 20, 40 ... ms apart, while another
+process's run ends (its thread is free a moment after it tells its end)."""
 
 
 class Runs(Protocol):
@@ -50,6 +54,7 @@ class Runs(Protocol):
 
     store: Store | None
     keep_state: bool
+    shared: bool
     limits: ServerLimits
     feeds: Feeds
     kept_states: KeptStates
@@ -92,7 +97,7 @@ async def edit_state(runs: Runs, agent: Agent, thread_id: str, principal: str | 
         raise RequestError(413, f"the patch has {len(patch):,} operations; an edit may have "
                                 f"{MAX_OPS:,}", "patch")
     async with runs.edits.holding(thread_id):  # the edits before this one first
-        for _ in range(3):
+        for tries in range(TRIES):
             live = runs.active(thread_id)
             if live is not None and live.held:  # a rewind, an undo or a delete goes on
                 raise Busy(thread_id)
@@ -104,8 +109,12 @@ async def edit_state(runs: Runs, agent: Agent, thread_id: str, principal: str | 
                 continue
             if await runs.running_elsewhere(thread_id):
                 await _run_ends_elsewhere(runs, thread_id)
-                continue
-            return await _edit_kept(runs, agent, thread_id, principal, base, patch)
+            elif not runs.shared or tries == TRIES - 1:
+                return await _edit_kept(runs, agent, thread_id, principal, base, patch)
+            else:
+                with contextlib.suppress(Busy):  # (its lease freed a moment after its end)
+                    return await _edit_kept(runs, agent, thread_id, principal, base, patch)
+            await anyio.sleep(0.01 * 2 ** tries)
     raise Busy(thread_id)
 
 

@@ -15,16 +15,20 @@ keep the wall time small.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pyox_agents.demo import demo_agents
 from pyox_agents.server import ServerLimits, create_app
 from pyox_agents.server.cli import STATIC_DIR
-from pyox_agents.stores import SQLiteStore
+from pyox_agents.stores import SQLiteStore, Store
 from tests.e2e.browser_runs import run_browser_script
 from tests.e2e.test_demo_page import ARTIFACTS, chromium, playwright_ready
+from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
 
 __all__ = ["chromium", "playwright_ready"]  # the fixtures, shared with the demo page's tests
 
@@ -52,13 +56,25 @@ def _missing_edits(state: dict[str, Any]) -> list[str]:
     return missing
 
 
+@pytest.mark.parametrize("processes", [1, 2])
 def test_two_windows_and_the_agent_edit_one_thread_in_every_view(
         chromium: str, playwright_ready: None, serve: Callable[[Any], str],
-        tmp_path: Path) -> None:
-    app = create_app(demo_agents("demo", pace=PACE), store=SQLiteStore(tmp_path / "demo.db"),
-                     page=STATIC_DIR, limits=ServerLimits(state_bytes=STATE_BYTES))
-    base = serve(app)
-    result = run_browser_script(SCRIPT, [base, ",".join(VIEWS), str(ARTIFACTS)], chromium)
+        tmp_path: Path, request: pytest.FixtureRequest, processes: int) -> None:
+    """With two processes, the second window is served by another server process sharing the
+    first's store (one real Redis): the same rules hold across them."""
+    def app(store: Store) -> Any:
+        return create_app(demo_agents("demo", pace=PACE), store=store, page=STATIC_DIR,
+                          limits=ServerLimits(state_bytes=STATE_BYTES))
+
+    if processes == 1:
+        bases = [serve(app(SQLiteStore(tmp_path / "demo.db")))]
+    else:
+        from pyox_agents.stores.redis import RedisStore
+
+        url, prefix = request.getfixturevalue("redis_server"), f"demo-{uuid.uuid4().hex[:8]}:"
+        bases = [serve(app(RedisStore(url, prefix=prefix))) for _ in range(2)]
+    result = run_browser_script(SCRIPT, [bases[0], ",".join(VIEWS), str(ARTIFACTS), *bases[1:]],
+                                chromium)
     assert result["offsite"] == [], f"the page asked other hosts: {result['offsite']}"
     for view in VIEWS:
         report = result["views"][view]

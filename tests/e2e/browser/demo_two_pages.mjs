@@ -1,7 +1,8 @@
 // Two windows of the built demo page on one thread, in Debian's Chromium (playwright-core), for
 // each view: the person edits the todo list in both while the agent works, and between runs.
 //
-//   node tests/e2e/browser/demo_two_pages.mjs <base-url> <views: ag-ui,ai-sdk,copilotkit> <artifacts-dir>
+//   node tests/e2e/browser/demo_two_pages.mjs <base-url> <views: ag-ui,ai-sdk,copilotkit> <artifacts-dir> [<base-url-2>]
+//   (with base-url-2, page 2 opens the same thread on that server: another process, one store)
 //
 // For each view, in one browser (a context reused by every view):
 //   1. page 1 adds three todos to a new thread (no run yet: they go with its first run) and asks
@@ -27,7 +28,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(join(here, "..", "..", "..", "frontend-demo", "package.json"));
 const { chromium } = require("playwright-core");
 
-const [base, viewList, artifacts] = process.argv.slice(2);
+const [base, viewList, artifacts, base2] = process.argv.slice(2);
 const STEP_MS = Number(process.env.STEP_MS || 15000);
 const LONG = Number(process.env.LONG_TODO || 5000); // characters: past the test server's state_bytes
 mkdirSync(artifacts, { recursive: true });
@@ -145,6 +146,7 @@ async function twoPages(context, view) {
     pages.push(two);
     watch(two);
     await two.waitForLoadState();
+    if (base2) await two.goto(`${base2}/${await link.getAttribute("href")}`); // another server process
     for (const text of ["walk the dog", "water the plants", "pay the rent"]) await item(two, "todos", text).waitFor({ timeout: STEP_MS });
     await item(two, "cart", "milk").waitFor({ timeout: STEP_MS });
     await two.locator("[data-testid=live-status]:not([data-version=''])").waitFor({ timeout: STEP_MS });
@@ -228,7 +230,8 @@ await openPage(chromium, { base, result, profilePrefix: "pyox-two-pages-" }, asy
     const context = first.context();
     await context.route("**/*", (route) => {
       const url = route.request().url();
-      if (url.startsWith(new URL(base).origin) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
+      const ours = [base, base2].filter(Boolean).some((b) => url.startsWith(new URL(b).origin));
+      if (ours || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
       result.offsite.push(url);
       return route.abort();
     });
