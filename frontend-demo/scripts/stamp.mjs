@@ -1,4 +1,4 @@
-// Writes pyox_agents/server/static/build-stamp.json: a hash of the page's sources and lock file,
+// Writes pyox_agents/server/static/build-stamp.json (`--check`: only tells whether it matches): a hash of the page's sources and lock file,
 // so tests/test_demo_build.py can tell when the committed build is older than frontend-demo/.
 // The Python test recomputes the hash the same way: sha256 over, for each file in sorted order,
 // its path relative to frontend-demo/ (with "/"), a NUL byte, its bytes, a NUL byte. The page
@@ -37,5 +37,10 @@ export function sourceHash() {
 
 const { hash, files } = sourceHash();
 const out = join(root, "..", "pyox_agents", "server", "static", "build-stamp.json");
+if (process.argv.includes("--check")) { // `make demo`: exit 1 when the page must be built again
+  let kept = null;
+  try { kept = JSON.parse(readFileSync(out, "utf8")).sources_sha256; } catch { /* none yet */ }
+  process.exit(kept === hash ? 0 : 1);
+}
 writeFileSync(out, JSON.stringify({ sources_sha256: hash, files }, null, 2) + "\n");
 console.log(`build-stamp.json: ${files} files, sha256 ${hash.slice(0, 12)}…`);
