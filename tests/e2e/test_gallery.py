@@ -59,3 +59,12 @@ def test_gallery_page_does_what_it_shows_in_chromium(
     assert result["steps"][-1] == "reloaded: the thread came back"
     assert result["consoleErrors"] == []
     assert result["offsite"] == [], f"{page} asked other hosts: {result['offsite']}"
+    # Rule: what a person clicks is readable (WCAG AA, 4.5:1), CopilotKit's stylesheet or not.
+    unreadable = {name: ratio for name, ratio in result["seen"].get("contrast", {}).items()
+                  if ratio < 4.5}
+    assert not unreadable, f"{page}: buttons too faint to read (contrast): {unreadable}"
+    if page in ("human-in-the-loop", "predictive-state-updates"):
+        assert result["seen"]["contrast"], "the buttons' contrast was not measured"
+    # Rule: on a phone (390 px), the page fits the screen's width (no sideways scrolling).
+    wide = {name: width for name, width in result["seen"]["widthOnAPhone"].items() if width > 390}
+    assert not wide, f"wider than a 390 px phone: {wide}"

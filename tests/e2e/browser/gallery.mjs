@@ -5,7 +5,8 @@
 //
 // <page> is one of the seven (agentic-chat, backend-tool-rendering, human-in-the-loop,
 // agentic-generative-ui, tool-based-generative-ui, shared-state, predictive-state-updates).
-// Prints ONE JSON line: {ok, page, steps, error, consoleErrors, offsite, screenshots, seen}.
+// Prints ONE JSON line: {ok, page, steps, error, consoleErrors, offsite, screenshots, seen}
+// (seen: what the page showed, the buttons' contrast, its width on a 390 px phone).
 // Exit 0 even when a step fails (the Python test asserts on `ok`); 1 when the script broke.
 import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
@@ -45,6 +46,38 @@ async function say(page, text) {
 async function idle(page) {
   await page.waitForTimeout(300);
   await page.waitForFunction(() => !document.querySelector("[data-testid=chat] [data-copilot-running=true]"), null, { timeout: STEP_MS });
+}
+
+// The WCAG contrast ratio of a button's text on its background (the first opaque one up the
+// tree), noted in result.seen.contrast[name]: a person must be able to read what they click.
+async function noteContrast(button, name) {
+  const ratio = await button.evaluate((el) => {
+    const canvas = document.createElement("canvas"); // any CSS color (oklch too) to sRGB
+    canvas.width = canvas.height = 1;
+    const paint = canvas.getContext("2d", { willReadFrequently: true });
+    const rgba = (css) => {
+      paint.clearRect(0, 0, 1, 1);
+      paint.fillStyle = "rgba(0, 0, 0, 0)";
+      paint.fillStyle = css;
+      paint.fillRect(0, 0, 1, 1);
+      const [r, g, b, a] = paint.getImageData(0, 0, 1, 1).data;
+      return [r, g, b, a / 255];
+    };
+    const luminance = ([r, g, b]) => {
+      const lin = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+    };
+    let node = el;
+    let background = [255, 255, 255];
+    while (node && node.nodeType === 1) {
+      const color = rgba(getComputedStyle(node).backgroundColor);
+      if (color[3] > 0.5) { background = color; break; }
+      node = node.parentElement;
+    }
+    const [a, b] = [luminance(rgba(getComputedStyle(el).color)), luminance(background)];
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  });
+  (result.seen.contrast ??= {})[name] = Math.round(ratio * 100) / 100;
 }
 
 const chatSays = (page, text) => page.getByTestId("chat").getByText(text).first().waitFor({ timeout: STEP_MS });
@@ -101,6 +134,7 @@ const scenarios = {
     await say(page, "plan a trip to Mars");
     const picker = page.getByTestId("chat").locator("[data-testid=step-picker]").last();
     await picker.getByRole("button", { name: "Confirm" }).waitFor({ timeout: STEP_MS });
+    await noteContrast(picker.getByRole("button", { name: "Confirm" }), "Confirm");
     step("the page asks which steps to take");
     await picker.getByLabel("step: train the crew").uncheck();
     await shot(page, "1-asked");
@@ -111,6 +145,7 @@ const scenarios = {
     await say(page, "book a flight to Paris");
     const approval = page.getByTestId("approval").last();
     await approval.getByRole("button", { name: "Approve" }).waitFor({ timeout: STEP_MS });
+    await noteContrast(approval.getByRole("button", { name: "Approve" }), "Approve");
     step("the booking waits for approval");
     await shot(page, "2-approval");
     await approval.getByRole("button", { name: "Approve" }).click();
@@ -178,6 +213,7 @@ const scenarios = {
     step("the document appeared while the tool's argument streamed");
     const confirm = () => page.getByTestId("chat").locator("[data-testid=confirm-changes][data-status=executing]").last();
     await confirm().getByRole("button", { name: "Keep" }).waitFor({ timeout: STEP_MS });
+    await noteContrast(confirm().getByRole("button", { name: "Keep" }), "Keep");
     const story = (await doc.textContent()) ?? "";
     if (!story.endsWith("stopped for a moment to look.")) throw new Error(`the document ends ${JSON.stringify(story.slice(-60))}`);
     const seen = await page.evaluate(() => window.__lengths);
@@ -231,6 +267,15 @@ await openPage(chromium, { base, result, profilePrefix: "pyox-gallery-chromium-"
     for (const text of [said[0], said[said.length - 1]]) await chatSays(page, text);
     if (afterReload[pageName]) await afterReload[pageName](page);
     step("reloaded: the thread came back");
+    // On a phone (390 px wide), the page and the demo's first view fit the screen's width.
+    await page.setViewportSize({ width: 390, height: 844 });
+    result.seen.widthOnAPhone = { [pageName]: await page.evaluate(() => document.documentElement.scrollWidth) };
+    if (pageName === "agentic-chat") {
+      await page.goto(`${base}/#ag-ui`);
+      await page.getByTestId("todos").waitFor({ timeout: STEP_MS });
+      result.seen.widthOnAPhone["ag-ui"] = await page.evaluate(() => document.documentElement.scrollWidth);
+      await shot(page, "phone");
+    }
     result.ok = true;
   } catch (e) {
     result.error = failure(e);

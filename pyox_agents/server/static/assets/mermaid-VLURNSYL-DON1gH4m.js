@@ -1,0 +1,1 @@
+export{p as Mermaid}from"./ConnectingAgent-DRV3VtUE.js";
