@@ -1,6 +1,8 @@
 // Threads kept by the browser (ids in localStorage); each view loads a thread back its own way.
 
-export type ThreadInfo = { id: string; title: string; created: number };
+/** `started: false`: a thread this browser made and has not sent a message in yet, which the
+ * server does not know (nothing to load); unknown (absent) for a thread opened from a link. */
+export type ThreadInfo = { id: string; title: string; created: number; started?: boolean };
 
 const key = (view: string) => `pyox-demo:${view}:threads`;
 const currentKey = (view: string) => `pyox-demo:${view}:current`;
@@ -19,7 +21,7 @@ function saveThreads(view: string, threads: ThreadInfo[]): void {
 }
 
 export function newThread(view: string): ThreadInfo {
-  const info = { id: `${view}-${crypto.randomUUID()}`, title: "New thread", created: Date.now() };
+  const info = { id: `${view}-${crypto.randomUUID()}`, title: "New thread", created: Date.now(), started: false };
   saveThreads(view, [info, ...listThreads(view)]);
   setCurrent(view, info.id);
   return info;
@@ -44,14 +46,20 @@ export function setCurrent(view: string, id: string): void {
   localStorage.setItem(currentKey(view), id);
 }
 
-/** Name a thread after the first thing the person typed in it. */
+/** Name a thread after the first thing the person typed in it (and note it started). */
 export function titleThread(view: string, id: string, text: string): void {
   const threads = listThreads(view);
   const thread = threads.find((t) => t.id === id);
-  if (thread && thread.title === "New thread") {
-    thread.title = text.length > 40 ? text.slice(0, 39) + "…" : text;
+  if (thread && (thread.title === "New thread" || thread.started === false)) {
+    if (thread.title === "New thread") thread.title = text.length > 40 ? text.slice(0, 39) + "…" : text;
+    thread.started = true;
     saveThreads(view, threads);
   }
+}
+
+/** Whether this browser made thread `id` and sent nothing in it yet (the server has none of it). */
+export function notStarted(view: string, id: string): boolean {
+  return listThreads(view).find((t) => t.id === id)?.started === false;
 }
 
 /** Say what went wrong in a response, with the server's own message. */

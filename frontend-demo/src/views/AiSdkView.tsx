@@ -20,7 +20,7 @@ import { ApprovalDialog, Board, ChatPanel, ErrorBanner, LiveBar, StatePanel } fr
 import { useBoard } from "../shared/useBoard";
 import { atVersion, lastState, nextState } from "../shared/liveState";
 import { stripOldStateParts, useLiveThread } from "../shared/live";
-import { responseError, stopRun, titleThread } from "../shared/threads";
+import { notStarted, responseError, stopRun, titleThread } from "../shared/threads";
 
 const VIEW = "ai-sdk";
 
@@ -97,7 +97,7 @@ export function AiSdkView({ threadId, linked = false }: { threadId: string; link
   useEffect(() => {
     let live = true;
     setMessages(undefined);
-    loadMessages(threadId)
+    (notStarted(VIEW, threadId) ? Promise.resolve([]) : loadMessages(threadId)) // (a new chat: nothing to ask)
       .then((m) => live && setMessages(m))
       .catch((e) => {
         if (!live) return;

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{H as t,U as n,W as r}from"./ConnectingAgent-DRV3VtUE.js";import{r as i}from"./random-id-7mc12ZBb.js";import{A as a,C as o,D as s,E as c,O as l,S as u,T as d,_ as f,b as p,c as m,d as h,f as g,g as ee,h as te,k as ne,l as _,m as v,p as y,u as re,v as b,w as ie,x,y as S}from"./index-DARHi4bL.js";function ae(e){return ne(m,e)}function oe(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
+import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{H as t,U as n,W as r}from"./ConnectingAgent-DOhpa7As.js";import{r as i}from"./random-id-6JbPgne4.js";import{A as a,C as o,D as s,E as c,O as l,S as u,T as d,_ as f,b as p,c as m,d as h,f as g,g as ee,h as te,k as ne,l as _,m as v,p as y,u as re,v as b,w as ie,x,y as S}from"./index-CYT9vNas.js";function ae(e){return ne(m,e)}function oe(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
 <html>
 <head>
 <meta charset="utf-8" />

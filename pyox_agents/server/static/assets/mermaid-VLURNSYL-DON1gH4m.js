@@ -1,1 +1,0 @@
-export{p as Mermaid}from"./ConnectingAgent-DRV3VtUE.js";

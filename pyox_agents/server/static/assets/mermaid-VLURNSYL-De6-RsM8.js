@@ -1,0 +1,1 @@
+export{p as Mermaid}from"./ConnectingAgent-DOhpa7As.js";
