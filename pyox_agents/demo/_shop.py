@@ -113,7 +113,7 @@ def add_todo(ctx: RunContext, text: str) -> str:
     """
     todo = {"id": _new_id(), "text": text.strip(), "done": False}
     _items(ctx, "todos").append(todo)
-    return f"added todo {todo['id']}: {todo['text']}"
+    return f"added {todo['text']!r}"  # (the person reads it: no internal id)
 
 
 @tool
@@ -140,8 +140,8 @@ def edit_todo(ctx: RunContext, todo: str, text: str) -> str:
     """
     todos = _items(ctx, "todos")
     index = _find(todos, todo, "text")
-    todos[index]["text"] = text.strip()
-    return f"renamed todo {todos[index]['id']} to {text.strip()!r}"
+    old, todos[index]["text"] = todos[index]["text"], text.strip()
+    return f"renamed {old!r} to {text.strip()!r}"
 
 
 @tool

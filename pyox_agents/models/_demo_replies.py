@@ -59,6 +59,8 @@ def summary(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> str:
             failed.append(f"I couldn't {verb}{' ' + thing if thing else ''}: {result.content}")
         elif kind == "read" or (kind is None and result.content):
             shown.append(_render(result.content))
+        elif kind == "clear" and result.content:  # what it cleared, or that nothing was
+            shown.append(result.content[:1].upper() + _short(result.content[1:]))
         else:
             done.setdefault(kind or "", []).append(thing)
     sentences = [_did(kind, things) for kind, things in done.items()]

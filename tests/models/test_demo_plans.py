@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyox_agents import ToolCallStarted
+from pyox_agents import ToolCallStarted, ToolResult
 from pyox_agents.demo import demo_agents
 from pyox_agents.models import Message
 from pyox_agents.models.demo import decide
@@ -47,3 +47,22 @@ async def test_the_demo_agent_adds_a_plans_todos_in_one_step(request_text: str) 
     final = events[-1].state  # type: ignore[union-attr]
     assert len(final["todos"]) == len(calls) and final["cart"] == []
     assert events[-1].answer.startswith("Added ")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("ticked", "said"), [
+    (0, "No todo was ticked."), (2, "Cleared 2 completed todo(s).")])
+async def test_the_demo_agent_says_what_its_tools_did_not_what_it_meant_to(
+        ticked: int, said: str) -> None:
+    """Rule: the offline model's words match its tools' results ("Cleared the list." while
+    nothing was cleared misled the person), and a result the person reads names no internal
+    id."""
+    agent = demo_agents()["demo"]
+    todos = [{"id": f"t{i}", "text": f"todo {i}", "done": i < ticked} for i in range(3)]
+    result = await agent.arun("clear completed", state={"todos": todos, "cart": [],
+                                                          "orders": []})
+    assert result.answer == said
+    added = await agent.arun("add walk the dog to my todos",
+                             state={"todos": [], "cart": [], "orders": []})
+    new_id = added.state["todos"][0]["id"]
+    results = [str(e.result) for e in added.events if isinstance(e, ToolResult)]
+    assert results and not any(new_id in text for text in results), results
