@@ -134,6 +134,22 @@ def _running(app: Any) -> Iterator[str]:
         sock.close()
 
 
+def closing_store(app: Any, store: Any) -> Any:
+    """`app` (a `create_app` app), closing `store`'s connections on the server's event loop when
+    it shuts down: a store made for one test (a RedisStore) leaves no connection for the
+    collector to find, and warn about, in a later test."""
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(served: Any) -> Any:
+        async with inner(served):
+            yield
+        await store.aclose()
+
+    app.router.lifespan_context = lifespan
+    return app
+
+
 @pytest.fixture
 def serve() -> Iterator[Serve]:
     """``serve(app) -> "http://127.0.0.1:<port>"``: a real uvicorn server for an ASGI app.

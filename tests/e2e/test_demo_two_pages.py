@@ -27,6 +27,7 @@ from pyox_agents.server import ServerLimits, create_app
 from pyox_agents.server.cli import STATIC_DIR
 from pyox_agents.stores import SQLiteStore, Store
 from tests.e2e.browser_runs import run_browser_script
+from tests.e2e.conftest import closing_store
 from tests.e2e.test_demo_page import ARTIFACTS, chromium, playwright_ready
 from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
 
@@ -72,7 +73,8 @@ def test_two_windows_and_the_agent_edit_one_thread_in_every_view(
         from pyox_agents.stores.redis import RedisStore
 
         url, prefix = request.getfixturevalue("redis_server"), f"demo-{uuid.uuid4().hex[:8]}:"
-        bases = [serve(app(RedisStore(url, prefix=prefix))) for _ in range(2)]
+        stores = [RedisStore(url, prefix=prefix) for _ in range(2)]
+        bases = [serve(closing_store(app(store), store)) for store in stores]
     result = run_browser_script(SCRIPT, [bases[0], ",".join(VIEWS), str(ARTIFACTS), *bases[1:]],
                                 chromium)
     assert result["offsite"] == [], f"the page asked other hosts: {result['offsite']}"

@@ -31,6 +31,7 @@ from pyox_agents import Agent, Message, RunContext, ToolCall, tool
 from pyox_agents.models import FunctionModel
 from pyox_agents.server import create_app
 from pyox_agents.stores import MemoryStore
+from tests.e2e.conftest import closing_store
 from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
 
 Serve = Callable[[Any], str]
@@ -86,8 +87,9 @@ def test_two_tabs_and_an_agent_edit_one_thread(serve: Serve, run_node: RunNode,
         from pyox_agents.stores.redis import RedisStore
 
         url, prefix = request.getfixturevalue("redis_server"), f"live-{uuid.uuid4().hex[:8]}:"
-        base, second = (serve(create_app({"todo": agent}, store=RedisStore(url, prefix=prefix)))
-                        for _ in range(2))
+        stores = [RedisStore(url, prefix=prefix) for _ in range(2)]
+        base, second = (serve(closing_store(create_app({"todo": agent}, store=store), store))
+                        for store in stores)
     thread = f"t-{uuid.uuid4().hex[:12]}"
     out = run_node("live_state.mjs", "tabs", base,
                    {"threadId": thread, "client": client, "runs": 4, "seed": 7, "baseB": second},

@@ -382,7 +382,10 @@ def test_messages_are_converted_to_the_chat_completions_format() -> None:
 
 @contextlib.contextmanager
 def resources_left_open() -> Iterator[list[str]]:
-    """Collects the ResourceWarnings (open sockets, transports) raised inside, and at the end."""
+    """Collects the ResourceWarnings (open sockets, transports) raised inside, and at the end.
+    What earlier tests left for the collector is collected first: it is not this test's."""
+    gc.collect()
+    gc.collect()
     seen: list[str] = []
     hook = sys.unraisablehook
     sys.unraisablehook = lambda args: seen.append(f"{args.exc_value!r} in {args.object!r}")
