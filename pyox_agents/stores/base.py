@@ -152,8 +152,7 @@ class Store:
         raise NotImplementedError
 
     def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
-        """What `write_kept_state` kept for `thread_id` last (with the changes appended since
-        applied, read-only then), or None."""
+        """What `write_kept_state` kept last, with the changes appended since applied, or None."""
         raise NotImplementedError
 
     def append_kept_changes(self, thread_id: str, since: int,
@@ -163,8 +162,8 @@ class Store:
         document: each change is `{"version": n, "ops": [...]}`, the RFC 6902 ops that turn
         the kept document (as `write_kept_state` took it) into version n; versions increase
         past `since`. `load_kept_state` then applies them in order: it gives exactly what a
-        whole write would have kept. The store writes the whole state again now and then, so
-        a load has few changes to apply. Fenced by `token` as `write_kept_state`.
+        whole write would have kept; the store writes it whole again now and then, so a load
+        has few changes to apply. Fenced by `token` as `write_kept_state`.
 
         Refused unless the kept state is at version `since` (its "version", as last written
         whole or appended), so two writers cannot interleave unseen. A backend appends in one
@@ -173,7 +172,8 @@ class Store:
         Raises:
             StoreConflict: the kept state is not at version `since` (or none is kept), or
                 `token` is not the current holder's; nothing was written.
-            TypeError, ValueError: a change is not JSON, or its version does not follow.
+            TypeError, ValueError: a change is not JSON or its version does not follow (a
+                backend applies the ops at a load: give ops made on the version they follow).
             NotImplementedError: a `token` given to a store without leases.
         """
         encode_changes(thread_id, since, changes)

@@ -15,6 +15,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import anyio.to_thread
+
 from pyox_agents.stores._encoding import dumps, stale_keeper
 from pyox_agents.stores._kept_changes import (
     COMPACT_SHARE,
@@ -114,7 +116,9 @@ class KeptStates(PostgresConnection):
             raise _refusal(thread_id, encoded, token, refused) from None
         if rows[0][0] is not None:
             try:
-                compaction = _compaction(thread_id, await self.arun(Query(_LOAD, (thread_id,))))
+                read = await self.arun(Query(_LOAD, (thread_id,)))
+                # the whole state to text: off the event loop
+                compaction = await anyio.to_thread.run_sync(_compaction, thread_id, read)
                 if compaction is not None:
                     await self.arun(compaction)
             except Exception:

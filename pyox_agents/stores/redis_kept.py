@@ -17,6 +17,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import anyio.to_thread
+
 from pyox_agents.stores._encoding import dumps, stale_keeper
 from pyox_agents.stores._kept_changes import (
     COMPACT_SHARE,
@@ -97,7 +99,8 @@ class KeptStates(RedisConnection):
                 self.kept_reads(pipe, thread_id)
                 pipe.hget(self.key("kept-meta", thread_id), "generation")
                 read = await pipe.execute()
-            compaction = self._compaction(thread_id, *read)
+            # the whole state to text: off the event loop
+            compaction = await anyio.to_thread.run_sync(self._compaction, thread_id, *read)
             if compaction is not None:
                 await self.arun_script(compaction)
         except Exception:
