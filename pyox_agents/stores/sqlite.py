@@ -39,12 +39,7 @@ from pyox_agents.stores._owned import (
     opening_title,
 )
 from pyox_agents.stores.base import Checkpoint, LoadedThread, StepRecord, Store, ThreadInfo
-from pyox_agents.stores.sqlite_kept import (
-    add_kept_columns,
-    append_changes,
-    load_kept,
-    write_whole,
-)
+from pyox_agents.stores.sqlite_kept import KEPT_SCHEMA, append_changes, load_kept, write_whole
 
 __all__ = ["SQLiteStore"]
 
@@ -178,7 +173,7 @@ class SQLiteStore(Store):
             if column not in held:  # a file an earlier version made
                 self._db.execute(f"ALTER TABLE threads ADD COLUMN {column} {kind}")
         self._db.execute(_OWNED_INDEX)
-        add_kept_columns(self._db)
+        self._db.executescript(KEPT_SCHEMA)
 
     @contextmanager
     def _transaction(self, begin: str = "BEGIN IMMEDIATE") -> Iterator[sqlite3.Connection]:
@@ -366,7 +361,7 @@ class SQLiteStore(Store):
         with self._transaction() as db:
             for table, column in (("entries", "thread_id"), ("threads", "id"),
                                   ("kept_states", "thread_id"), ("checkpoints", "thread_id"),
-                                  ("kept_changes", "thread_id")):
+                                  ("kept_heads", "thread_id"), ("kept_changes", "thread_id")):
                 db.executemany(f"DELETE FROM {table} WHERE {column} = ?",
                                [(thread_id,) for thread_id in thread_ids])
             for table in ("runs", "audit"):

@@ -1,5 +1,9 @@
-"""A thread's kept state in SQLite: the whole document in `kept_states` (with its version and
-size), the versions appended since in `kept_changes` (see `_kept_changes.py`).
+"""A thread's kept state in SQLite: the whole document in `kept_states`, its version and size
+in `kept_heads`, the versions appended since in `kept_changes` (see `_kept_changes.py`).
+
+The version lives apart from the document: SQLite rewrites a whole row (with the overflow pages
+of its text) when one column of it changes, so an append that moved a version kept beside a
+100,000-item document rewrote megabytes.
 
 Each function runs inside the caller's transaction (`SQLiteStore._transaction`), so a whole
 write, an append and a compaction are each all or nothing, and an append's check of the
@@ -20,10 +24,14 @@ from pyox_agents.stores._kept_changes import (
     wants_compaction,
 )
 
-__all__ = ["KEPT_COLUMNS", "KEPT_SCHEMA", "add_kept_columns", "append_changes", "load_kept",
-           "write_whole"]
+__all__ = ["KEPT_SCHEMA", "append_changes", "load_kept", "write_whole"]
 
 KEPT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS kept_heads (
+    thread_id TEXT PRIMARY KEY,
+    version INTEGER,
+    size INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS kept_changes (
     thread_id TEXT NOT NULL,
     version INTEGER NOT NULL,
@@ -31,27 +39,18 @@ CREATE TABLE IF NOT EXISTS kept_changes (
     PRIMARY KEY (thread_id, version)
 ) WITHOUT ROWID;
 """
-
-KEPT_COLUMNS = {"version": "INTEGER", "size": "INTEGER NOT NULL DEFAULT 0"}
-"""The columns of `kept_states` added since its first version: a file made before gets them
-(its kept states have no version then: the first append is refused, and written whole)."""
-
-
-def add_kept_columns(db: sqlite3.Connection) -> None:
-    """Make the kept-state tables of a file an earlier version made what this one needs."""
-    db.executescript(KEPT_SCHEMA)
-    held = {row[1] for row in db.execute("PRAGMA table_info(kept_states)")}
-    for column, kind in KEPT_COLUMNS.items():
-        if column not in held:
-            db.execute(f"ALTER TABLE kept_states ADD COLUMN {column} {kind}")
+"""The tables of the kept states' versions and changes, added since the first version of the
+file (a kept state written before has no head: the first append to it is refused, and it is
+written whole)."""
 
 
 def write_whole(db: sqlite3.Connection, thread_id: str, text: str, version: int | None) -> None:
     """Keep `text` as the thread's whole kept state at `version`; the changes before go."""
-    db.execute("INSERT INTO kept_states (thread_id, body, version, size) VALUES (?, ?, ?, ?)"
-               " ON CONFLICT (thread_id) DO UPDATE SET body = excluded.body,"
-               " version = excluded.version, size = excluded.size",
-               (thread_id, text, version, len(text)))
+    db.execute("INSERT INTO kept_states (thread_id, body) VALUES (?, ?)"
+               " ON CONFLICT (thread_id) DO UPDATE SET body = excluded.body", (thread_id, text))
+    db.execute("INSERT INTO kept_heads (thread_id, version, size) VALUES (?, ?, ?)"
+               " ON CONFLICT (thread_id) DO UPDATE SET version = excluded.version,"
+               " size = excluded.size", (thread_id, version, len(text)))
     db.execute("DELETE FROM kept_changes WHERE thread_id = ?", (thread_id,))
 
 
@@ -71,14 +70,14 @@ def append_changes(db: sqlite3.Connection, thread_id: str, encoded: EncodedChang
     Raises:
         StoreConflict: the kept state is not at version `since`.
     """
-    row = db.execute("SELECT version, size FROM kept_states WHERE thread_id = ?",
+    row = db.execute("SELECT version, size FROM kept_heads WHERE thread_id = ?",
                      (thread_id,)).fetchone()
     if row is None or row[0] != encoded.since:
         raise moved(thread_id, encoded.since, None if row is None else row[0])
     db.executemany("INSERT INTO kept_changes (thread_id, version, body) VALUES (?, ?, ?)",
                    [(thread_id, version, text)
                     for version, text in zip(encoded.versions, encoded.texts, strict=True)])
-    db.execute("UPDATE kept_states SET version = ? WHERE thread_id = ?",
+    db.execute("UPDATE kept_heads SET version = ? WHERE thread_id = ?",
                (encoded.version, thread_id))
     count, size = db.execute("SELECT count(*), total(length(body)) FROM kept_changes"
                              " WHERE thread_id = ?", (thread_id,)).fetchone()

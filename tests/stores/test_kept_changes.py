@@ -264,6 +264,24 @@ def test_a_kept_state_an_earlier_sqlite_file_holds_loads_and_is_then_written_who
         assert upgraded.load_kept_state("t") == whole(first(), todo(2, "a"))
 
 
+def test_a_sqlite_append_writes_the_change_not_the_whole_state(tmp_path: Path) -> None:
+    """SQLite rewrites a whole row when one of its columns changes: an append must not touch
+    the row of the whole state, or each one would write its megabytes again. Counted in the
+    pages the appends add to the write-ahead log, against the pages of the state."""
+    with SQLiteStore(tmp_path / "s.db") as sqlite:
+        big = {**first(), "state": {"todos": [], "pad": PAD * 250}}  # ~1 MB
+        sqlite.write_kept_state("t", big)
+        db = sqlite._db
+        db.execute("PRAGMA wal_autocheckpoint=0")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = db.execute("PRAGMA page_size").fetchone()[0]
+        for version in range(1, 21):
+            sqlite.append_kept_changes("t", version, [todo(version + 1, version)])
+        _, logged, _ = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert logged < len(PAD * 250) / page / 2  # 20 appends: less than half the state
+        assert sqlite.load_kept_state("t")["state"]["todos"] == list(range(1, 21))
+
+
 # --- random sequences against whole writes -------------------------------------------------------
 
 KEYS = st.sampled_from(["a", "b", "c"])
