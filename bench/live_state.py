@@ -200,8 +200,18 @@ async def follow_all(port: int, threads: list[str]) -> list[Follower]:
         follower = Follower()
         follower.task = asyncio.create_task(follower.follow(port, thread_id))
         followers.append(follower)
-    await asyncio.gather(*(f.ready.wait() for f in followers))
+    await asyncio.gather(*(ready(f) for f in followers))
     return followers
+
+
+async def ready(follower: Follower) -> None:
+    """Wait for the follower's snapshot; raise if its feed ended first (it was refused)."""
+    assert follower.task is not None
+    waiting = asyncio.ensure_future(follower.ready.wait())
+    await asyncio.wait({waiting, follower.task}, return_when=asyncio.FIRST_COMPLETED)
+    if not follower.ready.is_set():
+        waiting.cancel()
+        raise RuntimeError("a follower's feed ended before its snapshot: the server refused it")
 
 
 async def fan_out(port: int, tabs: int, edits: int, follow_port: int | None = None
@@ -249,10 +259,15 @@ async def big_edits(server: Server, items: int, edits: int) -> float:
 
 
 async def idle(server: Server, count: int) -> float:
-    """The server's memory (KiB) per idle follower, each of its own thread."""
+    """The server's memory (KiB) per idle follower, each of its own thread (started first: a
+    thread that does not exist yet cannot be followed)."""
+    threads = [f"idle{i}" for i in range(count)]
+    for start in range(0, count, 20):
+        await asyncio.gather(*(seed(server.port, thread_id, {"n": 0})
+                               for thread_id in threads[start:start + 20]))
     await asyncio.sleep(0.3)
     before = server.memory()[0]
-    followers = await follow_all(server.port, [f"idle{i}" for i in range(count)])
+    followers = await follow_all(server.port, threads)
     await asyncio.sleep(0.5)
     after = server.memory()[0]
     for follower in followers:

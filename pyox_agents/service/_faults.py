@@ -27,6 +27,7 @@ import anyio.to_thread
 from pyox_agents._redact import redact_text
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent, StateChanged
 from pyox_agents.runtime._to_the_end import to_the_end
+from pyox_agents.service._kept_writes import write_kept
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._sharing import share
 from pyox_agents.service._thread_state import ThreadState, aligned
@@ -72,8 +73,7 @@ async def keep(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
     if not write or versions.version == live.kept.version:
         return None
     try:
-        await to_the_end(store.awrite_kept_state(live.thread_id, versions.to_json(),
-                                                    live.lease))
+        await to_the_end(write_kept(store, live.thread_id, versions, live.lease))
     except StoreConflict:  # fenced: the thread passed on, its new owner's state stands
         _log.warning("thread %s: its shared state was not kept: another process took the "
                      "thread over", live.thread_id, exc_info=True)

@@ -30,6 +30,7 @@ from pyox_agents.agent import Agent
 from pyox_agents.runtime._handle import RunEnded
 from pyox_agents.service._feed import EditLocks, Feeds
 from pyox_agents.service._kept_cache import KeptStates
+from pyox_agents.service._kept_writes import write_kept
 from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._thread_state import ThreadState
@@ -168,7 +169,7 @@ async def _edit_kept(runs: Runs, agent: Agent, thread_id: str, principal: str | 
             await agent.areplace_paused_state(paused.run_id, thread_id, commit.state,
                                               fence=None if token is None else (thread_id,
                                                                                 token))
-        await runs.store.awrite_kept_state(thread_id, kept.to_json(), token)
+        await write_kept(runs.store, thread_id, kept, token)
         runs.kept_states.remember(thread_id, kept)
         # told while the thread is held: a run that starts next is told after it, in order
         runs.feeds.publish(thread_id, principal, [{

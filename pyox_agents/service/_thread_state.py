@@ -47,15 +47,32 @@ class ThreadState:
     state: JSON = None
     back: list[list[dict[str, Any]]] = field(default_factory=list)
     _frozen: JSON = field(default=None, repr=False, compare=False)
+    _stored: int | None = field(default=None, repr=False, compare=False)
+    _unstored: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ThreadState:
-        """A ThreadState from what `to_json` gave (as a store returns it)."""
-        return cls(int(data["version"]), data["state"], [list(ops) for ops in data["back"]])
+        """A ThreadState from what `to_json` gave (as a store returns it): the store holds
+        this version, so the versions added next can be written as their changes."""
+        version = int(data["version"])
+        return cls(version, data["state"], [list(ops) for ops in data["back"]],
+                   _stored=version)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON a store keeps."""
         return {"version": self.version, "state": self.state, "back": self.back}
+
+    def unstored(self) -> tuple[int, list[dict[str, Any]]] | None:
+        """The version the store holds and the changes of the versions added since (each
+        `{"version": n, "ops": [...]}`, RFC 6902 ops on `to_json`'s document), for
+        `Store.append_kept_changes`; None when not known (write the whole state then)."""
+        if self._stored is None or not self._unstored:
+            return None
+        return self._stored, list(self._unstored)
+
+    def stored(self) -> None:
+        """The store now holds this version (written whole, or its changes appended)."""
+        self._stored, self._unstored = self.version, []
 
     def add(self, state: Any, number: int | None = None,
             ops: Sequence[Op] | None = None) -> None:
@@ -70,13 +87,19 @@ class ThreadState:
         new = state if ops is not None else aligned(old, state)
         if number is None and self.version and ops is None and not diff(old, new):
             return
+        number = self.version + 1 if number is None else number
+        entries: list[list[dict[str, Any]]] = []
         if self.version:
             back = inverse(old, tuple(ops)) if ops is not None else diff(new, old)
-            self.back.insert(0, [op.to_json() for op in back])
-            for _ in range((number or self.version + 1) - self.version - 1):
-                self.back.insert(0, [])  # numbers skipped: the same JSON as the next one
-            del self.back[RECENT - 1:]
-        self.version = self.version + 1 if number is None else number
+            entries = [[op.to_json() for op in back]]
+            entries += [[] for _ in range(number - self.version - 1)]  # numbers skipped: the
+            self.back[:0] = reversed(entries)                          # same JSON as the next
+        trimmed = len(self.back[RECENT - 1:])
+        del self.back[RECENT - 1:]
+        if self._stored is not None:  # the store has a version: this one is its changes
+            made = (tuple(ops) if ops is not None else diff(old, new)) if self.version else None
+            self._unstored.append(_change(number, new, made, entries, trimmed))
+        self.version = number
         self.state, self._frozen = new, new
 
     def number_of(self, state: Any) -> int:
@@ -100,7 +123,8 @@ class ThreadState:
 
     def copy(self) -> ThreadState:
         """An independent copy (versions added to it leave this one as it is)."""
-        return ThreadState(self.version, self.state, list(self.back), self._frozen)
+        return ThreadState(self.version, self.state, list(self.back), self._frozen,
+                           self._stored, list(self._unstored))
 
     def frozen(self) -> JSON:
         """The latest version, read-only."""
@@ -215,6 +239,22 @@ def edit_running(versions: ThreadState, client: Any, seen: Any,
     if not mine:
         return None
     return apply(latest, rebase(mine, versions.changes(version)))
+
+
+def _change(number: int, state: JSON, made: Sequence[Op] | None,
+            entries: list[list[dict[str, Any]]], trimmed: int) -> dict[str, Any]:
+    """Version `number`'s change to the kept document (`ThreadState.to_json`): its number,
+    the ops that `made` its `state` (None: the whole state), the `entries` put in front of
+    the way back (each in turn, at its front) and the `trimmed` ones dropped from its end."""
+    ops: list[dict[str, Any]] = [{"op": "replace", "path": "/version", "value": number}]
+    if made is None:
+        ops.append({"op": "replace", "path": "/state", "value": state})
+    for op in made or ():
+        raw = op.to_json()
+        ops.append({**raw, "path": f"/state{raw['path']}"})
+    ops += [{"op": "add", "path": "/back/0", "value": entry} for entry in entries]
+    ops += [{"op": "remove", "path": f"/back/{RECENT - 1}"}] * trimmed
+    return {"version": number, "ops": ops}
 
 
 def aligned(old: JSON, new: Any) -> JSON:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from pyox_agents._run_request import RequestError
 from pyox_agents.service._checkpoints import before_and_after
 from pyox_agents.service._history import Walk, run_end, walk
+from pyox_agents.service._kept_writes import write_kept
 from pyox_agents.service._thread_state import ThreadState, aligned
 from pyox_agents.state._ids import is_id
 from pyox_agents.state.conversation import State
@@ -103,7 +104,7 @@ async def fork_thread(runs: Runs, thread_id: str, principal: str | None, *,
     if state is not None and runs.keep_state:
         kept = ThreadState()
         kept.add(state)
-        await store.awrite_kept_state(forked.id, kept.to_json())
+        await write_kept(store, forked.id, kept)
     return {"id": forked.id, "history_length": len(history), "state": state}
 
 
@@ -180,7 +181,7 @@ async def rewind_thread(runs: Runs, thread_id: str, principal: str | None,
         state = _after(checkpoint)
         if state is not None and runs.keep_state:
             kept.add(state)
-            await store.awrite_kept_state(thread_id, kept.to_json(), token)
+            await write_kept(store, thread_id, kept, token)
     return {"id": thread_id, "history_length": len(conversation.history),
             "version": kept.version or None, "state": kept.state if kept.version else None}
 
@@ -218,7 +219,7 @@ async def undo_run(runs: Runs, thread_id: str, principal: str | None,
         undone = _undone(kept.frozen(), *before_and_after(checkpoint), run_id)
         if undone is not None:
             kept.add(undone)
-            await store.awrite_kept_state(thread_id, kept.to_json(), token)
+            await write_kept(store, thread_id, kept, token)
     return {"id": thread_id, "version": kept.version or None, "state": kept.state}
 
 

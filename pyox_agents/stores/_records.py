@@ -6,9 +6,12 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyox_agents._errors import PyoxError
+
+if TYPE_CHECKING:
+    from pyox_agents.state.conversation import State
 
 
 class StoreConflict(PyoxError, ValueError):
@@ -88,3 +91,38 @@ class LoadedThread:
     shared_state: Any = None
     shared_version: int | None = None
     owner: str | None = None
+
+
+class HeldEntries(Protocol):
+    """What `continuing` reads of a store: how many entries a thread has, and its last."""
+
+    def entry_count(self, thread_id: str) -> int:
+        """How many history entries `thread_id` has saved."""
+
+    def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
+        """The last saved entry of `thread_id`, or None."""
+
+
+def continuing(store: HeldEntries, state: State) -> StepRecord:
+    """`Store.record_for`: the entries of `state` that `store` lacks, checked to continue what
+    it holds.
+
+    Raises:
+        StoreConflict: the store holds a different State under this id.
+    """
+    held = store.entry_count(state.id)
+    if not held:
+        entries = state._entries_since(0)
+        return StepRecord(thread_id=state.id, first_seq=0,
+                          entries=tuple(entry.to_json() for entry in entries),
+                          parent_id=state.parent_id)
+    new = state._entries_since(held - 1)  # the last saved entry, then the new ones
+    if not new or store.last_entry(state.id) != new[0].to_json():
+        raise StoreConflict(
+            f"the store holds a different State with id {state.id!r} ({held} entries that "
+            "this State's history does not start with): continue a saved State with "
+            "store.load(id), not with a new State of the same id"
+        )
+    return StepRecord(thread_id=state.id, first_seq=held,
+                      entries=tuple(entry.to_json() for entry in new[1:]),
+                      parent_id=state.parent_id)

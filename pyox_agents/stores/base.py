@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
+from pyox_agents.stores._kept_changes import encode_changes, fold, kept_version, moved
 from pyox_agents.stores._owned import belongings
 from pyox_agents.stores._records import (
     Checkpoint,
@@ -22,6 +23,7 @@ from pyox_agents.stores._records import (
     StepRecord,
     StoreConflict,
     ThreadInfo,
+    continuing,
 )
 from pyox_agents.stores._shared import SharedRuns
 
@@ -150,8 +152,36 @@ class Store:
         raise NotImplementedError
 
     def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
-        """What `write_kept_state` kept for `thread_id` last, or None."""
+        """What `write_kept_state` kept last, with the changes appended since applied, or None."""
         raise NotImplementedError
+
+    def append_kept_changes(self, thread_id: str, since: int,
+                            changes: Sequence[Mapping[str, Any]],
+                            token: int | None = None) -> None:
+        """Add versions to `thread_id`'s kept state by their changes alone, not the whole
+        document: each change is `{"version": n, "ops": [...]}`, the RFC 6902 ops that turn
+        the kept document (as `write_kept_state` took it) into version n; versions increase
+        past `since`. `load_kept_state` then applies them in order: it gives exactly what a
+        whole write would have kept; the store writes it whole again now and then, so a load
+        has few changes to apply. Fenced by `token` as `write_kept_state`.
+
+        Refused unless the kept state is at version `since` (its "version", as last written
+        whole or appended), so two writers cannot interleave unseen. A backend appends in one
+        transaction; this default (a store that has no append) loads, applies, writes whole.
+
+        Raises:
+            StoreConflict: the kept state is not at version `since` (or none is kept), or
+                `token` is not the current holder's; nothing was written.
+            TypeError, ValueError: a change is not JSON or its version does not follow (a
+                backend applies the ops at a load: give ops made on the version they follow).
+            NotImplementedError: a `token` given to a store without leases.
+        """
+        encode_changes(thread_id, since, changes)
+        kept = self.load_kept_state(thread_id)
+        held = None if kept is None else kept_version(kept)
+        if kept is None or held != since:
+            raise moved(thread_id, since, held)
+        self.write_kept_state(thread_id, fold(kept, changes), token)
 
     # -- threads as an owner's resource (what a server keeps besides the conversation) ---------
 
@@ -261,22 +291,7 @@ class Store:
         Raises:
             StoreConflict: the store holds a different State under this id.
         """
-        held = self.entry_count(state.id)
-        if not held:
-            entries = state._entries_since(0)
-            return StepRecord(thread_id=state.id, first_seq=0,
-                              entries=tuple(entry.to_json() for entry in entries),
-                              parent_id=state.parent_id)
-        new = state._entries_since(held - 1)  # the last saved entry, then the new ones
-        if not new or self.last_entry(state.id) != new[0].to_json():
-            raise StoreConflict(
-                f"the store holds a different State with id {state.id!r} ({held} entries that "
-                "this State's history does not start with): continue a saved State with "
-                "store.load(id), not with a new State of the same id"
-            )
-        return StepRecord(thread_id=state.id, first_seq=held,
-                          entries=tuple(entry.to_json() for entry in new[1:]),
-                          parent_id=state.parent_id)
+        return continuing(self, state)
 
     # -- async twins ---------------------------------------------------------------------------
 
@@ -346,6 +361,13 @@ class Store:
     async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """Same as `load_kept_state`, off the event loop."""
         return await anyio.to_thread.run_sync(self.load_kept_state, thread_id)
+
+    async def aappend_kept_changes(self, thread_id: str, since: int,
+                                   changes: Sequence[Mapping[str, Any]],
+                                   token: int | None = None) -> None:
+        """Same as `append_kept_changes`, off the event loop."""
+        await anyio.to_thread.run_sync(self.append_kept_changes, thread_id, since, changes,
+                                       token)
 
     async def alist_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
                           after: tuple[str, str] | None = None) -> list[ThreadInfo]:

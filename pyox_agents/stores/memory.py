@@ -24,6 +24,14 @@ from pyox_agents.stores._encoding import (
     no_leases,
     parse_time,
 )
+from pyox_agents.stores._kept_changes import (
+    compacted,
+    encode_changes,
+    fold_texts,
+    kept_version,
+    moved,
+    wants_compaction,
+)
 from pyox_agents.stores._owned import (
     OPENING_ENTRIES,
     check_limit,
@@ -58,6 +66,17 @@ class _Thread:
                           self.title, self.archived, self.run_status)
 
 
+@dataclass
+class _Kept:
+    """A thread's kept state: the whole document's text as last written, its version, and
+    the changes appended since (`append_kept_changes`), of `size` characters in all."""
+
+    base: str
+    version: int | None
+    changes: list[str] = field(default_factory=list)
+    size: int = 0
+
+
 class MemoryStore(Store):
     """A store in memory. Thread-safe; each `write` is all or nothing."""
 
@@ -67,7 +86,7 @@ class MemoryStore(Store):
         self._runs: dict[str, str] = {}
         self._run_threads: dict[str, str] = {}
         self._audit: dict[str, list[str]] = {}
-        self._kept: dict[str, str] = {}
+        self._kept: dict[str, _Kept] = {}
         self._checkpoints: dict[str, dict[str, tuple[str, str | None]]] = {}
 
     def write(self, record: StepRecord) -> None:
@@ -150,13 +169,35 @@ class MemoryStore(Store):
         no_leases(self, token)
         text = dumps(kept, f"the kept state of thread {thread_id!r}")
         with self._lock:
-            self._kept[thread_id] = text
+            self._kept[thread_id] = _Kept(text, kept_version(kept))
 
     def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
-        """What `write_kept_state` kept last for `thread_id`, or None."""
+        """What `write_kept_state` kept last for `thread_id`, with the changes appended since
+        applied (see `Store.append_kept_changes`), or None."""
         with self._lock:
-            text = self._kept.get(thread_id)
-        return json.loads(text) if text is not None else None
+            kept = self._kept.get(thread_id)
+            if kept is None:
+                return None
+            base, changes = kept.base, list(kept.changes)
+        return fold_texts(base, changes)
+
+    def append_kept_changes(self, thread_id: str, since: int,
+                            changes: Sequence[Mapping[str, Any]],
+                            token: int | None = None) -> None:
+        """Append versions' changes to the kept state at version `since`, all or nothing; the
+        whole state is written again once they grow past a share of it (see `Store`)."""
+        no_leases(self, token)
+        encoded = encode_changes(thread_id, since, changes)
+        with self._lock:
+            kept = self._kept.get(thread_id)
+            if kept is None or kept.version != since:
+                raise moved(thread_id, since, None if kept is None else kept.version)
+            texts, size = [*kept.changes, *encoded.texts], kept.size + encoded.size
+            if wants_compaction(len(kept.base), size, len(texts)):  # (raises: no change)
+                kept = _Kept(compacted(thread_id, kept.base, texts), encoded.version)
+            else:
+                kept = _Kept(kept.base, encoded.version, texts, size)
+            self._kept[thread_id] = kept
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""

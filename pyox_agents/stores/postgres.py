@@ -24,11 +24,9 @@ from pyox_agents.stores._encoding import (
     EncodedRecord,
     check_append,
     check_audit,
-    dumps,
     encode,
     missing_run,
     missing_thread,
-    stale_keeper,
 )
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
@@ -40,6 +38,7 @@ from pyox_agents.stores.postgres_connection import (
     outage,
 )
 from pyox_agents.stores.postgres_events import RunEventLog
+from pyox_agents.stores.postgres_kept import KeptStates
 from pyox_agents.stores.postgres_threads import INFO, ThreadRecords, info
 
 __all__ = ["PostgresStore", "SchemaVersionError"]
@@ -58,20 +57,10 @@ _LAST_ENTRY = "SELECT body FROM {s}.entries WHERE thread_id = %s ORDER BY seq DE
 _DELETE = (
     "WITH e AS (DELETE FROM {s}.entries WHERE thread_id = %s),"
     " k AS (DELETE FROM {s}.kept_states WHERE thread_id = %s),"
+    " n AS (DELETE FROM {s}.kept_changes WHERE thread_id = %s),"
     " c AS (DELETE FROM {s}.checkpoints WHERE thread_id = %s)"
     " DELETE FROM {s}.threads WHERE id = %s"
 )
-_KEEP = (
-    "INSERT INTO {s}.kept_states (thread_id, body) VALUES (%s, %s)"
-    " ON CONFLICT (thread_id) DO UPDATE SET body = excluded.body"
-)
-_KEEP_FENCED = (
-    "WITH l AS (SELECT token FROM {s}.leases WHERE thread_id = %s AND token = %s"
-    " AND expires_at > clock_timestamp() FOR SHARE)"
-    " INSERT INTO {s}.kept_states (thread_id, body) SELECT %s, %s FROM l"
-    " ON CONFLICT (thread_id) DO UPDATE SET body = excluded.body RETURNING thread_id"
-)
-_LOAD_KEPT = "SELECT body FROM {s}.kept_states WHERE thread_id = %s"
 _LIST = f"SELECT {INFO} FROM {{s}}.threads ORDER BY first_saved"
 _RUN_THREAD = "SELECT thread_id FROM {s}.runs WHERE run_id = %s"
 _RUN_BODY = "SELECT body FROM {s}.runs WHERE run_id = %s"
@@ -101,7 +90,7 @@ _HOLDER = (
 
 
 @reports_outages(outage)
-class PostgresStore(ThreadRecords, RunEventLog, Store):
+class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
     """A store in the PostgreSQL database at `url` (`postgresql://USER@HOST:PORT/DATABASE`),
     its tables in schema `schema` (created on first use).
 
@@ -261,46 +250,7 @@ class PostgresStore(ThreadRecords, RunEventLog, Store):
 
     def delete(self, thread_id: str) -> None:
         """Forget the thread; its runs, audit records, lease and event logs stay."""
-        self.run(Query(_DELETE, (thread_id, thread_id, thread_id, thread_id)))
-
-    def _keep(self, thread_id: str, kept: Mapping[str, Any], token: int | None) -> Query:
-        text = dumps(kept, f"the kept state of thread {thread_id!r}")
-        if token is None:
-            return Query(_KEEP, (thread_id, text))
-        # FOR SHARE on the lease row: a takeover waits until this write committed
-        return Query(_KEEP_FENCED, (thread_id, token, thread_id, text))
-
-    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
-                         token: int | None = None) -> None:
-        """Keep a server's record of the thread's shared state (JSON), replacing the last;
-        with `token`, only while it is the thread's lease token (checked and written at once).
-
-        Raises:
-            StoreConflict: `token` is not the current holder's; nothing was written.
-        """
-        if not self.run(self._keep(thread_id, kept, token)) and token is not None:
-            raise self._stale(thread_id, token)
-
-    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any],
-                                token: int | None = None) -> None:
-        """Same as `write_kept_state`, on the asyncio pool."""
-        if not await self.arun(self._keep(thread_id, kept, token)) and token is not None:
-            rows = await self.arun(Query(_HOLDER, (thread_id,)))
-            raise stale_keeper(thread_id, token, str(rows[0][1]) if rows else "")
-
-    def _stale(self, thread_id: str, token: int) -> StoreConflict:
-        rows = self.run(Query(_HOLDER, (thread_id,)))
-        return stale_keeper(thread_id, token, str(rows[0][1]) if rows else "")
-
-    def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
-        """What `write_kept_state` kept last for `thread_id`, or None."""
-        rows = self.run(Query(_LOAD_KEPT, (thread_id,)))
-        return json.loads(rows[0][0]) if rows else None
-
-    async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
-        """Same as `load_kept_state`, on the asyncio pool."""
-        rows = await self.arun(Query(_LOAD_KEPT, (thread_id,)))
-        return json.loads(rows[0][0]) if rows else None
+        self.run(Query(_DELETE, (thread_id,) * 5))
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""

@@ -9,23 +9,25 @@ plain identifier before it is put in).
 Tables: `threads` (one row per thread: entry count, parent, owner, shared state, first-save
 order, title, archived, its latest run's status), `checkpoints` (what a server recorded of each
 run when it ended, keyed by thread and run), `entries` (history entries, keyed by thread and
-seq), `runs`, `audit` (keyed by run and seq), `kept_states`, `leases` (owner, fencing token
-and expiry per thread; tokens from the sequence `lease_tokens`), `event_logs` and `events` (each
-run's event log; a log expires with its rows), `active_runs` (each thread's active run, with
-an expiry) and `schema_version`.
+seq), `runs`, `audit` (keyed by run and seq), `kept_states` and `kept_changes` (a server's
+kept shared state of each thread, and the versions appended to it since), `leases` (owner,
+fencing token and expiry per thread; tokens from the sequence `lease_tokens`), `event_logs` and
+`events` (each run's event log; a log expires with its rows), `active_runs` (each thread's
+active run, with an expiry) and `schema_version`.
 """
 
 from __future__ import annotations
 
 __all__ = ["REFUSED", "SCHEMA_VERSION", "TABLES", "channel_sql"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version of the tables and functions below; a database holding a newer one is refused.
 
 A database at an older version is brought up to this one when a store opens it (the statements
 below only add: `IF NOT EXISTS` tables, columns and indexes, `CREATE OR REPLACE` functions), so
 what it holds stays readable. Version 2 added the threads' `title`, `archived` and `run_status`
-and the `checkpoints` table."""
+and the `checkpoints` table; version 3 the kept states' `version`, `size` and `generation`, the
+`kept_changes` table and the functions `keep_state` and `append_kept`."""
 
 REFUSED = "PYOX1"
 """The SQLSTATE of a refusal raised by the functions below."""
@@ -86,6 +88,15 @@ CREATE TABLE IF NOT EXISTS {s}.audit (
 CREATE TABLE IF NOT EXISTS {s}.kept_states (
     thread_id text PRIMARY KEY,
     body text NOT NULL
+);
+ALTER TABLE {s}.kept_states ADD COLUMN IF NOT EXISTS version bigint,
+    ADD COLUMN IF NOT EXISTS size bigint NOT NULL DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS generation bigint NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS {s}.kept_changes (
+    thread_id text NOT NULL,
+    version bigint NOT NULL,
+    body text NOT NULL,
+    PRIMARY KEY (thread_id, version)
 );
 CREATE TABLE IF NOT EXISTS {s}.leases (
     thread_id text PRIMARY KEY,
@@ -170,6 +181,67 @@ BEGIN
         UPDATE {s}.threads SET shared_state = p_shared, shared_version = p_shared_version
             WHERE id = p_thread;
     END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION {s}.keep_state(
+    p_thread text, p_fence bigint, p_body text, p_version bigint, p_size bigint
+) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_token bigint;
+BEGIN
+    IF p_fence IS NOT NULL THEN
+        SELECT l.token INTO v_token FROM {s}.leases l
+            WHERE l.thread_id = p_thread AND l.expires_at > clock_timestamp() FOR SHARE;
+        IF v_token IS DISTINCT FROM p_fence THEN
+            RAISE EXCEPTION USING ERRCODE = 'PYOX1', MESSAGE = 'fence',
+                DETAIL = coalesce(v_token::text, '');
+        END IF;
+    END IF;
+    INSERT INTO {s}.kept_states AS k (thread_id, body, version, size)
+        VALUES (p_thread, p_body, p_version, p_size)
+        ON CONFLICT (thread_id) DO UPDATE SET body = excluded.body,
+            version = excluded.version, size = excluded.size, generation = k.generation + 1;
+    DELETE FROM {s}.kept_changes WHERE thread_id = p_thread;
+END $$;
+
+-- Appends versions' changes to a kept state at version p_since; gives the kept state's
+-- generation when the changes have grown enough to be folded into it (else NULL).
+CREATE OR REPLACE FUNCTION {s}.append_kept(
+    p_thread text, p_fence bigint, p_since bigint, p_versions bigint[], p_bodies text[],
+    p_max bigint, p_share double precision
+) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    v_token bigint;
+    v_version bigint;
+    v_size bigint;
+    v_generation bigint;
+    v_count bigint;
+    v_added bigint;
+BEGIN
+    IF p_fence IS NOT NULL THEN
+        SELECT l.token INTO v_token FROM {s}.leases l
+            WHERE l.thread_id = p_thread AND l.expires_at > clock_timestamp() FOR SHARE;
+        IF v_token IS DISTINCT FROM p_fence THEN
+            RAISE EXCEPTION USING ERRCODE = 'PYOX1', MESSAGE = 'fence',
+                DETAIL = coalesce(v_token::text, '');
+        END IF;
+    END IF;
+    SELECT k.version, k.size, k.generation INTO v_version, v_size, v_generation
+        FROM {s}.kept_states k WHERE k.thread_id = p_thread FOR UPDATE;
+    IF v_version IS DISTINCT FROM p_since THEN
+        RAISE EXCEPTION USING ERRCODE = 'PYOX1', MESSAGE = 'moved',
+            DETAIL = coalesce(v_version::text, '');
+    END IF;
+    INSERT INTO {s}.kept_changes (thread_id, version, body)
+        SELECT p_thread, u.v, u.b FROM unnest(p_versions, p_bodies) AS u(v, b);
+    UPDATE {s}.kept_states SET version = p_versions[cardinality(p_versions)]
+        WHERE thread_id = p_thread;
+    SELECT count(*), coalesce(sum(length(c.body)), 0) INTO v_count, v_added
+        FROM {s}.kept_changes c WHERE c.thread_id = p_thread;
+    IF v_count >= p_max OR v_added > v_size * p_share THEN
+        RETURN v_generation;
+    END IF;
+    RETURN NULL;
 END $$;
 
 CREATE OR REPLACE FUNCTION {s}.append_events(p_key text, p_ttl_ms bigint, p_events text[])

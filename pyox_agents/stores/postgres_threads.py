@@ -48,6 +48,7 @@ _CHECKPOINTS = ("SELECT run_id, head, {state} FROM {s}.checkpoints WHERE thread_
 _ERASE = (
     "WITH e AS (DELETE FROM {s}.entries WHERE thread_id = ANY(%s::text[])),"
     " k AS (DELETE FROM {s}.kept_states WHERE thread_id = ANY(%s::text[])),"
+    " n AS (DELETE FROM {s}.kept_changes WHERE thread_id = ANY(%s::text[])),"
     " c AS (DELETE FROM {s}.checkpoints WHERE thread_id = ANY(%s::text[])),"
     " r AS (DELETE FROM {s}.runs WHERE run_id = ANY(%s::text[])),"
     " a AS (DELETE FROM {s}.audit WHERE run_id = ANY(%s::text[])),"
@@ -120,7 +121,7 @@ class ThreadRecords(PostgresConnection):
                       event_logs: Sequence[str] = ()) -> None:
         """Remove the threads, runs and event logs in one statement (one transaction)."""
         threads, runs = list(thread_ids), list(run_ids)
-        self.run(Query(_ERASE, (threads, threads, threads, runs, runs, list(event_logs),
+        self.run(Query(_ERASE, (threads, threads, threads, threads, runs, runs, list(event_logs),
                                 threads, threads)))
 
 

@@ -17,7 +17,9 @@ Key layout, under `prefix` (default `"pyox:"`):
 - `lease:{thread_id}` (hash, expires): owner, token; tokens come from `lease-tokens` (a counter)
 - `events:{run_key}` (stream, expires): `event` fields, then one `done` field when the run ended
 - `active:{thread_id}` (string, expires): the run key of the run active on the thread
-- `kept:{thread_id}` (string): a server's kept shared state of the thread (`write_kept_state`)
+- `kept:{thread_id}` (string), `kept-changes:{thread_id}` (list), `kept-meta:{thread_id}`
+  (hash): a server's kept shared state of the thread and the versions appended to it since
+  (`write_kept_state`, `append_kept_changes`; see `redis_kept.py`)
 - an owner's threads, and each thread's checkpoints: see `redis_threads.py`
 
 Needs redis-py (`pip install 'pyox-agents[redis]'`) and Redis 7 or later. The scripts touch
@@ -36,17 +38,17 @@ from pyox_agents.stores._encoding import (
     EncodedRecord,
     check_append,
     check_audit,
-    dumps,
     encode,
     missing_run,
     missing_thread,
-    stale_keeper,
 )
+from pyox_agents.stores._kept_changes import fold_texts
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores._owned import score
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
 from pyox_agents.stores.redis_connection import Call, outage
 from pyox_agents.stores.redis_events import RunEventLog
+from pyox_agents.stores.redis_kept import KeptStates
 from pyox_agents.stores.redis_leases import ThreadLeases
 from pyox_agents.stores.redis_tails import Tail, record_after
 from pyox_agents.stores.redis_threads import THREAD_FIELDS, ThreadRecords, thread_info
@@ -58,7 +60,7 @@ __all__ = ["RedisStore"]
 
 
 @reports_outages(outage)
-class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, Store):
+class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
     """A store in Redis at `url` (`redis://host:port/db`), keys under `prefix`.
 
     Sync methods use one `redis.Redis` client (thread-safe, pooled); `awrite`, `awrite_fenced`,
@@ -284,59 +286,21 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, Store):
         """Forget the thread; its runs, audit records, lease and event logs stay."""
         self.erase_records([thread_id], [])
 
-    def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
-                         token: int | None = None) -> None:
-        """Keep a server's record of the thread's shared state (JSON), replacing the last;
-        with `token`, only while it is the thread's lease token (checked and written at once).
-
-        Raises:
-            StoreConflict: `token` is not the current holder's; nothing was written.
-        """
-        text = dumps(kept, f"the kept state of thread {thread_id!r}")
-        if token is None:
-            self.client.set(self.key("kept", thread_id), text)
-            return
-        reply = self.run_script(Call("keep_fenced", [self.key("kept", thread_id),
-                                                     self.key("lease", thread_id)],
-                                     [str(token), text]))
-        if str(reply[0]) == "fence":
-            raise stale_keeper(thread_id, token, str(reply[1]))
-
-    def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
-        """What `write_kept_state` kept last for `thread_id`, or None."""
-        text = self.client.get(self.key("kept", thread_id))
-        return json.loads(text) if text is not None else None
-
-    async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any],
-                                token: int | None = None) -> None:
-        """Same as `write_kept_state`, on the asyncio client."""
-        text = dumps(kept, f"the kept state of thread {thread_id!r}")
-        client = await self.async_client()
-        if token is None:
-            await client.set(self.key("kept", thread_id), text)
-            return
-        reply = await self.arun_script(Call("keep_fenced", [self.key("kept", thread_id),
-                                                            self.key("lease", thread_id)],
-                                            [str(token), text]))
-        if str(reply[0]) == "fence":
-            raise stale_keeper(thread_id, token, str(reply[1]))
-
     async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """Same as `load_kept_state`, on the asyncio client. Under this process's lease of
         the thread, the thread is read in the same round trip (a server reads it next), and
         `aload_thread` then answers from what was read, until this process writes it."""
-        client = await self.async_client()
         token = self.tails.token(thread_id)
-        if token is None or self.tails.get(thread_id) is not None:
-            text = await client.get(self.key("kept", thread_id))
-        else:
-            async with client.pipeline(transaction=True) as pipe:
-                pipe.get(self.key("kept", thread_id))
+        async with (await self.async_client()).pipeline(transaction=True) as pipe:
+            self.kept_reads(pipe, thread_id)
+            learn = token is not None and self.tails.get(thread_id) is None
+            if learn:
                 self._thread_reads(pipe, thread_id)
-                text, *replies = await pipe.execute()
+            base, changes, *replies = await pipe.execute()
+        if learn:
             with contextlib.suppress(LookupError):
                 self._learnt(thread_id, replies, token)
-        return json.loads(text) if text is not None else None
+        return None if base is None else fold_texts(base, changes)
 
     async def aload(self, thread_id: str) -> State:
         """Same as `load`, on the asyncio client."""

@@ -11,9 +11,11 @@ from __future__ import annotations
 __all__ = [
     "ACQUIRE_LEASE",
     "APPEND_EVENTS",
+    "APPEND_KEPT",
     "CLEAR_ACTIVE",
+    "COMPACT_KEPT",
     "END_RUN",
-    "KEEP_FENCED",
+    "KEEP_KEPT",
     "MARK_DONE",
     "RELEASE_LEASE",
     "RENEW_LEASE",
@@ -197,12 +199,56 @@ redis.call('DEL', KEYS[1])
 return 1
 """
 
-KEEP_FENCED = """#!lua
--- KEYS: 1 kept-state key, 2 lease hash. ARGV: 1 the writer's lease token, 2 the kept JSON.
-local holder = redis.call('HGET', KEYS[2], 'token')
-if holder ~= ARGV[1] then return {'fence', holder or ''} end
+KEEP_KEPT = """#!lua
+-- KEYS: 1 kept-state key, 2 its changes (list), 3 its meta (hash), 4 lease hash.
+-- ARGV: 1 the writer's lease token ('' for none), 2 the kept JSON, 3 its version ('' for none).
+-- The whole kept state: its changes go, its generation moves on (a compaction that read the
+-- state before is not written).
+if ARGV[1] ~= '' then
+  local holder = redis.call('HGET', KEYS[4], 'token')
+  if holder ~= ARGV[1] then return {'fence', holder or ''} end
+end
 redis.call('SET', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[3], 'version', ARGV[3], 'size', string.len(ARGV[2]), 'added', 0)
+redis.call('HINCRBY', KEYS[3], 'generation', 1)
 return {'ok', ''}
+"""
+
+APPEND_KEPT = """#!lua
+-- KEYS: as KEEP_KEPT. ARGV: 1 the writer's lease token ('' for none), 2 the version the
+-- changes extend, 3 the version of the last one, 4 their size, 5 MAX_CHANGES,
+-- 6 COMPACT_SHARE, then the changes' JSON texts. Gives {'ok', '1'} when the changes have
+-- grown enough to be folded into the base ('0' else), {'moved', version} when the kept state
+-- is not at ARGV[2].
+if ARGV[1] ~= '' then
+  local holder = redis.call('HGET', KEYS[4], 'token')
+  if holder ~= ARGV[1] then return {'fence', holder or ''} end
+end
+local meta = redis.call('HMGET', KEYS[3], 'version', 'size', 'added')
+if meta[1] ~= ARGV[2] or redis.call('EXISTS', KEYS[1]) == 0 then
+  return {'moved', meta[1] or ''}
+end
+for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+local added = tonumber(meta[3] or '0') + tonumber(ARGV[4])
+redis.call('HSET', KEYS[3], 'version', ARGV[3], 'added', added)
+local many = redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[5])
+if many or added > tonumber(meta[2] or '0') * tonumber(ARGV[6]) then return {'ok', '1'} end
+return {'ok', '0'}
+"""
+
+COMPACT_KEPT = """#!lua
+-- KEYS: 1 kept-state key, 2 its changes, 3 its meta. ARGV: 1 the generation read, 2 how
+-- many changes (the first ones) the folded JSON holds, 3 the folded JSON. Written only if no
+-- whole write or compaction came since it was read; the changes appended since stay.
+if redis.call('HGET', KEYS[3], 'generation') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[3])
+redis.call('LTRIM', KEYS[2], tonumber(ARGV[2]), -1)
+local added = 0
+for _, text in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do added = added + #text end
+redis.call('HSET', KEYS[3], 'size', string.len(ARGV[3]), 'added', added)
+redis.call('HINCRBY', KEYS[3], 'generation', 1)
+return 1
 """
 
 END_RUN = """#!lua

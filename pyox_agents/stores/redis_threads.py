@@ -139,8 +139,8 @@ class ThreadRecords(RedisConnection):
             for thread_id, (owner, archived, parent) in zip(thread_ids, heads, strict=True):
                 self.tails.forget(thread_id)
                 pipe.delete(*(self.key(kind, thread_id) for kind in (
-                    "thread", "entries", "kept", "checkpoints", "checkpoint-states",
-                    "checkpoint-runs")))
+                    "thread", "entries", "kept", "kept-changes", "kept-meta", "checkpoints",
+                    "checkpoint-states", "checkpoint-runs")))
                 pipe.zrem(self.key("threads"), thread_id)
                 if parent is None:
                     pipe.zrem(self.owned_key(owner, archived == "1"), thread_id)

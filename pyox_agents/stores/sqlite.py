@@ -28,6 +28,7 @@ from pyox_agents.stores._encoding import (
     no_leases,
     parse_time,
 )
+from pyox_agents.stores._kept_changes import encode_changes, kept_version
 from pyox_agents.stores._outages import StoreUnavailable, reports_outages
 from pyox_agents.stores._owned import (
     OPENING_ENTRIES,
@@ -38,6 +39,7 @@ from pyox_agents.stores._owned import (
     opening_title,
 )
 from pyox_agents.stores.base import Checkpoint, LoadedThread, StepRecord, Store, ThreadInfo
+from pyox_agents.stores.sqlite_kept import KEPT_SCHEMA, append_changes, load_kept, write_whole
 
 __all__ = ["SQLiteStore"]
 
@@ -171,6 +173,7 @@ class SQLiteStore(Store):
             if column not in held:  # a file an earlier version made
                 self._db.execute(f"ALTER TABLE threads ADD COLUMN {column} {kind}")
         self._db.execute(_OWNED_INDEX)
+        self._db.executescript(KEPT_SCHEMA)
 
     @contextmanager
     def _transaction(self, begin: str = "BEGIN IMMEDIATE") -> Iterator[sqlite3.Connection]:
@@ -272,11 +275,7 @@ class SQLiteStore(Store):
 
     def delete(self, thread_id: str) -> None:
         """Forget the thread; its runs and audit records stay."""
-        with self._transaction() as db:
-            db.execute("DELETE FROM entries WHERE thread_id = ?", (thread_id,))
-            db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
-            db.execute("DELETE FROM kept_states WHERE thread_id = ?", (thread_id,))
-            db.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,))
+        self.erase_records([thread_id], [])
 
     def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                          token: int | None = None) -> None:
@@ -284,13 +283,23 @@ class SQLiteStore(Store):
         no_leases(self, token)
         text = dumps(kept, f"the kept state of thread {thread_id!r}")
         with self._transaction() as db:
-            db.execute("INSERT INTO kept_states (thread_id, body) VALUES (?, ?) ON CONFLICT"
-                       " (thread_id) DO UPDATE SET body = excluded.body", (thread_id, text))
+            write_whole(db, thread_id, text, kept_version(kept))
 
     def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
-        """What `write_kept_state` kept last for `thread_id`, or None."""
-        rows = self._query("SELECT body FROM kept_states WHERE thread_id = ?", thread_id)
-        return json.loads(rows[0][0]) if rows else None
+        """What `write_kept_state` kept last for `thread_id`, with the changes appended since
+        applied, or None."""
+        with self._transaction("BEGIN") as db:  # one read: the base and its changes agree
+            return load_kept(db, thread_id)
+
+    def append_kept_changes(self, thread_id: str, since: int,
+                            changes: Sequence[Mapping[str, Any]],
+                            token: int | None = None) -> None:
+        """Append versions' changes to the kept state at version `since`, in one transaction
+        (see `Store.append_kept_changes`)."""
+        no_leases(self, token)
+        encoded = encode_changes(thread_id, since, changes)
+        with self._transaction() as db:
+            append_changes(db, thread_id, encoded)
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
@@ -351,7 +360,8 @@ class SQLiteStore(Store):
         """Remove the threads and runs in one transaction (SQLite keeps no event logs)."""
         with self._transaction() as db:
             for table, column in (("entries", "thread_id"), ("threads", "id"),
-                                  ("kept_states", "thread_id"), ("checkpoints", "thread_id")):
+                                  ("kept_states", "thread_id"), ("checkpoints", "thread_id"),
+                                  ("kept_heads", "thread_id"), ("kept_changes", "thread_id")):
                 db.executemany(f"DELETE FROM {table} WHERE {column} = ?",
                                [(thread_id,) for thread_id in thread_ids])
             for table in ("runs", "audit"):

@@ -570,6 +570,12 @@ class _KeptWriteFails(SQLiteStore):
             raise OSError("injected: no space left on device")
         super().write_kept_state(thread_id, kept, token)
 
+    def append_kept_changes(self, thread_id: str, since: int, changes: Any,
+                            token: int | None = None) -> None:
+        if self.failing:
+            raise OSError("injected: no space left on device")
+        super().append_kept_changes(thread_id, since, changes, token)
+
 
 async def test_a_kept_state_the_store_failed_to_write_is_read_again_from_the_store(
     tmp_path: Any,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message
-from pyox_agents.stores import MemoryStore, StepRecord
+from pyox_agents.stores import MemoryStore, StepRecord, StoreConflict
 from pyox_agents.stores.postgres import PostgresStore
 from pyox_agents.stores.postgres_schema import SCHEMA_VERSION
 from tests.postgres_server import drop_schema, fresh_schema
@@ -88,22 +88,35 @@ def test_a_database_with_a_newer_schema_version_is_refused_naming_both(
 
 def test_a_version_1_database_is_brought_up_to_date_and_keeps_what_it_held(
         postgres_store: PostgresStore) -> None:
-    """A database made before threads had titles and checkpoints (schema version 1) is
-    upgraded in place when a newer store opens it: its threads stay, and the new records work."""
+    """A database made before threads had titles and checkpoints, and kept states had
+    versions (schema version 1) is upgraded in place when a newer store opens it: its threads
+    and kept states stay, and the new records work (a kept state from before is written whole
+    before changes are appended to it: its version was not recorded)."""
     postgres_store.save(State(id="t", messages=[Message.user("kept from before")]))
+    kept = {"version": 1, "state": {"n": 1}, "back": []}
+    postgres_store.write_kept_state("t", kept)
     schema = postgres_store.schema
     with psycopg.connect(postgres_store.url, autocommit=True) as conn:  # back to version 1
         conn.execute(f"DROP TABLE {schema}.checkpoints; DROP INDEX {schema}.threads_by_owner;"
                      f" ALTER TABLE {schema}.threads DROP COLUMN title, DROP COLUMN archived,"
-                     f" DROP COLUMN run_status; UPDATE {schema}.schema_version"
+                     f" DROP COLUMN run_status; DROP TABLE {schema}.kept_changes;"
+                     f" ALTER TABLE {schema}.kept_states DROP COLUMN version, DROP COLUMN size,"
+                     f" DROP COLUMN generation; UPDATE {schema}.schema_version"
                      " SET version = 1".encode())
     with PostgresStore(postgres_store.url, schema=schema) as upgraded:
         assert upgraded.load("t").messages[0].content == "kept from before"
         upgraded.update_thread("t", title="Older")
         assert [(t.id, t.title) for t in upgraded.list_owned(None)] == [("t", "Older")]
+        assert upgraded.load_kept_state("t") == kept
+        change = {"version": 2, "ops": [{"op": "replace", "path": "/version", "value": 2}]}
+        with pytest.raises(StoreConflict, match="is at no kept state, not at version 1"):
+            upgraded.append_kept_changes("t", 1, [change])
+        upgraded.write_kept_state("t", kept)
+        upgraded.append_kept_changes("t", 1, [change])
+        assert upgraded.load_kept_state("t") == {**kept, "version": 2}
         with psycopg.connect(postgres_store.url) as conn:
             rows = conn.execute(f"SELECT version FROM {schema}.schema_version".encode())
-            assert rows.fetchall() == [(SCHEMA_VERSION,)] == [(2,)]
+            assert rows.fetchall() == [(SCHEMA_VERSION,)] == [(3,)]
 
 
 # --- errors that say what to do -----------------------------------------------------------------
