@@ -190,3 +190,19 @@ export interface MessageWithParts {
  * `prepareSendMessagesRequest`. The messages given are left as they are.
  */
 export declare function stripOldStateParts<M extends MessageWithParts>(messages: readonly M[]): M[];
+
+/** What `connectingAgent` takes of an AG-UI client (`@ag-ui/client`, or CopilotKit's copy). */
+export interface ConnectParts {
+  runHttpRequest(request: () => Promise<Response>): any;
+  transformHttpEventStream(source: any): any;
+}
+
+/**
+ * `HttpAgent` extended with `connect(input)`: POST the thread's RunAgentInput to
+ * `<run url>/connect` and read the answer as the thread's events (its messages, its state, the
+ * tail of a run still going), which `agent.connectAgent()` (CopilotKit, after a reload) calls.
+ * Instances have `connectUrl()`, the URL it posts to.
+ */
+export declare function connectingAgent<A extends new (...args: any[]) => any>(
+  HttpAgent: A, client: ConnectParts,
+): new (...args: ConstructorParameters<A>) => InstanceType<A> & { connectUrl(): string };

@@ -981,3 +981,30 @@ export function stripOldStateParts(messages) {
     return kept.length === parts.length ? message : { ...message, parts: kept };
   });
 }
+
+/**
+ * An `HttpAgent` class that can come back to a thread: its `connect(input)` (what
+ * `agent.connectAgent()` calls, as CopilotKit does for a reloaded page) POSTs the thread's
+ * RunAgentInput to `<run url>/connect` (a pyox-agents server's `POST /agents/{name}/ag-ui/connect`)
+ * and reads the answer as a run's events: the thread's messages under their ids, its state, the
+ * live tail of a run still going. Give it the client's `HttpAgent`, `runHttpRequest` and
+ * `transformHttpEventStream` (from `@ag-ui/client`, or from `@copilotkit/react-core/v2` so that the
+ * agent is the class CopilotKit expects): this package depends on neither.
+ *
+ *   import { HttpAgent, runHttpRequest, transformHttpEventStream } from "@ag-ui/client";
+ *   const ConnectingAgent = connectingAgent(HttpAgent, { runHttpRequest, transformHttpEventStream });
+ *   const agent = new ConnectingAgent({ url: "/agents/todo/ag-ui", threadId });
+ */
+export function connectingAgent(HttpAgent, { runHttpRequest, transformHttpEventStream }) {
+  return class ConnectingAgent extends HttpAgent {
+    /** Where `connect` posts: the run URL with `/connect` added to its path. */
+    connectUrl() {
+      const [path, query] = this.url.split("?", 2);
+      return `${path.replace(/\/+$/, "")}/connect${query === undefined ? "" : `?${query}`}`;
+    }
+
+    connect(input) {
+      return transformHttpEventStream(runHttpRequest(() => this.fetch(this.connectUrl(), this.requestInit(input))));
+    }
+  };
+}

@@ -56,7 +56,10 @@ def test_typescript_examples_type_check(tmp_path: Path) -> None:
         (tmp_path / name).write_text(block.code, encoding="utf-8")
         names[name] = block.id
     options = json.loads((DEMO / "tsconfig.json").read_text())["compilerOptions"]
-    config = {"compilerOptions": options | {"noUnusedLocals": False}, "files": sorted(names)}
+    # the repository's client package, as a page that installed it from a checkout has it
+    client = {"@pyox-agents/live-state": [str(ROOT / "clients" / "live-state" / "index.d.ts")]}
+    config = {"compilerOptions": options | {"noUnusedLocals": False, "paths": client},
+              "files": sorted(names)}
     (tmp_path / "tsconfig.json").write_text(json.dumps(config), encoding="utf-8")
     proc = subprocess.run(
         [str(node_modules / ".bin" / "tsc"), "--noEmit", "-p", str(tmp_path)],

@@ -10,15 +10,8 @@
 // sent at once, run or no run, and every window on the thread shows every version.
 
 import { useEffect, useMemo, useRef, useState } from "react";
-import type { Observable } from "rxjs";
-import {
-  HttpAgent,
-  runHttpRequest,
-  transformHttpEventStream,
-  type BaseEvent,
-  type Message,
-  type RunAgentInput,
-} from "@ag-ui/client";
+import { HttpAgent, runHttpRequest, transformHttpEventStream, type Message } from "@ag-ui/client";
+import { connectingAgent } from "../../../clients/live-state/index.js";
 import { AGENT, EMPTY, type Approval, type ChatItem, type Edit } from "../shared/model";
 import { ApprovalDialog, Board, ChatPanel, ErrorBanner, LiveBar, StatePanel } from "../shared/components";
 import { useBoard } from "../shared/useBoard";
@@ -27,15 +20,9 @@ import { stopRun, titleThread } from "../shared/threads";
 
 const VIEW = "ag-ui";
 
-/** ConnectingAgent (shared/ConnectingAgent.ts) on @ag-ui/client 1.0: `connectAgent()` streams
- * the thread back from `<url>/connect`. */
-class ThreadAgent extends HttpAgent {
-  protected connect(input: RunAgentInput): Observable<BaseEvent> {
-    const [path, query] = this.url.split("?", 2);
-    const url = `${path.replace(/\/+$/, "")}/connect${query === undefined ? "" : `?${query}`}`;
-    return transformHttpEventStream(runHttpRequest(() => this.fetch(url, this.requestInit(input))));
-  }
-}
+/** clients/live-state's ConnectingAgent on @ag-ui/client 1.0: `connectAgent()` streams the
+ * thread back from `<url>/connect`. */
+const ThreadAgent = connectingAgent(HttpAgent, { runHttpRequest, transformHttpEventStream });
 
 /** AG-UI messages as chat items: tool calls with their results, in order. */
 export function agUiChatItems(messages: Message[], waiting: Set<string>): ChatItem[] {
@@ -67,7 +54,7 @@ export function AgUiView({ threadId, linked = false }: { threadId: string; linke
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [interrupt, setInterrupt] = useState<Interrupt | null>(null);
-  const agentRef = useRef<ThreadAgent | null>(null);
+  const agentRef = useRef<InstanceType<typeof ThreadAgent> | null>(null);
   const restoring = useRef(true); // the thread coming back: not the agent's change, no highlight
 
   useEffect(() => {

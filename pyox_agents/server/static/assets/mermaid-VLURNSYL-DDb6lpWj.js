@@ -1,0 +1,1 @@
+export{p as Mermaid}from"./ConnectingAgent-CSv7kF7z.js";

@@ -1,1 +1,0 @@
-export{p as Mermaid}from"./ConnectingAgent-DOhpa7As.js";
