@@ -29,9 +29,10 @@ from pyox_agents.events import (
     StateChanged,
 )
 from pyox_agents.state.frozen import thaw
+from pyox_agents.stores._shared import feed_log_key
 from pyox_agents.stores.base import SharedRuns
 
-__all__ = ["KEPT", "EditLocks", "Feeds", "ThreadFeed", "follow_thread", "items_of", "log_key"]
+__all__ = ["KEPT", "EditLocks", "Feeds", "ThreadFeed", "follow_thread", "items_of"]
 
 _log = logging.getLogger(__name__)
 
@@ -113,6 +114,11 @@ class Feeds:
     GRACE = 60.0
     RETRY = 1.0
     """Seconds between two tries to follow a feed's log again after the store failed."""
+    FOLLOWED = 60.0
+    """(shared) Seconds a process's mark that it follows a feed lasts; renewed every third."""
+    LOOK_EVERY = 1.0
+    """(shared) Seconds a process trusts what it read of whether anyone follows a feed: a
+    thread nobody follows costs one look a second at most, no appends."""
 
     def __init__(self, shared: SharedRuns | None = None) -> None:
         self.shared = shared
@@ -121,6 +127,7 @@ class Feeds:
         self._pumps: dict[Key, asyncio.Task[None]] = {}  # (shared) each feed's log reader
         self._outbox: dict[Key, deque[str]] = {}  # (shared) items not appended to a log yet
         self._writers: dict[Key, asyncio.Task[None]] = {}  # (shared) each outbox's writer
+        self._looked: dict[Key, tuple[float, bool]] = {}  # (shared) when, and if followed
 
     def wanted(self, thread_id: str, principal: str | None) -> bool:
         """Whether the thread's items are wanted: someone follows it here, or (shared) may
@@ -156,13 +163,29 @@ class Feeds:
                 texts = list(outbox)
                 outbox.clear()
                 try:
-                    await self.shared.aappend_events(log_key(thread_id, principal), texts)
+                    if await self._followed(key):
+                        await self.shared.aappend_events(feed_log_key(thread_id, principal),
+                                                         texts)
                 except Exception:
                     _log.warning("thread %s: %d feed items not logged", thread_id, len(texts),
                                  exc_info=True)
         finally:
             self._outbox.pop(key, None)
             self._writers.pop(key, None)
+
+    async def _followed(self, key: Key) -> bool:
+        """Whether any process follows the feed (here: known; elsewhere: its mark in the store,
+        looked at once a `LOOK_EVERY` at most)."""
+        assert self.shared is not None
+        if key in self._feeds:
+            return True
+        looked, followed = self._looked.get(key, (-self.LOOK_EVERY, False))
+        if time.monotonic() - looked >= self.LOOK_EVERY:
+            followed = await self.shared.aget_active(followed_key(*key)) is not None
+            if len(self._looked) > 4 * KEPT:
+                self._looked.clear()
+            self._looked[key] = (time.monotonic(), followed)
+        return followed
 
     async def open(self, thread_id: str, principal: str | None) -> ThreadFeed:
         """The thread's feed, made if needed, with one more reader (`close` when done).
@@ -180,7 +203,7 @@ class Feeds:
                 feed.following.set_result(None)
             else:
                 self._pumps[key] = asyncio.create_task(
-                    _pump(self.shared, log_key(thread_id, principal), feed, self.RETRY),
+                    _pump(self.shared, key, feed, self.RETRY, self.FOLLOWED),
                     name=f"feed of thread {thread_id}")
         self._idle.pop(key, None)
         feed.readers += 1
@@ -225,32 +248,50 @@ class Feeds:
             pump.cancel()
 
 
-def log_key(thread_id: str, principal: str | None) -> str:
-    """The key of the feed log of `principal`'s thread in a shared store."""
-    return "feed:" + json.dumps([principal, thread_id], separators=(",", ":"))
+def followed_key(principal: str | None, thread_id: str) -> str:
+    """The mark (an "active" record in the store) that some process follows the feed."""
+    return "followed " + feed_log_key(thread_id, principal)
 
 
-async def _pump(store: SharedRuns, key: str, feed: ThreadFeed, retry: float) -> None:
-    """Follow the feed log `key` from its end into `feed`, forever: after a store failure it
-    goes on from the last item it got (`retry` seconds later); a log that expired (PostgreSQL)
-    is followed again from its start."""
+async def _pump(store: SharedRuns, key: Key, feed: ThreadFeed, retry: float,
+                followed: float) -> None:
+    """Follow the feed log of `key` from its end into `feed`, forever, with the mark that this
+    process follows it kept in the store: after a store failure it goes on from the last item
+    it got (`retry` seconds later); a log that expired (PostgreSQL) is followed again from its
+    start."""
+    log = feed_log_key(key[1], key[0])
     try:
-        after = await store.alast_event_id(key)
+        await store.aset_active(followed_key(*key), "1", followed)  # before its items are told
+        after = await store.alast_event_id(log)
     except Exception as exc:
         feed.following.set_exception(exc)
         feed.following.exception()  # (retrieved: a reader may have left meanwhile)
         return
     feed.following.set_result(None)
+    marking = asyncio.create_task(_mark(store, followed_key(*key), followed))
+    try:
+        while True:
+            try:
+                async for id, text in store.follow_events(log, after):
+                    after = id
+                    feed.add([json.loads(text)])
+                after = "0"  # the log expired and ended: a new one starts at its first item
+            except Exception:
+                _log.warning("the feed log %s could not be followed; trying again", log,
+                             exc_info=True)
+                await asyncio.sleep(retry)
+    finally:
+        marking.cancel()
+
+
+async def _mark(store: SharedRuns, mark: str, ttl: float) -> None:
+    """Renew the mark `mark` every third of its `ttl`, forever."""
     while True:
+        await asyncio.sleep(ttl / 3)
         try:
-            async for id, text in store.follow_events(key, after):
-                after = id
-                feed.add([json.loads(text)])
-            after = "0"  # the log expired and ended: a new one starts at its first item
+            await store.aset_active(mark, "1", ttl)
         except Exception:
-            _log.warning("the feed log %s could not be followed; trying again", key,
-                         exc_info=True)
-            await asyncio.sleep(retry)
+            _log.warning("the mark %s could not be renewed", mark, exc_info=True)
 
 
 class EditLocks:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from pyox_agents.stores._encoding import dumps
 from pyox_agents.stores._records import Checkpoint, LoadedThread, ThreadInfo
+from pyox_agents.stores._shared import feed_log_key
 
 __all__ = [
     "OPENING_ENTRIES",
@@ -169,8 +170,8 @@ class _Reads(Protocol):
 def belongings(store: _Reads, thread_id: str) -> Belongings:
     """What erasing `thread_id` takes, read from the threads' histories: the runs each started
     (its `run_start` entries), the subagent threads its tool calls started (their `child_ids`),
-    and the event logs its server recorded (its checkpoints' `run_key`). Empty for an unknown
-    thread."""
+    and the event logs its server recorded (its checkpoints' `run_key`, and its feed's).
+    Empty for an unknown thread."""
     threads: list[str] = []
     runs: dict[str, None] = {}
     logs: list[str] = []
@@ -180,10 +181,12 @@ def belongings(store: _Reads, thread_id: str) -> Belongings:
         if current in threads:
             continue
         try:
-            entries = store.load_thread(current).entries
+            loaded = store.load_thread(current)
         except LookupError:
             continue
+        entries = loaded.entries
         threads.append(current)
+        logs.append(feed_log_key(current, loaded.owner))
         for entry in entries:
             if entry.get("kind") == "run_start" and isinstance(entry.get("content"), str):
                 runs[entry["content"]] = None

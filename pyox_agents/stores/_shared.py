@@ -3,6 +3,7 @@ share (a thread's lease, its active run, each run's event log)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -70,3 +71,9 @@ class EndsRuns(Protocol):
                        events_json: Sequence[str] = ()) -> bool:
         """Log `events_json`, mark the log done, clear the active run and release the lease;
         whether the lease was still this owner's."""
+
+
+def feed_log_key(thread_id: str, principal: str | None) -> str:
+    """The event log that carries the feed of `principal`'s thread `thread_id` between server
+    processes (`GET /threads/{id}/events`); erasing the thread erases it."""
+    return "feed:" + json.dumps([principal, thread_id], separators=(",", ":"))
