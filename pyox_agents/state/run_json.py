@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any, NoReturn
 
 from pyox_agents.state._run_parts import (
@@ -23,29 +24,11 @@ from pyox_agents.state._run_parts import (
     StopReason,
 )
 
-_RUN_KEYS = frozenset(
-    {
-        "schema_version",
-        "run_id",
-        "goal",
-        "status",
-        "stop_reason",
-        "steps",
-        "spent",
-        "answer",
-        "pending",
-        "in_flight",
-        "error",
-        "audit_head",
-    }
-)
-_STEP_KEYS = frozenset(
-    {"index", "decision", "kind", "tool", "arguments", "call_id", "outcome", "result", "error"}
-)
-_SPENT_KEYS = frozenset({"steps", "tool_calls", "input_tokens", "output_tokens", "cost", "seconds"})
-_APPROVAL_KEYS = frozenset(
-    {"id", "step", "call_id", "tool", "arguments", "arguments_hash", "prompt", "schema"}
-)
+_RUN_KEYS = frozenset({"schema_version", "run_id", "goal", "status", "stop_reason", "steps",
+                       "spent", "answer", "pending", "in_flight", "error", "audit_head"})
+_STEP_KEYS = frozenset(f.name for f in fields(Step))
+_SPENT_KEYS = frozenset(f.name for f in fields(Spent))
+_APPROVAL_KEYS = frozenset(f.name for f in fields(ApprovalRequest))
 _IN_FLIGHT_KEYS = frozenset({"step", "key", "idempotent", "attempt", "decision", "gates"})
 _ERROR_KEYS = frozenset({"code", "message"})
 _HEAD_KEYS = frozenset({"seq", "digest"})
@@ -109,9 +92,8 @@ def _error(value: Any, where: str) -> AgentError | None:
     if value is None:
         return None
     data = _keys(value, _ERROR_KEYS, where)
-    return AgentError(
-        _str(data["code"], f"{where}.code"), _str(data["message"], f"{where}.message")
-    )
+    return AgentError(_str(data["code"], f"{where}.code"),
+                      _str(data["message"], f"{where}.message"))
 
 
 def _enum(kind: type[Any], value: Any, where: str) -> Any:
@@ -191,10 +173,8 @@ def _audit_head(value: Any) -> dict[str, Any] | None:
     if value is None:
         return None
     data = _keys(value, _HEAD_KEYS, "audit_head")
-    return {
-        "seq": _int(data["seq"], "audit_head.seq"),
-        "digest": _str(data["digest"], "audit_head.digest"),
-    }
+    return {"seq": _int(data["seq"], "audit_head.seq"),
+            "digest": _str(data["digest"], "audit_head.digest")}
 
 
 def run_state_fields(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -203,11 +183,8 @@ def run_state_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     data = _keys(data, _RUN_KEYS, "run state")
     version = data["schema_version"]
     if type(version) is not int or version != SCHEMA_VERSION:  # true == 1, but is no version
-        _fail(
-            "schema_version",
-            f"this record has version {version!r}; this pyox-agents reads "
-            f"version {SCHEMA_VERSION}",
-        )
+        _fail("schema_version", f"this record has version {version!r}; this pyox-agents reads "
+                                f"version {SCHEMA_VERSION}")
     steps = data["steps"]
     if not isinstance(steps, list):
         _fail("steps", f"expected a list, got {type(steps).__name__}")
