@@ -61,11 +61,8 @@ __all__ = ["AnthropicModel", "to_anthropic_messages", "to_anthropic_tools"]
 DEFAULT_MAX_TOKENS = 8192
 """The reply's token limit when `settings` has no "max_tokens" (the Messages API needs one)."""
 
-_KINDS = ErrorKinds(
-    status=anthropic.APIStatusError,
-    timeout=anthropic.APITimeoutError,
-    connection=anthropic.APIConnectionError,
-)
+_KINDS = ErrorKinds(status=anthropic.APIStatusError, timeout=anthropic.APITimeoutError,
+                    connection=anthropic.APIConnectionError)
 _REMEMBERED_THINKING = 64
 
 
@@ -92,18 +89,10 @@ class AnthropicModel:
     when the model is first asked (code "no_api_key"), not at construction.
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        settings: Mapping[str, Any] | None = None,
-        timeout: float | None = 300.0,
-        max_retries: int = 2,
-        client: anthropic.AsyncAnthropic | None = None,
-        inputs: InputKinds | None = None,
-    ) -> None:
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 settings: Mapping[str, Any] | None = None, timeout: float | None = 300.0,
+                 max_retries: int = 2, client: anthropic.AsyncAnthropic | None = None,
+                 inputs: InputKinds | None = None) -> None:
         if not isinstance(model, str) or not model:
             raise ValueError(f"AnthropicModel needs a model name such as 'claude-sonnet-4-5', "
                              f"got {model!r}")
@@ -161,10 +150,8 @@ class AnthropicModel:
             kwargs["extra_body"] = plain(settings)
         reader = _EventReader(self.model)
         try:
-            response = cast(
-                "anthropic.AsyncStream[RawMessageStreamEvent]",
-                await client.messages.create(**kwargs),
-            )
+            response = cast("anthropic.AsyncStream[RawMessageStreamEvent]",
+                            await client.messages.create(**kwargs))
             async with response:
                 async for event in response:
                     for piece in reader.read(event):

@@ -84,8 +84,5 @@ def _model_named(name: str) -> Model:
     )
 
 
-_EXAMPLES = {
-    "openai": "openai:gpt-5-mini",
-    "ollama": "ollama:llama3.2",
-    "anthropic": "anthropic:claude-sonnet-4-5",
-}
+_EXAMPLES = {"openai": "openai:gpt-5-mini", "ollama": "ollama:llama3.2",
+             "anthropic": "anthropic:claude-sonnet-4-5"}

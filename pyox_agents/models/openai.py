@@ -49,11 +49,8 @@ OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
 """Where `"ollama:<model>"` finds Ollama's OpenAI-compatible API."""
 
 _OPENAI_URL = "https://api.openai.com/v1"
-_KINDS = ErrorKinds(
-    status=openai.APIStatusError,
-    timeout=openai.APITimeoutError,
-    connection=openai.APIConnectionError,
-)
+_KINDS = ErrorKinds(status=openai.APIStatusError, timeout=openai.APITimeoutError,
+                    connection=openai.APIConnectionError)
 
 
 class OpenAIModel:
@@ -139,22 +136,17 @@ class OpenAIModel:
             ProviderError: no key is configured, or the server failed (see its `code`).
         """
         client = self._clients.get()
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(request.messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+        kwargs: dict[str, Any] = {"model": self.model,
+                                  "messages": to_openai_messages(request.messages), "stream": True,
+                                  "stream_options": {"include_usage": True}}
         if request.tools:
             kwargs["tools"] = to_openai_tools(request.tools)
         settings = {**self.settings, **request.settings}
         if settings:
             kwargs["extra_body"] = plain(settings)
         try:
-            response = cast(
-                "openai.AsyncStream[ChatCompletionChunk]",
-                await client.chat.completions.create(**kwargs),
-            )
+            response = cast("openai.AsyncStream[ChatCompletionChunk]",
+                            await client.chat.completions.create(**kwargs))
             async with response:
                 reader = _ChunkReader(self.model)
                 async for chunk in response:

@@ -76,9 +76,5 @@ def cost_of(model: str, input_tokens: int, output_tokens: int) -> float:
 
 def priced_usage(model: str, input_tokens: int, output_tokens: int) -> Usage:
     """One request's `Usage`, with its cost from the price table."""
-    return Usage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        requests=1,
-        cost=cost_of(model, input_tokens, output_tokens),
-    )
+    return Usage(input_tokens=input_tokens, output_tokens=output_tokens, requests=1,
+                 cost=cost_of(model, input_tokens, output_tokens))

@@ -242,17 +242,9 @@ class ToolCalls:
         draft = None
         if access.denied is None:
             draft = access.shared.draft(tool.name, writable=access.writable)
-        ctx = RunContext(
-            run_id=self.run_id,
-            conversation=self.conversation,
-            draft=draft,
-            call_id=call.id,
-            tool_name=tool.name,
-            denied=access.denied,
-            run=self,
-            send=self._sender(call),
-            forwarded_props=self.forwarded_props,
-        )
+        ctx = RunContext(run_id=self.run_id, conversation=self.conversation, draft=draft,
+                         call_id=call.id, tool_name=tool.name, denied=access.denied, run=self,
+                         send=self._sender(call), forwarded_props=self.forwarded_props)
         if self.journal is not None:
             ctx.idempotency_key = self.journal.call_key(call.id)
         timeout = tool.timeout if tool.timeout is not None else self.setup.tool_timeout

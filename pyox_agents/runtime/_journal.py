@@ -367,13 +367,7 @@ class Journal:
 def new_request(call: ToolCall, prompt: str, schema: Mapping[str, Any] | None = None
                 ) -> ApprovalRequest:
     """An approval request for `call` (its `step` is set when the run pauses)."""
-    return ApprovalRequest(
-        id="apr_" + secrets.token_hex(12),
-        step=0,
-        call_id=call.id,
-        tool=call.name,
-        arguments=dict(call.arguments),
-        arguments_hash=arguments_hash(call.arguments),
-        prompt=prompt,
-        schema=dict(schema) if schema is not None else None,
-    )
+    return ApprovalRequest(id="apr_" + secrets.token_hex(12), step=0, call_id=call.id,
+                           tool=call.name, arguments=dict(call.arguments),
+                           arguments_hash=arguments_hash(call.arguments), prompt=prompt,
+                           schema=dict(schema) if schema is not None else None)

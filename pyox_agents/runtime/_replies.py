@@ -195,12 +195,9 @@ class ReplyStream:
     def finish(self) -> Reply:
         """Close what is open and return the whole reply."""
         self.close()
-        return Reply(
-            text=self._text.text(),
-            reasoning=self._reasoning.text(),
-            tool_calls=tuple(self._call(index) for index in sorted(self._calls)),
-            usage=self._usage,
-        )
+        return Reply(text=self._text.text(), reasoning=self._reasoning.text(),
+                     tool_calls=tuple(self._call(index) for index in sorted(self._calls)),
+                     usage=self._usage)
 
     def close(self) -> None:
         """Close the open reasoning, text and tool call (sending their end events)."""

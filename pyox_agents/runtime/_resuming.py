@@ -91,16 +91,9 @@ async def load(agent: AgentParts, run_id: str) -> tuple[RunState, State]:
     return run, await agent.store.aload(thread_id)
 
 
-async def prepare_resume(
-    agent: AgentParts,
-    run_id: str,
-    approve: bool | None,
-    answer: Any,
-    edited: Mapping[str, Any] | None,
-    request_id: str | None,
-    hash_: str | None,
-    messages: Sequence[Message] = (),
-) -> Runner:
+async def prepare_resume(agent: AgentParts, run_id: str, approve: bool | None, answer: Any,
+                         edited: Mapping[str, Any] | None, request_id: str | None,
+                         hash_: str | None, messages: Sequence[Message] = ()) -> Runner:
     """The runner that continues run `run_id` with a person's answer, checked (see
     `Agent.stream_resume`)."""
     run, conversation = await load(agent, run_id)

@@ -69,19 +69,10 @@ _NO_SPAN = contextlib.nullcontext()
 class Runner(ToolCalls):
     """Executes a run, or single turns, of an agent on a conversation."""
 
-    def __init__(
-        self,
-        setup: Setup,
-        conversation: State,
-        access: Access,
-        *,
-        journal: Journal | None = None,
-        run_id: str | None = None,
-        emit: Emit = discard,
-        client_tools: Sequence[ToolSpec] = (),
-        context: Sequence[str] = (),
-        forwarded_props: Any = None,
-    ) -> None:
+    def __init__(self, setup: Setup, conversation: State, access: Access, *,
+                 journal: Journal | None = None, run_id: str | None = None, emit: Emit = discard,
+                 client_tools: Sequence[ToolSpec] = (), context: Sequence[str] = (),
+                 forwarded_props: Any = None) -> None:
         self.setup = setup
         self.client_tools = {spec.name: spec for spec in client_tools}
         """Tools the client runs itself: the model may call them; the run hands the calls over."""
@@ -342,14 +333,9 @@ class Runner(ToolCalls):
     # -- helpers -------------------------------------------------------------------------------
 
     def _context(self) -> RunContext:
-        return RunContext(
-            run_id=self.run_id,
-            conversation=self.conversation,
-            state=self.access.shared.value,
-            denied=self.access.denied,
-            run=self,
-            forwarded_props=self.forwarded_props,
-        )
+        return RunContext(run_id=self.run_id, conversation=self.conversation,
+                          state=self.access.shared.value, denied=self.access.denied, run=self,
+                          forwarded_props=self.forwarded_props)
 
     async def save_conversation(self) -> None:
         """Save the conversation's new entries (custom loops: after each turn)."""

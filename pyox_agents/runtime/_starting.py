@@ -31,14 +31,9 @@ class _NotGiven:
 NOT_GIVEN: Any = _NotGiven()
 
 
-def prepare(
-    agent: AgentParts,
-    conversation: State | str,
-    state: Any,
-    client_tools: Sequence[ToolSpec] = (),
-    context: Sequence[str] = (),
-    forwarded_props: Any = None,
-) -> Runner:
+def prepare(agent: AgentParts, conversation: State | str, state: Any,
+            client_tools: Sequence[ToolSpec] = (), context: Sequence[str] = (),
+            forwarded_props: Any = None) -> Runner:
     """The runner of a new run of `conversation` (a State or a prompt) from `state`, checked."""
     if isinstance(conversation, str):
         conversation = State(messages=[Message.user(conversation)])

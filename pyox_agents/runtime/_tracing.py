@@ -111,13 +111,10 @@ def run_span(run: TracedRun, resumed: bool) -> Iterator[RunSpan]:
     assert on is not None
     model = _model_attributes(run.model.name)
     agent = run.setup.name
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.conversation.id": run.conversation.id,
-        "pyox_agents.run.id": run.run_id,
-        "pyox_agents.run.resumed": resumed,
-        **model,
-    }
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent",
+                                  "gen_ai.conversation.id": run.conversation.id,
+                                  "pyox_agents.run.id": run.run_id,
+                                  "pyox_agents.run.resumed": resumed, **model}
     if agent:
         attributes["gen_ai.agent.name"] = agent
     name = f"invoke_agent {agent}" if agent else "invoke_agent"
@@ -192,13 +189,10 @@ class ToolSpan:
 def tool_span(call: ToolCall, thread_id: str) -> Iterator[ToolSpan]:
     """The span of one tool call, current while it runs (a subagent's run nests in it)."""
     assert on is not None
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": call.name,
-        "gen_ai.tool.call.id": call.id,
-        "gen_ai.tool.type": "function",
-        "gen_ai.conversation.id": thread_id,
-    }
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool",
+                                  "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id,
+                                  "gen_ai.tool.type": "function",
+                                  "gen_ai.conversation.id": thread_id}
     if on.capture_content:
         raw = call.raw_arguments
         attributes["gen_ai.tool.call.arguments"] = raw if raw is not None else _json(

@@ -52,14 +52,8 @@ class StopReason(enum.StrEnum):
 
 
 LIMIT_REASONS = frozenset(
-    {
-        StopReason.STEPS,
-        StopReason.TOOL_CALLS,
-        StopReason.INPUT_TOKENS,
-        StopReason.OUTPUT_TOKENS,
-        StopReason.COST,
-        StopReason.SECONDS,
-    }
+    {StopReason.STEPS, StopReason.TOOL_CALLS, StopReason.INPUT_TOKENS, StopReason.OUTPUT_TOKENS,
+     StopReason.COST, StopReason.SECONDS}
 )
 
 REASONS: Mapping[RunStatus, frozenset[StopReason]] = {

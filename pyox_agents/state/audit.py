@@ -61,13 +61,8 @@ def audit_record(
     """The record that follows `head` (a run's `audit_head`, or None for the first)."""
     when = (at or datetime.datetime.now(datetime.UTC)).isoformat()
     prev = str(head["digest"]) if head else GENESIS
-    body = {
-        "seq": int(head["seq"]) + 1 if head else 0,
-        "at": when,
-        "kind": kind,
-        "data": data,
-        "prev": prev,
-    }
+    body = {"seq": int(head["seq"]) + 1 if head else 0, "at": when, "kind": kind, "data": data,
+            "prev": prev}
     return {**body, "digest": _digest(prev, body)}
 
 

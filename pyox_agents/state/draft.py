@@ -51,33 +51,12 @@ class Draft:
     `PermissionError` (a subagent given read access only).
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_closed",
-        "_committed",
-        "_name",
-        "_on_close",
-        "_ops",
-        "_root",
-        "_view",
-        "base",
-        "base_version",
-        "owner",
-        "tool",
-        "writable",
-    )
+    __slots__ = ("__weakref__", "_closed", "_committed", "_name", "_on_close", "_ops", "_root",
+                 "_view", "base", "base_version", "owner", "tool", "writable")
 
-    def __init__(
-        self,
-        base: JSON,
-        base_version: int = 0,
-        *,
-        tool: str = "",
-        writable: bool = True,
-        name: str = "ctx.state",
-        owner: object = None,
-        on_close: Callable[[Draft], None] | None = None,
-    ) -> None:
+    def __init__(self, base: JSON, base_version: int = 0, *, tool: str = "", writable: bool = True,
+                 name: str = "ctx.state", owner: object = None,
+                 on_close: Callable[[Draft], None] | None = None) -> None:
         self.base = freeze(base, name)
         self.base_version = base_version
         self.tool = tool

@@ -106,10 +106,8 @@ class SharedState:
 
     def draft(self, tool: str = "", *, writable: bool = True) -> Draft:
         """A draft of the current version for one tool call (`writable=False`: reads only)."""
-        draft = Draft(
-            self._value, self._version, tool=tool, writable=writable, owner=self,
-            on_close=self._forget,
-        )
+        draft = Draft(self._value, self._version, tool=tool, writable=writable, owner=self,
+                      on_close=self._forget)
         if writable:
             with self._open_lock:
                 if self._open is None:

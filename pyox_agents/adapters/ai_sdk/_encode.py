@@ -34,22 +34,16 @@ __all__ = ["DONE", "HEADERS", "Frames", "encode", "encode_chunk", "frame_batches
 
 _log = logging.getLogger(__name__)
 
-HEADERS: Mapping[str, str] = {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    "connection": "keep-alive",
-    "x-vercel-ai-ui-message-stream": "v1",
-    "x-accel-buffering": "no",
-}
+HEADERS: Mapping[str, str] = {"content-type": "text/event-stream", "cache-control": "no-cache",
+                              "connection": "keep-alive", "x-vercel-ai-ui-message-stream": "v1",
+                              "x-accel-buffering": "no"}
 """The response headers of a UI message stream (as the AI SDK's own server helpers set them)."""
 
 DONE = "[DONE]"
 
 
-async def translate(
-    chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_version: int = 7,
-    state_snapshots: StateSnapshots = "step",
-) -> AsyncIterator[Chunk]:
+async def translate(chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_version: int = 7,
+                    state_snapshots: StateSnapshots = "step") -> AsyncIterator[Chunk]:
     """The chunks of a run's `events` for the chat, as an `ai` `sdk_version` client reads them;
     `state_snapshots` (the agent's) says when the whole shared state is written.
 
