@@ -55,10 +55,8 @@ def enable(tracer_provider: TracerProvider | None = None, *, capture_content: bo
     try:
         from opentelemetry import trace
     except ImportError as exc:
-        raise ImportError(
-            f"tracing needs the OpenTelemetry API, which is not installed ({exc}); install it "
-            f"with: {INSTALL}"
-        ) from exc
+        raise ImportError(f"tracing needs the OpenTelemetry API, which is not installed ({exc}); "
+                          f"install it with: {INSTALL}") from exc
     global on
     tracer = trace.get_tracer("pyox_agents", _version(), tracer_provider=tracer_provider)
     on = Tracing(tracer, bool(capture_content))
@@ -132,12 +130,16 @@ def run_span(run: TracedRun, resumed: bool) -> Iterator[RunSpan]:
             _set_usage(span, run.usage)
 
 
-class ChatSpan:
-    """The `chat` span of one model request."""
+class _ContentSpan:
+    """A span that records messages and results only when `enable(capture_content=True)`."""
 
     def __init__(self, span: Span, capture_content: bool) -> None:
         self.span = span
         self._capture = capture_content
+
+
+class ChatSpan(_ContentSpan):
+    """The `chat` span of one model request."""
 
     def replied(self, reply: Reply) -> None:
         """Record what the model answered and what it cost."""
@@ -165,12 +167,8 @@ def chat_span(model_name: str, request: ModelRequest, thread_id: str) -> Iterato
         yield ChatSpan(span, on.capture_content)
 
 
-class ToolSpan:
+class ToolSpan(_ContentSpan):
     """The `execute_tool` span of one tool call."""
-
-    def __init__(self, span: Span, capture_content: bool) -> None:
-        self.span = span
-        self._capture = capture_content
 
     def ended(self, outcome: str, result: Any = None, error: str | None = None,
               error_type: str | None = None) -> None:
@@ -195,8 +193,7 @@ def tool_span(call: ToolCall, thread_id: str) -> Iterator[ToolSpan]:
                                   "gen_ai.conversation.id": thread_id}
     if on.capture_content:
         raw = call.raw_arguments
-        attributes["gen_ai.tool.call.arguments"] = raw if raw is not None else _json(
-            call.arguments)
+        attributes["gen_ai.tool.call.arguments"] = _json(call.arguments if raw is None else raw)
     with _span(on.tracer, f"execute_tool {call.name}", "INTERNAL", attributes) as span:
         yield ToolSpan(span, on.capture_content)
 
