@@ -235,9 +235,8 @@ class ToolCalls:
                                      "can wait for: use agent.run/arun/stream, then agent.resume")
         return _Call(paused=new_request(call, prompt, schema))
 
-    async def _attempt(
-        self, tool: Tool, call: ToolCall, arguments: Mapping[str, Any]
-    ) -> _Call | Conflict:
+    async def _attempt(self, tool: Tool, call: ToolCall, arguments: Mapping[str, Any]
+                       ) -> _Call | Conflict:
         access = self.access
         draft = None
         if access.denied is None:

@@ -48,9 +48,8 @@ def permission_name(permission: Permission) -> str:
     return str(getattr(permission, "__name__", None) or type(permission).__name__)
 
 
-async def decide(
-    permissions: tuple[Permission, ...], call: ToolCall, ctx: Any
-) -> tuple[Decision, Permission | None]:
+async def decide(permissions: tuple[Permission, ...], call: ToolCall, ctx: Any
+                 ) -> tuple[Decision, Permission | None]:
     """The first decision that is not Allow, with the permission that made it.
 
     Raises:

@@ -92,9 +92,8 @@ async def compact(runner: Runner) -> str:
     return reply.text
 
 
-async def request(
-    runner: Runner, purpose: Literal["ask", "compact"], messages: Sequence[Message]
-) -> Reply:
+async def request(runner: Runner, purpose: Literal["ask", "compact"], messages: Sequence[Message]
+                  ) -> Reply:
     """One model request outside the conversation's turns, recorded as `purpose`."""
     conversation = runner.conversation
     conversation._begin_request(purpose, len(messages))

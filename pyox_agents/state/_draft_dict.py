@@ -8,13 +8,7 @@ from typing import Any, Literal, SupportsIndex
 
 from pyox_agents.state._draft_view import _MISSING, _refuse_new, _Scope, _snap_item, _View
 from pyox_agents.state._json_errors import NotJSON
-from pyox_agents.state.frozen import (
-    JSON,
-    FrozenDict,
-    FrozenList,
-    python_path,
-    thaw,
-)
+from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, python_path, thaw
 from pyox_agents.state.patch import Op, Path
 
 

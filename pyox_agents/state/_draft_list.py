@@ -7,11 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, SupportsIndex, overload
 
 from pyox_agents.state._draft_view import _refuse_new, _Scope, _snap_item, _View
-from pyox_agents.state.frozen import (
-    JSON,
-    FrozenList,
-    thaw,
-)
+from pyox_agents.state.frozen import JSON, FrozenList, thaw
 from pyox_agents.state.patch import Op, Path
 
 

@@ -5,13 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, NoReturn, Protocol
 
-from pyox_agents.state.frozen import (
-    JSON,
-    FrozenDict,
-    FrozenList,
-    StateView,
-    python_path,
-)
+from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, StateView, python_path
 from pyox_agents.state.patch import Op, Path
 
 _MISSING: Any = object()

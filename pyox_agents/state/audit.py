@@ -55,9 +55,8 @@ def _digest(prev: str, body: Mapping[str, Any]) -> str:
     return hashlib.sha256((prev + canonical_json(body)).encode()).hexdigest()
 
 
-def audit_record(
-    head: Mapping[str, Any] | None, kind: str, data: Any, at: datetime.datetime | None = None
-) -> dict[str, Any]:
+def audit_record(head: Mapping[str, Any] | None, kind: str, data: Any,
+                 at: datetime.datetime | None = None) -> dict[str, Any]:
     """The record that follows `head` (a run's `audit_head`, or None for the first)."""
     when = (at or datetime.datetime.now(datetime.UTC)).isoformat()
     prev = str(head["digest"]) if head else GENESIS
@@ -66,9 +65,8 @@ def audit_record(
     return {**body, "digest": _digest(prev, body)}
 
 
-def verify_chain(
-    run_id: str, records: Sequence[Mapping[str, Any]], head: Mapping[str, Any] | None
-) -> None:
+def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]], head: Mapping[str, Any] | None
+                 ) -> None:
     """Check `records` (in stored order) against each other and against the run's `head`.
 
     Raises:

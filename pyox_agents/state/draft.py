@@ -25,13 +25,7 @@ from pyox_agents._errors import ToolError
 from pyox_agents.state._draft_dict import DraftDict
 from pyox_agents.state._draft_list import DraftList
 from pyox_agents.state._draft_view import _MISSING, _View
-from pyox_agents.state.frozen import (
-    JSON,
-    FrozenDict,
-    FrozenList,
-    StateView,
-    freeze,
-)
+from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, StateView, freeze
 from pyox_agents.state.patch import Op, Path, diff
 
 __all__ = ["Draft", "DraftDict", "DraftList", "StateAccessDenied"]

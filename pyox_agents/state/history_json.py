@@ -21,9 +21,7 @@ from pyox_agents.state._change_entries import (
     StateChangeEntry,
     StopEntry,
 )
-from pyox_agents.state._entries import (
-    HistoryEntry,
-)
+from pyox_agents.state._entries import HistoryEntry
 from pyox_agents.state._message_entries import (
     ExtraDataEntry,
     ImportEntry,

@@ -34,12 +34,7 @@ from ag_ui.core import (
 from pyox_agents.adapters.ag_ui._messages import result_text
 from pyox_agents.adapters.ag_ui._parts import content_parts
 from pyox_agents.adapters.ag_ui._translated import translate_batches
-from pyox_agents.events import (
-    ApprovalRequested,
-    RunFinished,
-    RunStarted,
-    RuntimeEvent,
-)
+from pyox_agents.events import ApprovalRequested, RunFinished, RunStarted, RuntimeEvent
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.jsonvalue import file_from_json
 from pyox_agents.state.messages import Image

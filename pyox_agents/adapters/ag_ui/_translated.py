@@ -25,9 +25,8 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
-async def translate(
-    run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent]
-) -> AsyncIterator[BaseEvent]:
+async def translate(run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent]
+                    ) -> AsyncIterator[BaseEvent]:
     """The AG-UI events of one run, from its runtime events.
 
     The stream opens with `RUN_STARTED{threadId, runId (the client's), parentRunId (the
@@ -42,10 +41,9 @@ async def translate(
         yield event
 
 
-async def translate_batches(
-    run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
-    restore: bool = False,
-) -> AsyncIterator[list[BaseEvent]]:
+async def translate_batches(run_input: RunAgentInput,
+                            batches: AsyncIterable[Sequence[RuntimeEvent]], *, restore: bool = False
+                            ) -> AsyncIterator[list[BaseEvent]]:
     """`translate`, a batch at a time: the AG-UI events of each batch of runtime events.
 
     A server writes each batch in one go; the events and their order are `translate`'s.
@@ -56,11 +54,10 @@ async def translate_batches(
         yield out
 
 
-def translated(
-    run_input: RunAgentInput | StreamInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
-    write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool = False,
-    delta: Callable[[str], T] | None = None,
-) -> Translated[T, U]:
+def translated(run_input: RunAgentInput | StreamInput,
+               batches: AsyncIterable[Sequence[RuntimeEvent]], write: Callable[[BaseEvent], T],
+               whole: Callable[[list[T]], U], *, restore: bool = False,
+               delta: Callable[[str], T] | None = None) -> Translated[T, U]:
     """`translate_batches`, each AG-UI event stamped and passed to `write`, each batch's
     written events to `whole`: what the batch is yielded as (a list, SSE bytes...).
 
@@ -77,11 +74,10 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
     after the run's terminal event (`RUN_ERROR` if the runtime's stream ends before it, or if
     reading or translating it raises)."""
 
-    def __init__(
-        self, run_input: RunAgentInput | StreamInput,
-        batches: AsyncIterable[Sequence[RuntimeEvent]], write: Callable[[BaseEvent], T],
-        whole: Callable[[list[T]], U], *, restore: bool, delta: Callable[[str], T] | None,
-    ) -> None:
+    def __init__(self, run_input: RunAgentInput | StreamInput,
+                 batches: AsyncIterable[Sequence[RuntimeEvent]], write: Callable[[BaseEvent], T],
+                 whole: Callable[[list[T]], U], *, restore: bool, delta: Callable[[str], T] | None
+                 ) -> None:
         super().__init__(batches)
         self._translation = Translation(run_input, restore=restore)
         self._write = write

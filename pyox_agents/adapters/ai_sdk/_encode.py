@@ -59,10 +59,9 @@ async def translate(chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_vers
         yield chunk
 
 
-async def translate_batches(
-    chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7,
-    state_snapshots: StateSnapshots = "step",
-) -> AsyncIterator[list[Chunk]]:
+async def translate_batches(chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
+                            sdk_version: int = 7, state_snapshots: StateSnapshots = "step"
+                            ) -> AsyncIterator[list[Chunk]]:
     """`translate`, a batch at a time (a server writes each batch in one go).
 
     Reads `batches` to their end, past `finish`: a server's run is then over, so the client's
@@ -75,10 +74,8 @@ async def translate_batches(
             yield out
 
 
-def frame_batches(
-    chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7,
-    state_snapshots: StateSnapshots = "step",
-) -> Frames:
+def frame_batches(chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
+                  sdk_version: int = 7, state_snapshots: StateSnapshots = "step") -> Frames:
     """`translate_batches` as a server writes it: each batch's chunks as SSE frames in one
     write, then `data: [DONE]`. A read or a translation that raises is logged, and the stream
     ends as a failed run's does (`error`, `finish`), then `[DONE]`.
