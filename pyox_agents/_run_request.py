@@ -37,8 +37,7 @@ class Busy(RequestError):
     def __init__(self, thread_id: str) -> None:
         super().__init__(
             409,
-            f"a run is already active on thread {thread_id!r}; wait for it to finish, or stop it",
-        )
+            f"a run is already active on thread {thread_id!r}; wait for it to finish, or stop it")
 
 
 DoubleTexting: TypeAlias = Literal["reject", "enqueue", "interrupt"]

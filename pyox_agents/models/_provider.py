@@ -246,4 +246,3 @@ def plain(value: Any) -> Any:
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):
         return [plain(v) for v in value]
     return value
-

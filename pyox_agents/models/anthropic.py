@@ -172,8 +172,7 @@ class AnthropicModel:
             raise ProviderError(
                 f"no Anthropic API key for model {self.name!r}: set the ANTHROPIC_API_KEY "
                 "environment variable, or pass AnthropicModel(..., api_key=...)",
-                code="no_api_key",
-            )
+                code="no_api_key")
         return anthropic.AsyncAnthropic(
             api_key=self.api_key or None,
             base_url=self.base_url,

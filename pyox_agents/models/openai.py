@@ -169,8 +169,7 @@ class OpenAIModel:
                 raise ProviderError(
                     f"no OpenAI API key for model {self.name!r}: set the OPENAI_API_KEY "
                     "environment variable, or pass OpenAIModel(..., api_key=...)",
-                    code="no_api_key",
-                )
+                    code="no_api_key")
             api_key = "not-needed"  # local servers (Ollama, vLLM, llama.cpp) ignore it
         return openai.AsyncOpenAI(
             api_key=api_key,

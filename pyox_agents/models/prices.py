@@ -50,8 +50,7 @@ def register_price(model: str, input: float, output: float) -> None:
     if input < 0 or output < 0:
         raise ValueError(
             f"register_price({model!r}, {input}, {output}): prices are $ per million tokens "
-            "and cannot be negative"
-        )
+            "and cannot be negative")
     PRICES[model] = (float(input), float(output))
 
 

@@ -352,8 +352,7 @@ def _to_json(value: Any) -> Any:
     except pydantic_core.PydanticSerializationError:
         raise NotJSON(
             f"the tool returned a {type(value).__name__}, which is not JSON; return a str, "
-            "number, dict, list, pydantic model or dataclass"
-        ) from None
+            "number, dict, list, pydantic model or dataclass") from None
     return thaw(freeze(plain, path="the result"))  # a lone surrogate, too deep: TypeError
 
 

@@ -76,5 +76,4 @@ def _as_decision(answer: Any, permission: Permission) -> Decision:
         return answer
     raise TypeError(
         f"permission {permission_name(permission)} returned {answer!r}; return Allow(), "
-        "Deny(reason, stop=...), Ask(prompt), True or False"
-    )
+        "Deny(reason, stop=...), Ask(prompt), True or False")

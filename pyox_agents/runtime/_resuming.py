@@ -83,8 +83,7 @@ async def load(agent: AgentParts, run_id: str) -> tuple[RunState, State]:
                 f"no paused run {run_id!r} in this Agent: without a store, only runs paused "
                 f"for a person in this process, the latest {agent._paused.limit} for "
                 f"{agent._paused.seconds:g} s, can be resumed; give Agent(store=...) to keep "
-                "every run"
-            )
+                "every run")
         return paused.run, paused.conversation
     run = await agent.store.aload_run(run_id)
     thread_id = await anyio.to_thread.run_sync(agent.store.run_thread, run_id)

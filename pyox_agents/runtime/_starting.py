@@ -40,8 +40,7 @@ def prepare(agent: AgentParts, conversation: State | str, state: Any,
     elif not isinstance(conversation, State):
         raise TypeError(
             f"run a State or a prompt str, got {type(conversation).__name__}; for the shared "
-            "state, pass state=..."
-        )
+            "state, pass state=...")
     conversation._check_can_run()
     setup = agent._setup()
     check_inputs(setup.model, conversation.messages)

@@ -25,8 +25,7 @@ T = TypeVar("T")
 
 COMPACT_PROMPT = (
     "Summarize the work so far for yourself: the goal, what was done and found, what is left, "
-    "and any names, numbers or decisions you will need. Reply with the summary only."
-)
+    "and any names, numbers or decisions you will need. Reply with the summary only.")
 
 
 async def think(runner: Runner, tools: Mapping[str, Tool], toolsets: Sequence[Toolset]) -> Reply:
@@ -55,8 +54,7 @@ async def ask(runner: Runner, question: str, returns: type[T]) -> T:
         schema = json.dumps(adapter.json_schema())
         prompt = (
             f"{question}\n\nAnswer with only a JSON value that matches this JSON "
-            f"schema, and no other text:\n{schema}"
-        )
+            f"schema, and no other text:\n{schema}")
     system = await runner._system_messages(runner._context())
     settled = without_open_calls(conversation.messages, conversation.pending_calls)
     messages = [*system, *settled, Message.user(prompt)]
@@ -73,13 +71,11 @@ async def ask(runner: Runner, question: str, returns: type[T]) -> T:
                 Message.assistant(reply.text),
                 Message.user(
                     f"That answer is not valid ({problem}). Answer again with only "
-                    "the JSON value."
-                ),
+                    "the JSON value."),
             ]
     expected = getattr(returns, "__name__", returns)
     raise ValueError(
-        f"the model's answer to {question!r} did not match {expected} twice: {problem}"
-    )
+        f"the model's answer to {question!r} did not match {expected} twice: {problem}")
 
 
 async def compact(runner: Runner) -> str:

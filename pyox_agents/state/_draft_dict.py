@@ -135,8 +135,7 @@ class DraftDict(dict[str, Any], _View):
         if not isinstance(key, str) or isinstance(key, enum.Enum):
             raise NotJSON(
                 f"{python_path(self._draft._name, self._path())} got a key {key!r} "
-                f"({type(key).__name__}); keys of shared state must be str: use str(key)"
-            )
+                f"({type(key).__name__}); keys of shared state must be str: use str(key)")
 
     def __delitem__(self, key: str) -> None:
         path = self._begin()

@@ -256,8 +256,7 @@ class DraftList(list[Any], _View):
             if len(frozen) != len(targets):
                 raise ValueError(
                     f"attempt to assign sequence of size {len(frozen)} to extended slice of "
-                    f"size {len(targets)}"
-                )
+                    f"size {len(targets)}")
             for at, item in zip(targets, frozen, strict=True):
                 self._drop(list.__getitem__(self, at))
                 list.__setitem__(self, at, item)

@@ -79,8 +79,7 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]], head: Mappin
         if seq != position:
             raise AuditError(
                 f"{where} has seq {seq}: a record before it was deleted, or the records were "
-                "reordered"
-            )
+                "reordered")
         if record.get("prev") != prev:
             raise AuditError(f"{where} does not follow the record before it (prev differs)")
         body = {key: value for key, value in record.items() if key != "digest"}
@@ -96,8 +95,7 @@ def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]], head: Mappin
         raise AuditError(
             f"the audit log of run {run_id[:12]} ends at record {last_seq}, but the run's "
             f"audit_head names record {head.get('seq')}: records were removed from the end "
-            "(or the head was changed)"
-        )
+            "(or the head was changed)")
 
 
 class _AuditSource(Protocol):

@@ -171,14 +171,12 @@ class Draft:
         if self._closed:
             who = f"tool {self.tool!r}" if self.tool else "the tool"
             raise RuntimeError(
-                f"{self._name} changed after {who} returned; change it inside the tool"
-            )
+                f"{self._name} changed after {who} returned; change it inside the tool")
         if not self.writable:
             who = f"tool {self.tool!r}" if self.tool else "this tool"
             raise StateAccessDenied(
                 f"{self._name} is read-only in {who} (its agent was given state=\"read\"): read "
-                f"it only, or give the subagent state=\"write\" to let its tools change it"
-            )
+                f"it only, or give the subagent state=\"write\" to let its tools change it")
 
     def _put(self, value: object, at: Path) -> JSON:
         """`value` frozen, to be stored at the new place `at` (errors name that path).

@@ -48,7 +48,6 @@ from pyox_agents.state.stopped import stopped_from_json
 __all__ = ["entry_from_json", "shared_state_from"]
 
 
-
 def _context_change(content: Any) -> ContextChange:
     change = content.get("change") if isinstance(content, dict) else None
     if change == "compact" and isinstance(content.get("summary"), str):

@@ -121,8 +121,7 @@ def _step(value: Any, where: str) -> Step:
         call_id=_str(data["call_id"], f"{where}.call_id", optional=True),
         outcome=outcome,
         result=_json(data["result"], f"{where}.result"),
-        error=_error(data["error"], f"{where}.error"),
-    )
+        error=_error(data["error"], f"{where}.error"))
 
 
 def _spent(value: Any) -> Spent:
@@ -133,8 +132,7 @@ def _spent(value: Any) -> Spent:
         input_tokens=_int(data["input_tokens"], "spent.input_tokens"),
         output_tokens=_int(data["output_tokens"], "spent.output_tokens"),
         cost=_number(data["cost"], "spent.cost"),
-        seconds=_number(data["seconds"], "spent.seconds"),
-    )
+        seconds=_number(data["seconds"], "spent.seconds"))
 
 
 def _approval(value: Any) -> ApprovalRequest | None:
@@ -149,8 +147,7 @@ def _approval(value: Any) -> ApprovalRequest | None:
         arguments=_object(data["arguments"], "pending.arguments"),
         arguments_hash=_str(data["arguments_hash"], "pending.arguments_hash"),
         prompt=_str(data["prompt"], "pending.prompt"),
-        schema=_object(data["schema"], "pending.schema", optional=True),
-    )
+        schema=_object(data["schema"], "pending.schema", optional=True))
 
 
 def _in_flight(value: Any) -> dict[str, Any] | None:
@@ -203,5 +200,4 @@ def run_state_fields(data: Mapping[str, Any]) -> dict[str, Any]:
         pending=_approval(data["pending"]),
         in_flight=_in_flight(data["in_flight"]),
         error=_error(data["error"], "error"),
-        audit_head=_audit_head(data["audit_head"]),
-    )
+        audit_head=_audit_head(data["audit_head"]))

@@ -98,8 +98,7 @@ def request_from_input(run_input: RunAgentInput, pending: ApprovalRequest | None
         client_tools=tuple(
             ToolSpec(t.name, t.description, t.parameters if isinstance(t.parameters, Mapping)
                      else {"type": "object", "properties": {}})
-            for t in run_input.tools or ()
-        ),
+            for t in run_input.tools or ()),
         context=tuple(f"{c.description}: {c.value}" for c in run_input.context or ()),
         forwarded_props=run_input.forwarded_props,
         part_paths=paths,
@@ -107,8 +106,7 @@ def request_from_input(run_input: RunAgentInput, pending: ApprovalRequest | None
             run_input.forwarded_props.get("doubleTexting")
             if isinstance(run_input.forwarded_props, Mapping) else None,
             "forwardedProps.doubleTexting"),
-        state_version=_state_version(run_input.forwarded_props),
-    )
+        state_version=_state_version(run_input.forwarded_props))
 
 
 # -- messages ----------------------------------------------------------------------------------

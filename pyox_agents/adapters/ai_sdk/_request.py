@@ -163,8 +163,7 @@ def parse_request(body: bytes, tools: Collection[str] = (), *, sdk_version: int 
         client_tools=tuple(_client_tools(data.get("clientTools"), tools)),
         double_texting=read_double_texting(data.get("doubleTexting"), "doubleTexting"),
         state_version=(_last_state_part(ui_messages, "data-state-version")
-                       if seen is not None else None),
-    )
+                       if seen is not None else None))
     return chat, request
 
 
