@@ -52,9 +52,8 @@ async def ask(runner: Runner, question: str, returns: type[T]) -> T:
     prompt = question
     if returns is not str:
         schema = json.dumps(adapter.json_schema())
-        prompt = (
-            f"{question}\n\nAnswer with only a JSON value that matches this JSON "
-            f"schema, and no other text:\n{schema}")
+        prompt = (f"{question}\n\nAnswer with only a JSON value that matches this JSON "
+                  f"schema, and no other text:\n{schema}")
     system = await runner._system_messages(runner._context())
     settled = without_open_calls(conversation.messages, conversation.pending_calls)
     messages = [*system, *settled, Message.user(prompt)]
@@ -67,15 +66,12 @@ async def ask(runner: Runner, question: str, returns: type[T]) -> T:
             return adapter.validate_json(strip_fences(reply.text))
         except pydantic.ValidationError as exc:
             problem = describe_problems(exc, root="value")
-            messages += [
-                Message.assistant(reply.text),
-                Message.user(
-                    f"That answer is not valid ({problem}). Answer again with only "
-                    "the JSON value."),
-            ]
+            messages += [Message.assistant(reply.text),
+                         Message.user(f"That answer is not valid ({problem}). Answer again "
+                                      "with only the JSON value.")]
     expected = getattr(returns, "__name__", returns)
-    raise ValueError(
-        f"the model's answer to {question!r} did not match {expected} twice: {problem}")
+    raise ValueError(f"the model's answer to {question!r} did not match {expected} twice: "
+                     f"{problem}")
 
 
 async def compact(runner: Runner) -> str:
