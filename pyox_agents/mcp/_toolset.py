@@ -12,8 +12,9 @@ import mcp_types
 import pydantic
 from mcp import Client, MCPError, StdioServerParameters
 
+from pyox_agents._errors import ungrouped
 from pyox_agents._redact import redact_text
-from pyox_agents.mcp._connection import Connection, http_transport, leaf
+from pyox_agents.mcp._connection import Connection, http_transport
 from pyox_agents.mcp._results import MCPTool, MCPToolError, to_result
 from pyox_agents.state._validation import validation_problems
 from pyox_agents.tools import Tool, ToolError
@@ -193,7 +194,7 @@ class MCPToolset:
         return self._explain(exc)
 
     def _explain(self, exc: BaseException) -> MCPServerUnavailable:
-        cause = leaf(exc)
+        cause = ungrouped(exc)
         what = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         if isinstance(cause, TimeoutError):
             what = f"no answer within {self._connect_timeout:g} s"

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from pyox_agents._errors import ungrouped
 from pyox_agents.events import (
     ApprovalRequested,
     RunFailed,
@@ -179,7 +180,7 @@ class Runner(ToolCalls):
     async def _fail_inside(self, exc: Exception) -> None:
         """End the run failed by `exc`, raised inside it: a model's or store's error by its
         code, anything else as an internal error, logged with its details."""
-        cause = _first(exc)
+        cause = ungrouped(exc)
         if isinstance(cause, ModelError | StoreError):
             await self._fail(run_error(cause, self.run_id))
         else:  # the details: in the server's log, and in the run's record
@@ -367,10 +368,3 @@ class Runner(ToolCalls):
                 error = AgentError(error.code, f"{error.message}; {exc}",
                                    f"{error.public_message}; {exc.public_message}")
         self._send(RunFailed(error))
-
-
-def _first(exc: BaseException) -> BaseException:
-    """The exception behind a task group's ExceptionGroup (its first), or `exc` itself."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
