@@ -61,10 +61,8 @@ def parse_request(body: bytes, agent: Agent, *, sdk_version: int = 7) -> tuple[C
     return _adapter.parse_request(body, agent.tools, sdk_version=sdk_version)
 
 
-async def stream(
-    agent: Agent, body: bytes | str | Mapping[str, Any], *, store: Store | None = None,
-    sdk_version: int = 7, service: RunService | None = None,
-) -> AsyncIterator[Chunk]:
+async def stream(agent: Agent, body: bytes | str | Mapping[str, Any], *, store: Store | None = None,
+                 sdk_version: int = 7, service: RunService | None = None) -> AsyncIterator[Chunk]:
     """Run `agent` for one `DefaultChatTransport` request body and yield the stream's chunks.
 
     For your own web framework: answer with `encode(stream(agent, body))` and `HEADERS`. The

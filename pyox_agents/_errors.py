@@ -13,7 +13,7 @@ the library's errors keeps the builtin class it always had as a second base (`St
 
 from __future__ import annotations
 
-__all__ = ["PyoxError", "ToolError"]
+__all__ = ["PyoxError", "ToolError", "ungrouped"]
 
 
 class PyoxError(Exception):
@@ -40,3 +40,10 @@ class ToolError(PyoxError):
         super().__init__(message)
         self.public_message = message if public_message is None else public_message
         """What the model and the person read."""
+
+
+def ungrouped(exc: BaseException) -> BaseException:
+    """The exception behind task groups' exception groups (the first of each), or `exc`."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

@@ -18,9 +18,8 @@ from pyox_agents.state.messages import NO_USAGE
 from pyox_agents.state.patch import diff
 from pyox_agents.state.run import Spent
 
-__all__ = [
-    "ContextMisuse", "PersonDeclined", "PersonNeeded", "Preliminary", "RunContext", "RunLink",
-]
+__all__ = ["ContextMisuse", "PersonDeclined", "PersonNeeded", "Preliminary", "RunContext",
+           "RunLink"]
 
 _NO_VIEW: Any = object()
 
@@ -41,40 +40,15 @@ class RunContext:
     ends the run with that answer.
     """
 
-    __slots__ = (
-        "_denied",
-        "_draft",
-        "_run",
-        "_send",
-        "_sources",
-        "_state",
-        "_views",
-        "call_id",
-        "child_ids",
-        "child_spent",
-        "child_usage",
-        "conversation",
-        "forwarded_props",
-        "idempotency_key",
-        "run_id",
-        "thread_id",
-        "tool_name",
-    )
+    __slots__ = ("_denied", "_draft", "_run", "_send", "_sources", "_state", "_views", "call_id",
+                 "child_ids", "child_spent", "child_usage", "conversation", "forwarded_props",
+                 "idempotency_key", "run_id", "thread_id", "tool_name")
 
-    def __init__(
-        self,
-        *,
-        run_id: str,
-        conversation: Any,
-        state: Any = None,
-        draft: Draft | None = None,
-        call_id: str | None = None,
-        tool_name: str | None = None,
-        denied: str | None = None,
-        run: RunLink | None = None,
-        send: Callable[[Any], None] | None = None,
-        forwarded_props: Any = None,
-    ) -> None:
+    def __init__(self, *, run_id: str, conversation: Any, state: Any = None,
+                 draft: Draft | None = None, call_id: str | None = None,
+                 tool_name: str | None = None, denied: str | None = None,
+                 run: RunLink | None = None, send: Callable[[Any], None] | None = None,
+                 forwarded_props: Any = None) -> None:
         self.run_id = run_id
         """The run's id: 64 hexadecimal digits."""
         self.conversation = conversation
@@ -124,10 +98,8 @@ class RunContext:
         if self._denied is not None:
             raise StateAccessDenied(self._denied)
         if self._draft is None:
-            raise ContextMisuse(
-                "ctx.state cannot be replaced here: hooks read a copy of the shared state and "
-                "only tools change it; change it from a tool"
-            )
+            raise ContextMisuse("ctx.state cannot be replaced here: hooks read a copy of the "
+                                "shared state and only tools change it; change it from a tool")
         self._draft.replace(value)
 
     def emit(self, name: str, value: Any, *, id: str | None = None,
@@ -215,10 +187,8 @@ class RunContext:
 
     def _deliver(self, where: str, event: Any) -> None:
         if self._send is None:
-            raise RuntimeError(
-                "this context streams nothing: ctx.emit, ctx.progress, ctx.cite and "
-                "ctx.attach_file work inside a tool of a run"
-            )
+            raise RuntimeError("this context streams nothing: ctx.emit, ctx.progress, ctx.cite "
+                               "and ctx.attach_file work inside a tool of a run")
         for item in dataclasses.fields(event):  # names, ids, urls, titles: text a client reads
             text = getattr(event, item.name)
             if item.name in _NOT_TEXT or text is None:

@@ -35,10 +35,8 @@ class Busy(RequestError):
     """A run is already active on the thread (HTTP 409)."""
 
     def __init__(self, thread_id: str) -> None:
-        super().__init__(
-            409,
-            f"a run is already active on thread {thread_id!r}; wait for it to finish, or stop it",
-        )
+        super().__init__(409, f"a run is already active on thread {thread_id!r}; wait for it to "
+                              "finish, or stop it")
 
 
 DoubleTexting: TypeAlias = Literal["reject", "enqueue", "interrupt"]

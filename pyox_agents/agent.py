@@ -19,12 +19,7 @@ import pydantic
 
 from pyox_agents._errors import PyoxError
 from pyox_agents._run_request import DoubleTexting
-from pyox_agents.events import (
-    RunFailed,
-    RunFinished,
-    RuntimeEvent,
-    StateSnapshots,
-)
+from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent, StateSnapshots
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.names import resolve_model
 from pyox_agents.runtime import _resuming, _starting, _task, _turns
@@ -119,24 +114,14 @@ class Agent:
             function of the changes (RFC 6902 operations) returns the note's text (or None).
     """
 
-    def __init__(
-        self,
-        model: Model | str | None = None,
-        *,
-        tools: Iterable[Tool | Toolset] = (),
-        instructions: Instructions = None,
-        state_type: type[pydantic.BaseModel] | None = None,
-        name: str | None = None,
-        reporters: Sequence[Any] = (),
-        permissions: Sequence[Permission] = (),
-        store: Store | None = None,
-        limits: Limits | None = None,
-        planner: Planner | None = None,
-        tool_timeout: float | None = None,
-        state_snapshots: StateSnapshots = "step",
-        double_texting: DoubleTexting = "enqueue",
-        state_note: StateNote = True,
-    ) -> None:
+    def __init__(self, model: Model | str | None = None, *, tools: Iterable[Tool | Toolset] = (),
+                 instructions: Instructions = None,
+                 state_type: type[pydantic.BaseModel] | None = None, name: str | None = None,
+                 reporters: Sequence[Any] = (), permissions: Sequence[Permission] = (),
+                 store: Store | None = None, limits: Limits | None = None,
+                 planner: Planner | None = None, tool_timeout: float | None = None,
+                 state_snapshots: StateSnapshots = "step",
+                 double_texting: DoubleTexting = "enqueue", state_note: StateNote = True) -> None:
         _check_options(model, planner, limits, instructions, permissions, state_snapshots,
                        double_texting)
         self.model = model
@@ -172,9 +157,8 @@ class Agent:
                 raise ValueError(f"two toolsets are named {item.name!r}; give one a name=")
             self.toolsets += (item,)
         else:
-            raise TypeError(
-                f"Agent(tools=...) takes tools made with @tool; got {item!r}: decorate it"
-            )
+            raise TypeError(f"Agent(tools=...) takes tools made with @tool; got {item!r}: "
+                            "decorate it")
 
     async def __aenter__(self) -> Agent:
         """Enter the agent's toolsets, so they stay connected for every run until the exit."""
@@ -209,17 +193,10 @@ class Agent:
 
     # -- whole runs ----------------------------------------------------------------------------
 
-    def stream(
-        self,
-        conversation: State | str,
-        *,
-        state: Any = _NOT_GIVEN,
-        client_tools: Sequence[ToolSpec] = (),
-        context: Sequence[str] = (),
-        forwarded_props: Any = None,
-        fence: tuple[str, int] | None = None,
-        owner: str | None = None,
-    ) -> AsyncIterator[RuntimeEvent]:
+    def stream(self, conversation: State | str, *, state: Any = _NOT_GIVEN,
+               client_tools: Sequence[ToolSpec] = (), context: Sequence[str] = (),
+               forwarded_props: Any = None, fence: tuple[str, int] | None = None,
+               owner: str | None = None) -> AsyncIterator[RuntimeEvent]:
         """Start a run and yield its events as they happen.
 
         `conversation` is a `State` to continue, or a prompt that starts a new one. `state` is
@@ -230,10 +207,9 @@ class Agent:
         `RunFinished.pending_call_ids`; give their results to the conversation before the next
         run. `context` lines tell the model about the app's situation; `forwarded_props` (JSON)
         is what the client forwarded, which tools read as `ctx.forwarded_props`. `fence`
-        (servers: the
-        thread and the token of the store lease the run holds) makes every step write refused
-        once another process has taken the lease. Everything is checked here, before anything
-        runs. `owner` (servers) is the principal a new thread is saved for.
+        (servers: the thread and the token of the store lease the run holds) makes every step
+        write refused once another process has taken the lease. Everything is checked here,
+        before anything runs. `owner` (servers) is the principal a new thread is saved for.
         Breaking out of the `async for` cancels the run, including tools that are running; the
         conversation records the cancelled calls and can be run again.
 
@@ -255,18 +231,10 @@ class Agent:
         return self.start(conversation, state=state, client_tools=client_tools, context=context,
                           forwarded_props=forwarded_props, fence=fence, owner=owner).events()
 
-    def start(
-        self,
-        conversation: State | str,
-        *,
-        state: Any = _NOT_GIVEN,
-        client_tools: Sequence[ToolSpec] = (),
-        context: Sequence[str] = (),
-        forwarded_props: Any = None,
-        fence: tuple[str, int] | None = None,
-        owner: str | None = None,
-        state_bytes: int | None = None,
-    ) -> RunHandle:
+    def start(self, conversation: State | str, *, state: Any = _NOT_GIVEN,
+              client_tools: Sequence[ToolSpec] = (), context: Sequence[str] = (),
+              forwarded_props: Any = None, fence: tuple[str, int] | None = None,
+              owner: str | None = None, state_bytes: int | None = None) -> RunHandle:
         """Check and set up a run as `stream` does, and return its `RunHandle` (servers: bad
         input is answered before anything runs). `state_bytes` is a server's limit on a state,
         which tools' commits then keep to.
@@ -302,17 +270,10 @@ class Agent:
 
     # -- resuming --------------------------------------------------------------------------------
 
-    async def stream_resume(
-        self,
-        run_id: str,
-        *,
-        approve: bool | None = None,
-        answer: Any = None,
-        edited_arguments: Mapping[str, Any] | None = None,
-        request_id: str | None = None,
-        arguments_hash: str | None = None,
-        messages: Sequence[Message] = (),
-    ) -> AsyncIterator[RuntimeEvent]:
+    async def stream_resume(self, run_id: str, *, approve: bool | None = None, answer: Any = None,
+                            edited_arguments: Mapping[str, Any] | None = None,
+                            request_id: str | None = None, arguments_hash: str | None = None,
+                            messages: Sequence[Message] = ()) -> AsyncIterator[RuntimeEvent]:
         """Continue run `run_id` and yield its events: a paused run with a person's answer, or a
         run whose process died (calls that may have run are re-run if idempotent, else a person
         is asked "outcome unknown after a crash: run again?").
@@ -330,24 +291,16 @@ class Agent:
                 does not and `approve` is given; the request id or argument hash is not the
                 pending request's; the edited arguments do not fit the tool.
         """
-        runner = await _resuming.prepare_resume(
-            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash, messages
-        )
+        runner = await _resuming.prepare_resume(self, run_id, approve, answer, edited_arguments,
+                                                request_id, arguments_hash, messages)
         async for event in _task.events(self, runner, resumed=True):
             yield event
 
-    async def start_resume(
-        self,
-        run_id: str,
-        *,
-        approve: bool | None = None,
-        answer: Any = None,
-        edited_arguments: Mapping[str, Any] | None = None,
-        request_id: str | None = None,
-        fence: tuple[str, int] | None = None,
-        state_bytes: int | None = None,
-        messages: Sequence[Message] = (),
-    ) -> RunHandle:
+    async def start_resume(self, run_id: str, *, approve: bool | None = None, answer: Any = None,
+                           edited_arguments: Mapping[str, Any] | None = None,
+                           request_id: str | None = None, fence: tuple[str, int] | None = None,
+                           state_bytes: int | None = None, messages: Sequence[Message] = (),
+                           ) -> RunHandle:
         """Check a resume as `stream_resume` does, and return its `RunHandle` (servers answer
         bad input first); `fence` and `state_bytes` as in `start`, `messages` as in
         `stream_resume`.
@@ -355,9 +308,8 @@ class Agent:
         Raises:
             LookupError, ValueError: as `stream_resume`.
         """
-        runner = await _resuming.prepare_resume(
-            self, run_id, approve, answer, edited_arguments, request_id, None, messages
-        )
+        runner = await _resuming.prepare_resume(self, run_id, approve, answer, edited_arguments,
+                                                request_id, None, messages)
         assert runner.journal is not None
         runner.journal.fence = fence
         runner.access.shared.max_bytes = state_bytes
@@ -429,43 +381,27 @@ class Agent:
         except LookupError:
             return None
 
-    async def aresume(
-        self,
-        run_id: str,
-        *,
-        approve: bool | None = None,
-        answer: Any = None,
-        edited_arguments: Mapping[str, Any] | None = None,
-        request_id: str | None = None,
-        arguments_hash: str | None = None,
-        messages: Sequence[Message] = (),
-    ) -> RunResult:
+    async def aresume(self, run_id: str, *, approve: bool | None = None, answer: Any = None,
+                      edited_arguments: Mapping[str, Any] | None = None,
+                      request_id: str | None = None, arguments_hash: str | None = None,
+                      messages: Sequence[Message] = ()) -> RunResult:
         """Continue run `run_id` to its end (or next pause) and return the result like `arun`
         (`messages` as in `stream_resume`).
 
         Raises:
             RunFailedError, LookupError, ValueError: as `arun` and `stream_resume`.
         """
-        runner = await _resuming.prepare_resume(
-            self, run_id, approve, answer, edited_arguments, request_id, arguments_hash, messages
-        )
+        runner = await _resuming.prepare_resume(self, run_id, approve, answer, edited_arguments,
+                                                request_id, arguments_hash, messages)
         return await _result(_task.events(self, runner, resumed=True), runner)
 
-    def resume(
-        self,
-        run_id: str,
-        *,
-        approve: bool | None = None,
-        answer: Any = None,
-        edited_arguments: Mapping[str, Any] | None = None,
-        request_id: str | None = None,
-        arguments_hash: str | None = None,
-        messages: Sequence[Message] = (),
-    ) -> RunResult:
+    def resume(self, run_id: str, *, approve: bool | None = None, answer: Any = None,
+               edited_arguments: Mapping[str, Any] | None = None, request_id: str | None = None,
+               arguments_hash: str | None = None, messages: Sequence[Message] = ()) -> RunResult:
         """`aresume` from synchronous code."""
         return _task.run_sync(self.aresume, run_id, approve=approve, answer=answer,
-                     edited_arguments=edited_arguments, request_id=request_id,
-                     arguments_hash=arguments_hash, messages=messages)
+                              edited_arguments=edited_arguments, request_id=request_id,
+                              arguments_hash=arguments_hash, messages=messages)
 
     async def load_run(self, run_id: str) -> RunState:
         """The saved `RunState` of run `run_id` (from the store, or a paused run in memory).
@@ -540,12 +476,8 @@ class Agent:
 
     # -- subagents -----------------------------------------------------------------------------
 
-    def as_tool(
-        self,
-        name: str | None = None,
-        description: str | None = None,
-        state: Literal["read", "write"] | None = None,
-    ) -> Tool:
+    def as_tool(self, name: str | None = None, description: str | None = None,
+                state: Literal["read", "write"] | None = None) -> Tool:
         """This agent as a tool of another: the model gives it a task, it answers.
 
         Its run is a child `State` of the calling conversation (`parent.child(id)` opens it),
@@ -563,15 +495,12 @@ class Agent:
     # -- preparing runs ------------------------------------------------------------------------
 
     def resolve_model(self) -> Model | None:
-        """The model this agent runs (None with a planner), resolved from its name once.
+        """The model this agent runs (None with a planner), resolved from its name once (one
+        provider client per agent).
 
         Raises:
             ValueError: the name has no provider (the message lists the forms that have one).
         """
-        return self._model()
-
-    def _model(self) -> Model | None:
-        """The model, resolved from its name once (one provider client per agent)."""
         if self.model is None:
             return None
         if self._resolved is None:
@@ -579,20 +508,11 @@ class Agent:
         return self._resolved
 
     def _setup(self, store: Store | None = None) -> Setup:
-        return Setup(
-            model=self._model(),
-            tools=self.tools,
-            instructions=self.instructions,
-            reporters=self.reporters,
-            permissions=self.permissions,
-            store=self.store if self.store is not None else store,
-            limits=self.limits,
-            planner=self.planner,
-            tool_timeout=self.tool_timeout,
-            name=self.name,
-            state_note=self.state_note,
-        )
-
+        return Setup(model=self.resolve_model(), tools=self.tools, instructions=self.instructions,
+                     reporters=self.reporters, permissions=self.permissions,
+                     store=self.store if self.store is not None else store, limits=self.limits,
+                     planner=self.planner, tool_timeout=self.tool_timeout, name=self.name,
+                     state_note=self.state_note)
 
 
 async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunResult:
@@ -602,9 +522,8 @@ async def _result(events: AsyncIterator[RuntimeEvent], runner: Runner) -> RunRes
     if isinstance(last, RunFailed):
         raise RunFailedError(last.error, tuple(collected))
     assert isinstance(last, RunFinished)
-    return RunResult(
-        last.answer, last.state, last.usage, tuple(collected), runner.run_id, runner.conversation
-    )
+    return RunResult(last.answer, last.state, last.usage, tuple(collected), runner.run_id,
+                     runner.conversation)
 
 
 def _check_options(model: Any, planner: Any, limits: Any, instructions: Any,

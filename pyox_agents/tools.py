@@ -95,10 +95,8 @@ class Tool:
             parsed = self._arguments.model_validate(dict(arguments))
         except pydantic.ValidationError as exc:
             problems = describe_problems(exc, root="arguments", say=_SAID)
-            raise ToolArgumentsError(
-                f"invalid arguments for tool {self.name!r}: {problems}; call it again with "
-                "arguments that match its schema"
-            ) from None
+            raise ToolArgumentsError(f"invalid arguments for tool {self.name!r}: {problems}; "
+                                     "call it again with arguments that match its schema") from None
         return {name: getattr(parsed, name) for name in type(parsed).model_fields}
 
     async def call(self, ctx: RunContext, arguments: Mapping[str, Any]) -> Any:
@@ -172,28 +170,15 @@ def tool(function: F, /) -> Tool: ...
 
 
 @overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    idempotent: bool = False,
-    approval: bool = False,
-    timeout: float | None = None,
-    predict_state: Mapping[str, str] | None = None,
-) -> Callable[[F], Tool]: ...
+def tool(*, name: str | None = None, description: str | None = None, idempotent: bool = False,
+         approval: bool = False, timeout: float | None = None,
+         predict_state: Mapping[str, str] | None = None) -> Callable[[F], Tool]: ...
 
 
-def tool(
-    function: F | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    idempotent: bool = False,
-    approval: bool = False,
-    timeout: float | None = None,
-    predict_state: Mapping[str, str] | None = None,
-) -> Tool | Callable[[F], Tool]:
+def tool(function: F | None = None, /, *, name: str | None = None,
+         description: str | None = None, idempotent: bool = False, approval: bool = False,
+         timeout: float | None = None, predict_state: Mapping[str, str] | None = None,
+         ) -> Tool | Callable[[F], Tool]:
     """Make `function` a tool: `@tool` or `@tool(name=..., idempotent=..., approval=...)`.
 
     `timeout` (seconds) stops a call that runs longer: its result is a timeout error the model
@@ -215,31 +200,13 @@ def tool(
             function does not have.
     """
 
-    def make(fn: F) -> Tool:
-        caller = sys._getframe(1).f_locals  # resolves hints naming the caller's local classes
-        return make_tool(
-            fn,
-            name=name,
-            description=description,
-            idempotent=idempotent,
-            approval=approval,
-            timeout=timeout,
-            predict_state=predict_state,
-            local=caller,
-        )
+    def make(fn: F, depth: int = 1) -> Tool:
+        caller = sys._getframe(depth).f_locals  # resolves hints naming the caller's local classes
+        return make_tool(fn, name=name, description=description, idempotent=idempotent,
+                         approval=approval, timeout=timeout, predict_state=predict_state,
+                         local=caller)
 
-    if function is not None:
-        return make_tool(
-            function,
-            name=name,
-            description=description,
-            idempotent=idempotent,
-            approval=approval,
-            timeout=timeout,
-            predict_state=predict_state,
-            local=sys._getframe(1).f_locals,
-        )
-    return make
+    return make(function, 2) if function is not None else make
 
 
 def make_tool(
@@ -261,25 +228,15 @@ def make_tool(
     try:
         arguments = pydantic.create_model(
             f"{tool_name}_arguments",
-            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-            **fields,
-        )
+            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False), **fields)
         schema = arguments.model_json_schema()
     except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError) as exc:
         raise TypeError(f"tool {tool_name!r}: {exc}") from None
     schema.pop("title", None)
-    return Tool(
-        name=tool_name,
-        description=description if description is not None else doc,
-        parameters=schema,
-        function=fn,
-        takes_ctx=takes_ctx,
-        idempotent=idempotent,
-        approval=approval,
-        timeout=timeout,
-        predict_state=predictions,
-        _arguments=arguments,
-    )
+    return Tool(name=tool_name, description=description if description is not None else doc,
+                parameters=schema, function=fn, takes_ctx=takes_ctx, idempotent=idempotent,
+                approval=approval, timeout=timeout, predict_state=predictions,
+                _arguments=arguments)
 
 
 def _checked_name(fn: Callable[..., Any], name: str | None, timeout: float | None) -> str:
@@ -291,10 +248,8 @@ def _checked_name(fn: Callable[..., Any], name: str | None, timeout: float | Non
         raise ValueError(f"@tool(timeout=...) is a number of seconds > 0, got {timeout!r}")
     tool_name = name or fn.__name__
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool_name):
-        raise ValueError(
-            f"tool name {tool_name!r} must be 1 to 64 letters, digits, '_' or '-' "
-            "(what model providers accept); pass @tool(name=...)"
-        )
+        raise ValueError(f"tool name {tool_name!r} must be 1 to 64 letters, digits, '_' or '-' "
+                         "(what model providers accept); pass @tool(name=...)")
     return tool_name
 
 
@@ -333,16 +288,12 @@ def _fields(fn: Callable[..., Any], tool_name: str, arg_docs: Mapping[str, str],
     fields: dict[str, Any] = {}
     for param in params:
         if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
-            raise TypeError(
-                f"tool {tool_name!r}: parameter {param.name!r} is {param.kind.description}; "
-                "tools take named parameters only"
-            )
+            raise TypeError(f"tool {tool_name!r}: parameter {param.name!r} is "
+                            f"{param.kind.description}; tools take named parameters only")
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (
-            annotation,
-            pydantic.Field(default, description=arg_docs.get(param.name)),
-        )
+        fields[param.name] = (annotation,
+                              pydantic.Field(default, description=arg_docs.get(param.name)))
     return takes_ctx, fields
 
 

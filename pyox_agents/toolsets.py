@@ -50,9 +50,8 @@ class Toolset(Protocol):
 
 
 @asynccontextmanager
-async def opened(
-    own: Mapping[str, Tool], toolsets: Sequence[Toolset]
-) -> AsyncIterator[tuple[dict[str, Tool], list[str]]]:
+async def opened(own: Mapping[str, Tool], toolsets: Sequence[Toolset]
+                 ) -> AsyncIterator[tuple[dict[str, Tool], list[str]]]:
     """Enter `toolsets` for one run; yield the run's tools and notes for the model.
 
     The tools are `own` plus each toolset's, renamed on a clash (see the module). A toolset
@@ -74,9 +73,8 @@ async def opened(
         yield tools, notes
 
 
-def merge(
-    own: Mapping[str, Tool], listed: Mapping[str, Sequence[Tool]]
-) -> tuple[dict[str, Tool], list[str]]:
+def merge(own: Mapping[str, Tool], listed: Mapping[str, Sequence[Tool]]
+          ) -> tuple[dict[str, Tool], list[str]]:
     """`own` plus the toolsets' tools (by toolset name), renamed on a clash; and the notes
     about tools left out because even their prefixed name was taken."""
     count = Counter(tool.name for tools in listed.values() for tool in tools)

@@ -96,8 +96,7 @@ def _story(kind: str, topic: str) -> str:
         "it was there at all. Nobody knew. So the child came back the next day, and the day "
         "after that, and wrote down everything that changed: the colour at dawn, the gulls, the "
         "sound of the rain. By the end of the year the notebook was full, and the whole town "
-        f"read it, and from then on everyone who passed {the} stopped for a moment to look."
-    )
+        f"read it, and from then on everyone who passed {the} stopped for a moment to look.")
 
 
 def _accepted(content: str) -> bool:

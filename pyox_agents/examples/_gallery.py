@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from pyox_agents.agent import Agent
 from pyox_agents.examples._chat import AGENTIC_CHAT, agentic_chat_agent
-from pyox_agents.examples._document import (
-    PREDICTIVE_STATE_UPDATES,
-    predictive_state_updates_agent,
-)
+from pyox_agents.examples._document import PREDICTIVE_STATE_UPDATES, predictive_state_updates_agent
 from pyox_agents.examples._haiku import TOOL_BASED_GENERATIVE_UI, tool_based_generative_ui_agent
 from pyox_agents.examples._hitl import HUMAN_IN_THE_LOOP, human_in_the_loop_agent
 from pyox_agents.examples._shared_state import SHARED_STATE, shared_state_agent

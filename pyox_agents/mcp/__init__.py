@@ -26,8 +26,7 @@ try:
 except ImportError as exc:
     raise ImportError(
         f"pyox_agents.mcp needs the MCP SDK, which is not installed ({exc}); install it with: "
-        'pip install "pyox-agents[mcp]"'
-    ) from exc
+        'pip install "pyox-agents[mcp]"') from exc
 
 from pyox_agents.mcp._results import MCPToolError
 from pyox_agents.mcp._toolset import MCPServerUnavailable, MCPToolset

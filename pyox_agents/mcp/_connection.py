@@ -91,10 +91,3 @@ async def http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Any
     async with (httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT) as http,
                 streamable_http_client(url, http_client=http) as streams):
         yield streams
-
-
-def leaf(exc: BaseException) -> BaseException:
-    """The first exception inside task groups' exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc

@@ -35,8 +35,7 @@ class MCPTool(Tool):
             return dict(arguments)  # the server's schema is not valid: the server checks
         if errors:
             problems = "; ".join(
-                f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in errors
-            )
+                f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in errors)
             raise ToolArgumentsError(f"invalid arguments for tool {self.name!r}: {problems}; "
                                      "call it again with arguments that match its schema")
         return dict(arguments)

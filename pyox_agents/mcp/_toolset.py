@@ -12,8 +12,9 @@ import mcp_types
 import pydantic
 from mcp import Client, MCPError, StdioServerParameters
 
+from pyox_agents._errors import ungrouped
 from pyox_agents._redact import redact_text
-from pyox_agents.mcp._connection import Connection, http_transport, leaf
+from pyox_agents.mcp._connection import Connection, http_transport
 from pyox_agents.mcp._results import MCPTool, MCPToolError, to_result
 from pyox_agents.state._validation import validation_problems
 from pyox_agents.tools import Tool, ToolError
@@ -57,20 +58,11 @@ class MCPToolset:
             http(s), or a `name` that is not 1 to 32 letters, digits, `_` or `-`.
     """
 
-    def __init__(
-        self,
-        command: Sequence[str] | str | None = None,
-        *,
-        url: str | None = None,
-        name: str = "mcp",
-        approval: Approval = False,
-        idempotent: bool | Collection[str] = False,
-        timeout: float | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        connect_timeout: float = 10.0,
-    ) -> None:
+    def __init__(self, command: Sequence[str] | str | None = None, *, url: str | None = None,
+                 name: str = "mcp", approval: Approval = False,
+                 idempotent: bool | Collection[str] = False, timeout: float | None = None,
+                 env: Mapping[str, str] | None = None, cwd: str | None = None,
+                 headers: Mapping[str, str] | None = None, connect_timeout: float = 10.0) -> None:
         if (command is None) == (url is None):
             raise TypeError("MCPToolset() takes a command (a stdio server) or url= (a "
                             "streamable HTTP server), exactly one of them")
@@ -152,15 +144,10 @@ class MCPToolset:
             return await self._call(remote, arguments)
 
         exposed = re.sub(r"[^A-Za-z0-9_-]", "_", remote)[:64] or "tool"
-        return MCPTool(
-            name=exposed,
-            description=spec.description or "",
-            parameters=spec.input_schema,
-            function=call,
-            idempotent=_chosen(self._idempotent, remote),
-            approval=_chosen(self._approval, remote),
-            timeout=self.timeout,
-        )
+        return MCPTool(name=exposed, description=spec.description or "",
+                       parameters=spec.input_schema, function=call,
+                       idempotent=_chosen(self._idempotent, remote),
+                       approval=_chosen(self._approval, remote), timeout=self.timeout)
 
     async def _call(self, remote: str, arguments: Mapping[str, Any]) -> Any:
         connection = await self._connected()
@@ -207,7 +194,7 @@ class MCPToolset:
         return self._explain(exc)
 
     def _explain(self, exc: BaseException) -> MCPServerUnavailable:
-        cause = leaf(exc)
+        cause = ungrouped(exc)
         what = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
         if isinstance(cause, TimeoutError):
             what = f"no answer within {self._connect_timeout:g} s"

@@ -24,37 +24,17 @@ _PLACE = re.compile(r"\s+(?:to|on|onto|in|into|from|off|off of)\s+(?:my|the|our|
 
 _INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("complete", re.compile(r"^(?P<items>.+?)\s+(?:is|are)\s+(?:done|finished|completed?)$")),
-    (
-        "complete",
-        re.compile(
-            r"^(?:i'?m\s+|i\s+am\s+|i'?ve\s+|i\s+have\s+|i\s+)?"
-            r"(?:done with|finished with|finished|finish|completed?|check(?:ed)? off|"
-            r"tick(?:ed)? off|mark(?:ed)?|got|bought)\s+(?P<items>.+?)"
-            r"(?:\s+(?:as\s+)?(?:done|complete|completed|finished))?$"
-        ),
-    ),
-    (
-        "remove",
-        re.compile(
-            r"^(?:remove|delete|drop|take|get rid of|cancel|forget|scratch)\s+(?P<items>.+?)"
-            r"(?:\s+(?:off|out))?$"
-        ),
-    ),
+    ("complete", re.compile(r"^(?:i'?m\s+|i\s+am\s+|i'?ve\s+|i\s+have\s+|i\s+)?"
+                            r"(?:done with|finished with|finished|finish|completed?|"
+                            r"check(?:ed)? off|tick(?:ed)? off|mark(?:ed)?|got|bought)\s+"
+                            r"(?P<items>.+?)(?:\s+(?:as\s+)?(?:done|complete|completed|finished))?$")),
+    ("remove", re.compile(r"^(?:remove|delete|drop|take|get rid of|cancel|forget|scratch)\s+"
+                          r"(?P<items>.+?)(?:\s+(?:off|out))?$")),
     ("clear", re.compile(r"^(?:clear|empty|reset)\b(?P<items>)")),
-    (
-        "read",
-        re.compile(
-            r"^(?:show|list|view|display|see|read)\b(?P<items>)|^what\b(?P<what>)|"
-            r"^how (?:many|much)\b(?P<many>)|^(?:my )?(?:list|todos|cart)$(?P<bare>)"
-        ),
-    ),
-    (
-        "add",
-        re.compile(
-            r"^(?:add|put|buy|get|remember(?: to)?|i need(?: to)?|we need(?: to)?|need|"
-            r"create|new|plus|append|todo:?)\s+(?P<items>.+)$"
-        ),
-    ),
+    ("read", re.compile(r"^(?:show|list|view|display|see|read)\b(?P<items>)|^what\b(?P<what>)|"
+                        r"^how (?:many|much)\b(?P<many>)|^(?:my )?(?:list|todos|cart)$(?P<bare>)")),
+    ("add", re.compile(r"^(?:add|put|buy|get|remember(?: to)?|i need(?: to)?|we need(?: to)?|need|"
+                       r"create|new|plus|append|todo:?)\s+(?P<items>.+)$")),
 )
 
 
@@ -149,6 +129,4 @@ def read_intent(text: str) -> _Intent | None:
 
 
 def _clean_item(item: str) -> str:
-    item = item.strip(" .!?\"'")
-    item = re.sub(r"^(?:some|the item|item)\s+(?=\D)", "", item)
-    return item
+    return re.sub(r"^(?:some|the item|item)\s+(?=\D)", "", item.strip(" .!?\"'"))

@@ -12,25 +12,15 @@ from pyox_agents.models._demo_tools import QUANTITY_NAMES, kind_of, main_argumen
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.messages import Message, ToolCall
 
-VERBS = {
-    "add": "add",
-    "complete": "mark as done",
-    "remove": "remove",
-    "clear": "clear",
-    "read": "show",
-}
+VERBS = {"add": "add", "complete": "mark as done", "remove": "remove", "clear": "clear",
+         "read": "show"}
 
 
 _LABEL_KEYS = ("text", "title", "name", "item", "label", "description", "task")
 
 
-_LIST_ALIASES = {
-    "list": ("todo", "task", "item"),
-    "todo": ("task",),
-    "task": ("todo",),
-    "basket": ("cart",),
-    "shopping": ("cart",),
-}
+_LIST_ALIASES = {"list": ("todo", "task", "item"), "todo": ("task",), "task": ("todo",),
+                 "basket": ("cart",), "shopping": ("cart",)}
 
 
 _DONE_KEYS = ("done", "completed", "complete", "checked", "finished")
@@ -113,9 +103,8 @@ def _render(content: str) -> str:
         if not lists:
             return f"Here's what I found: {_short(content)}"
         if len(lists) > 1:
-            return "Here's what I see. " + ". ".join(
-                f"{key}: {_numbered(items) or 'empty'}" for key, items in lists.items()
-            )
+            return "Here's what I see. " + ". ".join(f"{key}: {_numbered(items) or 'empty'}"
+                                                     for key, items in lists.items())
         items = next(iter(lists.values()))
     if not isinstance(items, list):
         return f"Here's what I found: {_short(content)}"
@@ -164,9 +153,7 @@ def state_summary(messages: Sequence[Message], asked: str) -> str | None:
     for word, keys in _LIST_ALIASES.items():
         if word in words:
             words.update(keys)
-    wanted = {
-        k: v for k, v in lists.items() if k.lower() in words or k.lower().rstrip("s") in words
-    }
+    wanted = {k: v for k, v in lists.items() if {k.lower(), k.lower().rstrip("s")} & words}
     parts = [f"{key}: {_numbered(items) or 'empty'}" for key, items in (wanted or lists).items()]
     return "Here's what I see. " + ". ".join(parts) + "."
 
@@ -176,19 +163,13 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 def help_reply(tools: Sequence[ToolSpec], *, greeting: bool) -> str:
-    examples = {
-        "add": '"add milk and eggs"',
-        "complete": '"done with milk"',
-        "remove": '"remove eggs"',
-        "clear": '"clear the list"',
-        "read": '"what\'s on my list?"',
-    }
+    examples = {"add": '"add milk and eggs"', "complete": '"done with milk"',
+                "remove": '"remove eggs"', "clear": '"clear the list"',
+                "read": '"what\'s on my list?"'}
     kinds = {kind_of(spec) for spec in tools}
     can = [examples[kind] for kind in examples if kind in kinds]
     opener = "Hi! " if greeting else ""
     if not can:
-        return (
-            f"{opener}I'm the offline demo model: I follow simple list commands, but this "
-            "agent gives me no tools to use."
-        )
+        return (f"{opener}I'm the offline demo model: I follow simple list commands, but this "
+                "agent gives me no tools to use.")
     return f"{opener}I'm the offline demo model. Try {_join(can)}."

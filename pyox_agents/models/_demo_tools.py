@@ -123,9 +123,8 @@ def fill(spec: ToolSpec, item: str | None) -> dict[str, Any] | None:
         item = counted.group(2)
     main = main_argument(spec)
     if main is not None:
-        if not types_of(properties_of(spec).get(main, {})) & {"string", "array"} and types_of(
-            properties_of(spec).get(main, {})
-        ) & {"integer", "number"}:
+        types = types_of(properties_of(spec).get(main, {}))
+        if not types & {"string", "array"} and types & {"integer", "number"}:
             return None
         arguments[main] = item
     return arguments

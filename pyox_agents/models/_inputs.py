@@ -21,11 +21,9 @@ __all__ = ["ANY_INPUT", "InputKinds", "InputNotAccepted", "Source", "check_input
 Source = Literal["data", "url"]
 """Where a part's bytes are: carried in a `data:` URL, or at a URL the provider fetches."""
 
-_SOURCES: Mapping[frozenset[str], str] = {
-    frozenset({"data", "url"}): "data or URL",
-    frozenset({"data"}): "data only",
-    frozenset({"url"}): "URL only",
-}
+_SOURCES: Mapping[frozenset[str], str] = {frozenset({"data", "url"}): "data or URL",
+                                          frozenset({"data"}): "data only",
+                                          frozenset({"url"}): "URL only"}
 
 
 def source_of(url: str) -> Source:

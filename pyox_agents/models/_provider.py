@@ -102,9 +102,8 @@ def describe_failure(exc: Exception, kinds: ErrorKinds, at: Endpoint) -> Provide
         return unreached
     status = getattr(exc, "status_code", None) if isinstance(exc, kinds.status) else None
     if not isinstance(status, int) or status < 400:
-        return ProviderError(
-            f"{at.label} failed during the reply of model {at.model!r}: {said}", code="model_error"
-        )
+        return ProviderError(f"{at.label} failed during the reply of model {at.model!r}: {said}",
+                             code="model_error")
     return _refused(status, said, at, retries)
 
 
@@ -114,17 +113,13 @@ def _unreached(exc: Exception, kinds: ErrorKinds, at: Endpoint,
     if isinstance(exc, kinds.timeout):
         return ProviderError(
             f"{at.label} did not answer within {at.timeout}s {retries} for model {at.model!r}; "
-            "pass a larger timeout=... to the model, or try again",
-            code="timeout",
-        )
+            "pass a larger timeout=... to the model, or try again", code="timeout")
     if isinstance(exc, kinds.connection):
         cause = exc.__cause__ or exc.__context__
         detail = f": {cause}" if cause is not None and str(cause) else ""
         return ProviderError(
             f"could not connect to {at.label} at {at.base_url}{detail}; is the server running "
-            "and is the base URL right?",
-            code="connection",
-        )
+            "and is the base URL right?", code="connection")
     return None
 
 
@@ -133,51 +128,37 @@ def _refused(status: int, said: str, at: Endpoint, retries: str) -> ProviderErro
     if status == 401:
         return ProviderError(
             f"{at.label} refused the API key (HTTP 401: {said}); {at.key_hint}",
-            code="auth",
-            status=status,
-        )
+            code="auth", status=status)
     if status == 403:
         return ProviderError(
             f"{at.label} refused access to model {at.model!r} (HTTP 403: {said}); check that "
             f"the key may use this model; {at.key_hint}",
-            code="auth",
-            status=status,
-        )
+            code="auth", status=status)
     if status == 404:
         return ProviderError(
             f"{at.label} at {at.base_url} has no model {at.model!r} (HTTP 404: {said}); check "
             "the model name (for Ollama: `ollama pull <model>`)",
-            code="not_found",
-            status=status,
-        )
+            code="not_found", status=status)
     if status == 429:
         return ProviderError(
             f"{at.label} kept answering 429 Too Many Requests {retries}: {said}; wait and try "
             "again, or pass a larger max_retries=... to the model",
-            code="rate_limited",
-            status=status,
-        )
+            code="rate_limited", status=status)
     if status >= 500:
         return ProviderError(
             f"{at.label} failed with HTTP {status} {retries}: {said}; try again later, or pass "
             "a larger max_retries=... to the model",
-            code="provider_unavailable",
-            status=status,
-        )
+            code="provider_unavailable", status=status)
     return ProviderError(
         f"{at.label} rejected the request for model {at.model!r} (HTTP {status}: {said}); "
         "check the model's settings and the messages",
-        code="bad_request",
-        status=status,
-    )
+        code="bad_request", status=status)
 
 
 def missing_extra(extra: str, package: str) -> ImportError:
     """The ImportError for a provider whose SDK is not installed: it names the pip command."""
-    return ImportError(
-        f"the {extra} models need the `{package}` package, which is not installed; "
-        f'run: pip install "pyox-agents[{extra}]"'
-    )
+    return ImportError(f"the {extra} models need the `{package}` package, which is not "
+                       f'installed; run: pip install "pyox-agents[{extra}]"')
 
 
 class _Closable(Protocol):
@@ -265,11 +246,3 @@ def plain(value: Any) -> Any:
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):
         return [plain(v) for v in value]
     return value
-
-
-def data_url_parts(url: str) -> tuple[str, str] | None:
-    """(media type, base64 data) of a `data:<type>;base64,<data>` URL, else None."""
-    if not url.startswith("data:") or ";base64," not in url:
-        return None
-    head, data = url[5:].split(";base64,", 1)
-    return head, data

@@ -11,13 +11,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Sequence
 
-from pyox_agents.models.base import (
-    ModelChunk,
-    ModelRequest,
-    TextChunk,
-    ToolCallChunk,
-    UsageChunk,
-)
+from pyox_agents.models.base import ModelChunk, ModelRequest, TextChunk, ToolCallChunk, UsageChunk
 from pyox_agents.state.messages import Message, Reply, Usage
 
 __all__ = ["stream_reply"]

@@ -61,11 +61,8 @@ __all__ = ["AnthropicModel", "to_anthropic_messages", "to_anthropic_tools"]
 DEFAULT_MAX_TOKENS = 8192
 """The reply's token limit when `settings` has no "max_tokens" (the Messages API needs one)."""
 
-_KINDS = ErrorKinds(
-    status=anthropic.APIStatusError,
-    timeout=anthropic.APITimeoutError,
-    connection=anthropic.APIConnectionError,
-)
+_KINDS = ErrorKinds(status=anthropic.APIStatusError, timeout=anthropic.APITimeoutError,
+                    connection=anthropic.APIConnectionError)
 _REMEMBERED_THINKING = 64
 
 
@@ -92,22 +89,13 @@ class AnthropicModel:
     when the model is first asked (code "no_api_key"), not at construction.
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        settings: Mapping[str, Any] | None = None,
-        timeout: float | None = 300.0,
-        max_retries: int = 2,
-        client: anthropic.AsyncAnthropic | None = None,
-        inputs: InputKinds | None = None,
-    ) -> None:
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 settings: Mapping[str, Any] | None = None, timeout: float | None = 300.0,
+                 max_retries: int = 2, client: anthropic.AsyncAnthropic | None = None,
+                 inputs: InputKinds | None = None) -> None:
         if not isinstance(model, str) or not model:
-            raise ValueError(
-                f"AnthropicModel needs a model name such as 'claude-sonnet-4-5', got {model!r}"
-            )
+            raise ValueError(f"AnthropicModel needs a model name such as 'claude-sonnet-4-5', "
+                             f"got {model!r}")
         if max_retries < 0:
             raise ValueError(f"AnthropicModel(max_retries={max_retries}): use 0 or more")
         self.model = model
@@ -118,9 +106,8 @@ class AnthropicModel:
         self.max_retries = max_retries
         self.input_kinds = ANTHROPIC_INPUTS if inputs is None else inputs
         self._given_client = client
-        self._clients: LoopClient[anthropic.AsyncAnthropic] = LoopClient(
-            self._make_client, closes=client is None
-        )
+        self._clients: LoopClient[anthropic.AsyncAnthropic] = LoopClient(self._make_client,
+                                                                         closes=client is None)
         self._thinking: dict[str, list[dict[str, Any]]] = {}  # first tool call id -> blocks
 
     @property
@@ -153,12 +140,8 @@ class AnthropicModel:
         settings = {**self.settings, **request.settings}
         max_tokens = int(settings.pop("max_tokens", DEFAULT_MAX_TOKENS))
         system, messages = to_anthropic_messages(request.messages, self._thinking)
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": max_tokens,
-            "messages": messages,
-            "stream": True,
-        }
+        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens,
+                                  "messages": messages, "stream": True}
         if system:
             kwargs["system"] = system
         if request.tools:
@@ -167,10 +150,8 @@ class AnthropicModel:
             kwargs["extra_body"] = plain(settings)
         reader = _EventReader(self.model)
         try:
-            response = cast(
-                "anthropic.AsyncStream[RawMessageStreamEvent]",
-                await client.messages.create(**kwargs),
-            )
+            response = cast("anthropic.AsyncStream[RawMessageStreamEvent]",
+                            await client.messages.create(**kwargs))
             async with response:
                 async for event in response:
                     for piece in reader.read(event):
@@ -191,8 +172,7 @@ class AnthropicModel:
             raise ProviderError(
                 f"no Anthropic API key for model {self.name!r}: set the ANTHROPIC_API_KEY "
                 "environment variable, or pass AnthropicModel(..., api_key=...)",
-                code="no_api_key",
-            )
+                code="no_api_key")
         return anthropic.AsyncAnthropic(
             api_key=self.api_key or None,
             base_url=self.base_url,
@@ -204,14 +184,11 @@ class AnthropicModel:
         )
 
     def _endpoint(self, client: anthropic.AsyncAnthropic) -> Endpoint:
-        return Endpoint(
-            label="Anthropic",
-            model=self.model,
-            base_url=str(client.base_url).rstrip("/"),
-            key_hint="check the ANTHROPIC_API_KEY environment variable or the api_key you passed",
-            max_retries=client.max_retries,
-            timeout=self.timeout,
-        )
+        return Endpoint(label="Anthropic", model=self.model,
+                        base_url=str(client.base_url).rstrip("/"),
+                        key_hint="check the ANTHROPIC_API_KEY environment variable or the "
+                                 "api_key you passed",
+                        max_retries=client.max_retries, timeout=self.timeout)
 
     def _remember_thinking(self, reader: _EventReader) -> None:
         if reader.thinking and reader.first_call_id is not None:
@@ -236,13 +213,8 @@ class _EventReader:
 
     def read(self, event: RawMessageStreamEvent) -> list[ModelChunk]:
         if isinstance(event, RawMessageStartEvent):
-            usage = event.message.usage
-            self._input_tokens = (
-                usage.input_tokens
-                + (usage.cache_creation_input_tokens or 0)
-                + (usage.cache_read_input_tokens or 0)
-            )
-            self._output_tokens = usage.output_tokens
+            self._input_tokens = _input_tokens(event.message.usage)
+            self._output_tokens = event.message.usage.output_tokens
         elif isinstance(event, RawContentBlockStartEvent):
             return self._start(event)
         elif isinstance(event, RawContentBlockDeltaEvent):
@@ -250,14 +222,9 @@ class _EventReader:
         elif isinstance(event, RawContentBlockStopEvent):
             return self._stop(event.index)
         elif isinstance(event, RawMessageDeltaEvent):
-            delta_usage = event.usage
-            self._output_tokens = delta_usage.output_tokens
-            if delta_usage.input_tokens is not None:  # cumulative when given
-                self._input_tokens = (
-                    delta_usage.input_tokens
-                    + (delta_usage.cache_creation_input_tokens or 0)
-                    + (delta_usage.cache_read_input_tokens or 0)
-                )
+            self._output_tokens = event.usage.output_tokens
+            if event.usage.input_tokens is not None:  # cumulative when given
+                self._input_tokens = _input_tokens(event.usage)
         return []
 
     def _start(self, event: RawContentBlockStartEvent) -> list[ModelChunk]:
@@ -273,11 +240,8 @@ class _EventReader:
                 self.first_call_id = block.id
             return [ToolCallChunk(index, name=block.name, id=block.id)]
         if isinstance(block, ThinkingBlock):
-            self._thinking_block[event.index] = {
-                "type": "thinking",
-                "thinking": block.thinking,
-                "signature": block.signature,
-            }
+            self._thinking_block[event.index] = {"type": "thinking", "thinking": block.thinking,
+                                                 "signature": block.signature}
             return [ReasoningChunk(block.thinking)] if block.thinking else []
         if isinstance(block, RedactedThinkingBlock):
             self.thinking.append({"type": "redacted_thinking", "data": block.data})
@@ -316,8 +280,13 @@ class _EventReader:
         return []
 
     def finish(self) -> list[ModelChunk]:
-        usage = priced_usage(self._model, self._input_tokens, self._output_tokens)
-        return [UsageChunk(usage)]
+        return [UsageChunk(priced_usage(self._model, self._input_tokens, self._output_tokens))]
+
+
+def _input_tokens(usage: Any) -> int:
+    """The input tokens of a message's usage, those read from or written to the cache too."""
+    return int(usage.input_tokens + (usage.cache_creation_input_tokens or 0)
+               + (usage.cache_read_input_tokens or 0))
 
 
 def to_anthropic_messages(
@@ -355,15 +324,8 @@ def to_anthropic_messages(
                 blocks.extend(thinking.get(message.tool_calls[0].id, ()))
             if message.content:
                 blocks.append({"type": "text", "text": message.content})
-            blocks.extend(
-                {
-                    "type": "tool_use",
-                    "id": call.id,
-                    "name": call.name,
-                    "input": plain(call.arguments),
-                }
-                for call in message.tool_calls
-            )
+            blocks.extend({"type": "tool_use", "id": call.id, "name": call.name,
+                           "input": plain(call.arguments)} for call in message.tool_calls)
             add("assistant", blocks)
         else:
             result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id}

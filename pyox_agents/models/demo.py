@@ -117,15 +117,13 @@ def decide(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
     if spec is None:
         return Reply(
             text=f"I can't {VERBS[intent.kind]} items here: none of my tools does that. "
-            + help_reply(tools, greeting=False)
-        )
+            + help_reply(tools, greeting=False))
     if intent.kind in ("read", "clear"):
         return Reply(tool_calls=(ToolCall(spec.name, {}),))
     if not intent.items:
         return Reply(
             text=f"What should I {VERBS[intent.kind]}? Name the items, e.g. "
-            f'"{intent.kind} milk and eggs".'
-        )
+            f'"{intent.kind} milk and eggs".')
     main = main_argument(spec)
     if main is not None and "array" in types_of(properties_of(spec).get(main, {})):
         return Reply(tool_calls=(ToolCall(spec.name, {main: list(intent.items)}),))
@@ -133,6 +131,5 @@ def decide(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
     if any(arguments is None for arguments in filled):
         return Reply(
             text=f"To {VERBS[intent.kind]} an item, {spec.name} needs its number: say, for "
-            f'example, "{intent.kind} 2".'
-        )
+            f'example, "{intent.kind} 2".')
     return Reply(tool_calls=tuple(ToolCall(spec.name, a) for a in filled if a is not None))

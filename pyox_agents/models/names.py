@@ -16,8 +16,7 @@ MODEL_FORMS = (
     '"openai:<model>" (OpenAI, or the server at OPENAI_BASE_URL), '
     '"ollama:<model>" (Ollama at http://127.0.0.1:11434/v1), '
     '"anthropic:<model>", a bare OpenAI name ("gpt-5-mini", "o4-mini"), '
-    'a bare Claude name ("claude-sonnet-4-5") or "demo" (the offline demo model)'
-)
+    'a bare Claude name ("claude-sonnet-4-5") or "demo" (the offline demo model)')
 """The model names `resolve_model` accepts, as error messages list them."""
 
 _BARE_OPENAI = re.compile(r"^(gpt-|chatgpt-|o\d)")
@@ -41,8 +40,7 @@ def resolve_model(model: Model | str) -> Model:
         return _model_named(model)
     if not isinstance(model, Model):
         raise TypeError(
-            f"Agent(model=...) must be a Model or a model name, got {type(model).__name__}"
-        )
+            f"Agent(model=...) must be a Model or a model name, got {type(model).__name__}")
     return model
 
 
@@ -54,8 +52,7 @@ def _model_named(name: str) -> Model:
         if not rest.strip():
             raise ValueError(
                 f"model {name!r} names the {provider} provider but no model: write "
-                f'"{provider}:<model>", such as {_EXAMPLES[provider]!r}'
-            )
+                f'"{provider}:<model>", such as {_EXAMPLES[provider]!r}')
         rest = rest.strip()
         if provider == "anthropic":
             from pyox_agents.models.anthropic import AnthropicModel
@@ -80,12 +77,8 @@ def _model_named(name: str) -> Model:
         return AnthropicModel(text)
     raise ValueError(
         f"no provider configured for model {name!r}: use {MODEL_FORMS}; or pass a Model "
-        "object, such as OpenAIModel(name, base_url=...) for another OpenAI-compatible server"
-    )
+        "object, such as OpenAIModel(name, base_url=...) for another OpenAI-compatible server")
 
 
-_EXAMPLES = {
-    "openai": "openai:gpt-5-mini",
-    "ollama": "ollama:llama3.2",
-    "anthropic": "anthropic:claude-sonnet-4-5",
-}
+_EXAMPLES = {"openai": "openai:gpt-5-mini", "ollama": "ollama:llama3.2",
+             "anthropic": "anthropic:claude-sonnet-4-5"}

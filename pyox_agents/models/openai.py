@@ -49,11 +49,8 @@ OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
 """Where `"ollama:<model>"` finds Ollama's OpenAI-compatible API."""
 
 _OPENAI_URL = "https://api.openai.com/v1"
-_KINDS = ErrorKinds(
-    status=openai.APIStatusError,
-    timeout=openai.APITimeoutError,
-    connection=openai.APIConnectionError,
-)
+_KINDS = ErrorKinds(status=openai.APIStatusError, timeout=openai.APITimeoutError,
+                    connection=openai.APIConnectionError)
 
 
 class OpenAIModel:
@@ -108,9 +105,8 @@ class OpenAIModel:
         self.provider = provider
         self.input_kinds = OPENAI_INPUTS if inputs is None else inputs
         self._given_client = client
-        self._clients: LoopClient[openai.AsyncOpenAI] = LoopClient(
-            self._make_client, closes=client is None
-        )
+        self._clients: LoopClient[openai.AsyncOpenAI] = LoopClient(self._make_client,
+                                                                   closes=client is None)
 
     @property
     def name(self) -> str:
@@ -140,22 +136,17 @@ class OpenAIModel:
             ProviderError: no key is configured, or the server failed (see its `code`).
         """
         client = self._clients.get()
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(request.messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+        kwargs: dict[str, Any] = {"model": self.model,
+                                  "messages": to_openai_messages(request.messages), "stream": True,
+                                  "stream_options": {"include_usage": True}}
         if request.tools:
             kwargs["tools"] = to_openai_tools(request.tools)
         settings = {**self.settings, **request.settings}
         if settings:
             kwargs["extra_body"] = plain(settings)
         try:
-            response = cast(
-                "openai.AsyncStream[ChatCompletionChunk]",
-                await client.chat.completions.create(**kwargs),
-            )
+            response = cast("openai.AsyncStream[ChatCompletionChunk]",
+                            await client.chat.completions.create(**kwargs))
             async with response:
                 reader = _ChunkReader(self.model)
                 async for chunk in response:
@@ -178,8 +169,7 @@ class OpenAIModel:
                 raise ProviderError(
                     f"no OpenAI API key for model {self.name!r}: set the OPENAI_API_KEY "
                     "environment variable, or pass OpenAIModel(..., api_key=...)",
-                    code="no_api_key",
-                )
+                    code="no_api_key")
             api_key = "not-needed"  # local servers (Ollama, vLLM, llama.cpp) ignore it
         return openai.AsyncOpenAI(
             api_key=api_key,
@@ -193,24 +183,14 @@ class OpenAIModel:
 
     def _endpoint(self, client: openai.AsyncOpenAI) -> Endpoint:
         base_url = str(client.base_url).rstrip("/")
-        if self.provider == "openai" and base_url == _OPENAI_URL:
-            label = "OpenAI"
-        elif self.provider == "ollama":
-            label = "Ollama"
-        else:
-            label = f"the OpenAI-compatible server ({self.provider})"
         if self.provider == "ollama":
-            hint = "Ollama needs no key: check the base URL"
+            label, hint = "Ollama", "Ollama needs no key: check the base URL"
         else:
+            label = ("OpenAI" if self.provider == "openai" and base_url == _OPENAI_URL
+                     else f"the OpenAI-compatible server ({self.provider})")
             hint = "check the OPENAI_API_KEY environment variable or the api_key you passed"
-        return Endpoint(
-            label=label,
-            model=self.model,
-            base_url=base_url,
-            key_hint=hint,
-            max_retries=client.max_retries,
-            timeout=self.timeout,
-        )
+        return Endpoint(label=label, model=self.model, base_url=base_url, key_hint=hint,
+                        max_retries=client.max_retries, timeout=self.timeout)
 
 
 class _ChunkReader:
@@ -226,16 +206,14 @@ class _ChunkReader:
     def read(self, chunk: ChatCompletionChunk) -> list[ModelChunk]:
         pieces: list[ModelChunk] = []
         if chunk.usage is not None:
-            self._usage = priced_usage(
-                self._model, chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
-            )
+            self._usage = priced_usage(self._model, chunk.usage.prompt_tokens or 0,
+                                       chunk.usage.completion_tokens or 0)
         for choice in chunk.choices[:1]:
             delta = choice.delta
             # OpenAI-compatible servers put reasoning in `reasoning_content` (DeepSeek, vLLM,
             # llama.cpp) or `reasoning` (Ollama, OpenRouter); OpenAI itself does not stream it.
-            reasoning = getattr(delta, "reasoning_content", None) or getattr(
-                delta, "reasoning", None
-            )
+            reasoning = (getattr(delta, "reasoning_content", None)
+                         or getattr(delta, "reasoning", None))
             if isinstance(reasoning, str) and reasoning:
                 pieces.append(ReasoningChunk(reasoning))
             if delta.content:
@@ -284,22 +262,15 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if message.role == "system":
             out.append({"role": "system", "content": message.content})
         elif message.role == "user":
-            if message.images or message.files:
-                out.append({"role": "user", "content": openai_parts(message)})
-            else:
-                out.append({"role": "user", "content": message.content})
+            content = openai_parts(message) if message.images or message.files else message.content
+            out.append({"role": "user", "content": content})
         elif message.role == "assistant":
             entry: dict[str, Any] = {"role": "assistant", "content": message.content or None}
             if message.tool_calls:
                 entry["tool_calls"] = [
-                    {
-                        "id": call.id,
-                        "type": "function",
-                        "function": {
-                            "name": call.name,
-                            "arguments": json.dumps(plain(call.arguments), ensure_ascii=False),
-                        },
-                    }
+                    {"id": call.id, "type": "function", "function": {
+                        "name": call.name,
+                        "arguments": json.dumps(plain(call.arguments), ensure_ascii=False)}}
                     for call in message.tool_calls
                 ]
             out.append(entry)
@@ -311,14 +282,6 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     """`tools` as Chat Completions function tools."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": plain(spec.parameters),
-            },
-        }
-        for spec in tools
-    ]
+    return [{"type": "function", "function": {"name": spec.name, "description": spec.description,
+                                              "parameters": plain(spec.parameters)}}
+            for spec in tools]

@@ -50,8 +50,7 @@ def register_price(model: str, input: float, output: float) -> None:
     if input < 0 or output < 0:
         raise ValueError(
             f"register_price({model!r}, {input}, {output}): prices are $ per million tokens "
-            "and cannot be negative"
-        )
+            "and cannot be negative")
     PRICES[model] = (float(input), float(output))
 
 
@@ -76,9 +75,5 @@ def cost_of(model: str, input_tokens: int, output_tokens: int) -> float:
 
 def priced_usage(model: str, input_tokens: int, output_tokens: int) -> Usage:
     """One request's `Usage`, with its cost from the price table."""
-    return Usage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        requests=1,
-        cost=cost_of(model, input_tokens, output_tokens),
-    )
+    return Usage(input_tokens=input_tokens, output_tokens=output_tokens, requests=1,
+                 cost=cost_of(model, input_tokens, output_tokens))

@@ -44,8 +44,7 @@ def to_reply(spec: ReplySpec) -> Reply:
                 raise TypeError(f"a scripted reply holds str and ToolCall, got {item!r}")
         return Reply(text="".join(texts), tool_calls=tuple(calls))
     raise TypeError(
-        f"a scripted reply is a str, a ToolCall, a list of those or a Reply, got {spec!r}"
-    )
+        f"a scripted reply is a str, a ToolCall, a list of those or a Reply, got {spec!r}")
 
 
 class ScriptedModel:
@@ -86,8 +85,7 @@ class ScriptedModel:
         if self._next >= len(self._replies):
             raise ScriptExhausted(
                 f"ScriptedModel ran out of replies: the script has {len(self._replies)} and the "
-                f"model was asked for reply {self._next + 1}; add replies to the script"
-            )
+                f"model was asked for reply {self._next + 1}; add replies to the script")
         reply = self._replies[self._next]
         self._next += 1
         async for chunk in stream_reply(reply, request):

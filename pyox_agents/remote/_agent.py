@@ -12,8 +12,9 @@ from urllib.parse import urlsplit
 from pyox_agents._redact import redact_url
 from pyox_agents.remote._events import RemoteRun
 from pyox_agents.runtime._runner import Runner
+from pyox_agents.runtime._subagent_tool import as_tool_name, task_tool
 from pyox_agents.state.frozen import freeze, thaw
-from pyox_agents.tools import RunContext, Tool, ToolError, make_tool
+from pyox_agents.tools import RunContext, Tool, ToolError
 
 __all__ = ["RemoteAgent"]
 
@@ -51,12 +52,8 @@ class RemoteAgent:
     def __repr__(self) -> str:
         return f"RemoteAgent({redact_url(self.url)!r}, name={self.name!r})"
 
-    def as_tool(
-        self,
-        name: str | None = None,
-        description: str | None = None,
-        state: Literal["read", "write"] | None = None,
-    ) -> Tool:
+    def as_tool(self, name: str | None = None, description: str | None = None,
+                state: Literal["read", "write"] | None = None) -> Tool:
         """This remote agent as a tool: the model gives it a task, it answers, as
         `Agent.as_tool` does for a local agent.
 
@@ -74,12 +71,7 @@ class RemoteAgent:
             ValueError: no name (give `name=` or `RemoteAgent(..., name=...)`), or an unknown
                 `state`.
         """
-        if state not in (None, "read", "write"):
-            raise ValueError(f'as_tool(state=...) is None, "read" or "write", got {state!r}')
-        tool_name = name or self.name
-        if not tool_name:
-            raise ValueError("as_tool() needs a name: pass name=... or create "
-                             "RemoteAgent(url, name=...)")
+        tool_name = as_tool_name(name or self.name, state, "RemoteAgent(url, name=...)")
         remote = self
 
         async def run_remote_agent(ctx: RunContext, task: str) -> Any:
@@ -88,12 +80,7 @@ class RemoteAgent:
             """
             return await remote._run(ctx, task, tool_name, state)
 
-        return make_tool(
-            run_remote_agent,
-            name=tool_name,
-            description=description or f"Give the {tool_name} agent a task; it answers.",
-            local=globals(),
-        )
+        return task_tool(run_remote_agent, tool_name, description)
 
     async def _run(self, ctx: RunContext, task: str, name: str,
                    mode: Literal["read", "write"] | None) -> Any:

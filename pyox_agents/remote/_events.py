@@ -179,12 +179,10 @@ class RemoteRun:
         if isinstance(outcome, Mapping) and outcome.get("type") == "interrupt":
             asked = "; ".join(str(i.get("message") or i.get("reason") or "")
                               for i in outcome.get("interrupts") or [] if isinstance(i, Mapping))
-            self.fail(f"{self.where} waits for a person's approval ({asked}), which cannot be "
-                      "given through this tool; answer it at the remote agent, or give it a "
-                      "task that needs no approval",
-                      f"{self.who} waits for a person's approval ({asked}), which cannot be "
-                      "given through this tool; answer it at the remote agent, or give it a "
-                      "task that needs no approval")
+            waits = (f"waits for a person's approval ({asked}), which cannot be given through "
+                     "this tool; answer it at the remote agent, or give it a task that needs no "
+                     "approval")
+            self.fail(f"{self.where} {waits}", f"{self.who} {waits}")
         result = event.get("result")
         self.answer = result if result is not None else self._last_text
         self._close()

@@ -28,8 +28,7 @@ def check_answer(run: RunState, tools: Mapping[str, Tool], approve: bool | None,
     if run.done:
         raise ValueError(
             f"run {run.run_id[:12]} has ended ({run.status.value}); start a new run on its "
-            "conversation instead"
-        )
+            "conversation instead")
     request = run.pending
     if request is None:
         if approve is not None:
@@ -39,18 +38,15 @@ def check_answer(run: RunState, tools: Mapping[str, Tool], approve: bool | None,
         if approve is None:
             raise ValueError(
                 f"run {run.run_id[:12]} waits for a person ({request.prompt!r}): resume it with "
-                "approve=True or approve=False (and answer=... if asked a question)"
-            )
+                "approve=True or approve=False (and answer=... if asked a question)")
         if request_id is not None and request_id != request.id:
             raise ValueError(
                 f"approval {request_id!r} was not issued for run {run.run_id[:12]}: its pending "
-                f"request is {request.id!r}"
-            )
+                f"request is {request.id!r}")
         if hash_ is not None and hash_ != request.arguments_hash:
             raise ValueError(
                 f"the arguments hash does not match the pending request {request.id!r} of "
-                f"run {run.run_id[:12]}: the approval was for other arguments"
-            )
+                f"run {run.run_id[:12]}: the approval was for other arguments")
         if edited is not None:
             tool = tools.get(request.tool)
             if tool is None:

@@ -11,9 +11,7 @@ from pyox_agents.state.messages import Message, ToolCall
 __all__ = ["strip_fences", "without_open_calls"]
 
 
-def without_open_calls(
-    messages: Sequence[Message], pending: Sequence[ToolCall]
-) -> list[Message]:
+def without_open_calls(messages: Sequence[Message], pending: Sequence[ToolCall]) -> list[Message]:
     """`messages` without the tool calls of the open turn (a reply whose calls do not all have
     results yet): its text stays, a reply with nothing else goes."""
     if not pending:

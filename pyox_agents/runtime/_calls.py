@@ -235,24 +235,15 @@ class ToolCalls:
                                      "can wait for: use agent.run/arun/stream, then agent.resume")
         return _Call(paused=new_request(call, prompt, schema))
 
-    async def _attempt(
-        self, tool: Tool, call: ToolCall, arguments: Mapping[str, Any]
-    ) -> _Call | Conflict:
+    async def _attempt(self, tool: Tool, call: ToolCall, arguments: Mapping[str, Any]
+                       ) -> _Call | Conflict:
         access = self.access
         draft = None
         if access.denied is None:
             draft = access.shared.draft(tool.name, writable=access.writable)
-        ctx = RunContext(
-            run_id=self.run_id,
-            conversation=self.conversation,
-            draft=draft,
-            call_id=call.id,
-            tool_name=tool.name,
-            denied=access.denied,
-            run=self,
-            send=self._sender(call),
-            forwarded_props=self.forwarded_props,
-        )
+        ctx = RunContext(run_id=self.run_id, conversation=self.conversation, draft=draft,
+                         call_id=call.id, tool_name=tool.name, denied=access.denied, run=self,
+                         send=self._sender(call), forwarded_props=self.forwarded_props)
         if self.journal is not None:
             ctx.idempotency_key = self.journal.call_key(call.id)
         timeout = tool.timeout if tool.timeout is not None else self.setup.tool_timeout
@@ -361,8 +352,7 @@ def _to_json(value: Any) -> Any:
     except pydantic_core.PydanticSerializationError:
         raise NotJSON(
             f"the tool returned a {type(value).__name__}, which is not JSON; return a str, "
-            "number, dict, list, pydantic model or dataclass"
-        ) from None
+            "number, dict, list, pydantic model or dataclass") from None
     return thaw(freeze(plain, path="the result"))  # a lone surrogate, too deep: TypeError
 
 

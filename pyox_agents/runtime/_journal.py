@@ -85,44 +85,36 @@ class Journal:
     def decide(self, calls: tuple[ToolCall, ...], usage: Usage, idempotent: Mapping[str, bool]
                ) -> None:
         """A decision was made: count it and its usage, and mark its calls in flight."""
-        run = self.run
-        index = run.spent.steps
-        run.spent = spent_plus(run.spent, usage, steps=1)
-        described = [
-            DecisionCall(**{
-                "call_id": call.id,
-                "tool": call.name,
-                "arguments": dict(call.arguments),
-                "key": self.key_for(len(run.steps) + position, call),
-                "idempotent": idempotent.get(call.name, False),
-            })
-            for position, call in enumerate(calls)
-        ]
+        index = self.run.spent.steps
+        self.run.spent = spent_plus(self.run.spent, usage, steps=1)
+        described = self._described(calls, idempotent)
         self.audit("decision", {"index": index, "calls": described})
-        if calls:
-            first = described[0]
-            in_flight = InFlight(step=len(run.steps), key=first["key"],
-                                 idempotent=first["idempotent"], attempt=1,
-                                 decision={"index": index, "calls": described}, gates=[])
-            run.in_flight = dict(in_flight)
+        self._mark_in_flight(described, index)
 
     def adopt(self, calls: tuple[ToolCall, ...], idempotent: Mapping[str, bool]) -> None:
         """Calls an earlier run of the thread left open (it was cut, or is paused, before they
         closed) that this run finishes: mark them in flight as a decision's are, without
         counting a decision, so a person's answer about them is kept and a crash is told."""
-        run = self.run
         if self.in_flight is not None or not calls:
             return
-        described = [DecisionCall(call_id=call.id, tool=call.name,
-                                  arguments=dict(call.arguments),
-                                  key=self.key_for(len(run.steps) + position, call),
-                                  idempotent=idempotent.get(call.name, False))
-                     for position, call in enumerate(calls)]
+        described = self._described(calls, idempotent)
         self.audit("adopted", {"calls": described})
-        first = described[0]
-        run.in_flight = dict(InFlight(
-            step=len(run.steps), key=first["key"], idempotent=first["idempotent"], attempt=1,
-            decision={"index": max(run.spent.steps - 1, 0), "calls": described}, gates=[]))
+        self._mark_in_flight(described, max(self.run.spent.steps - 1, 0))
+
+    def _described(self, calls: tuple[ToolCall, ...], idempotent: Mapping[str, bool]
+                   ) -> list[DecisionCall]:
+        first = len(self.run.steps)
+        return [DecisionCall(call_id=call.id, tool=call.name, arguments=dict(call.arguments),
+                             key=self.key_for(first + position, call),
+                             idempotent=idempotent.get(call.name, False))
+                for position, call in enumerate(calls)]
+
+    def _mark_in_flight(self, described: list[DecisionCall], index: int) -> None:
+        if described:
+            first = described[0]
+            self.run.in_flight = dict(InFlight(
+                step=len(self.run.steps), key=first["key"], idempotent=first["idempotent"],
+                attempt=1, decision={"index": index, "calls": described}, gates=[]))
 
     def key_for(self, step: int, call: ToolCall) -> str:
         """The idempotency key of `call` as step `step` of this run."""
@@ -310,10 +302,8 @@ class Journal:
     async def save(self) -> None:
         """Write the conversation's new entries, the RunState and the new audit records."""
         now = time.monotonic()
-        spent = self.run.spent
-        self.run.spent = Spent(spent.steps, spent.tool_calls, spent.input_tokens,
-                               spent.output_tokens, spent.cost,
-                               spent.seconds + (now - self._started))
+        self.run.spent = replace(self.run.spent,
+                                 seconds=self.run.spent.seconds + (now - self._started))
         self._started = now
         if self.store is None:
             self._audit.clear()
@@ -377,13 +367,7 @@ class Journal:
 def new_request(call: ToolCall, prompt: str, schema: Mapping[str, Any] | None = None
                 ) -> ApprovalRequest:
     """An approval request for `call` (its `step` is set when the run pauses)."""
-    return ApprovalRequest(
-        id="apr_" + secrets.token_hex(12),
-        step=0,
-        call_id=call.id,
-        tool=call.name,
-        arguments=dict(call.arguments),
-        arguments_hash=arguments_hash(call.arguments),
-        prompt=prompt,
-        schema=dict(schema) if schema is not None else None,
-    )
+    return ApprovalRequest(id="apr_" + secrets.token_hex(12), step=0, call_id=call.id,
+                           tool=call.name, arguments=dict(call.arguments),
+                           arguments_hash=arguments_hash(call.arguments), prompt=prompt,
+                           schema=dict(schema) if schema is not None else None)

@@ -30,13 +30,8 @@ Body = TypeVar("Body", bound=Callable[..., Any])
 Until = Callable[[State], bool]
 
 
-def loop(
-    body: Body | None = None,
-    /,
-    *,
-    until: Until | Sequence[Until] | None = None,
-    limit: int | None = None,
-) -> Any:
+def loop(body: Body | None = None, /, *, until: Until | Sequence[Until] | None = None,
+         limit: int | None = None) -> Any:
     """Decorate `body(agent, state)`, one turn; calling the result runs turns until a stop.
 
     `body` may be sync or async (then the loop is async too).

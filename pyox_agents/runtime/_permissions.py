@@ -48,9 +48,8 @@ def permission_name(permission: Permission) -> str:
     return str(getattr(permission, "__name__", None) or type(permission).__name__)
 
 
-async def decide(
-    permissions: tuple[Permission, ...], call: ToolCall, ctx: Any
-) -> tuple[Decision, Permission | None]:
+async def decide(permissions: tuple[Permission, ...], call: ToolCall, ctx: Any
+                 ) -> tuple[Decision, Permission | None]:
     """The first decision that is not Allow, with the permission that made it.
 
     Raises:
@@ -77,5 +76,4 @@ def _as_decision(answer: Any, permission: Permission) -> Decision:
         return answer
     raise TypeError(
         f"permission {permission_name(permission)} returned {answer!r}; return Allow(), "
-        "Deny(reason, stop=...), Ask(prompt), True or False"
-    )
+        "Deny(reason, stop=...), Ask(prompt), True or False")

@@ -74,6 +74,5 @@ class PlannerModel:
         ):
             raise TypeError(
                 f"a planner returns Answer(value), CallTool(name, arguments) or a non-empty list "
-                f"of CallTool, got {decision!r}"
-            )
+                f"of CallTool, got {decision!r}")
         return Reply(tool_calls=tuple(ToolCall(c.name, dict(c.arguments)) for c in calls))

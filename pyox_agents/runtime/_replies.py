@@ -169,12 +169,9 @@ class ReplyStream:
         call = self._calls.get(index)
         if call is None:
             if chunk.name is None:
-                raise ModelError(
-                    f"the model streamed arguments for tool call {index} before its name"
-                )
-            self._close_reasoning()
-            self._close_text()
-            self._close_call()
+                raise ModelError(f"the model streamed arguments for tool call {index} before "
+                                 "its name")
+            self.close()
             call = (valid_text(chunk.name), chunk.id or "call_" + secrets.token_hex(12), Pieces())
             self._calls[index] = call
             self._open_call = index
@@ -195,12 +192,9 @@ class ReplyStream:
     def finish(self) -> Reply:
         """Close what is open and return the whole reply."""
         self.close()
-        return Reply(
-            text=self._text.text(),
-            reasoning=self._reasoning.text(),
-            tool_calls=tuple(self._call(index) for index in sorted(self._calls)),
-            usage=self._usage,
-        )
+        return Reply(text=self._text.text(), reasoning=self._reasoning.text(),
+                     tool_calls=tuple(self._call(index) for index in sorted(self._calls)),
+                     usage=self._usage)
 
     def close(self) -> None:
         """Close the open reasoning, text and tool call (sending their end events)."""
@@ -228,7 +222,7 @@ class ReplyStream:
         try:
             arguments = json.loads(text)
         except (ValueError, RecursionError):
-            return ToolCall(name, {}, id=call_id, raw_arguments=text)
+            arguments = None
         if not isinstance(arguments, dict) or deeper_than(arguments, MAX_DEPTH):
             return ToolCall(name, {}, id=call_id, raw_arguments=text)
         return ToolCall(name, valid_json(arguments), id=call_id)  # type: ignore[arg-type]

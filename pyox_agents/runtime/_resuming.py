@@ -83,24 +83,16 @@ async def load(agent: AgentParts, run_id: str) -> tuple[RunState, State]:
                 f"no paused run {run_id!r} in this Agent: without a store, only runs paused "
                 f"for a person in this process, the latest {agent._paused.limit} for "
                 f"{agent._paused.seconds:g} s, can be resumed; give Agent(store=...) to keep "
-                "every run"
-            )
+                "every run")
         return paused.run, paused.conversation
     run = await agent.store.aload_run(run_id)
     thread_id = await anyio.to_thread.run_sync(agent.store.run_thread, run_id)
     return run, await agent.store.aload(thread_id)
 
 
-async def prepare_resume(
-    agent: AgentParts,
-    run_id: str,
-    approve: bool | None,
-    answer: Any,
-    edited: Mapping[str, Any] | None,
-    request_id: str | None,
-    hash_: str | None,
-    messages: Sequence[Message] = (),
-) -> Runner:
+async def prepare_resume(agent: AgentParts, run_id: str, approve: bool | None, answer: Any,
+                         edited: Mapping[str, Any] | None, request_id: str | None,
+                         hash_: str | None, messages: Sequence[Message] = ()) -> Runner:
     """The runner that continues run `run_id` with a person's answer, checked (see
     `Agent.stream_resume`)."""
     run, conversation = await load(agent, run_id)

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from pyox_agents._errors import ungrouped
 from pyox_agents.events import (
     ApprovalRequested,
     RunFailed,
@@ -69,19 +70,10 @@ _NO_SPAN = contextlib.nullcontext()
 class Runner(ToolCalls):
     """Executes a run, or single turns, of an agent on a conversation."""
 
-    def __init__(
-        self,
-        setup: Setup,
-        conversation: State,
-        access: Access,
-        *,
-        journal: Journal | None = None,
-        run_id: str | None = None,
-        emit: Emit = discard,
-        client_tools: Sequence[ToolSpec] = (),
-        context: Sequence[str] = (),
-        forwarded_props: Any = None,
-    ) -> None:
+    def __init__(self, setup: Setup, conversation: State, access: Access, *,
+                 journal: Journal | None = None, run_id: str | None = None, emit: Emit = discard,
+                 client_tools: Sequence[ToolSpec] = (), context: Sequence[str] = (),
+                 forwarded_props: Any = None) -> None:
         self.setup = setup
         self.client_tools = {spec.name: spec for spec in client_tools}
         """Tools the client runs itself: the model may call them; the run hands the calls over."""
@@ -188,7 +180,7 @@ class Runner(ToolCalls):
     async def _fail_inside(self, exc: Exception) -> None:
         """End the run failed by `exc`, raised inside it: a model's or store's error by its
         code, anything else as an internal error, logged with its details."""
-        cause = _first(exc)
+        cause = ungrouped(exc)
         if isinstance(cause, ModelError | StoreError):
             await self._fail(run_error(cause, self.run_id))
         else:  # the details: in the server's log, and in the run's record
@@ -342,14 +334,9 @@ class Runner(ToolCalls):
     # -- helpers -------------------------------------------------------------------------------
 
     def _context(self) -> RunContext:
-        return RunContext(
-            run_id=self.run_id,
-            conversation=self.conversation,
-            state=self.access.shared.value,
-            denied=self.access.denied,
-            run=self,
-            forwarded_props=self.forwarded_props,
-        )
+        return RunContext(run_id=self.run_id, conversation=self.conversation,
+                          state=self.access.shared.value, denied=self.access.denied, run=self,
+                          forwarded_props=self.forwarded_props)
 
     async def save_conversation(self) -> None:
         """Save the conversation's new entries (custom loops: after each turn)."""
@@ -381,10 +368,3 @@ class Runner(ToolCalls):
                 error = AgentError(error.code, f"{error.message}; {exc}",
                                    f"{error.public_message}; {exc.public_message}")
         self._send(RunFailed(error))
-
-
-def _first(exc: BaseException) -> BaseException:
-    """The exception behind a task group's ExceptionGroup (its first), or `exc` itself."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc

@@ -26,8 +26,7 @@ Instructions = str | Callable[[RunContext], Any] | None
 
 NO_ACCESS = (
     "this subagent has no access to the shared state: give it with "
-    'as_tool(..., state="read") or state="write"'
-)
+    'as_tool(..., state="read") or state="write"')
 
 
 def discard(events: Sequence[RuntimeEvent]) -> None:

@@ -31,22 +31,16 @@ class _NotGiven:
 NOT_GIVEN: Any = _NotGiven()
 
 
-def prepare(
-    agent: AgentParts,
-    conversation: State | str,
-    state: Any,
-    client_tools: Sequence[ToolSpec] = (),
-    context: Sequence[str] = (),
-    forwarded_props: Any = None,
-) -> Runner:
+def prepare(agent: AgentParts, conversation: State | str, state: Any,
+            client_tools: Sequence[ToolSpec] = (), context: Sequence[str] = (),
+            forwarded_props: Any = None) -> Runner:
     """The runner of a new run of `conversation` (a State or a prompt) from `state`, checked."""
     if isinstance(conversation, str):
         conversation = State(messages=[Message.user(conversation)])
     elif not isinstance(conversation, State):
         raise TypeError(
             f"run a State or a prompt str, got {type(conversation).__name__}; for the shared "
-            "state, pass state=..."
-        )
+            "state, pass state=...")
     conversation._check_can_run()
     setup = agent._setup()
     check_inputs(setup.model, conversation.messages)

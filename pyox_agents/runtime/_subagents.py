@@ -33,14 +33,11 @@ from pyox_agents.toolsets import Toolset
 
 __all__ = ["run_subagent"]
 
-"""The runs of a store-less agent that wait for a person, by run id, with their conversation."""
 
-
-async def run_subagent(
-    ctx: RunContext, setup_for: Callable[[Store | None], Setup], paused: PausedRuns, task: str,
-    name: str, mode: Literal["read", "write"] | None,
-    tools: tuple[Mapping[str, Tool], Sequence[Toolset]] = ({}, ()),
-) -> Any:
+async def run_subagent(ctx: RunContext, setup_for: Callable[[Store | None], Setup],
+                       paused: PausedRuns, task: str, name: str,
+                       mode: Literal["read", "write"] | None,
+                       tools: tuple[Mapping[str, Tool], Sequence[Toolset]] = ({}, ())) -> Any:
     """Run a subagent (`setup_for(store)` sets up its runs; `paused` keeps its paused runs
     without a store; `tools` are its own tools and toolsets) on `task` as a child of the run
     behind `ctx`; return its answer.
@@ -149,9 +146,8 @@ def _forwarder(parent: Runner, run_id: str, call_id: str, name: str, child_id: s
     return forward
 
 
-async def _paused_subagent(
-    paused: PausedRuns, parent: Runner, link: Mapping[str, str], store: Store | None
-) -> tuple[State, Journal, bool]:
+async def _paused_subagent(paused: PausedRuns, parent: Runner, link: Mapping[str, str],
+                           store: Store | None) -> tuple[State, Journal, bool]:
     """The subagent run the parent's call waits on, answered with the parent's gate for it;
     and whether that run was cut by a crash instead (running, with calls in flight)."""
     state_id, run_id = link["thread_id"], link["run_id"]

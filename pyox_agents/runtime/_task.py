@@ -4,6 +4,7 @@ taken over first, and running from synchronous code (`Agent.start`, `stream`, `r
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -27,8 +28,8 @@ T = TypeVar("T")
 def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
            state_given: bool = True) -> RunHandle:
     """The run as its caller holds it: its `batches`."""
-    return RunHandle(runner.run_id, RunStream(agent, runner, Outbox(), resumed=resumed,
-                                              state_given=state_given), runner.text_of,
+    return RunHandle(runner.run_id, batches(agent, runner, resumed=resumed,
+                                            state_given=state_given), runner.text_of,
                      runner.edit_state)
 
 
@@ -130,10 +131,9 @@ async def _continue_with_kept_state(agent: AgentParts, runner: Runner) -> None:
     record kept (the app gave none to replace it)."""
     journal = runner.journal
     assert journal is not None
-    old = runner.access.shared
-    shared = SharedState(await kept_state(agent, runner.run_id, runner.conversation),
-                         state_type=agent.state_type, max_bytes=old.max_bytes)
     access = runner.access
+    shared = SharedState(await kept_state(agent, runner.run_id, runner.conversation),
+                         state_type=agent.state_type, max_bytes=access.shared.max_bytes)
     runner.access = Access(shared, access.owner, access.writable, access.denied)
     journal.shared = shared
 
@@ -145,12 +145,7 @@ def run_sync(fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
     except RuntimeError:
         pass
     else:
-        raise RuntimeError(
-            f"Agent.{fn.__name__.removeprefix('a')}() cannot be called while an event loop is "
-            f"running (you are in async code): use `await agent.{fn.__name__}(...)`"
-        )
-
-    async def main() -> T:
-        return await fn(*args, **kwargs)
-
-    return anyio.run(main)
+        raise RuntimeError(f"Agent.{fn.__name__.removeprefix('a')}() cannot be called while an "
+                           f"event loop is running (you are in async code): use "
+                           f"`await agent.{fn.__name__}(...)`")
+    return anyio.run(functools.partial(fn, *args, **kwargs))

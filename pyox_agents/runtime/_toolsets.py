@@ -14,9 +14,8 @@ __all__ = ["toolsets_opened"]
 
 
 @asynccontextmanager
-async def toolsets_opened(
-    own: Mapping[str, Tool], toolsets: Sequence[Toolset], runner: Runner
-) -> AsyncIterator[None]:
+async def toolsets_opened(own: Mapping[str, Tool], toolsets: Sequence[Toolset], runner: Runner
+                          ) -> AsyncIterator[None]:
     """Give `runner` the toolsets' tools beside `own` for its run (connecting them), and release
     the toolsets after it; a toolset that cannot list its tools is left out, the model told why."""
     if not toolsets:

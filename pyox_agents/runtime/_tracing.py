@@ -55,10 +55,8 @@ def enable(tracer_provider: TracerProvider | None = None, *, capture_content: bo
     try:
         from opentelemetry import trace
     except ImportError as exc:
-        raise ImportError(
-            f"tracing needs the OpenTelemetry API, which is not installed ({exc}); install it "
-            f"with: {INSTALL}"
-        ) from exc
+        raise ImportError(f"tracing needs the OpenTelemetry API, which is not installed ({exc}); "
+                          f"install it with: {INSTALL}") from exc
     global on
     tracer = trace.get_tracer("pyox_agents", _version(), tracer_provider=tracer_provider)
     on = Tracing(tracer, bool(capture_content))
@@ -111,13 +109,10 @@ def run_span(run: TracedRun, resumed: bool) -> Iterator[RunSpan]:
     assert on is not None
     model = _model_attributes(run.model.name)
     agent = run.setup.name
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.conversation.id": run.conversation.id,
-        "pyox_agents.run.id": run.run_id,
-        "pyox_agents.run.resumed": resumed,
-        **model,
-    }
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent",
+                                  "gen_ai.conversation.id": run.conversation.id,
+                                  "pyox_agents.run.id": run.run_id,
+                                  "pyox_agents.run.resumed": resumed, **model}
     if agent:
         attributes["gen_ai.agent.name"] = agent
     name = f"invoke_agent {agent}" if agent else "invoke_agent"
@@ -135,12 +130,16 @@ def run_span(run: TracedRun, resumed: bool) -> Iterator[RunSpan]:
             _set_usage(span, run.usage)
 
 
-class ChatSpan:
-    """The `chat` span of one model request."""
+class _ContentSpan:
+    """A span that records messages and results only when `enable(capture_content=True)`."""
 
     def __init__(self, span: Span, capture_content: bool) -> None:
         self.span = span
         self._capture = capture_content
+
+
+class ChatSpan(_ContentSpan):
+    """The `chat` span of one model request."""
 
     def replied(self, reply: Reply) -> None:
         """Record what the model answered and what it cost."""
@@ -168,12 +167,8 @@ def chat_span(model_name: str, request: ModelRequest, thread_id: str) -> Iterato
         yield ChatSpan(span, on.capture_content)
 
 
-class ToolSpan:
+class ToolSpan(_ContentSpan):
     """The `execute_tool` span of one tool call."""
-
-    def __init__(self, span: Span, capture_content: bool) -> None:
-        self.span = span
-        self._capture = capture_content
 
     def ended(self, outcome: str, result: Any = None, error: str | None = None,
               error_type: str | None = None) -> None:
@@ -192,17 +187,13 @@ class ToolSpan:
 def tool_span(call: ToolCall, thread_id: str) -> Iterator[ToolSpan]:
     """The span of one tool call, current while it runs (a subagent's run nests in it)."""
     assert on is not None
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": call.name,
-        "gen_ai.tool.call.id": call.id,
-        "gen_ai.tool.type": "function",
-        "gen_ai.conversation.id": thread_id,
-    }
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool",
+                                  "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id,
+                                  "gen_ai.tool.type": "function",
+                                  "gen_ai.conversation.id": thread_id}
     if on.capture_content:
         raw = call.raw_arguments
-        attributes["gen_ai.tool.call.arguments"] = raw if raw is not None else _json(
-            call.arguments)
+        attributes["gen_ai.tool.call.arguments"] = _json(call.arguments if raw is None else raw)
     with _span(on.tracer, f"execute_tool {call.name}", "INTERNAL", attributes) as span:
         yield ToolSpan(span, on.capture_content)
 

@@ -25,8 +25,7 @@ T = TypeVar("T")
 
 COMPACT_PROMPT = (
     "Summarize the work so far for yourself: the goal, what was done and found, what is left, "
-    "and any names, numbers or decisions you will need. Reply with the summary only."
-)
+    "and any names, numbers or decisions you will need. Reply with the summary only.")
 
 
 async def think(runner: Runner, tools: Mapping[str, Tool], toolsets: Sequence[Toolset]) -> Reply:
@@ -53,10 +52,8 @@ async def ask(runner: Runner, question: str, returns: type[T]) -> T:
     prompt = question
     if returns is not str:
         schema = json.dumps(adapter.json_schema())
-        prompt = (
-            f"{question}\n\nAnswer with only a JSON value that matches this JSON "
-            f"schema, and no other text:\n{schema}"
-        )
+        prompt = (f"{question}\n\nAnswer with only a JSON value that matches this JSON "
+                  f"schema, and no other text:\n{schema}")
     system = await runner._system_messages(runner._context())
     settled = without_open_calls(conversation.messages, conversation.pending_calls)
     messages = [*system, *settled, Message.user(prompt)]
@@ -69,17 +66,12 @@ async def ask(runner: Runner, question: str, returns: type[T]) -> T:
             return adapter.validate_json(strip_fences(reply.text))
         except pydantic.ValidationError as exc:
             problem = describe_problems(exc, root="value")
-            messages += [
-                Message.assistant(reply.text),
-                Message.user(
-                    f"That answer is not valid ({problem}). Answer again with only "
-                    "the JSON value."
-                ),
-            ]
+            messages += [Message.assistant(reply.text),
+                         Message.user(f"That answer is not valid ({problem}). Answer again "
+                                      "with only the JSON value.")]
     expected = getattr(returns, "__name__", returns)
-    raise ValueError(
-        f"the model's answer to {question!r} did not match {expected} twice: {problem}"
-    )
+    raise ValueError(f"the model's answer to {question!r} did not match {expected} twice: "
+                     f"{problem}")
 
 
 async def compact(runner: Runner) -> str:
@@ -92,9 +84,8 @@ async def compact(runner: Runner) -> str:
     return reply.text
 
 
-async def request(
-    runner: Runner, purpose: Literal["ask", "compact"], messages: Sequence[Message]
-) -> Reply:
+async def request(runner: Runner, purpose: Literal["ask", "compact"], messages: Sequence[Message]
+                  ) -> Reply:
     """One model request outside the conversation's turns, recorded as `purpose`."""
     conversation = runner.conversation
     conversation._begin_request(purpose, len(messages))

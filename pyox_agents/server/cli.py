@@ -210,8 +210,7 @@ def _common(sub: argparse.ArgumentParser, store_help: str) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyox-agents",
-        description="Serve pyox-agents agents to AG-UI (CopilotKit) and AI SDK (useChat) pages.",
-    )
+        description="Serve pyox-agents agents to AG-UI (CopilotKit) and AI SDK (useChat) pages.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     demo = commands.add_parser(

@@ -60,15 +60,9 @@ class EventStreamResponse(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(
-        self,
-        chunks: Chunks,
-        *,
-        headers: Mapping[str, str] | None = None,
-        keepalive: float = 15.0,
-        send_timeout: float | None = 30.0,
-        on_close: Callable[[], Awaitable[object]] | None = None,
-    ) -> None:
+    def __init__(self, chunks: Chunks, *, headers: Mapping[str, str] | None = None,
+                 keepalive: float = 15.0, send_timeout: float | None = 30.0,
+                 on_close: Callable[[], Awaitable[object]] | None = None) -> None:
         if keepalive <= 0:
             raise ValueError(f"keepalive is the seconds between keep-alive comments, > 0; got "
                              f"{keepalive!r}")

@@ -7,17 +7,9 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from pyox_agents.state._entry_parts import (
-    PURPOSES,
-    check_at,
-    entry_row,
-    set_field,
-)
+from pyox_agents.state._entry_parts import PURPOSES, check_at, entry_row, set_field
 from pyox_agents.state.frozen import JSON, FrozenList
-from pyox_agents.state.jsonvalue import (
-    frozen_delta,
-    to_json_value,
-)
+from pyox_agents.state.jsonvalue import frozen_delta, to_json_value
 from pyox_agents.state.stopped import (
     Stopped,
     StoppedByFinish,

@@ -8,13 +8,7 @@ from typing import Any, Literal, SupportsIndex
 
 from pyox_agents.state._draft_view import _MISSING, _refuse_new, _Scope, _snap_item, _View
 from pyox_agents.state._json_errors import NotJSON
-from pyox_agents.state.frozen import (
-    JSON,
-    FrozenDict,
-    FrozenList,
-    python_path,
-    thaw,
-)
+from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, python_path, thaw
 from pyox_agents.state.patch import Op, Path
 
 
@@ -141,8 +135,7 @@ class DraftDict(dict[str, Any], _View):
         if not isinstance(key, str) or isinstance(key, enum.Enum):
             raise NotJSON(
                 f"{python_path(self._draft._name, self._path())} got a key {key!r} "
-                f"({type(key).__name__}); keys of shared state must be str: use str(key)"
-            )
+                f"({type(key).__name__}); keys of shared state must be str: use str(key)")
 
     def __delitem__(self, key: str) -> None:
         path = self._begin()

@@ -7,11 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, SupportsIndex, overload
 
 from pyox_agents.state._draft_view import _refuse_new, _Scope, _snap_item, _View
-from pyox_agents.state.frozen import (
-    JSON,
-    FrozenList,
-    thaw,
-)
+from pyox_agents.state.frozen import JSON, FrozenList, thaw
 from pyox_agents.state.patch import Op, Path
 
 
@@ -260,8 +256,7 @@ class DraftList(list[Any], _View):
             if len(frozen) != len(targets):
                 raise ValueError(
                     f"attempt to assign sequence of size {len(frozen)} to extended slice of "
-                    f"size {len(targets)}"
-                )
+                    f"size {len(targets)}")
             for at, item in zip(targets, frozen, strict=True):
                 self._drop(list.__getitem__(self, at))
                 list.__setitem__(self, at, item)

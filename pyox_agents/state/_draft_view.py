@@ -5,13 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, NoReturn, Protocol
 
-from pyox_agents.state.frozen import (
-    JSON,
-    FrozenDict,
-    FrozenList,
-    StateView,
-    python_path,
-)
+from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, StateView, python_path
 from pyox_agents.state.patch import Op, Path
 
 _MISSING: Any = object()
@@ -180,12 +174,10 @@ class _View(StateView):
         if view is self:  # the root
             return _Gone(
                 f"{name} was replaced ({name} = ...) after this view of it was read; read it "
-                f"again from {name}"
-            )
+                f"again from {name}")
         where = python_path(name, tokens[::-1])
         return _Gone(
-            f"{where} was removed from {name} (or replaced); read it again from {name}"
-        )
+            f"{where} was removed from {name} (or replaced); read it again from {name}")
 
     # -- children and values ---------------------------------------------------------------------
 
@@ -240,5 +232,4 @@ def _snap_item(item: object) -> Any:
 
 def _refuse_new(cls: type) -> NoReturn:
     raise TypeError(
-        f"a {cls.__name__} is made by a draft (ctx.state); use a dict or a list of your own"
-    )
+        f"a {cls.__name__} is made by a draft (ctx.state); use a dict or a list of your own")

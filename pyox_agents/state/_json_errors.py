@@ -32,16 +32,14 @@ def check_text(text: str, path: str, at: Sequence[str | int], key: bool = False)
             f"{python_path(path, at)} {what} holds a lone surrogate ({text[index]!r} at index "
             f"{index}); JSON text must be valid Unicode: decode bytes with errors='replace' "
             f"(for a file name: name.encode('utf-8', 'surrogateescape').decode('utf-8', "
-            f"'replace'))"
-        )
+            f"'replace'))")
 
 
 def too_deep(path: str, at: Sequence[str | int]) -> str:
     return (
         f"{python_path(path, at)} is nested {len(at) + 1} levels deep; JSON here may nest at most "
         f"{MAX_DEPTH} levels (a scalar at the top is 1): flatten it, e.g. a list of items that "
-        f"name their parent"
-    )
+        f"name their parent")
 
 
 def not_json(value: object, where: str) -> str:
@@ -49,13 +47,11 @@ def not_json(value: object, where: str) -> str:
     if isinstance(value, float):
         return (
             f"{where} is {value!r}; shared state must be JSON, which has no NaN or infinity: "
-            f"use None or a string"
-        )
+            f"use None or a string")
     if isinstance(value, enum.Enum):
         return (
             f"{where} is an enum member ({value!r}); shared state must be JSON: use its value "
-            f"(value.value)"
-        )
+            f"(value.value)")
     if isinstance(value, set | frozenset):
         return f"{where} is a set; shared state must be JSON: use a list"
     if isinstance(value, tuple):
@@ -64,8 +60,7 @@ def not_json(value: object, where: str) -> str:
         kind = type(value).__name__
         return (
             f"{where} is a {kind}; shared state must be JSON: use an ISO 8601 string "
-            f"(value.isoformat())"
-        )
+            f"(value.isoformat())")
     if isinstance(value, bytes | bytearray | memoryview):
         return f"{where} is bytes; shared state must be JSON: use a str (decode it, or base64)"
     if isinstance(value, decimal.Decimal):

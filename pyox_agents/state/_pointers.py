@@ -53,8 +53,7 @@ def parse_pointer(text: str) -> tuple[str, ...]:
     if not text.startswith("/"):
         raise ValueError(
             f"{text!r} is not a JSON Pointer: it must be '' (the whole document) or start with "
-            f"'/', like '/todos/0'"
-        )
+            f"'/', like '/todos/0'")
     if "~" in text and _BAD_ESCAPE.search(text):
         raise ValueError(f"{text!r} is not a JSON Pointer: '~' is written '~0' and '/' '~1' "
                          "in a token, and '~' followed by anything else is not allowed")

@@ -52,15 +52,8 @@ class StopReason(enum.StrEnum):
 
 
 LIMIT_REASONS = frozenset(
-    {
-        StopReason.STEPS,
-        StopReason.TOOL_CALLS,
-        StopReason.INPUT_TOKENS,
-        StopReason.OUTPUT_TOKENS,
-        StopReason.COST,
-        StopReason.SECONDS,
-    }
-)
+    {StopReason.STEPS, StopReason.TOOL_CALLS, StopReason.INPUT_TOKENS, StopReason.OUTPUT_TOKENS,
+     StopReason.COST, StopReason.SECONDS})
 
 REASONS: Mapping[RunStatus, frozenset[StopReason]] = {
     RunStatus.RUNNING: frozenset(),
@@ -75,8 +68,7 @@ REASONS: Mapping[RunStatus, frozenset[StopReason]] = {
 
 INTERNAL_ERROR_MESSAGE = (
     "the agent failed because of an internal error (a bug in a hook or in pyox-agents); "
-    "the run's record (GET /runs/{run_id}) has the details"
-)
+    "the run's record (GET /runs/{run_id}) has the details")
 """What a client reads for a run that failed with `internal_error` (never the exception text)."""
 
 

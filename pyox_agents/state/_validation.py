@@ -18,13 +18,9 @@ def dotted(loc: Sequence[int | str]) -> str:
     return ".".join(str(part) for part in loc)
 
 
-def validation_problems(
-    exc: pydantic.ValidationError,
-    *,
-    root: str,
-    location: Callable[[Sequence[int | str]], str] = dotted,
-    say: Mapping[str, str] | None = None,
-) -> list[tuple[str, str]]:
+def validation_problems(exc: pydantic.ValidationError, *, root: str,
+                        location: Callable[[Sequence[int | str]], str] = dotted,
+                        say: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """Each error of `exc` as `(where, what)`, in pydantic's order.
 
     `where` is `location(loc)`, or `root` (such as "state", "arguments") when that is empty;
@@ -38,13 +34,9 @@ def validation_problems(
     ]
 
 
-def describe_problems(
-    exc: pydantic.ValidationError,
-    *,
-    root: str,
-    location: Callable[[Sequence[int | str]], str] = dotted,
-    say: Mapping[str, str] | None = None,
-) -> str:
+def describe_problems(exc: pydantic.ValidationError, *, root: str,
+                      location: Callable[[Sequence[int | str]], str] = dotted,
+                      say: Mapping[str, str] | None = None) -> str:
     """The errors of `exc` as one line: `where: what; where: what` (see `validation_problems`)."""
     problems = validation_problems(exc, root=root, location=location, say=say)
     return "; ".join(f"{where}: {what}" for where, what in problems)

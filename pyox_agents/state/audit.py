@@ -55,25 +55,18 @@ def _digest(prev: str, body: Mapping[str, Any]) -> str:
     return hashlib.sha256((prev + canonical_json(body)).encode()).hexdigest()
 
 
-def audit_record(
-    head: Mapping[str, Any] | None, kind: str, data: Any, at: datetime.datetime | None = None
-) -> dict[str, Any]:
+def audit_record(head: Mapping[str, Any] | None, kind: str, data: Any,
+                 at: datetime.datetime | None = None) -> dict[str, Any]:
     """The record that follows `head` (a run's `audit_head`, or None for the first)."""
     when = (at or datetime.datetime.now(datetime.UTC)).isoformat()
     prev = str(head["digest"]) if head else GENESIS
-    body = {
-        "seq": int(head["seq"]) + 1 if head else 0,
-        "at": when,
-        "kind": kind,
-        "data": data,
-        "prev": prev,
-    }
+    body = {"seq": int(head["seq"]) + 1 if head else 0, "at": when, "kind": kind, "data": data,
+            "prev": prev}
     return {**body, "digest": _digest(prev, body)}
 
 
-def verify_chain(
-    run_id: str, records: Sequence[Mapping[str, Any]], head: Mapping[str, Any] | None
-) -> None:
+def verify_chain(run_id: str, records: Sequence[Mapping[str, Any]], head: Mapping[str, Any] | None
+                 ) -> None:
     """Check `records` (in stored order) against each other and against the run's `head`.
 
     Raises:
@@ -86,8 +79,7 @@ def verify_chain(
         if seq != position:
             raise AuditError(
                 f"{where} has seq {seq}: a record before it was deleted, or the records were "
-                "reordered"
-            )
+                "reordered")
         if record.get("prev") != prev:
             raise AuditError(f"{where} does not follow the record before it (prev differs)")
         body = {key: value for key, value in record.items() if key != "digest"}
@@ -103,8 +95,7 @@ def verify_chain(
         raise AuditError(
             f"the audit log of run {run_id[:12]} ends at record {last_seq}, but the run's "
             f"audit_head names record {head.get('seq')}: records were removed from the end "
-            "(or the head was changed)"
-        )
+            "(or the head was changed)")
 
 
 class _AuditSource(Protocol):

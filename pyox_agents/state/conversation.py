@@ -73,15 +73,10 @@ class State(StateReads):
             the index of the entry that cannot follow the ones before it).
     """
 
-    def __init__(
-        self,
-        *args: Never,
-        id: str | None = None,
-        messages: Iterable[Message] = NO_MESSAGES,
-        extra_data: Mapping[str, Any] | None = None,
-        history: Iterable[HistoryEntry] | None = None,
-        **kwargs: Never,
-    ) -> None:
+    def __init__(self, *args: Never, id: str | None = None,
+                 messages: Iterable[Message] = NO_MESSAGES,
+                 extra_data: Mapping[str, Any] | None = None,
+                 history: Iterable[HistoryEntry] | None = None, **kwargs: Never) -> None:
         if args:
             raise TypeError(f"State() takes keyword arguments only, got {len(args)} positional: "
                             f"write State(messages=[Message.user(text)], extra_data={{...}})")
@@ -279,7 +274,7 @@ class State(StateReads):
         if getattr(store, "async_only", False) or load is None or inspect.iscoroutinefunction(
                 load):
             raise TypeError("The store works only asynchronously. Use `achild`.")
-        return self._loaded(child_id, store, lambda: load(child_id))
+        return self._loaded(child_id, lambda: load(child_id))
 
     async def achild(self, child_id: str) -> State:
         """The async version of child: a child not in memory is loaded with `await store.aload`.
@@ -291,12 +286,12 @@ class State(StateReads):
             return found
         aload = getattr(store, "aload", None)
         if aload is None:
-            return self._loaded(child_id, store, lambda: store.load(child_id))  # type: ignore[attr-defined]
+            return self._loaded(child_id, lambda: store.load(child_id))  # type: ignore[attr-defined]
         try:
             loaded = await aload(child_id)
         except LookupError:
             loaded = None
-        return self._loaded(child_id, store, lambda: loaded)
+        return self._loaded(child_id, lambda: loaded)
 
     def restore(self, snapshot: StateSnapshot) -> None:
         """Go back to `snapshot`, taken earlier from this State between turns.
@@ -347,7 +342,7 @@ class State(StateReads):
                              f"store's load({child_id!r})")
         return found, store
 
-    def _loaded(self, child_id: str, store: object, load: Callable[[], object]) -> State:
+    def _loaded(self, child_id: str, load: Callable[[], object]) -> State:
         try:
             loaded = load()
         except LookupError:

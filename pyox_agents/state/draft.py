@@ -25,13 +25,7 @@ from pyox_agents._errors import ToolError
 from pyox_agents.state._draft_dict import DraftDict
 from pyox_agents.state._draft_list import DraftList
 from pyox_agents.state._draft_view import _MISSING, _View
-from pyox_agents.state.frozen import (
-    JSON,
-    FrozenDict,
-    FrozenList,
-    StateView,
-    freeze,
-)
+from pyox_agents.state.frozen import JSON, FrozenDict, FrozenList, StateView, freeze
 from pyox_agents.state.patch import Op, Path, diff
 
 __all__ = ["Draft", "DraftDict", "DraftList", "StateAccessDenied"]
@@ -51,33 +45,12 @@ class Draft:
     `PermissionError` (a subagent given read access only).
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_closed",
-        "_committed",
-        "_name",
-        "_on_close",
-        "_ops",
-        "_root",
-        "_view",
-        "base",
-        "base_version",
-        "owner",
-        "tool",
-        "writable",
-    )
+    __slots__ = ("__weakref__", "_closed", "_committed", "_name", "_on_close", "_ops", "_root",
+                 "_view", "base", "base_version", "owner", "tool", "writable")
 
-    def __init__(
-        self,
-        base: JSON,
-        base_version: int = 0,
-        *,
-        tool: str = "",
-        writable: bool = True,
-        name: str = "ctx.state",
-        owner: object = None,
-        on_close: Callable[[Draft], None] | None = None,
-    ) -> None:
+    def __init__(self, base: JSON, base_version: int = 0, *, tool: str = "", writable: bool = True,
+                 name: str = "ctx.state", owner: object = None,
+                 on_close: Callable[[Draft], None] | None = None) -> None:
         self.base = freeze(base, name)
         self.base_version = base_version
         self.tool = tool
@@ -198,14 +171,12 @@ class Draft:
         if self._closed:
             who = f"tool {self.tool!r}" if self.tool else "the tool"
             raise RuntimeError(
-                f"{self._name} changed after {who} returned; change it inside the tool"
-            )
+                f"{self._name} changed after {who} returned; change it inside the tool")
         if not self.writable:
             who = f"tool {self.tool!r}" if self.tool else "this tool"
             raise StateAccessDenied(
                 f"{self._name} is read-only in {who} (its agent was given state=\"read\"): read "
-                f"it only, or give the subagent state=\"write\" to let its tools change it"
-            )
+                f"it only, or give the subagent state=\"write\" to let its tools change it")
 
     def _put(self, value: object, at: Path) -> JSON:
         """`value` frozen, to be stored at the new place `at` (errors name that path).

@@ -45,8 +45,7 @@ JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | 
 
 _READ_ONLY = (
     "this value is read-only (a committed version of the shared state); change it through "
-    "ctx.state inside a tool, or make an editable copy with {copy}"
-)
+    "ctx.state inside a tool, or make an editable copy with {copy}")
 
 
 def _refuse(copy: str) -> NoReturn:
@@ -231,7 +230,6 @@ class StateView:
         raise NotImplementedError
 
 
-
 def freeze(value: object, path: str = "state", *, at: Sequence[str | int] = ()) -> JSON:
     """Check that `value` is JSON and return it frozen; frozen containers are reused as they are.
 
@@ -357,8 +355,7 @@ def _freeze_mapping(value: dict[Any, Any], path: str, at: list[str | int]) -> Fr
         if not isinstance(key, str) or isinstance(key, enum.Enum):
             raise NotJSON(
                 f"{python_path(path, at)} has a key {key!r} ({type(key).__name__}); keys of "
-                f"shared state must be str: use str(key)"
-            )
+                f"shared state must be str: use str(key)")
         if not key.isascii():
             check_text(key, path, at, key=True)
         at.append(key)
@@ -376,9 +373,3 @@ def thaw(value: object) -> JSON:
     if isinstance(value, list):
         return [thaw(item) for item in value]
     return value  # type: ignore[return-value]
-
-
-
-
-
-

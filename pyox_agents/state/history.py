@@ -63,7 +63,6 @@ def __getattr__(name: str) -> Any:
         warnings.warn(
             "pyox_agents.state.history.ModelRequest is now RequestSummary (ModelRequest is the "
             "request a model is sent, in pyox_agents.models): import RequestSummary",
-            DeprecationWarning, stacklevel=2,
-        )
+            DeprecationWarning, stacklevel=2)
         return RequestSummary
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,9 +21,7 @@ from pyox_agents.state._change_entries import (
     StateChangeEntry,
     StopEntry,
 )
-from pyox_agents.state._entries import (
-    HistoryEntry,
-)
+from pyox_agents.state._entries import HistoryEntry
 from pyox_agents.state._message_entries import (
     ExtraDataEntry,
     ImportEntry,
@@ -48,7 +46,6 @@ from pyox_agents.state.patch import apply_json
 from pyox_agents.state.stopped import stopped_from_json
 
 __all__ = ["entry_from_json", "shared_state_from"]
-
 
 
 def _context_change(content: Any) -> ContextChange:

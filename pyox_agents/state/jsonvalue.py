@@ -20,13 +20,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from pyox_agents.state.frozen import (
-    JSON,
-    MAX_DEPTH,
-    FrozenDict,
-    FrozenList,
-    freeze,
-)
+from pyox_agents.state.frozen import JSON, MAX_DEPTH, FrozenDict, FrozenList, freeze
 from pyox_agents.state.messages import File, Image, Message, Reply, ToolCall, Usage
 
 __all__ = [

@@ -87,12 +87,9 @@ class Usage:
     cost: float = 0.0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            requests=self.requests + other.requests,
-            cost=self.cost + other.cost,
-        )
+        return Usage(input_tokens=self.input_tokens + other.input_tokens,
+                     output_tokens=self.output_tokens + other.output_tokens,
+                     requests=self.requests + other.requests, cost=self.cost + other.cost)
 
 
 NO_USAGE = Usage()

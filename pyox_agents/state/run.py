@@ -30,17 +30,8 @@ from pyox_agents.state._run_parts import (
 )
 from pyox_agents.state.run_json import run_state_fields
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "AgentError",
-    "ApprovalRequest",
-    "RunState",
-    "RunStatus",
-    "Spent",
-    "StateError",
-    "Step",
-    "StopReason",
-]
+__all__ = ["SCHEMA_VERSION", "AgentError", "ApprovalRequest", "RunState", "RunStatus", "Spent",
+           "StateError", "Step", "StopReason"]
 
 @dataclass(slots=True)
 class RunState:
@@ -80,45 +71,33 @@ class RunState:
         if not isinstance(self.run_id, str) or not RUN_ID_PATTERN.fullmatch(self.run_id):
             raise StateError(f"run_id must be 64 hexadecimal digits, got {self.run_id!r}")
         if self.status is RunStatus.RUNNING and self.stop_reason is not None:
-            raise StateError(
-                f"a running run has no stop reason, but stop_reason is {self.stop_reason.value!r}"
-            )
+            raise StateError(f"a running run has no stop reason, but stop_reason is "
+                             f"{self.stop_reason.value!r}")
         if self.status is not RunStatus.RUNNING and self.stop_reason not in REASONS[self.status]:
             allowed = ", ".join(sorted(r.value for r in REASONS[self.status]))
             got = self.stop_reason.value if self.stop_reason else None
-            raise StateError(
-                f"status {self.status.value!r} needs a stop reason among {allowed}, got {got!r}"
-            )
+            raise StateError(f"status {self.status.value!r} needs a stop reason among {allowed}, "
+                             f"got {got!r}")
         for position, step in enumerate(self.steps):
             if step.index != position:
-                raise StateError(
-                    f"steps must be numbered 0, 1, ...: step at position {position} has index "
-                    f"{step.index}"
-                )
+                raise StateError(f"steps must be numbered 0, 1, ...: step at position {position} "
+                                 f"has index {step.index}")
         following = len(self.steps)
         if self.pending is not None and self.pending.step != following:
-            raise StateError(
-                f"the pending approval is for step {self.pending.step}, but the next step of "
-                f"this run is {following}"
-            )
+            raise StateError(f"the pending approval is for step {self.pending.step}, but the next "
+                             f"step of this run is {following}")
         if self.in_flight is not None and self.in_flight.get("step") != following:
-            raise StateError(
-                f"the in-flight call is for step {self.in_flight.get('step')}, but the next step "
-                f"of this run is {following}"
-            )
+            raise StateError(f"the in-flight call is for step {self.in_flight.get('step')}, but "
+                             f"the next step of this run is {following}")
         if self.status is RunStatus.COMPLETED:
             last = self.steps[-1] if self.steps else None
             if last is None or last.kind != "answer" or last.result != self.answer:
-                raise StateError(
-                    "a completed run must end with a step of kind 'answer' whose result is the "
-                    "accepted answer"
-                )
+                raise StateError("a completed run must end with a step of kind 'answer' whose "
+                                 "result is the accepted answer")
         decisions = self.decisions()
         if self.spent.steps != decisions:
-            raise StateError(
-                f"spent.steps is {self.spent.steps}, but the steps account for {decisions} "
-                "decisions"
-            )
+            raise StateError(f"spent.steps is {self.spent.steps}, but the steps account for "
+                             f"{decisions} decisions")
 
     def decisions(self) -> int:
         """How many decisions the steps (and the pending or in-flight call) account for."""
@@ -165,20 +144,8 @@ class RunState:
             `{"index", "kind", "tool", "arguments", "outcome", "result", "error"}` per step;
             `error` is `{"code", "message"}` or None.
         """
-        return [
-            {
-                "index": step.index,
-                "kind": step.kind,
-                "tool": step.tool,
-                "arguments": _copy.deepcopy(dict(step.arguments))
-                if step.arguments is not None
-                else None,
-                "outcome": step.outcome,
-                "result": _copy.deepcopy(step.result),
-                "error": step.error.to_dict() if step.error else None,
-            }
-            for step in self.steps
-        ]
+        return [{key: value for key, value in _step_to_dict(step).items()
+                 if key not in ("decision", "call_id")} for step in self.steps]
 
 
 def _decision_index(decision: Any) -> int:

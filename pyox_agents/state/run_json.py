@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any, NoReturn
 
 from pyox_agents.state._run_parts import (
@@ -23,29 +24,11 @@ from pyox_agents.state._run_parts import (
     StopReason,
 )
 
-_RUN_KEYS = frozenset(
-    {
-        "schema_version",
-        "run_id",
-        "goal",
-        "status",
-        "stop_reason",
-        "steps",
-        "spent",
-        "answer",
-        "pending",
-        "in_flight",
-        "error",
-        "audit_head",
-    }
-)
-_STEP_KEYS = frozenset(
-    {"index", "decision", "kind", "tool", "arguments", "call_id", "outcome", "result", "error"}
-)
-_SPENT_KEYS = frozenset({"steps", "tool_calls", "input_tokens", "output_tokens", "cost", "seconds"})
-_APPROVAL_KEYS = frozenset(
-    {"id", "step", "call_id", "tool", "arguments", "arguments_hash", "prompt", "schema"}
-)
+_RUN_KEYS = frozenset({"schema_version", "run_id", "goal", "status", "stop_reason", "steps",
+                       "spent", "answer", "pending", "in_flight", "error", "audit_head"})
+_STEP_KEYS = frozenset(f.name for f in fields(Step))
+_SPENT_KEYS = frozenset(f.name for f in fields(Spent))
+_APPROVAL_KEYS = frozenset(f.name for f in fields(ApprovalRequest))
 _IN_FLIGHT_KEYS = frozenset({"step", "key", "idempotent", "attempt", "decision", "gates"})
 _ERROR_KEYS = frozenset({"code", "message"})
 _HEAD_KEYS = frozenset({"seq", "digest"})
@@ -109,9 +92,8 @@ def _error(value: Any, where: str) -> AgentError | None:
     if value is None:
         return None
     data = _keys(value, _ERROR_KEYS, where)
-    return AgentError(
-        _str(data["code"], f"{where}.code"), _str(data["message"], f"{where}.message")
-    )
+    return AgentError(_str(data["code"], f"{where}.code"),
+                      _str(data["message"], f"{where}.message"))
 
 
 def _enum(kind: type[Any], value: Any, where: str) -> Any:
@@ -139,8 +121,7 @@ def _step(value: Any, where: str) -> Step:
         call_id=_str(data["call_id"], f"{where}.call_id", optional=True),
         outcome=outcome,
         result=_json(data["result"], f"{where}.result"),
-        error=_error(data["error"], f"{where}.error"),
-    )
+        error=_error(data["error"], f"{where}.error"))
 
 
 def _spent(value: Any) -> Spent:
@@ -151,8 +132,7 @@ def _spent(value: Any) -> Spent:
         input_tokens=_int(data["input_tokens"], "spent.input_tokens"),
         output_tokens=_int(data["output_tokens"], "spent.output_tokens"),
         cost=_number(data["cost"], "spent.cost"),
-        seconds=_number(data["seconds"], "spent.seconds"),
-    )
+        seconds=_number(data["seconds"], "spent.seconds"))
 
 
 def _approval(value: Any) -> ApprovalRequest | None:
@@ -167,8 +147,7 @@ def _approval(value: Any) -> ApprovalRequest | None:
         arguments=_object(data["arguments"], "pending.arguments"),
         arguments_hash=_str(data["arguments_hash"], "pending.arguments_hash"),
         prompt=_str(data["prompt"], "pending.prompt"),
-        schema=_object(data["schema"], "pending.schema", optional=True),
-    )
+        schema=_object(data["schema"], "pending.schema", optional=True))
 
 
 def _in_flight(value: Any) -> dict[str, Any] | None:
@@ -191,10 +170,8 @@ def _audit_head(value: Any) -> dict[str, Any] | None:
     if value is None:
         return None
     data = _keys(value, _HEAD_KEYS, "audit_head")
-    return {
-        "seq": _int(data["seq"], "audit_head.seq"),
-        "digest": _str(data["digest"], "audit_head.digest"),
-    }
+    return {"seq": _int(data["seq"], "audit_head.seq"),
+            "digest": _str(data["digest"], "audit_head.digest")}
 
 
 def run_state_fields(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -203,11 +180,8 @@ def run_state_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     data = _keys(data, _RUN_KEYS, "run state")
     version = data["schema_version"]
     if type(version) is not int or version != SCHEMA_VERSION:  # true == 1, but is no version
-        _fail(
-            "schema_version",
-            f"this record has version {version!r}; this pyox-agents reads "
-            f"version {SCHEMA_VERSION}",
-        )
+        _fail("schema_version", f"this record has version {version!r}; this pyox-agents reads "
+                                f"version {SCHEMA_VERSION}")
     steps = data["steps"]
     if not isinstance(steps, list):
         _fail("steps", f"expected a list, got {type(steps).__name__}")
@@ -226,5 +200,4 @@ def run_state_fields(data: Mapping[str, Any]) -> dict[str, Any]:
         pending=_approval(data["pending"]),
         in_flight=_in_flight(data["in_flight"]),
         error=_error(data["error"], "error"),
-        audit_head=_audit_head(data["audit_head"]),
-    )
+        audit_head=_audit_head(data["audit_head"]))

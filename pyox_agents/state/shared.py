@@ -106,10 +106,8 @@ class SharedState:
 
     def draft(self, tool: str = "", *, writable: bool = True) -> Draft:
         """A draft of the current version for one tool call (`writable=False`: reads only)."""
-        draft = Draft(
-            self._value, self._version, tool=tool, writable=writable, owner=self,
-            on_close=self._forget,
-        )
+        draft = Draft(self._value, self._version, tool=tool, writable=writable, owner=self,
+                      on_close=self._forget)
         if writable:
             with self._open_lock:
                 if self._open is None:
@@ -145,17 +143,9 @@ class SharedState:
         else:
             ops = rebase(ops, self._since(draft.base_version))
             new = apply(self._value, ops)
-        applied = tuple(ops)
-        size = self._check(applied, new)
-        delta = [op.to_json() for op in applied]  # everything that may fail, before any change
+        commit = self._publish(tuple(ops), new)
         draft._committed = True
-        self._size = size
-        self._version += 1
-        self._value = new
-        self._log.append((self._version, applied))
-        self._recent.append((self._version, applied))
-        self._prune()
-        return Commit(delta=delta, state=new, version=self._version, ops=applied)
+        return commit
 
     def commit_edit(self, ops: list[Op] | tuple[Op, ...], base_version: int) -> Commit | None:
         """Apply a person's edit (`ops`, made on version `base_version`) as the next version,
@@ -185,43 +175,43 @@ class SharedState:
                 kept.append(op)
         if not kept:
             return None
-        applied = tuple(kept)
-        size = self._check(applied, new)
-        delta = [op.to_json() for op in applied]
+        return self._publish(tuple(kept), new)
+
+    def _publish(self, ops: tuple[Op, ...], new: JSON) -> Commit:
+        """Make `new`, which `ops` made, the next version, once `_check` passes it."""
+        size = self._check(ops, new)
+        delta = [op.to_json() for op in ops]  # everything that may fail, before any change
         self._size = size
         self._version += 1
         self._value = new
-        self._log.append((self._version, applied))
-        self._recent.append((self._version, applied))
+        self._log.append((self._version, ops))
+        self._recent.append((self._version, ops))
         self._prune()
-        return Commit(delta=delta, state=new, version=self._version, ops=applied)
+        return Commit(delta=delta, state=new, version=self._version, ops=ops)
 
     def _check(self, ops: tuple[Op, ...], new: JSON) -> int | None:
         """Refuse `new` if it breaks a rule; its size bound (None when there is no byte limit)."""
         for op in ops:
             room = MAX_DEPTH - len(op.path)
             if op.kind != "remove" and deeper_than(op.value, room):
-                raise Refused(
-                    f"the change at {pointer(op.path) or 'the root'} would make the shared state "
-                    f"nest deeper than {MAX_DEPTH} levels, the limit; keep it flatter"
-                )
+                raise Refused(f"the change at {pointer(op.path) or 'the root'} would make the "
+                              f"shared state nest deeper than {MAX_DEPTH} levels, the limit; "
+                              "keep it flatter")
         size = self._bound(ops, new)
         if size is not None and self.max_bytes is not None and size > self.max_bytes:
             size = json_size(new)  # the bound passed the limit: measure exactly
             if size > self.max_bytes and size > json_size(self._value):
-                raise Refused(
-                    f"the change would make the shared state {size:,} bytes of JSON; the "
-                    f"server's limit (max_state_bytes) is {self.max_bytes:,}: keep less in it"
-                )
+                raise Refused(f"the change would make the shared state {size:,} bytes of JSON; "
+                              f"the server's limit (max_state_bytes) is {self.max_bytes:,}: "
+                              "keep less in it")
         if self.state_type is not None:
             try:
                 self.state_type.model_validate(new)
             except pydantic.ValidationError as exc:
                 fields = describe_problems(exc, root="state")
-                raise Refused(
-                    f"the change would make a shared state that does not match the agent's "
-                    f"state_type {self.state_type.__name__} ({fields}); keep to its fields"
-                ) from None
+                raise Refused(f"the change would make a shared state that does not match the "
+                              f"agent's state_type {self.state_type.__name__} ({fields}); keep "
+                              "to its fields") from None
         return size
 
     def _bound(self, ops: tuple[Op, ...], new: JSON) -> int | None:
@@ -242,10 +232,9 @@ class SharedState:
     def _since(self, version: int) -> list[Op]:
         """The ops committed after `version`, in order."""
         if not self._log or self._log[0][0] > version + 1:
-            raise RuntimeError(
-                f"cannot commit a draft of version {version}: the changes made since are no "
-                f"longer kept; commit a draft before closing it, or take a new draft"
-            )
+            raise RuntimeError(f"cannot commit a draft of version {version}: the changes made "
+                               "since are no longer kept; commit a draft before closing it, or "
+                               "take a new draft")
         return [op for made, ops in self._log if made > version for op in ops]
 
     def _forget(self, draft: Draft) -> None:

@@ -136,8 +136,7 @@ class Fold:
             history=history, messages=tuple(self.messages), pending_calls=self.pending_calls,
             turn=self.turn, usage=self.usage, extra_data=self.extra_data,
             finished=self.finished, answer=self.answer, stopped=self.stopped,
-            created_at=self.created_at, updated_at=self.updated_at,
-        )
+            created_at=self.created_at, updated_at=self.updated_at)
 
     def apply(self, entry: HistoryEntry, checkpoint: Callable[[int], Fold]) -> None:
         """Fold `entry` in; `checkpoint(n)` gives the fold after the first n entries (restore).

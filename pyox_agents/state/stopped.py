@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from pyox_agents.state._entry_parts import set_field
 from pyox_agents.state.frozen import JSON
 from pyox_agents.state.jsonvalue import call_from_json, call_to_json, frozen_call, to_json_value
 from pyox_agents.state.messages import ToolCall
@@ -20,11 +21,6 @@ __all__ = [
 ]
 
 
-def _set(obj: object, name: str, value: object) -> None:
-    object.__setattr__(obj, name, value)
-
-
-
 @dataclass(frozen=True)
 class StoppedByFinish:
     """finish() was called: `answer` is the State's answer then (JSON form)."""
@@ -32,7 +28,7 @@ class StoppedByFinish:
     answer: Any = None
 
     def __post_init__(self) -> None:
-        _set(self, "answer", to_json_value(self.answer, "answer"))
+        set_field(self, "answer", to_json_value(self.answer, "answer"))
 
 
 @dataclass(frozen=True)
@@ -43,8 +39,8 @@ class StoppedByPermission:
     permission: Any = None
 
     def __post_init__(self) -> None:
-        _set(self, "call", frozen_call(self.call, "StoppedByPermission.call"))
-        _set(self, "permission", to_json_value(self.permission, "permission"))
+        set_field(self, "call", frozen_call(self.call, "StoppedByPermission.call"))
+        set_field(self, "permission", to_json_value(self.permission, "permission"))
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,10 @@ from pyox_agents.models.base import ToolSpec
 __all__ = ["agent_capabilities"]
 
 
-def agent_capabilities(
-    name: str,
-    tools: Sequence[ToolSpec],
-    *,
-    predictions: Mapping[str, Mapping[str, str]] | None = None,
-    persistent: bool = False,
-    max_steps: int | None = None,
-    accepts: Callable[[str, str], bool] | None = None,
-) -> dict[str, Any]:
+def agent_capabilities(name: str, tools: Sequence[ToolSpec], *,
+                       predictions: Mapping[str, Mapping[str, str]] | None = None,
+                       persistent: bool = False, max_steps: int | None = None,
+                       accepts: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
     """The JSON body of the capabilities of agent `name`.
 
     `predictions`: each tool's `predict_state` (state key -> argument); `persistent`: threads,

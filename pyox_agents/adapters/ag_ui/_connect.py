@@ -34,12 +34,7 @@ from ag_ui.core import (
 from pyox_agents.adapters.ag_ui._messages import result_text
 from pyox_agents.adapters.ag_ui._parts import content_parts
 from pyox_agents.adapters.ag_ui._translated import translate_batches
-from pyox_agents.events import (
-    ApprovalRequested,
-    RunFinished,
-    RunStarted,
-    RuntimeEvent,
-)
+from pyox_agents.events import ApprovalRequested, RunFinished, RunStarted, RuntimeEvent
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.jsonvalue import file_from_json
 from pyox_agents.state.messages import Image
@@ -111,16 +106,11 @@ def _plain_message(message_id: str, role: str, content: str, record: Mapping[str
                        content=content_parts(PlainMessage.user(content, *images, *files)))
 
 
-async def connect_batches(
-    run_input: RunAgentInput,
-    messages: Sequence[Message],
-    *,
-    state: Any = None,
-    pending: ApprovalRequest | None = None,
-    paused_run_id: str | None = None,
-    tail: AsyncIterable[Sequence[RuntimeEvent]] | None = None,
-    version: int = 0,
-) -> AsyncIterator[list[BaseEvent]]:
+async def connect_batches(run_input: RunAgentInput, messages: Sequence[Message], *,
+                          state: Any = None, pending: ApprovalRequest | None = None,
+                          paused_run_id: str | None = None,
+                          tail: AsyncIterable[Sequence[RuntimeEvent]] | None = None,
+                          version: int = 0) -> AsyncIterator[list[BaseEvent]]:
     """The AG-UI events of a connect, a batch at a time (see the module).
 
     `messages`: the thread's messages (`thread_messages`); `tail`: the events of the run still

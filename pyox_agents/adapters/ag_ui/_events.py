@@ -11,10 +11,7 @@ precedes `RUN_FINISHED`: the client merges that snapshot by id, so its ids are t
 
 from __future__ import annotations
 
-from collections.abc import (
-    Iterator,
-    Mapping,
-)
+from collections.abc import Iterator, Mapping
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
@@ -41,11 +38,7 @@ from ag_ui.core import (
 )
 
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
-from pyox_agents.adapters.ag_ui._messages import (
-    as_json,
-    reasoning_id,
-    result_id,
-)
+from pyox_agents.adapters.ag_ui._messages import as_json, reasoning_id, result_id
 from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
 from pyox_agents.adapters.ag_ui._tool_events import ToolEvents
 from pyox_agents.events import (

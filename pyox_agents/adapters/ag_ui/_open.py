@@ -29,12 +29,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from pyox_agents.adapters.ag_ui._messages import (
-    MessageDraft,
-    as_json,
-    result_id,
-    result_text,
-)
+from pyox_agents.adapters.ag_ui._messages import MessageDraft, as_json, result_id, result_text
 from pyox_agents.state._pieces import Pieces
 
 __all__ = ["OpenParts", "now_ms"]
@@ -94,7 +89,12 @@ class OpenParts:
         parts = self._parts(owner)
         if call_id in parts.calls:
             return
-        self._open_call(parts, call_id, name, message_id, owner)
+        parts.calls.append(call_id)
+        draft = self._draft(message_id, "assistant", owner)
+        draft.calls[call_id] = Pieces()
+        draft.names[call_id] = name
+        self.call_message[call_id] = message_id
+        self.call_owner[call_id] = owner
         yield ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name,
                                  parent_message_id=message_id, **self._attributed(owner))
 
@@ -147,7 +147,11 @@ class OpenParts:
         if call_id in self._parts(owner).calls:
             yield from self._call_ended(call_id, None, owner)
         content = error if error is not None else result_text(result)
-        message_id = self._result_draft(call_id, content, error, owner)
+        message_id = result_id(call_id)  # kept as a tool message
+        draft = self._draft(message_id, "tool", owner)
+        draft.call_id, draft.error = call_id, error
+        draft.text = Pieces()
+        draft.text.add(content)
         yield ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content,
                                   role="tool", **self._attributed(owner))
 
@@ -205,32 +209,11 @@ class OpenParts:
 
     # -- helpers -------------------------------------------------------------------------------
 
-
     def _parts(self, owner: str | None) -> _Parts:
         parts = self.parts.get(owner)
         if parts is None:
             parts = self.parts[owner] = _Parts()
         return parts
-
-    def _open_call(self, parts: _Parts, call_id: str, name: str, message_id: str,
-                   owner: str | None) -> None:
-        """Note call `call_id` of `owner` open, in its message's draft."""
-        parts.calls.append(call_id)
-        draft = self._draft(message_id, "assistant", owner)
-        draft.calls[call_id] = Pieces()
-        draft.names[call_id] = name
-        self.call_message[call_id] = message_id
-        self.call_owner[call_id] = owner
-
-    def _result_draft(self, call_id: str, content: str, error: str | None, owner: str | None
-                      ) -> str:
-        """Keep the result of call `call_id` as a tool message; its message id."""
-        message_id = result_id(call_id)
-        draft = self._draft(message_id, "tool", owner)
-        draft.call_id, draft.error = call_id, error
-        draft.text = Pieces()
-        draft.text.add(content)
-        return message_id
 
     def _draft(self, message_id: str, role: str, owner: str | None) -> MessageDraft:
         draft = self.drafts.get(message_id)

@@ -119,22 +119,13 @@ def upgrade_binary_parts(data: Mapping[str, Any]) -> Mapping[str, Any]:
             `id` only, which this server cannot resolve).
     """
     messages = data.get("messages")
-    if not isinstance(messages, list) or not _any_binary(messages):
+    if not isinstance(messages, list) or not any(map(_has_binary, messages)):
         return data
     return {**data, "messages": [
         {**message, "content": [
             _upgraded(part, f"messages[{m}].content[{p}]") if _is_binary(part) else part
             for p, part in enumerate(message["content"])]} if _has_binary(message) else message
         for m, message in enumerate(messages)]}
-
-
-def _any_binary(messages: list[Any]) -> bool:
-    """Whether a message has a binary part: one loop, a call only for a list of parts."""
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list) and any(map(_is_binary, content)):
-            return True
-    return False
 
 
 def _has_binary(message: Any) -> bool:

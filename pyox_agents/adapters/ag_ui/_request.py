@@ -68,9 +68,8 @@ def read_input(body: bytes) -> RunAgentInput:
                            where) from None
 
 
-def request_from_input(
-    run_input: RunAgentInput, pending: ApprovalRequest | None = None
-) -> RunRequest:
+def request_from_input(run_input: RunAgentInput, pending: ApprovalRequest | None = None
+                       ) -> RunRequest:
     """The `RunRequest` a validated `RunAgentInput` asks for; `pending` is the approval request
     the thread's paused run waits for (the service looks it up), which `resume` must answer.
 
@@ -78,9 +77,9 @@ def request_from_input(
     the conversation's and are left out); `state` absent or null means none (the thread's kept
     state, on a server that keeps it; `{}` too from a client that has no assistant message yet,
     i.e. never received this thread's state); `tools` are the client's own tools; `context`
-    becomes "description: value" lines;
-    tool messages are the client's results for its tools' calls (the server keeps those its
-    thread still waits for); `resume` answers the interrupt the thread's paused run waits for.
+    becomes "description: value" lines; tool messages are the client's results for its tools'
+    calls (the server keeps those its thread still waits for); `resume` answers the interrupt
+    the thread's paused run waits for.
 
     Raises:
         RequestError: 422 naming the field: a message part the runtime cannot pass on, a tool
@@ -99,8 +98,7 @@ def request_from_input(
         client_tools=tuple(
             ToolSpec(t.name, t.description, t.parameters if isinstance(t.parameters, Mapping)
                      else {"type": "object", "properties": {}})
-            for t in run_input.tools or ()
-        ),
+            for t in run_input.tools or ()),
         context=tuple(f"{c.description}: {c.value}" for c in run_input.context or ()),
         forwarded_props=run_input.forwarded_props,
         part_paths=paths,
@@ -108,8 +106,7 @@ def request_from_input(
             run_input.forwarded_props.get("doubleTexting")
             if isinstance(run_input.forwarded_props, Mapping) else None,
             "forwardedProps.doubleTexting"),
-        state_version=_state_version(run_input.forwarded_props),
-    )
+        state_version=_state_version(run_input.forwarded_props))
 
 
 # -- messages ----------------------------------------------------------------------------------
@@ -202,12 +199,9 @@ def _decisions(run_input: RunAgentInput, request: ApprovalRequest | None
     Entries for interrupts the thread does not have open are ignored (the protocol says to go
     on); when it has one open, `resume` must answer it.
     """
-    entries = run_input.resume or []
-    if not entries:
+    if not run_input.resume or request is None:
         return ()
-    if request is None:
-        return ()
-    for index, entry in enumerate(entries):
+    for index, entry in enumerate(run_input.resume):
         if entry.interrupt_id == request.id:
             return (_decision(request, entry, f"resume[{index}]"),)
     raise RequestError(
@@ -246,12 +240,6 @@ def _decision(request: ApprovalRequest, entry: ResumeEntry, where: str) -> Decis
                  "payload; send the answer as its payload (it must match its responseSchema)",
             f"{where}.payload")
     return Decision(request.id, approve=True, answer=payload)  # held to the schema on resume
-
-
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "an integer", float: "a number", type(None): "null"}.get(type(value),
-                                                                          type(value).__name__)
 
 
 def _shown(value: Any, missing: bool) -> str:

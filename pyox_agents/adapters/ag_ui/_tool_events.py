@@ -27,13 +27,7 @@ from ag_ui.core import ActivityDeltaEvent, ActivitySnapshotEvent, BaseEvent
 from ag_ui.core import CustomEvent as CustomAgUiEvent
 
 from pyox_agents.adapters.ag_ui._messages import as_json
-from pyox_agents.events import (
-    CustomEvent,
-    FileAttached,
-    PreliminaryResult,
-    Progress,
-    SourceCited,
-)
+from pyox_agents.events import CustomEvent, FileAttached, PreliminaryResult, Progress, SourceCited
 
 __all__ = ["FILE", "PRELIMINARY_RESULT", "SOURCE", "ToolEvent", "ToolEvents"]
 

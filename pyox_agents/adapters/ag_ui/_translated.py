@@ -1,5 +1,5 @@
 """A run's runtime events as a stream of AG-UI events, a batch at a time (`Translation` makes
-each batch's events): `translate`, `translate_batches`, and `translated`, which a server writes
+each batch's events): `translate`, `translate_batches`, and `Translated`, which a server writes
 (`frame_batches`).
 """
 
@@ -17,7 +17,7 @@ from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
 from pyox_agents.adapters.ag_ui._open import now_ms
 from pyox_agents.events import RuntimeEvent, TextDelta
 
-__all__ = ["Translated", "translate", "translate_batches", "translated"]
+__all__ = ["Translated", "translate", "translate_batches"]
 
 _log = logging.getLogger(__name__)
 
@@ -25,9 +25,8 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
-async def translate(
-    run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent]
-) -> AsyncIterator[BaseEvent]:
+async def translate(run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent]
+                    ) -> AsyncIterator[BaseEvent]:
     """The AG-UI events of one run, from its runtime events.
 
     The stream opens with `RUN_STARTED{threadId, runId (the client's), parentRunId (the
@@ -42,46 +41,35 @@ async def translate(
         yield event
 
 
-async def translate_batches(
-    run_input: RunAgentInput, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
-    restore: bool = False,
-) -> AsyncIterator[list[BaseEvent]]:
+async def translate_batches(run_input: RunAgentInput,
+                            batches: AsyncIterable[Sequence[RuntimeEvent]], *, restore: bool = False
+                            ) -> AsyncIterator[list[BaseEvent]]:
     """`translate`, a batch at a time: the AG-UI events of each batch of runtime events.
 
     A server writes each batch in one go; the events and their order are `translate`'s.
     `restore` (a connect): a `MESSAGES_SNAPSHOT` of `run_input.messages` follows `RUN_STARTED`;
     so it does for a resume, whose results answer calls an earlier run of the thread made.
     """
-    async for out in translated(run_input, batches, _stamped, _as_list, restore=restore):
+    async for out in Translated(run_input, batches, _stamped, _as_list, restore=restore):
         yield out
 
 
-def translated(
-    run_input: RunAgentInput | StreamInput, batches: AsyncIterable[Sequence[RuntimeEvent]],
-    write: Callable[[BaseEvent], T], whole: Callable[[list[T]], U], *, restore: bool = False,
-    delta: Callable[[str], T] | None = None,
-) -> Translated[T, U]:
+class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
     """`translate_batches`, each AG-UI event stamped and passed to `write`, each batch's
-    written events to `whole`: what the batch is yielded as (a list, SSE bytes...).
+    written events to `whole`: what the batch is yielded as (a list, SSE bytes...). It ends
+    after the run's terminal event (`RUN_ERROR` if the runtime's stream ends before it, or if
+    reading or translating it raises).
 
     `delta`, when given, writes the JSON of a text delta of the stream's own run into a
     message already open (most of a stream) straight from the runtime event
     (`Translation.text_json`), without an event object: `write` of the same
     `TEXT_MESSAGE_CONTENT` must give what `delta` gives of its JSON.
     """
-    return Translated(run_input, batches, write, whole, restore=restore, delta=delta)
 
-
-class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
-    """The stream `translated` gives: an async iterator of each batch's translation, ending
-    after the run's terminal event (`RUN_ERROR` if the runtime's stream ends before it, or if
-    reading or translating it raises)."""
-
-    def __init__(
-        self, run_input: RunAgentInput | StreamInput,
-        batches: AsyncIterable[Sequence[RuntimeEvent]], write: Callable[[BaseEvent], T],
-        whole: Callable[[list[T]], U], *, restore: bool, delta: Callable[[str], T] | None,
-    ) -> None:
+    def __init__(self, run_input: RunAgentInput | StreamInput,
+                 batches: AsyncIterable[Sequence[RuntimeEvent]], write: Callable[[BaseEvent], T],
+                 whole: Callable[[list[T]], U], *, restore: bool = False,
+                 delta: Callable[[str], T] | None = None) -> None:
         super().__init__(batches)
         self._translation = Translation(run_input, restore=restore)
         self._write = write

@@ -34,22 +34,16 @@ __all__ = ["DONE", "HEADERS", "Frames", "encode", "encode_chunk", "frame_batches
 
 _log = logging.getLogger(__name__)
 
-HEADERS: Mapping[str, str] = {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    "connection": "keep-alive",
-    "x-vercel-ai-ui-message-stream": "v1",
-    "x-accel-buffering": "no",
-}
+HEADERS: Mapping[str, str] = {"content-type": "text/event-stream", "cache-control": "no-cache",
+                              "connection": "keep-alive", "x-vercel-ai-ui-message-stream": "v1",
+                              "x-accel-buffering": "no"}
 """The response headers of a UI message stream (as the AI SDK's own server helpers set them)."""
 
 DONE = "[DONE]"
 
 
-async def translate(
-    chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_version: int = 7,
-    state_snapshots: StateSnapshots = "step",
-) -> AsyncIterator[Chunk]:
+async def translate(chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_version: int = 7,
+                    state_snapshots: StateSnapshots = "step") -> AsyncIterator[Chunk]:
     """The chunks of a run's `events` for the chat, as an `ai` `sdk_version` client reads them;
     `state_snapshots` (the agent's) says when the whole shared state is written.
 
@@ -65,10 +59,9 @@ async def translate(
         yield chunk
 
 
-async def translate_batches(
-    chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7,
-    state_snapshots: StateSnapshots = "step",
-) -> AsyncIterator[list[Chunk]]:
+async def translate_batches(chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
+                            sdk_version: int = 7, state_snapshots: StateSnapshots = "step"
+                            ) -> AsyncIterator[list[Chunk]]:
     """`translate`, a batch at a time (a server writes each batch in one go).
 
     Reads `batches` to their end, past `finish`: a server's run is then over, so the client's
@@ -81,10 +74,8 @@ async def translate_batches(
             yield out
 
 
-def frame_batches(
-    chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *, sdk_version: int = 7,
-    state_snapshots: StateSnapshots = "step",
-) -> Frames:
+def frame_batches(chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
+                  sdk_version: int = 7, state_snapshots: StateSnapshots = "step") -> Frames:
     """`translate_batches` as a server writes it: each batch's chunks as SSE frames in one
     write, then `data: [DONE]`. A read or a translation that raises is logged, and the stream
     ends as a failed run's does (`error`, `finish`), then `[DONE]`.

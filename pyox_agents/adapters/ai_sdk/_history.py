@@ -26,6 +26,7 @@ from typing import Any
 from pyox_agents.adapters.ai_sdk._request import assistant_message_id
 from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID
 from pyox_agents.state._shown_ids import user_message_id
+from pyox_agents.state.frozen import thaw
 from pyox_agents.state.run import ApprovalRequest
 
 __all__ = ["history_to_ui_messages"]
@@ -128,13 +129,4 @@ def _outcome(entry: Any, sdk_version: int) -> dict[str, Any]:
         return {"state": "output-denied"}
     if entry.is_error or entry.outcome != "ok":
         return {"state": "output-error", "errorText": entry.text or "the tool failed"}
-    return {"state": "output-available", "output": _plain(entry.content)}
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-ready copy of a result (frozen containers become dicts and lists)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
+    return {"state": "output-available", "output": thaw(entry.content)}

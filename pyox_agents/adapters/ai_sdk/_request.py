@@ -108,9 +108,8 @@ def check_sdk_version(sdk_version: int) -> int:
     return sdk_version
 
 
-def parse_request(
-    body: bytes, tools: Collection[str] = (), *, sdk_version: int = 7
-) -> tuple[Chat, RunRequest]:
+def parse_request(body: bytes, tools: Collection[str] = (), *, sdk_version: int = 7
+                  ) -> tuple[Chat, RunRequest]:
     """The `Chat` and the `RunRequest` a `DefaultChatTransport` body asks for; `tools` are the
     names of the agent's own tools (calls of other tools are the client's).
 
@@ -164,8 +163,7 @@ def parse_request(
         client_tools=tuple(_client_tools(data.get("clientTools"), tools)),
         double_texting=read_double_texting(data.get("doubleTexting"), "doubleTexting"),
         state_version=(_last_state_part(ui_messages, "data-state-version")
-                       if seen is not None else None),
-    )
+                       if seen is not None else None))
     return chat, request
 
 
@@ -307,9 +305,8 @@ def _last_state_part(ui_messages: Sequence[Mapping[str, Any]], kind: str = "data
     return version if type(version) is int and version > 0 else None
 
 
-def _decisions(
-    ui_messages: Sequence[Mapping[str, Any]], approvals: Any, continuing: bool
-) -> tuple[list[Decision], list[str]]:
+def _decisions(ui_messages: Sequence[Mapping[str, Any]], approvals: Any, continuing: bool
+               ) -> tuple[list[Decision], list[str]]:
     """Approval answers: `approval-responded` parts of the last message, then `approvals`."""
     decisions: list[Decision] = []
     denied: list[str] = []

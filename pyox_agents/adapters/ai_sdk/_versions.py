@@ -46,11 +46,8 @@ CHUNK_TYPES: Mapping[int, frozenset[str]] = {
 """Chunk types each `ai` major accepts (besides `data-*`); this adapter writes a subset."""
 
 _REASONS = frozenset({"stop", "length", "content-filter", "tool-calls", "error", "other"})
-FINISH_REASONS: Mapping[int, frozenset[str]] = {
-    5: _REASONS | {"unknown"},
-    6: _REASONS,
-    7: _REASONS | {"interrupted"},
-}
+FINISH_REASONS: Mapping[int, frozenset[str]] = {5: _REASONS | {"unknown"}, 6: _REASONS,
+                                                7: _REASONS | {"interrupted"}}
 """`finish.finishReason` values each `ai` major accepts; "unknown" is never written."""
 
 STOPPED = "the run was stopped"
