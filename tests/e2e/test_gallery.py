@@ -65,6 +65,10 @@ def test_gallery_page_does_what_it_shows_in_chromium(
     assert not unreadable, f"{page}: buttons too faint to read (contrast): {unreadable}"
     if page in ("human-in-the-loop", "predictive-state-updates"):
         assert result["seen"]["contrast"], "the buttons' contrast was not measured"
+    # Rule: the page asks CopilotKit for no agent it does not have (feature 4's activity
+    # renderer, outside the chat, looked up "default" and warned on every render).
+    lookups = [w for w in result["consoleWarnings"] if "not found" in w]
+    assert not lookups, f"{page}: {len(lookups)} lookups of a missing agent: {lookups[:3]}"
     # Rule: on a phone (390 px), the page fits the screen's width (no sideways scrolling).
     wide = {name: width for name, width in result["seen"]["widthOnAPhone"].items() if width > 390}
     assert not wide, f"wider than a 390 px phone: {wide}"

@@ -27,6 +27,7 @@ async function watch(page, base, result) {
   const origin = new URL(base).origin;
   page.on("console", (m) => {
     if (m.type() === "error") result.consoleErrors.push(m.text());
+    else if (m.type() === "warning" && result.consoleWarnings) result.consoleWarnings.push(m.text());
   });
   page.on("pageerror", (e) => result.consoleErrors.push(`pageerror: ${e.message}`));
   await page.route("**/*", (route) => {

@@ -23,7 +23,7 @@ const [base, pageName, artifacts] = process.argv.slice(2);
 const STEP_MS = Number(process.env.STEP_MS || 20000);
 mkdirSync(artifacts, { recursive: true });
 
-const result = { ok: false, page: pageName, steps: [], error: null, consoleErrors: [], offsite: [], screenshots: [], seen: {} };
+const result = { ok: false, page: pageName, steps: [], error: null, consoleErrors: [], consoleWarnings: [], offsite: [], screenshots: [], seen: {} };
 
 const step = (name) => result.steps.push(name);
 

@@ -4,7 +4,7 @@
 // `useRenderActivityMessage`.
 
 import { z } from "zod";
-import { useAgent, useRenderActivityMessage } from "@copilotkit/react-core/v2";
+import { CopilotChatConfigurationProvider, useAgent, useRenderActivityMessage } from "@copilotkit/react-core/v2";
 import { FeaturePage, Try } from "./frame";
 
 const AGENT = "agentic_generative_ui";
@@ -48,7 +48,11 @@ export default function AgenticGenerativeUI() {
         <h2>Agentic generative UI</h2>
         <p>The agent's tool <code>run_task</code> reports each step as it goes: the steps appear, then complete, live.</p>
         <Try phrases={["make pancakes", "make tea"]} />
-        <LatestTask />
+        {/* the activity renderer reads its agent from a chat configuration: outside the chat,
+            give it ours, or it looks up the "default" agent and warns on every render */}
+        <CopilotChatConfigurationProvider agentId={AGENT}>
+          <LatestTask />
+        </CopilotChatConfigurationProvider>
       </section>
     </FeaturePage>
   );

@@ -1,1 +1,0 @@
-export{p as Mermaid}from"./ConnectingAgent-CSv7kF7z.js";
