@@ -146,18 +146,20 @@ def test_a_run_waits_out_another_processs_edit_holding_the_thread(
 ) -> None:
     """Rule: a person's edit on one process holds the thread a moment (its lease), and a run
     that starts meanwhile on another process waits for it, not refused with 409."""
-    import asyncio
     import time
 
     (a,) = cluster.start("A", lease_ttl=10)
     thread = f"t-{uuid.uuid4().hex[:8]}"
     run_on(a, thread, "note:one", state={"notes": []}).finish(cluster)
     store = cluster.store()
-    token = asyncio.run(store.aacquire_lease(thread, "B:an edit", 10))  # as B's edit holds it
-    assert token is not None
-    running = run_on(a, thread, "note:two")
-    time.sleep(0.15)
-    assert asyncio.run(store.arelease_lease(thread, "B:an edit", token))
+    try:
+        token = store.acquire_lease(thread, "B:an edit", 10)  # as B's edit holds it
+        assert token is not None
+        running = run_on(a, thread, "note:two")
+        time.sleep(0.15)
+        assert store.release_lease(thread, "B:an edit", token)
+    finally:
+        store.close()
     frames = running.finish(cluster)
     assert running.status == 200, running.text
     assert frames[-1]["type"] == "RUN_FINISHED"
