@@ -216,3 +216,23 @@ def test_the_readme_smallest_agent_runs_offline_from_the_wheel(venv: Venv,
     assert proc.returncode == 0, proc.stderr
     shown = [m["shown"].strip() for m in map(_PRINTED.match, code.splitlines()) if m]
     assert shown and proc.stdout.splitlines() == shown, (proc.stdout, shown)
+
+
+@pytest.mark.packaging
+def test_new_writes_a_project_from_the_wheel(venv: Venv, tmp_path: Path) -> None:
+    """`pyox-agents new` in the fresh environment writes the whole project, the page's copy of
+    the live-state client included (the wheel carries it: there is no checkout to copy from),
+    and its agent imports there and answers offline."""
+    for ui in ("copilotkit", "ai-sdk"):
+        proc = subprocess.run([str(venv.path / "bin" / "pyox-agents"), "new", f"todos-{ui}",
+                               "--ui", ui], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        client = tmp_path / f"todos-{ui}" / "web" / "src" / "live-state" / "index.js"
+        assert client.read_text() == (ROOT / "clients" / "live-state" / "index.js").read_text()
+    run = ("from agent import agent; r = agent.run('add milk'); "
+           "print(r.state['todos'][0]['text'])")
+    proc = subprocess.run([str(venv.python), "-c", run], cwd=tmp_path / "todos-ai-sdk",
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert proc.returncode == 0 and proc.stdout.strip() == "milk", proc.stdout + proc.stderr

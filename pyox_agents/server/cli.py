@@ -4,13 +4,14 @@
                      [--store sqlite:PATH]
     pyox-agents serve module:attribute [--host ...] [--port ...] [--store ...] [--grace 25]
                       [--workers N] [--cors ORIGIN] [--allowed-host NAME]
+    pyox-agents new NAME [--ui copilotkit|ai-sdk]
 
 Both serve the AG-UI and AI SDK endpoints of `create_app`. `demo` also serves the built page
 (shipped in the package, no Node needed) at `/`. By default threads are kept in a SQLite file
 in the user's data directory, so a reloaded page, or a restarted server, gets them back.
 On SIGTERM, runs get `--grace` seconds to finish their step; the rest are left resumable.
 `--workers N` serves from N processes on one port (Linux), which share threads through a
-Redis or PostgreSQL `--store` (`_workers`).
+Redis or PostgreSQL `--store` (`_workers`). `new` writes a project to start from (`_cli_new`).
 
 Browsers: a page on another origin may not call the agents unless `--cors ORIGIN` allows it,
 and the server answers only the `Host` names of the address it listens on (`--allowed-host`
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyox_agents._errors import PyoxError
 from pyox_agents._redact import redact_url
+from pyox_agents.server._cli_new import add_new_command, run_new
 from pyox_agents.server._cli_safety import (
     DEFAULT_BODY_TIMEOUT,
     add_safety_options,
@@ -42,6 +44,7 @@ from pyox_agents.server._cli_safety import (
 )
 from pyox_agents.server._cli_values import count_of, pace_of, seconds_of
 from pyox_agents.server._workers import LISTEN_FD_OPTION, PARENT_OPTION
+from pyox_agents.starter import StarterError
 
 if TYPE_CHECKING:
     from pyox_agents.stores.base import Store
@@ -232,6 +235,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("target", metavar="MODULE:ATTRIBUTE",
                        help="e.g. myapp:agent, myapp:agents (a dict) or myapp:app")
     _common(serve, f"where threads are kept: {STORE_FORMS} (default: none, nothing is kept)")
+    add_new_command(commands)
     return parser
 
 
@@ -360,9 +364,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         if args.command == "demo":
             _demo(args, argv)
+        elif args.command == "new":
+            run_new(args)
         else:
             _serve_target(args, argv)
-    except CliError as exc:
+    except (CliError, StarterError) as exc:
         parser.exit(2, f"pyox-agents: error: {exc}\n")
     except KeyboardInterrupt:
         pass

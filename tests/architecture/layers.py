@@ -2,6 +2,7 @@
 every import it makes (at the top, inside functions, under `TYPE_CHECKING`), found with `ast`.
 
     server/, ag_ui.py, ai_sdk.py, __init__.py   compose (the public faces)
+    starter/                                  the project `pyox-agents new` writes (files)
     demo/                                     the demo's agents and model (server/ serves them)
     examples/                                 the seven feature agents (one unit with demo/)
     adapters/ag_ui/, adapters/ai_sdk/         pure translation, one package per protocol
@@ -45,6 +46,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pyox_agents._ag_ui", "faces", 9),
     ("pyox_agents._ai_sdk", "faces", 9),
     ("pyox_agents.tracing", "faces", 9),
+    ("pyox_agents.starter", "starter", 8),  # `pyox-agents new`'s files; the CLI writes them
     ("pyox_agents.adapters.ag_ui", "adapters/ag_ui", 7),
     ("pyox_agents.adapters.ai_sdk", "adapters/ai_sdk", 7),
     ("pyox_agents.adapters", "adapters", 6.5),
@@ -89,9 +91,12 @@ def unit_of(module: str) -> tuple[str, float]:
 
 
 def modules() -> dict[str, Path]:
-    """Every module of pyox_agents by dotted name (a package by its own name)."""
+    """Every module of pyox_agents by dotted name (a package by its own name); not the files
+    `pyox-agents new` copies into a user's project (`starter/template`), which are theirs."""
     found: dict[str, Path] = {}
     for path in sorted(ROOT.rglob("*.py")):
+        if path.is_relative_to(ROOT / "starter" / "template"):
+            continue
         parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()

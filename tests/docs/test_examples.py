@@ -27,6 +27,7 @@ from pyox_agents.models import (
     ToolSpec,
     resolve_model,
 )
+from pyox_agents.stores import Store
 
 from ..postgres_server import postgres_server  # noqa: F401  (fixtures a block may need)
 from ..redis_server import redis_server  # noqa: F401
@@ -141,6 +142,11 @@ def test_python_example_runs(
         # `from __future__ import annotations` (a pydantic model in it must not see strings)
         code = compile(step.code, step.id, "exec", dont_inherit=True)
         exec(code, namespace)
+    # A server closes its store when it stops; here the next example comes instead. A store
+    # left open (a PostgreSQL pool and its threads) would be collected in some later test.
+    for value in namespace.values():
+        if isinstance(value, Store):
+            value.close()
 
 
 def test_every_skipped_example_says_why() -> None:

@@ -21,10 +21,10 @@ const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run
 export const failure = (e) => String(e && e.message ? e.message : e).split("\n").slice(0, 6).join("\n");
 
 // Console errors and page errors go to result.consoleErrors; a request that leaves `base`'s
-// origin is aborted and listed in result.offsite (this machine has no network: say what the
-// page asked for, fast).
-async function watch(page, base, result) {
-  const origin = new URL(base).origin;
+// origin (and the origins of `also`) is aborted and listed in result.offsite (this machine has
+// no network: say what the page asked for, fast).
+async function watch(page, base, result, also) {
+  const origins = [base, ...also].map((url) => new URL(url).origin);
   page.on("console", (m) => {
     if (m.type() === "error") result.consoleErrors.push(m.text());
     else if (m.type() === "warning" && result.consoleWarnings) result.consoleWarnings.push(m.text());
@@ -32,7 +32,7 @@ async function watch(page, base, result) {
   page.on("pageerror", (e) => result.consoleErrors.push(`pageerror: ${e.message}`));
   await page.route("**/*", (route) => {
     const url = route.request().url();
-    if (url.startsWith(origin) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
+    if (origins.some((origin) => url.startsWith(origin)) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
     result.offsite.push(url);
     return route.abort();
   });
@@ -42,15 +42,16 @@ async function watch(page, base, result) {
  * Runs `drive(page)` in a watched page of a fresh headless Chromium profile (no localStorage
  * from an earlier run), then closes the browser, removes the profile and prints `result` as one
  * JSON line. `drive` records a failed step in `result` itself; anything it throws means the
- * script broke: printed to stderr, exit code 1.
+ * script broke: printed to stderr, exit code 1. `also`: the URLs of other servers the page may
+ * call (a page served apart from its API).
  */
-export async function openPage(chromium, { base, result, profilePrefix, viewport = { width: 1400, height: 900 } }, drive) {
+export async function openPage(chromium, { base, also = [], result, profilePrefix, viewport = { width: 1400, height: 900 } }, drive) {
   const profile = mkdtempSync(join(tmpdir(), profilePrefix));
   let browser;
   try {
     browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, viewport, args: ARGS });
     const page = browser.pages()[0] ?? (await browser.newPage());
-    await watch(page, base, result);
+    await watch(page, base, result, also);
     await drive(page);
   } catch (e) {
     console.error(e);
