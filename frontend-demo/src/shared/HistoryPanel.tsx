@@ -71,7 +71,7 @@ export function HistoryPanel({ view, threadId, title, known, open, onOpen, onFor
         <ol className="history-runs">
           {runs.map((run, i) => (
             <li key={run.run_id} className={`history-run ${run.current ? "" : "branch"}`} data-testid="history-run" data-run={run.run_id}>
-              <span className="grow">
+              <span>
                 <span className="history-asked">{run.asked ? `“${run.asked}”` : run.current ? "(no message)" : "(a message on a branch)"}</span>
                 <span className="history-meta">
                   {" "}{run.status ?? "running"}{run.version !== null ? ` · state v${run.version}` : ""}{run.current ? "" : " · branch"}
