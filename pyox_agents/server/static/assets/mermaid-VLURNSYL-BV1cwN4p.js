@@ -1,0 +1,1 @@
+export{m as Mermaid}from"./ConnectingAgent-DD4g3Q9Z.js";
