@@ -103,8 +103,7 @@ export function App() {
   };
   const forked = (id: string, title: string) => {
     list.setThreads((all) => [{ id, title, created: Date.now(), onServer: true }, ...all]);
-    select(id);
-    list.refresh();
+    select(id); // (the list is read again for the thread it opens)
   };
   const rewound = (done: string) => {
     setNote(done);
@@ -138,7 +137,7 @@ export function App() {
         ) : (
           <>
             <ThreadList threads={list.threads} current={threadId} error={list.error} onSelect={select}
-                        onNew={() => { select(newThread(view).id); list.refresh(); }} onRename={rename} onDelete={remove} />
+                        onNew={() => select(newThread(view).id)} onRename={rename} onDelete={remove} />
             <Suspense fallback={<p className="muted">Loading…</p>}>
               <Current key={`${view}:${threadId}:${generation}`} threadId={threadId} linked={thread.linked} aside={aside} />
             </Suspense>

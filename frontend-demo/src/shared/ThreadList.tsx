@@ -1,7 +1,7 @@
 // The view's threads beside it: pick one, start one, and rename or delete the current one
 // (through the server's threads API: the change is the server's, every page sees it).
 
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import type { ThreadInfo } from "./threads";
 
 type Props = {
@@ -35,6 +35,9 @@ type RowProps = { thread: ThreadInfo; current: boolean } & Pick<Props, "onSelect
 function ThreadRow({ thread, current, onSelect, onRename, onDelete }: RowProps) {
   const [mode, setMode] = useState<"show" | "rename" | "delete">("show");
   const [title, setTitle] = useState(thread.title);
+  useEffect(() => {
+    if (!current) setMode("show"); // a rename or a delete left half-asked ends when another thread opens
+  }, [current]);
   const rename = (e: FormEvent) => {
     e.preventDefault();
     setMode("show");

@@ -91,17 +91,21 @@ export function onThreadsChanged(listener: () => void): () => void {
   return () => window.removeEventListener(CHANGED, listener);
 }
 
+/** Threads deleted from this page: not listed again by a list read while the delete was on its way. */
+const deleted = new Set<string>();
+
 /** The view's threads: the ones only this browser knows (the newest first), then the server's
- * (GET /threads: those whose id is the view's, the newest change first). A local one the server lists is dropped from localStorage; so
- * is one sent in but not listed (deleted elsewhere), unless it is `current` (its first run may
- * not have reached the server yet). */
+ * (GET /threads: those whose id is the view's, the newest change first). A local one the
+ * server lists is dropped from localStorage; so is one sent in but not listed (deleted
+ * elsewhere), unless it is `current` (its first run may not have reached the server yet). */
 export async function fetchThreads(view: string, current: string): Promise<ThreadInfo[]> {
   const response = await fetch("threads?limit=200");
   if (!response.ok) throw await responseError(response, "listing the threads");
   const listed = ((await response.json()) as { threads: Listed[] }).threads
-    .filter((t) => t.id.startsWith(`${view}-`) || t.id === current);
+    .filter((t) => (t.id.startsWith(`${view}-`) || t.id === current) && !deleted.has(t.id));
   const ids = new Set(listed.map((t) => t.id));
-  const local = localThreads(view).filter((t) => !ids.has(t.id) && (t.started === false || t.id === current));
+  const local = localThreads(view).filter((t) =>
+    !ids.has(t.id) && !deleted.has(t.id) && (t.started === false || t.id === current));
   saveLocal(view, local);
   const server = listed.map((t): ThreadInfo => ({
     id: t.id, title: t.title ?? NEW_TITLE, created: Date.parse(t.created_at ?? "") || 0, onServer: true, run: t.run,
@@ -134,9 +138,12 @@ export async function renameThread(view: string, thread: ThreadInfo, title: stri
 /** Delete thread `id` and everything the server keeps of it (a thread only this browser knew
  * is only forgotten). */
 export async function deleteThread(view: string, thread: ThreadInfo): Promise<void> {
+  deleted.add(thread.id);
   if (thread.onServer || thread.started !== false) {
     await call("DELETE", path(thread.id), "deleting the thread").catch((e: Error) => {
-      if (thread.onServer) throw e; // (a thread sent in, never listed: the server may not have it)
+      if (!thread.onServer) return; // (a thread sent in, never listed: the server may not have it)
+      deleted.delete(thread.id); // still there: list it again
+      throw e;
     });
   }
   saveLocal(view, localThreads(view).filter((t) => t.id !== thread.id));

@@ -2,10 +2,12 @@
 //
 //   node tests/e2e/browser/demo_page.mjs <base-url> <view: ag-ui|ai-sdk|copilotkit> <artifacts-dir>
 //
-// Runs the scenario of issue 8 on one view and prints ONE JSON line:
+// Runs the scenario of issue 8 on one view, then the thread list's and the history's (issue 50:
+// fork, delete, rewind, rename, a reload), and prints ONE JSON line:
 // {ok, view, steps: [names done], error, consoleErrors, offsite: [requests to other hosts],
-//  screenshots: [paths]}. Exit 0 even when a step fails (the Python test asserts on `ok`);
-// exit 1 only when the script itself broke.
+//  screenshots: [paths], contrast: {button: WCAG ratio}, phone: {width, buttons: {name: right
+//  edge}} (ag-ui only), threadsSeconds}. Exit 0 even when a step fails (the Python test asserts
+// on `ok`); exit 1 only when the script itself broke.
 import { createRequire } from "node:module";
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -24,7 +26,7 @@ for (const name of readdirSync(artifacts)) {
   if (name.startsWith(`${view}-`) && name.endsWith(".png")) rmSync(join(artifacts, name)); // an earlier run's
 }
 
-const result = { ok: false, view, steps: [], error: null, consoleErrors: [], offsite: [], screenshots: [], contrast: {}, phone: null };
+const result = { ok: false, view, steps: [], error: null, consoleErrors: [], offsite: [], screenshots: [], contrast: {}, phone: null, threadsSeconds: null };
 
 function step(name) {
   result.steps.push(name);
@@ -126,7 +128,9 @@ async function scenario(page) {
   await page.getByTestId("state-panel").locator("summary").click();
   await shot(page, "3-reloaded");
 
+  const started = Date.now();
   await threadsAndHistory(page);
+  result.threadsSeconds = (Date.now() - started) / 1000;
 }
 
 // --- The thread list and a thread's history (the server's threads API) ---

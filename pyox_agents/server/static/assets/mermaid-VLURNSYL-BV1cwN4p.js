@@ -1,1 +1,0 @@
-export{m as Mermaid}from"./ConnectingAgent-DD4g3Q9Z.js";

@@ -1,0 +1,1 @@
+export{m as Mermaid}from"./ConnectingAgent-Dj2qVC8P.js";
