@@ -169,8 +169,8 @@ export async function forkThread(view: string, id: string, runId: string, title:
   const forked = await call<{ id: string }>("POST", path(id, "/fork"), "forking the thread",
     { run_id: runId, thread_id: `${view}-${crypto.randomUUID()}` });
   const named = `${title.slice(0, 73)} (fork)`;
-  await call("PATCH", path(forked.id), "naming the fork", { title: named });
-  return { id: forked.id, title: named };
+  const ok = await call("PATCH", path(forked.id), "naming the fork", { title: named }).then(() => true, () => false);
+  return { id: forked.id, title: ok ? named : title }; // (unnamed, it is still the fork: open it)
 }
 
 /** Thread `id` back to right after run `runId`: its conversation and its shared state. */

@@ -1,1 +1,0 @@
-export{m as Mermaid}from"./ConnectingAgent-Dj2qVC8P.js";
