@@ -4,8 +4,15 @@ Each view (AG-UI, AI SDK, CopilotKit) runs issue 8's scenario in Debian's Chromi
 playwright-core (`tests/e2e/browser/demo_page.mjs`): the agent adds milk and eggs to the cart
 (highlighted); the person ticks a todo and the agent clears completed todos; a checkout is
 approved (order confirmed) and another denied (refused, cart kept); a reload brings the thread
-and its state back. Screenshots go to tests/e2e/artifacts/. The page must ask nothing of any
-host but the server.
+and its state back. Then the thread list and the thread's history (the server's threads API):
+the thread is forked at its first run (the page opens the fork, with the conversation and state
+as they were then), the fork deleted (gone from the list and the server), the thread rewound to
+its second run (conversation and state as they were then, and a message goes on from there) and
+renamed; with the browser's memory cleared, a reload lists it from the server, renamed and
+rewound, and no fork. Screenshots go to tests/e2e/artifacts/. The page must ask nothing of any
+host but the server, and log no error in the console (a 404 for a thread the server does not
+have yet is one); the list's and the history's buttons are readable (WCAG AA) and, on a 390 px
+phone, in sight.
 
 Each view also survives a message typed while the checkout approval waits (declined, the message
 answered), a reload, and more use; an approval left waiting over a reload is shown again and its
@@ -98,8 +105,16 @@ def test_demo_view_scenario_in_chromium(view: str, chromium: str, playwright_rea
         f"{view}: failed after {result['steps']}: {result['error']}\n"
         f"browser console errors: {result['consoleErrors']}\nscreenshots: {result['screenshots']}"
     )
-    assert result["steps"][-1] == "reloaded: thread and state back"
+    assert "reloaded: thread and state back" in result["steps"]
+    assert result["steps"][-1] == "reloaded: the list from the server, renamed and rewound, no fork"
     assert result["offsite"] == [], f"{view} asked other hosts: {result['offsite']}"
+    assert result["consoleErrors"] == [], f"{view}: errors in the console"
+    unreadable = {name: ratio for name, ratio in result["contrast"].items() if ratio < 4.5}
+    assert len(result["contrast"]) == 3 and not unreadable, f"{view}: {result['contrast']}"
+    if view == "ag-ui":  # on a 390 px phone: the page fits, its buttons are in sight
+        phone = result["phone"]
+        assert phone["width"] <= 390, phone
+        assert all(right is not None and right <= 390 for right in phone["buttons"].values()), phone
     for path in result["screenshots"]:
         assert Path(path).stat().st_size > 10_000
 

@@ -1,9 +1,8 @@
-// The parts every view shares: the lists, the state panel, the chat, the approval dialog, threads.
+// The parts every view shares: the lists, the state panel, the chat, the approval dialog.
 
 import { useEffect, useRef, useState, type FormEvent, type MouseEvent, type ReactNode } from "react";
 import type { Approval, ChatItem, DemoState, Edit, PatchEntry } from "./model";
 import { edits } from "./model";
-import type { ThreadInfo } from "./threads";
 
 function AddForm({ label, onAdd }: { label: string; onAdd: (text: string) => void }) {
   const [text, setText] = useState("");
@@ -191,23 +190,6 @@ export function ErrorBanner({ error, onClose }: { error: string | null; onClose:
       <span className="grow">{error}</span>
       <button className="icon" onClick={onClose} title="Dismiss">✕</button>
     </div>
-  );
-}
-
-export function ThreadList({ threads, current, onSelect, onNew }: { threads: ThreadInfo[]; current: string; onSelect: (id: string) => void; onNew: () => void }) {
-  return (
-    <nav className="threads" data-testid="threads">
-      <button onClick={onNew}>+ New thread</button>
-      <ul>
-        {threads.map((t) => (
-          <li key={t.id}>
-            <button className={t.id === current ? "current" : ""} onClick={() => onSelect(t.id)} title={t.id}>
-              {t.title}
-            </button>
-          </li>
-        ))}
-      </ul>
-    </nav>
   );
 }
 

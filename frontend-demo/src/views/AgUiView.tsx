@@ -9,14 +9,14 @@
 // which `followAgent` keeps the agent in step with: the person's edits are edits of the thread,
 // sent at once, run or no run, and every window on the thread shows every version.
 
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { HttpAgent, runHttpRequest, transformHttpEventStream, type Message } from "@ag-ui/client";
 import { connectingAgent } from "../../../clients/live-state/index.js";
 import { AGENT, EMPTY, type Approval, type ChatItem, type Edit } from "../shared/model";
 import { ApprovalDialog, Board, ChatPanel, ErrorBanner, LiveBar, StatePanel } from "../shared/components";
 import { useBoard } from "../shared/useBoard";
 import { eventVersion, followAgent, useLiveThread } from "../shared/live";
-import { stopRun, titleThread } from "../shared/threads";
+import { stopRun, threadsChanged, titleThread } from "../shared/threads";
 
 const VIEW = "ag-ui";
 
@@ -44,7 +44,8 @@ export function agUiChatItems(messages: Message[], waiting: Set<string>): ChatIt
 
 type Interrupt = { id: string; message?: string; toolCallId?: string; metadata?: { tool?: string; arguments?: unknown } };
 
-export function AgUiView({ threadId, linked = false }: { threadId: string; linked?: boolean }) {
+/** `aside`: shown under the state (the thread's history). */
+export function AgUiView({ threadId, linked = false, aside }: { threadId: string; linked?: boolean; aside?: ReactNode }) {
   const board = useBoard();
   const ownRun = useRef(false);
   // The thread as it is (or this page's own edit) shown as it is; a change highlighted.
@@ -118,6 +119,7 @@ export function AgUiView({ threadId, linked = false }: { threadId: string; linke
     } finally {
       setRunning(false);
       ownRun.current = false;
+      threadsChanged(); // the list and the history show the run
     }
   };
 
@@ -163,6 +165,7 @@ export function AgUiView({ threadId, linked = false }: { threadId: string; linke
                    refused={live.refused} onDismiss={live.dismiss} />
           <Board state={board.state} hot={board.hot} onEdit={edit} busy={running || Boolean(live.view?.running)} />
           <StatePanel state={board.state} patches={board.patches} />
+          {aside}
         </div>
       </div>
       {approval && <ApprovalDialog approval={approval} onAnswer={answer} cart={board.state.cart} />}

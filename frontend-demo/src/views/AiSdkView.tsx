@@ -20,7 +20,7 @@ import { ApprovalDialog, Board, ChatPanel, ErrorBanner, LiveBar, StatePanel } fr
 import { useBoard } from "../shared/useBoard";
 import { atVersion, lastState, nextState } from "../shared/liveState";
 import { stripOldStateParts, useLiveThread } from "../shared/live";
-import { notStarted, responseError, stopRun, titleThread } from "../shared/threads";
+import { notStarted, responseError, stopRun, threadsChanged, titleThread } from "../shared/threads";
 
 const VIEW = "ai-sdk";
 
@@ -91,7 +91,8 @@ function chatItems(messages: UIMessage[]): ChatItem[] {
   });
 }
 
-export function AiSdkView({ threadId, linked = false }: { threadId: string; linked?: boolean }) {
+/** `aside`: shown under the state (the thread's history). */
+export function AiSdkView({ threadId, linked = false, aside }: { threadId: string; linked?: boolean; aside?: ReactNode }) {
   const [messages, setMessages] = useState<UIMessage[] | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
@@ -109,10 +110,12 @@ export function AiSdkView({ threadId, linked = false }: { threadId: string; link
     };
   }, [threadId]);
   if (messages === undefined) return <div className="view muted">Loading the thread…</div>;
-  return <AiSdkChat key={threadId} threadId={threadId} initial={messages} loadError={error} follow={linked || messages.length > 0} />;
+  return <AiSdkChat key={threadId} threadId={threadId} initial={messages} loadError={error} follow={linked || messages.length > 0} aside={aside} />;
 }
 
-function AiSdkChat({ threadId, initial, loadError, follow }: { threadId: string; initial: UIMessage[]; loadError: string | null; follow: boolean }) {
+type ChatProps = { threadId: string; initial: UIMessage[]; loadError: string | null; follow: boolean; aside?: ReactNode };
+
+function AiSdkChat({ threadId, initial, loadError, follow, aside }: ChatProps) {
   const board = useBoard();
   const sending = useRef(false);
   // The thread as it is (or this page's own edit) shown as it is; a change highlighted.
@@ -160,6 +163,7 @@ function AiSdkChat({ threadId, initial, loadError, follow }: { threadId: string;
       stateRef.current = board.current.current;
     },
     onError: (e) => setError(`The run failed: ${e.message}`),
+    onFinish: () => threadsChanged(), // the list and the history show the run
   });
 
   const running = chat.status === "submitted" || chat.status === "streaming";
@@ -202,6 +206,7 @@ function AiSdkChat({ threadId, initial, loadError, follow }: { threadId: string;
                    refused={live.refused} onDismiss={live.dismiss} />
           <Board state={board.state} hot={board.hot} onEdit={edit} busy={running || Boolean(live.view?.running)} />
           <StatePanel state={board.state} patches={board.patches} />
+          {aside}
         </div>
       </div>
       {approval && pending?.approval && <ApprovalDialog approval={approval} onAnswer={answer} cart={board.state.cart} />}

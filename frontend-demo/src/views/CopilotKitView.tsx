@@ -15,7 +15,7 @@
 // which `followAgent` keeps CopilotKit's agent in step with: the person's edits are edits of
 // the thread, sent at once, run or no run, and every window on the thread shows every version.
 
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import {
   CopilotChat,
   CopilotKit,
@@ -34,7 +34,7 @@ import { ApprovalDialog, Board, ErrorBanner, LiveBar, StatePanel, ToolCallView }
 import { ConnectingAgent } from "../shared/ConnectingAgent";
 import { useBoard } from "../shared/useBoard";
 import { eventVersion, followAgent, useLiveThread } from "../shared/live";
-import { titleThread } from "../shared/threads";
+import { threadsChanged, titleThread } from "../shared/threads";
 
 const VIEW = "copilotkit";
 
@@ -59,7 +59,8 @@ class TypingOverAgent extends ConnectingAgent {
   }
 }
 
-export function CopilotKitView({ threadId, linked = false }: { threadId: string; linked?: boolean }) {
+/** `aside`: shown under the state (the thread's history). */
+export function CopilotKitView({ threadId, linked = false, aside }: { threadId: string; linked?: boolean; aside?: ReactNode }) {
   const [error, setError] = useState<string | null>(null);
   const [agent] = useState(
     () => new TypingOverAgent({ url: new URL(`agents/${AGENT}/ag-ui`, location.href).toString(), threadId, initialState: EMPTY }),
@@ -73,16 +74,16 @@ export function CopilotKitView({ threadId, linked = false }: { threadId: string;
       showDevConsole={false}
       onError={(e) => setError(`CopilotKit: ${e.error?.message ?? String(e)}`)}
     >
-      <CopilotKitBody threadId={threadId} linked={linked} error={error} setError={setError} />
+      <CopilotKitBody threadId={threadId} linked={linked} error={error} setError={setError} aside={aside} />
     </CopilotKit>
   );
 }
 
 const text = (m: Message | undefined) => (m && typeof m.content === "string" ? m.content : "");
 
-type BodyProps = { threadId: string; linked: boolean; error: string | null; setError: (e: string | null) => void };
+type BodyProps = { threadId: string; linked: boolean; error: string | null; setError: (e: string | null) => void; aside?: ReactNode };
 
-function CopilotKitBody({ threadId, linked, error, setError }: BodyProps) {
+function CopilotKitBody({ threadId, linked, error, setError, aside }: BodyProps) {
   const { agent } = useAgent({ agentId: AGENT });
   const { copilotkit } = useCopilotKit();
   const board = useBoard();
@@ -115,6 +116,7 @@ function CopilotKitBody({ threadId, linked, error, setError }: BodyProps) {
         delta.current = false;
       },
       onRunInitialized: () => board.cool(),
+      onRunFinalized: () => threadsChanged(), // the list and the history show the run
       onRunErrorEvent: ({ event }) => {
         if (event.code !== "abort") setError(`The run failed: ${event.message}`);
       },
@@ -218,6 +220,7 @@ function CopilotKitBody({ threadId, linked, error, setError }: BodyProps) {
                    refused={live.refused} onDismiss={live.dismiss} />
           <Board state={board.state} hot={board.hot} onEdit={edit} busy={agent.isRunning || Boolean(live.view?.running)} />
           <StatePanel state={board.state} patches={board.patches} />
+          {aside}
         </div>
       </div>
       {approval}

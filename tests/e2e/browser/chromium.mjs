@@ -7,6 +7,7 @@
 //
 // `chromium` is playwright-core's launcher, passed in because the scripts take playwright-core
 // from different node_modules. `result` must have `consoleErrors` and `offsite` arrays.
+// `contrast(locator)` measures how readable a button is (WCAG).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,4 +62,36 @@ export async function openPage(chromium, { base, also = [], result, profilePrefi
     rmSync(profile, { recursive: true, force: true });
     console.log(JSON.stringify(result));
   }
+}
+
+/** The WCAG contrast ratio (2 decimals) of an element's text on its background (the first
+ * opaque one up the tree): a person must be able to read what they click (AA: 4.5). */
+export async function contrast(locator) {
+  const ratio = await locator.evaluate((el) => {
+    const canvas = document.createElement("canvas"); // any CSS color (oklch too) to sRGB
+    canvas.width = canvas.height = 1;
+    const paint = canvas.getContext("2d", { willReadFrequently: true });
+    const rgba = (css) => {
+      paint.clearRect(0, 0, 1, 1);
+      paint.fillStyle = "rgba(0, 0, 0, 0)";
+      paint.fillStyle = css;
+      paint.fillRect(0, 0, 1, 1);
+      const [r, g, b, a] = paint.getImageData(0, 0, 1, 1).data;
+      return [r, g, b, a / 255];
+    };
+    const luminance = ([r, g, b]) => {
+      const lin = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+    };
+    let node = el;
+    let background = [255, 255, 255];
+    while (node && node.nodeType === 1) {
+      const color = rgba(getComputedStyle(node).backgroundColor);
+      if (color[3] > 0.5) { background = color; break; }
+      node = node.parentElement;
+    }
+    const [a, b] = [luminance(rgba(getComputedStyle(el).color)), luminance(background)];
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  });
+  return Math.round(ratio * 100) / 100;
 }

@@ -2,15 +2,17 @@
 //
 //   node tests/e2e/browser/demo_page.mjs <base-url> <view: ag-ui|ai-sdk|copilotkit> <artifacts-dir>
 //
-// Runs the scenario of issue 8 on one view and prints ONE JSON line:
+// Runs the scenario of issue 8 on one view, then the thread list's and the history's (issue 50:
+// fork, delete, rewind, rename, a reload), and prints ONE JSON line:
 // {ok, view, steps: [names done], error, consoleErrors, offsite: [requests to other hosts],
-//  screenshots: [paths]}. Exit 0 even when a step fails (the Python test asserts on `ok`);
-// exit 1 only when the script itself broke.
+//  screenshots: [paths], contrast: {button: WCAG ratio}, phone: {width, buttons: {name: right
+//  edge}} (ag-ui only), threadsSeconds}. Exit 0 even when a step fails (the Python test asserts
+// on `ok`); exit 1 only when the script itself broke.
 import { createRequire } from "node:module";
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { failure, openPage } from "./chromium.mjs";
+import { contrast, failure, openPage } from "./chromium.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -24,10 +26,14 @@ for (const name of readdirSync(artifacts)) {
   if (name.startsWith(`${view}-`) && name.endsWith(".png")) rmSync(join(artifacts, name)); // an earlier run's
 }
 
-const result = { ok: false, view, steps: [], error: null, consoleErrors: [], offsite: [], screenshots: [] };
+const result = { ok: false, view, steps: [], error: null, consoleErrors: [], offsite: [], screenshots: [], contrast: {}, phone: null, threadsSeconds: null };
 
 function step(name) {
   result.steps.push(name);
+}
+
+async function noteContrast(button, name) {
+  result.contrast[name] = await contrast(button);
 }
 
 async function shot(page, name) {
@@ -121,6 +127,152 @@ async function scenario(page) {
   step("reloaded: thread and state back");
   await page.getByTestId("state-panel").locator("summary").click();
   await shot(page, "3-reloaded");
+
+  const started = Date.now();
+  await threadsAndHistory(page);
+  result.threadsSeconds = (Date.now() - started) / 1000;
+}
+
+// --- The thread list and a thread's history (the server's threads API) ---
+
+const current = (page) => page.locator("[data-testid=thread].current");
+const threadRow = (page, id) => page.locator(`[data-testid=thread][data-id="${id}"]`);
+const historyRun = (page, asked) => page.getByTestId("history-run").filter({ hasText: `“${asked}”` }).first();
+const chatShows = (page, text) => page.getByTestId("chat").getByText(text, { exact: true }).first().waitFor({ timeout: STEP_MS });
+const chatCount = (page, text) => page.getByTestId("chat").getByText(text, { exact: true }).count();
+
+async function server(path) {
+  const response = await fetch(`${base}/${path}`);
+  return { status: response.status, body: response.ok ? await response.json() : null };
+}
+
+/** JSON with its keys sorted: equal values give equal strings. */
+function canon(value) {
+  if (Array.isArray(value)) return `[${value.map(canon).join(",")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canon(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Waits until the board shows thread `id`'s state as the server keeps it, and it is `want`
+ * (the names of its todos and cart items, in any order, and how many orders); the state. */
+async function stateIs(page, id, want) {
+  const names = (s) => ({ todos: s.todos.map((t) => t.text).sort(), cart: s.cart.map((c) => c.name).sort(), orders: s.orders.length });
+  want = { ...want, todos: [...want.todos].sort(), cart: [...want.cart].sort() };
+  const deadline = Date.now() + STEP_MS;
+  let shown, kept;
+  while (Date.now() < deadline) {
+    shown = JSON.parse(await page.getByTestId("state-json").textContent());
+    kept = (await server(`threads/${encodeURIComponent(id)}`)).body?.state;
+    if (kept && canon(shown) === canon(kept) && canon(names(kept)) === canon(want)) return kept;
+    await page.waitForTimeout(100);
+  }
+  throw new Error(`thread ${id}: the page shows ${JSON.stringify(shown)}, the server keeps ${JSON.stringify(kept)}; want ${JSON.stringify(want)}`);
+}
+
+/** Waits until GET /threads says `check(threads)`. */
+async function listed(check, what) {
+  const deadline = Date.now() + STEP_MS;
+  while (Date.now() < deadline) {
+    const threads = (await server("threads?limit=200")).body.threads;
+    if (check(threads)) return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error(`GET /threads never showed ${what}`);
+}
+
+// Fork the thread at its first run (the page opens the fork: its conversation and state as they
+// were then), delete the fork, rewind the thread to its second run (then a message goes on from
+// there), rename it; then, with this browser's memory cleared, the list (from the server) shows
+// it renamed and rewound, and no fork. Each state is the page's board and the server's alike.
+async function threadsAndHistory(page) {
+  const original = await current(page).getAttribute("data-id");
+  await page.getByTestId("history").locator("summary").click();
+  await historyRun(page, "clear completed").waitFor({ timeout: STEP_MS });
+  await noteContrast(historyRun(page, "clear completed").getByRole("button", { name: /^Rewind/ }), "Rewind");
+  await noteContrast(current(page).getByRole("button", { name: "Rename the thread" }), "Rename the thread");
+
+  await historyRun(page, "add milk and eggs to my cart").getByRole("button", { name: /^Fork/ }).click();
+  await current(page).filter({ hasText: "(fork)" }).waitFor({ timeout: STEP_MS });
+  const fork = await current(page).getAttribute("data-id");
+  if (fork === original || !fork.startsWith(`${view}-`)) throw new Error(`the fork opened is ${fork}`);
+  await chatShows(page, "add milk and eggs to my cart");
+  await page.getByTestId("chat").getByText("Added milk and eggs.").first().waitFor({ timeout: STEP_MS });
+  await stateIs(page, fork, { todos: [], cart: ["milk", "eggs"], orders: 0 });
+  if (await chatCount(page, "clear completed")) throw new Error("the fork shows a message sent after its run");
+  step("forked at the first run: its conversation and state as they were then");
+  await shot(page, "6-forked");
+
+  await current(page).getByRole("button", { name: "Delete the thread" }).click();
+  await noteContrast(current(page).getByRole("button", { name: "Delete", exact: true }), "Delete");
+  await current(page).getByRole("button", { name: "Delete", exact: true }).click();
+  await threadRow(page, fork).waitFor({ state: "detached", timeout: STEP_MS });
+  await listed((threads) => !threads.some((t) => t.id === fork), "the fork gone");
+  const gone = await server(`threads/${encodeURIComponent(fork)}`);
+  if (gone.status !== 404) throw new Error(`GET /threads/{the deleted fork} answered ${gone.status}`);
+  step("the fork deleted: gone from the list and the server");
+
+  await threadRow(page, original).locator(".thread-title").click();
+  await chatShows(page, "add bread to my cart");
+  await historyRun(page, "clear completed").getByRole("button", { name: /^Rewind/ }).click();
+  await page.getByTestId("history-note").waitFor({ timeout: STEP_MS });
+  await chatShows(page, "clear completed");
+  const rewound = { todos: ["water the plants"], cart: ["milk", "eggs"], orders: 0 };
+  await stateIs(page, original, rewound);
+  await page.locator(".history-run.branch").first().waitFor({ timeout: STEP_MS });
+  for (const later of ["check out", "add bread to my cart"]) {
+    if (await chatCount(page, later)) throw new Error(`the rewound thread still shows "${later}"`);
+  }
+  step("rewound to the second run: its conversation and state as they were then");
+  await say(page, "add jam to my cart"); // the thread goes on from there
+  await item(page, "cart", "jam").waitFor({ timeout: STEP_MS });
+  await idle(page);
+  const goneOn = { ...rewound, cart: ["milk", "eggs", "jam"] };
+  await stateIs(page, original, goneOn);
+  step("a message after the rewind: the thread goes on from there");
+
+  await current(page).getByRole("button", { name: "Rename the thread" }).click();
+  await current(page).getByLabel("Thread title").fill("my errands");
+  await current(page).getByLabel("Thread title").press("Enter");
+  await current(page).filter({ hasText: "my errands" }).waitFor({ timeout: STEP_MS });
+  await listed((threads) => threads.some((t) => t.id === original && t.title === "my errands"), "the new title");
+  step("renamed");
+  await shot(page, "7-rewound");
+
+  await page.evaluate(() => localStorage.clear()); // what the list shows now is the server's
+  await page.reload();
+  await threadRow(page, original).filter({ hasText: "my errands" }).waitFor({ timeout: STEP_MS });
+  await current(page).filter({ hasText: "New thread" }).waitFor({ timeout: STEP_MS });
+  if (await threadRow(page, fork).count()) throw new Error("the deleted fork is listed after a reload");
+  await threadRow(page, original).locator(".thread-title").click();
+  await chatShows(page, "add jam to my cart");
+  await stateIs(page, original, goneOn);
+  if (await chatCount(page, "check out")) throw new Error("the rewound thread shows its later messages after a reload");
+  step("reloaded: the list from the server, renamed and rewound, no fork");
+  if (view === "ag-ui") await onAPhone(page);
+}
+
+// On a phone (390 px wide): the page fits, and the list's and the history's buttons are in sight.
+async function onAPhone(page) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId("history").locator("summary").click();
+  const fork = page.getByTestId("history-run").first().getByRole("button", { name: /^Fork/ });
+  await fork.waitFor({ timeout: STEP_MS });
+  const right = async (locator) => {
+    const box = await locator.boundingBox();
+    return box ? Math.ceil(box.x + box.width) : null;
+  };
+  result.phone = {
+    width: await page.evaluate(() => document.documentElement.scrollWidth),
+    buttons: {
+      Fork: await right(fork),
+      Rewind: await right(page.getByTestId("history-run").first().getByRole("button", { name: /^Rewind/ })),
+      "Rename the thread": await right(current(page).getByRole("button", { name: "Rename the thread" })),
+      "Delete the thread": await right(current(page).getByRole("button", { name: "Delete the thread" })),
+    },
+  };
+  await shot(page, "8-phone");
 }
 
 // AI SDK view only: a tool's live progress, a reload while it runs (history from /messages, the

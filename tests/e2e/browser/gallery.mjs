@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { failure, openPage } from "./chromium.mjs";
+import { contrast, failure, openPage } from "./chromium.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -51,33 +51,7 @@ async function idle(page) {
 // The WCAG contrast ratio of a button's text on its background (the first opaque one up the
 // tree), noted in result.seen.contrast[name]: a person must be able to read what they click.
 async function noteContrast(button, name) {
-  const ratio = await button.evaluate((el) => {
-    const canvas = document.createElement("canvas"); // any CSS color (oklch too) to sRGB
-    canvas.width = canvas.height = 1;
-    const paint = canvas.getContext("2d", { willReadFrequently: true });
-    const rgba = (css) => {
-      paint.clearRect(0, 0, 1, 1);
-      paint.fillStyle = "rgba(0, 0, 0, 0)";
-      paint.fillStyle = css;
-      paint.fillRect(0, 0, 1, 1);
-      const [r, g, b, a] = paint.getImageData(0, 0, 1, 1).data;
-      return [r, g, b, a / 255];
-    };
-    const luminance = ([r, g, b]) => {
-      const lin = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
-      return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
-    };
-    let node = el;
-    let background = [255, 255, 255];
-    while (node && node.nodeType === 1) {
-      const color = rgba(getComputedStyle(node).backgroundColor);
-      if (color[3] > 0.5) { background = color; break; }
-      node = node.parentElement;
-    }
-    const [a, b] = [luminance(rgba(getComputedStyle(el).color)), luminance(background)];
-    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-  });
-  (result.seen.contrast ??= {})[name] = Math.round(ratio * 100) / 100;
+  (result.seen.contrast ??= {})[name] = await contrast(button);
 }
 
 const chatSays = (page, text) => page.getByTestId("chat").getByText(text).first().waitFor({ timeout: STEP_MS });

@@ -1,0 +1,1 @@
+export{m as Mermaid}from"./ConnectingAgent-CTwqtegj.js";
