@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from pyox_agents._run_request import RequestError
 from pyox_agents.service._checkpoints import before_and_after
+from pyox_agents.service._feed import Feeds
 from pyox_agents.service._history import Walk, run_end, walk
 from pyox_agents.service._kept_writes import write_kept
 from pyox_agents.service._thread_state import ThreadState, aligned
@@ -30,6 +31,7 @@ class Runs(Protocol):
 
     store: Store | None
     keep_state: bool
+    feeds: Feeds
 
     def holding(self, thread_id: str, principal: str | None) -> Any:
         """Hold the thread while it is changed apart from a run."""
@@ -180,8 +182,7 @@ async def rewind_thread(runs: Runs, thread_id: str, principal: str | None,
         kept = await runs.kept_state(thread_id) if runs.keep_state else ThreadState()
         state = _after(checkpoint)
         if state is not None and runs.keep_state:
-            kept.add(state)
-            await write_kept(store, thread_id, kept, token)
+            await _commit(runs, thread_id, principal, kept, state, token)
     return {"id": thread_id, "history_length": len(conversation.history),
             "version": kept.version or None, "state": kept.state if kept.version else None}
 
@@ -218,9 +219,24 @@ async def undo_run(runs: Runs, thread_id: str, principal: str | None,
         kept = await runs.kept_state(thread_id)
         undone = _undone(kept.frozen(), *before_and_after(checkpoint), run_id)
         if undone is not None:
-            kept.add(undone)
-            await write_kept(store, thread_id, kept, token)
+            await _commit(runs, thread_id, principal, kept, undone, token)
     return {"id": thread_id, "version": kept.version or None, "state": kept.state}
+
+
+async def _commit(runs: Runs, thread_id: str, principal: str | None, kept: ThreadState,
+                  state: JSON, token: int | None) -> None:
+    """Keep `state` as the thread's next version (if it differs from its latest), and tell
+    the thread's followers, as a person's version: every open tab shows it."""
+    before = kept.frozen()
+    number = kept.version
+    kept.add(state)
+    if kept.version == number:
+        return
+    await write_kept(_store(runs), thread_id, kept, token)
+    runs.feeds.publish(thread_id, principal, [{
+        "type": "state", "version": kept.version,
+        "delta": [op.to_json() for op in diff(before, kept.frozen())], "by": "person",
+        "run_id": None}])
 
 
 def _undone(latest: JSON, before: JSON, after: JSON, run_id: str) -> JSON | None:

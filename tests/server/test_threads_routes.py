@@ -244,3 +244,55 @@ async def test_an_undo_of_a_run_that_paused_reverses_what_it_did_before_and_afte
                                                                   "booked": True}
         undone = await http.post("/threads/t/undo", json={"run_id": run["run_id"]})
         assert undone.json()["state"] == {}
+
+
+async def test_a_rewind_and_an_undo_are_versions_every_follower_sees_and_edits_build_on(
+        tmp_path: Path) -> None:
+    """A rewind or an undo changes the shared state as a new version: the thread's feed tells
+    every tab following it (no reload needed), and a person's edit made on that version builds
+    on it (the server does not go on from what it had before)."""
+
+    @tool
+    def add(ctx: RunContext, text: str) -> str:
+        """Add an item."""
+        ctx.state["items"].append(text)
+        return "added"
+
+    def reply(messages: list[Message], tools: Any) -> Any:
+        last = messages[-1]
+        return ToolCall("add", {"text": last.content}) if last.role == "user" else "Done."
+
+    app = create_app({"a": Agent(FunctionModel(reply), tools=[add])},
+                     store=SQLiteStore(tmp_path / "t.db"))
+    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        for n, text in enumerate(["a", "b"]):
+            sent = {**body("t", text, f"u{n}"), "state": {"items": []} if n == 0 else None}
+            assert "RUN_FINISHED" in (await http.post("/agents/a/ag-ui", json={
+                k: v for k, v in sent.items() if v is not None})).text
+        first = (await http.get("/threads/t/history")).json()["runs"][0]["run_id"]
+        async with http.stream("GET", "/threads/t/events") as feed:
+            items = (json.loads(line[6:]) async for line in feed.aiter_lines()
+                     if line.startswith("data: "))
+            snapshot = await _next(items)
+            assert snapshot["state"] == {"items": ["a", "b"]}
+            rewound = (await http.post("/threads/t/rewind", json={"run_id": first})).json()
+            assert rewound["state"] == {"items": ["a"]}
+            told = await _next(items)
+            assert (told["type"], told["version"]) == ("state", rewound["version"])
+            assert told["delta"] == [{"op": "remove", "path": "/items/1"}]
+            edited = await http.patch("/agents/a/threads/t/state", json={
+                "base": rewound["version"], "patch": [{"op": "add", "path": "/items/-",
+                                                       "value": "c"}]})
+            assert edited.status_code == 200, edited.text
+            assert (await _next(items))["version"] == edited.json()["version"]
+            undone = (await http.post("/threads/t/undo", json={"run_id": first})).json()
+            assert undone["state"] == {"items": ["c"]}
+            told = await _next(items)
+            assert (told["type"], told["version"]) == ("state", undone["version"])
+        assert (await http.get("/threads/t")).json()["state"] == {"items": ["c"]}
+
+
+async def _next(items: AsyncIterator[dict[str, Any]]) -> dict[str, Any]:
+    """The feed's next item, within 10 s (one that never comes fails the test, not hangs it)."""
+    with anyio.fail_after(10):
+        return await anext(items)
