@@ -71,11 +71,11 @@ def postgres_outage() -> Iterator[Outage]:
     from pyox_agents.stores import PostgresStore
 
     with postgres_process() as server:
-        store = PostgresStore(server.url, connect_timeout=2.0, pool_timeout=5.0)
+        store = PostgresStore(server.url, connect_timeout=1.0, pool_timeout=2.5)
         # the tool's step waits one pool timeout to keep its state, the step's commit one,
         # the run's end one to keep the state and one to log its end: no write more (each
         # write after the first failure waited its own timeout: 25-30 s, at the limit)
-        yield Outage(store, server.stop, server.start, ends_within=4 * 5.0 + 5.0)
+        yield Outage(store, server.stop, server.start, ends_within=4 * 2.5 + 5.0)
         store.close()
 
 
