@@ -111,6 +111,10 @@ def test_demo_view_scenario_in_chromium(view: str, chromium: str, playwright_rea
     assert result["consoleErrors"] == [], f"{view}: errors in the console"
     unreadable = {name: ratio for name, ratio in result["contrast"].items() if ratio < 4.5}
     assert len(result["contrast"]) == 3 and not unreadable, f"{view}: {result['contrast']}"
+    # axe-core in Chromium: no serious or critical accessibility violation at any moment seen
+    seen = result["accessibility"]
+    assert set(seen) == {"loaded", "approval", "reloaded", "history open"}, seen
+    assert not any(seen.values()), f"{view}: {seen}"
     if view == "ag-ui":  # on a 390 px phone: the page fits, its buttons are in sight
         phone = result["phone"]
         assert phone["width"] <= 390, phone

@@ -65,6 +65,8 @@ def test_gallery_page_does_what_it_shows_in_chromium(
     assert not unreadable, f"{page}: buttons too faint to read (contrast): {unreadable}"
     if page in ("human-in-the-loop", "predictive-state-updates"):
         assert result["seen"]["contrast"], "the buttons' contrast was not measured"
+    # Rule: axe-core in Chromium finds no serious or critical accessibility violation.
+    assert result["seen"]["accessibility"] == [], f"{page}: {result['seen']['accessibility']}"
     # Rule: the page asks CopilotKit for no agent it does not have (feature 4's activity
     # renderer, outside the chat, looked up "default" and warned on every render).
     lookups = [w for w in result["consoleWarnings"] if "not found" in w]

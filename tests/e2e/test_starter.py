@@ -4,7 +4,8 @@ and driven in Chromium, for each page it can write (CopilotKit, the AI SDK's `us
 
 `tests/e2e/browser/starter.mjs` runs the scenario: a message, its tool calls shown, hand edits
 before and after a run that survive the next run, a reload that keeps the thread, an approval,
-and the page at a phone's width; no console error, no request to another host.
+and the page at a phone's width; no console error, no request to another host, and no
+serious or critical finding of axe-core.
 
 The project pins the npm packages the demo page pins (a test checks it), so it is built with
 frontend-demo's node_modules instead of a fresh `npm install` of its own.
@@ -110,6 +111,7 @@ def test_a_new_project_builds_serves_and_works_in_chromium(ui: str, tmp_path: Pa
         "Call mom": False, "milk": True, "eggs": True, "Buy bread": False}, todos
     assert result["kept"]["afterClear"] == {"todos": []}
     assert result["phoneWidth"] <= 390
+    assert result["accessibility"] == {"afterRuns": [], "approval": []}, result["accessibility"]
 
 
 def test_new_refuses_a_folder_in_use_and_a_bad_name(tmp_path: Path) -> None:

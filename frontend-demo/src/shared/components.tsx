@@ -143,7 +143,7 @@ export function StatePanel({ state, patches }: { state: unknown; patches: PatchE
   return (
     <details className="card state-panel" data-testid="state-panel">
       <summary>State (JSON) and patch log ({patches.length})</summary>
-      <div className="cols">
+      <div className="cols" tabIndex={0} aria-label="The state and its patches">
         <pre data-testid="state-json">{JSON.stringify(state, null, 2)}</pre>
         <ol className="patches">
           {patches.map((p, i) => (
@@ -219,7 +219,7 @@ export function ChatPanel({ items, running, onSend, onStop, header }: { items: C
   return (
     <section className="card chat" data-testid="chat">
       {header}
-      <div className="messages" ref={list}>
+      <div className="messages" ref={list} tabIndex={0} aria-label="The conversation">
         {items.length === 0 && <p className="muted">Try: “add milk and eggs to my cart”, “clear completed”, “check out”.</p>}
         {items.map((m) => (
           <div key={m.id} className={`msg ${m.role}`} data-testid={`msg-${m.role}`}>

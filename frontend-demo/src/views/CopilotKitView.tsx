@@ -31,6 +31,7 @@ import {
 import "@copilotkit/react-core/v2/styles.css";
 import { AGENT, EMPTY, type Edit } from "../shared/model";
 import { ApprovalDialog, Board, ErrorBanner, LiveBar, StatePanel, ToolCallView } from "../shared/components";
+import { NAMED_BUTTONS } from "../shared/chatInput";
 import { ConnectingAgent } from "../shared/ConnectingAgent";
 import { useBoard } from "../shared/useBoard";
 import { eventVersion, followAgent, useLiveThread } from "../shared/live";
@@ -209,6 +210,7 @@ function CopilotKitBody({ threadId, linked, error, setError, aside }: BodyProps)
             agentId={AGENT}
             threadId={threadId}
             labels={{ chatInputPlaceholder: "Ask the agent…" }}
+            input={NAMED_BUTTONS}
             messageView={{
               assistantMessage: { onRegenerate: regenerate },
               userMessage: { onEditMessage: ({ message }) => setEditing({ id: message.id, text: text(message) }) },

@@ -8,7 +8,7 @@
 // `chromium` is playwright-core's launcher, passed in because the scripts take playwright-core
 // from different node_modules. `result` must have `consoleErrors` and `offsite` arrays.
 // `contrast(locator)` measures how readable a button is (WCAG).
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -94,4 +94,20 @@ export async function contrast(locator) {
     return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
   });
   return Math.round(ratio * 100) / 100;
+}
+
+/**
+ * The serious and critical accessibility violations axe-core finds on the page as it is now
+ * (`require` finds axe-core: frontend-demo's packages): [{id, impact, help, nodes: [selector]}].
+ * Injected inline (the page asks no other host), run on the whole document.
+ */
+export async function accessibility(page, require) {
+  const source = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  await page.addScriptTag({ content: source });
+  return page.evaluate(async () => {
+    const { violations } = await window.axe.run(document, { resultTypes: ["violations"] });
+    return violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(" ")) }));
+  });
 }

@@ -5,14 +5,15 @@
 // Runs the scenario of issue 8 on one view, then the thread list's and the history's (issue 50:
 // fork, delete, rewind, rename, a reload), and prints ONE JSON line:
 // {ok, view, steps: [names done], error, consoleErrors, offsite: [requests to other hosts],
-//  screenshots: [paths], contrast: {button: WCAG ratio}, phone: {width, buttons: {name: right
+//  screenshots: [paths], contrast: {button: WCAG ratio}, accessibility: {moment: [axe-core's
+//  serious or critical violations]}, phone: {width, buttons: {name: right
 //  edge}} (ag-ui only), threadsSeconds}. Exit 0 even when a step fails (the Python test asserts
 // on `ok`); exit 1 only when the script itself broke.
 import { createRequire } from "node:module";
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { contrast, failure, openPage } from "./chromium.mjs";
+import { accessibility, contrast, failure, openPage } from "./chromium.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -26,7 +27,7 @@ for (const name of readdirSync(artifacts)) {
   if (name.startsWith(`${view}-`) && name.endsWith(".png")) rmSync(join(artifacts, name)); // an earlier run's
 }
 
-const result = { ok: false, view, steps: [], error: null, consoleErrors: [], offsite: [], screenshots: [], contrast: {}, phone: null, threadsSeconds: null };
+const result = { ok: false, view, steps: [], error: null, consoleErrors: [], offsite: [], screenshots: [], contrast: {}, accessibility: {}, phone: null, threadsSeconds: null };
 
 function step(name) {
   result.steps.push(name);
@@ -34,6 +35,11 @@ function step(name) {
 
 async function noteContrast(button, name) {
   result.contrast[name] = await contrast(button);
+}
+
+// axe-core's serious and critical findings, by the moment they were seen.
+async function noteAccessibility(page, name) {
+  result.accessibility[name] = await accessibility(page, require);
 }
 
 async function shot(page, name) {
@@ -68,6 +74,7 @@ async function scenario(page) {
   await page.getByTestId("todos").waitFor({ timeout: STEP_MS });
   await page.getByTestId("chat").waitFor({ timeout: STEP_MS });
   step("page loaded");
+  await noteAccessibility(page, "loaded");
 
   // 1. The agent adds two items; both appear, highlighted.
   await say(page, "add milk and eggs to my cart");
@@ -96,6 +103,7 @@ async function scenario(page) {
   await say(page, "check out");
   await page.getByTestId("approval").waitFor({ timeout: STEP_MS });
   await shot(page, "2-approval");
+  await noteAccessibility(page, "approval");
   await page.getByTestId("approval").getByRole("button", { name: "Approve" }).click();
   await page.getByTestId("orders").locator(".row", { hasText: "confirmed" }).waitFor({ timeout: STEP_MS });
   await page.getByTestId("cart").locator(".empty").waitFor({ timeout: STEP_MS });
@@ -127,6 +135,7 @@ async function scenario(page) {
   step("reloaded: thread and state back");
   await page.getByTestId("state-panel").locator("summary").click();
   await shot(page, "3-reloaded");
+  await noteAccessibility(page, "reloaded");
 
   const started = Date.now();
   await threadsAndHistory(page);
@@ -192,6 +201,7 @@ async function threadsAndHistory(page) {
   await historyRun(page, "clear completed").waitFor({ timeout: STEP_MS });
   await noteContrast(historyRun(page, "clear completed").getByRole("button", { name: /^Rewind/ }), "Rewind");
   await noteContrast(current(page).getByRole("button", { name: "Rename the thread" }), "Rename the thread");
+  await noteAccessibility(page, "history open");
 
   await historyRun(page, "add milk and eggs to my cart").getByRole("button", { name: /^Fork/ }).click();
   await current(page).filter({ hasText: "(fork)" }).waitFor({ timeout: STEP_MS });

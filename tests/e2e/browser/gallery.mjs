@@ -6,13 +6,14 @@
 // <page> is one of the seven (agentic-chat, backend-tool-rendering, human-in-the-loop,
 // agentic-generative-ui, tool-based-generative-ui, shared-state, predictive-state-updates).
 // Prints ONE JSON line: {ok, page, steps, error, consoleErrors, offsite, screenshots, seen}
-// (seen: what the page showed, the buttons' contrast, its width on a 390 px phone).
+// (seen: what the page showed, the buttons' contrast, axe-core's serious and critical findings
+// once the scenario ran, its width on a 390 px phone).
 // Exit 0 even when a step fails (the Python test asserts on `ok`); 1 when the script broke.
 import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { contrast, failure, openPage } from "./chromium.mjs";
+import { accessibility, contrast, failure, openPage } from "./chromium.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -235,6 +236,7 @@ await openPage(chromium, { base, result, profilePrefix: "pyox-gallery-chromium-"
     step("page loaded");
     await scenarios[pageName](page);
     await shot(page, "final");
+    result.seen.accessibility = await accessibility(page, require); // axe-core: serious, critical
     // A reload comes back to the page's thread (ConnectingAgent -> POST /ag-ui/connect).
     await page.reload();
     await page.getByTestId(`page-${pageName}`).getByTestId("chat").waitFor({ timeout: STEP_MS });

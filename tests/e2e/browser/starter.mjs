@@ -8,12 +8,13 @@
 // the hand edits survive the run, on the page and on the server. A reload brings the thread
 // back (its messages, a tool call, the list); "clear the list" asks for an approval, and
 // Approve clears it. Then the page at a phone's width. Prints ONE JSON line: {ok, steps, error,
-// threadId, consoleErrors, offsite, screenshots, kept: {afterRun, afterClear}, phoneWidth}.
+// threadId, consoleErrors, offsite, screenshots, kept: {afterRun, afterClear}, phoneWidth,
+// accessibility: {afterRuns, approval: axe-core's serious and critical findings}}.
 import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { failure, openPage } from "./chromium.mjs";
+import { accessibility, failure, openPage } from "./chromium.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(join(here, "..", "..", "..", "frontend-demo", "package.json"));
@@ -22,7 +23,7 @@ const { chromium } = require("playwright-core");
 const [pageUrl, api, ui, artifacts] = process.argv.slice(2);
 const STEP_MS = Number(process.env.STEP_MS || 20000);
 mkdirSync(artifacts, { recursive: true });
-const result = { ok: false, steps: [], error: null, threadId: null, consoleErrors: [], offsite: [], screenshots: [], kept: {} };
+const result = { ok: false, steps: [], error: null, threadId: null, consoleErrors: [], offsite: [], screenshots: [], kept: {}, accessibility: {} };
 
 const todo = (page, text) => page.getByTestId("todos").locator("li", { hasText: text });
 const chat = (page) => page.getByTestId("chat");
@@ -95,6 +96,7 @@ await openPage(chromium, { base: pageUrl, also: [api], result, profilePrefix: "p
       await todo(page, "Buy bread").waitFor({ timeout: STEP_MS });
       result.kept.afterRun = await kept(result.threadId);
       await shot(page, "desktop");
+      result.accessibility.afterRuns = await accessibility(page, require);
     });
     await step("a reload brings the thread back", async () => {
       await page.reload();
@@ -106,6 +108,8 @@ await openPage(chromium, { base: pageUrl, also: [api], result, profilePrefix: "p
     await step("an approval asked, approved, the list cleared", async () => {
       await say(page, "clear the list");
       const dialog = page.getByRole("dialog", { name: "Approval" });
+      await dialog.waitFor({ timeout: STEP_MS });
+      result.accessibility.approval = await accessibility(page, require);
       await dialog.getByRole("button", { name: "Approve" }).click({ timeout: STEP_MS });
       await page.getByTestId("todos").getByText("Nothing yet.").waitFor({ timeout: STEP_MS });
       await idle(page);

@@ -15,10 +15,13 @@ export default function AgenticChat() {
     <FeaturePage agentId={AGENT} hint="Ask the agent to change the background…" provider={PROVIDER}>
       <Tools onBackground={setBackground} />
       <section className="card stage" data-testid="stage" style={{ background }}>
-        <h2>Agentic chat</h2>
-        <p>The agent calls the page's own tool <code>change_background</code>; the page runs it and the run goes on with its answer.</p>
-        <p>The page tells the agent your name (Ada) as context, and forwards <code>{'{"page": "agentic-chat"}'}</code>.</p>
-        <Try phrases={["change the background to teal", "what is my name?", "what did the page forward?"]} />
+        {/* on a light card of its own: readable on whatever background the agent chose */}
+        <div className="stage-text">
+          <h2>Agentic chat</h2>
+          <p>The agent calls the page's own tool <code>change_background</code>; the page runs it and the run goes on with its answer.</p>
+          <p>The page tells the agent your name (Ada) as context, and forwards <code>{'{"page": "agentic-chat"}'}</code>.</p>
+          <Try phrases={["change the background to teal", "what is my name?", "what did the page forward?"]} />
+        </div>
       </section>
     </FeaturePage>
   );

@@ -7,6 +7,7 @@ import { useState, type ReactNode } from "react";
 import { CopilotChat, CopilotKit } from "@copilotkit/react-core/v2";
 import "@copilotkit/react-core/v2/styles.css";
 import { ErrorBanner } from "../../shared/components";
+import { NAMED_BUTTONS } from "../../shared/chatInput";
 import { ConnectingAgent } from "../../shared/ConnectingAgent";
 
 type ProviderProps = Omit<Parameters<typeof CopilotKit>[0], "children">;
@@ -69,7 +70,7 @@ function FeatureThread({
       <div className="layout">
         <section className="card chat copilot" data-testid="chat">
           <button className="new-thread" onClick={onNewThread} data-testid="new-thread">+ New thread</button>
-          <CopilotChat agentId={agentId} threadId={threadId} labels={{ chatInputPlaceholder: hint }} />
+          <CopilotChat agentId={agentId} threadId={threadId} labels={{ chatInputPlaceholder: hint }} input={NAMED_BUTTONS} />
         </section>
         <div className="side">{children}</div>
       </div>

@@ -30,6 +30,9 @@ import { Frame } from "./Frame";
 import { useLive, versionOf } from "./live";
 import { AGENT, SERVER } from "./thread";
 
+/** Names for the chat's icon buttons, for screen readers. */
+const NAMED_BUTTONS = { sendButton: { "aria-label": "Send" }, addMenuButton: { "aria-label": "Add a file or a tool" } };
+
 const ConnectingAgent = connectingAgent(HttpAgent, { runHttpRequest, transformHttpEventStream });
 
 /** A message typed while an approval waits declines the approval (the server then answers the
@@ -88,7 +91,7 @@ function Page({ threadId, started }: { threadId: string; started: boolean }) {
   return (
     <Frame running={agent.isRunning} version={live.view?.version ?? null} refused={live.refused} onDismiss={live.dismiss}>
       <section className="chat" data-testid="chat">
-        <CopilotChat agentId={AGENT} threadId={threadId} labels={{ chatInputPlaceholder: "Ask the agent…" }} />
+        <CopilotChat agentId={AGENT} threadId={threadId} labels={{ chatInputPlaceholder: "Ask the agent…" }} input={NAMED_BUTTONS} />
       </section>
       <Board state={state} onChange={(next) => agent.setState(next)} />
     </Frame>

@@ -1,1 +1,0 @@
-export{m as Mermaid}from"./ConnectingAgent-CTwqtegj.js";
