@@ -8,13 +8,14 @@ Routes (DESIGN.md, "Server"):
 - `POST /agents/{name}/ai-sdk`: body as the AI SDK `DefaultChatTransport` sends it, answer a UI
   message stream (`?v=5|6|7` picks the client's major, 7 by default).
 - `GET /agents/{name}/ai-sdk/{chat_id}/stream`: 204 when nothing runs on the chat, else the run
-  from its first chunk, then live. `POST /agents/{name}/ai-sdk/{chat_id}/stop` cancels it;
-  `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
+  from its first chunk (after `Last-Event-ID`, from `?startIndex=`), then live; `POST .../stop`
+  cancels it; `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
 - `GET /agents`, `GET /healthz`, the caller's threads and runs (`_threads_api.py`), a stop
   (`POST /agents/{name}/ag-ui/{thread_id}/stop`; a disconnect only detaches), a person's edit
   and the thread's live feed (`_live_state_routes.py`).
 
-Bad input is answered before any stream (400, 403, 404, 408, 409, 413, 415, 422). A run goes on
+Every frame of a run's stream has an SSE `id:` (`pyox_agents.adapters.parse_cursor`). Bad input
+is answered before any stream (400, 403, 404, 408, 409, 413, 415, 422). A run goes on
 when its client disconnects (`on_disconnect="detach"`, the default) or is cancelled
 (`"cancel"`); either way what it committed stays committed.
 """
