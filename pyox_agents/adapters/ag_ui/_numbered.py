@@ -107,12 +107,16 @@ class NumberedFrames(Translating[tuple[int, Sequence[RuntimeEvent]], bytes]):
     def _translated(self, batch: tuple[int, Sequence[RuntimeEvent]]) -> bytes | None:
         first, events = batch
         translation, ids = self._translation, self._ids
+        wanted = -1 if ids.after is None else ids.after.index  # events after it: all frames
         out: list[str] = []
         for index, event in enumerate(events, first):
             texts: list[str] | None = None
             made: list[BaseEvent] = []
             if type(event) is TextDelta and event.run_id is None \
                     and (text := translation.text_json(event.message_id, event.delta)):
+                if index > wanted and self._resumed:  # (most of a stream: one frame, written)
+                    out.append(f"id: {index}\ndata: {text}\n\n")
+                    continue
                 texts = [text]  # (a delta into an open message: its JSON straight from it)
             else:
                 made = [stamped(e) for e in translation.on(event)]

@@ -127,11 +127,17 @@ class Frames(Translating[Any, bytes]):
         return sse_frames(texts) if texts else None
 
     def _numbered(self, first: int, batch: Sequence[RuntimeEvent]) -> bytes | None:
-        ids = self._ids
+        ids, writer = self._ids, self._writer
         assert ids is not None
+        wanted = -1 if ids.after is None else ids.after.index  # events after it: all frames
         out: list[str] = []
         for index, event in enumerate(batch, first):
-            texts = self._texts(event)
+            text = writer.delta_json(event)
+            if text is not None and index > wanted:  # (most of a stream: one frame, written)
+                out.append(f"id: {index}\ndata: {text}\n\n")
+                continue
+            texts = [text] if text is not None else [encode_chunk(chunk)
+                                                     for chunk in writer.write(event)]
             skip = ids.skipped(index, len(texts))
             if skip < len(texts):
                 out.append(ids.written(index, texts, skip))
