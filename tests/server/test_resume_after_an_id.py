@@ -205,3 +205,30 @@ def test_cursors_read_as_documented() -> None:
     assert parse_cursor("12.2", None) == Cursor(12, 2)
     assert parse_cursor(None, "0") == Cursor(-1)
     assert parse_cursor(None, "5") == Cursor(4)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("protocol", ["ag-ui", "ai-sdk"])
+async def test_a_resume_after_the_runs_last_frame_gives_nothing_more(protocol: str) -> None:
+    """A reader that has the run's end (its last frame's id) gets no frame of the run again:
+    AG-UI nothing at all (no RUN_STARTED that nothing ends), the AI SDK its `[DONE]`."""
+    from ag_ui.core import RunAgentInput
+
+    from pyox_agents.adapters import ag_ui, ai_sdk
+    from pyox_agents.events import RunFinished, RunStarted, TextDelta, TextEnded, TextStarted
+
+    events = [RunStarted("r", "t", {}), TextStarted("m"), TextDelta("m", "hi"),
+              TextEnded("m", "hi"), RunFinished("hi", {})]
+
+    async def reads() -> Any:
+        yield 0, events
+
+    last = Cursor(len(events) - 1)
+    if protocol == "ag-ui":
+        run_input = RunAgentInput(thread_id="t", run_id="r", state={}, messages=[], tools=[],
+                                  context=[], forwarded_props={})
+        assert [chunk async for chunk in ag_ui.frame_log(run_input, reads(), after=last)] == []
+    else:
+        chat, _ = ai_sdk.parse_request(json.dumps(CHAT).encode(), {})
+        frames = [chunk async for chunk in ai_sdk.frame_log(chat, reads(), after=last)]
+        assert frames == [b"data: [DONE]\n\n"]

@@ -129,8 +129,8 @@ class NumberedFrames(Translating[tuple[int, Sequence[RuntimeEvent]], bytes]):
                 if texts is None:
                     texts = [encode_event(e) for e in made]
                 out.append(ids.written(index, texts, skip))
-            if not self._resumed and ids.caught_up(index):
-                self._resume(out)
+            if not self._resumed and ids.caught_up(index) and not translation.ended:
+                self._resume(out)  # (a reader that has the run's end gets nothing more)
         self._over = translation.ended
         return "".join(out).encode() if out else None
 
