@@ -23,6 +23,7 @@ from pyox_agents.adapters.ag_ui import (
     upgrade_binary_parts,
 )
 from pyox_agents.agent import Agent
+from pyox_agents.events import RuntimeEvent
 from pyox_agents.service import LOOK_UP, RunService, rejoin
 from pyox_agents.state._validation import validation_problems
 from pyox_agents.state.run import RunState
@@ -119,7 +120,8 @@ async def connect(
     back = await rejoin(runs, agent, run_input.thread_id)
     batches = connect_batches(run_input, thread_messages(back.messages, run_input.messages),
                               state=back.state, pending=back.pending,
-                              paused_run_id=back.paused_run_id, tail=back.tail)
+                              paused_run_id=back.paused_run_id,
+                              tail=None if back.tail is None else _unnumbered(back.tail))
     async for batch in batches:
         for event in batch:
             yield event
@@ -133,3 +135,10 @@ def _valid(run_input: RunAgentInput | Mapping[str, Any]) -> RunAgentInput:
     except pydantic.ValidationError as exc:
         where, what = validation_problems(exc, root="body")[0]
         raise RequestError(422, f"not a valid RunAgentInput: {where}: {what}", where) from None
+
+
+async def _unnumbered(reads: AsyncIterator[tuple[int, list[RuntimeEvent]]]
+                      ) -> AsyncIterator[list[RuntimeEvent]]:
+    """The batches of a run's log read with their indices, without them."""
+    async for _, batch in reads:
+        yield batch

@@ -136,6 +136,6 @@ def _run(base: str, thread: str, text: str) -> list[dict[str, Any]]:
                                               "Accept": "text/event-stream"})
     with urllib.request.urlopen(request, timeout=20) as response:
         stream = response.read().decode()
-    return [json.loads(block[len("data: "):]) for block in stream.split("\n\n")
-            if block.startswith("data: ")]
+    return [json.loads(line[len("data: "):]) for line in stream.splitlines()
+            if line.startswith("data: ")]
 

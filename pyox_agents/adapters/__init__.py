@@ -1,7 +1,10 @@
 """Protocol adapters: AG-UI (`ag_ui`) and the AI SDK UI message stream (`ai_sdk`).
 
 Pure translation: a request becomes a `RunRequest`, runtime events become protocol events. No
-adapter decides what the agent does.
+adapter decides what the agent does. Both number the frames of a run's stream the same way
+(`Cursor`, `parse_cursor`: where a reader that comes back resumes).
 """
 
-__all__: list[str] = []
+from pyox_agents.adapters._event_ids import Cursor, parse_cursor
+
+__all__ = ["Cursor", "parse_cursor"]

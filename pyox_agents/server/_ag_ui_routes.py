@@ -6,13 +6,13 @@ back to a thread: its history, state and live tail), `POST /agents/{name}/ag-ui/
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pyox_agents.adapters import ag_ui
+from pyox_agents.server._resume import resume_cursor
 from pyox_agents.service import rejoin
 
 __all__ = ["ag_ui_capabilities", "ag_ui_connect", "ag_ui_stop"]
@@ -21,23 +21,22 @@ __all__ = ["ag_ui_capabilities", "ag_ui_connect", "ag_ui_stop"]
 async def ag_ui_connect(server: Any, request: Request) -> Response:
     """Stream the thread of the body's `RunAgentInput` (only `threadId` matters) to a client
     that comes back: history and state, then the run still going, if any (see
-    `pyox_agents.adapters.ag_ui.connect_batches`). The same owner check as other thread routes;
-    an unknown thread is empty."""
+    `pyox_agents.adapters.ag_ui.connect_frames`). With `Last-Event-ID` (or `?startIndex=`), a
+    client that lost its connection to the run going on resumes after it (400 when that run
+    has no such event); with no run going, it gets the thread as it is now. The same owner
+    check as other thread routes; an unknown thread is empty."""
     principal = await server.principal(request)
     _, agent = server.agent(request)
+    after = resume_cursor(request)
     run_input = ag_ui.read_input(await server.body(request))
     await server.runs.check_owner(run_input.thread_id, principal, agent)
-    back = await rejoin(server.runs, agent, run_input.thread_id)
-    batches = ag_ui.connect_batches(
+    back = await rejoin(server.runs, agent, run_input.thread_id,
+                        after.index if after is not None else -1)
+    frames = ag_ui.connect_frames(
         run_input, ag_ui.thread_messages(back.messages, run_input.messages), state=back.state,
         pending=back.pending, paused_run_id=back.paused_run_id, tail=back.tail,
-        version=back.version)
-
-    async def frames() -> AsyncGenerator[bytes, None]:
-        async for batch in batches:
-            yield "".join(f"data: {ag_ui.encode_event(e)}\n\n" for e in batch).encode()
-
-    response: Response = server.sse(frames(), None, source=back.tail)
+        version=back.version, after=after)
+    response: Response = server.sse(frames, None, source=back.tail)
     return response
 
 

@@ -8,13 +8,14 @@ Routes (DESIGN.md, "Server"):
 - `POST /agents/{name}/ai-sdk`: body as the AI SDK `DefaultChatTransport` sends it, answer a UI
   message stream (`?v=5|6|7` picks the client's major, 7 by default).
 - `GET /agents/{name}/ai-sdk/{chat_id}/stream`: 204 when nothing runs on the chat, else the run
-  from its first chunk, then live. `POST /agents/{name}/ai-sdk/{chat_id}/stop` cancels it;
-  `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
+  from its first chunk (after `Last-Event-ID`, from `?startIndex=`), then live; `POST .../stop`
+  cancels it; `GET /agents/{name}/ai-sdk/{chat_id}/messages` gives the chat as `UIMessage[]`.
 - `GET /agents`, `GET /healthz`, the caller's threads and runs (`_threads_api.py`), a stop
   (`POST /agents/{name}/ag-ui/{thread_id}/stop`; a disconnect only detaches), a person's edit
   and the thread's live feed (`_live_state_routes.py`).
 
-Bad input is answered before any stream (400, 403, 404, 408, 409, 413, 415, 422). A run goes on
+Every frame of a run's stream has an SSE `id:` (`pyox_agents.adapters.parse_cursor`). Bad input
+is answered before any stream (400, 403, 404, 408, 409, 413, 415, 422). A run goes on
 when its client disconnects (`on_disconnect="detach"`, the default) or is cancelled
 (`"cancel"`); either way what it committed stays committed.
 """
@@ -34,7 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from pyox_agents.adapters import ag_ui, ai_sdk
+from pyox_agents.adapters import Cursor, ag_ui, ai_sdk
 from pyox_agents.agent import Agent
 from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect, ag_ui_stop
 from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
@@ -45,6 +46,7 @@ from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._hosts import normalized_hosts
 from pyox_agents.server._live_state_routes import EditPace, live_state_routes
 from pyox_agents.server._refusals import handled, text_error
+from pyox_agents.server._resume import resume_cursor
 from pyox_agents.server._threads_api import thread_routes
 from pyox_agents.server.sse import Chunks, EventStreamResponse
 from pyox_agents.service import LOOK_UP, LiveRun, RequestError, RunService, ServerLimits
@@ -167,12 +169,6 @@ def _one_store(agents: Mapping[str, Agent], store: Store | None) -> Store | None
                          "the server keeps who owns each thread in one store; give them the "
                          "same store, or none and create_app(store=...)")
     return next((kept for _, kept in theirs.values()), None)
-
-
-async def _batches(events: AsyncIterator[Any]) -> AsyncIterator[list[Any]]:
-    """Events one at a time, as batches of one (a run another process executes)."""
-    async for event in events:
-        yield [event]
 
 
 def create_app(
@@ -313,7 +309,7 @@ async def _ag_ui_run(server: _Server, request: Request) -> Response:
     del run_input  # its models go now, not once a burst of requests has all started
     live = await server.runs.start(agent, run_request, name=name, principal=principal,
                                    paused=paused)
-    return server.sse(ag_ui.frame_batches(kept, live.follow_batches()), live)
+    return server.sse(ag_ui.frame_log(kept, live.read()), live)
 
 
 async def _ai_sdk_run(server: _Server, request: Request) -> Response:
@@ -336,29 +332,33 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     _, agent = server.agent(request)
     chat_id = request.path_params["chat_id"]
+    after = resume_cursor(request)
     await server.runs.check_owner(chat_id, principal, agent)
-    found = await server.runs.follow(chat_id)  # this process, or (shared runs) another one
+    # this process, or (shared runs) another one
+    found = await server.runs.follow(chat_id, after.index if after is not None else -1)
     if found is None or "ai_sdk" not in found[1]:
         return Response(status_code=204)
-    events, meta = found
+    reads, meta = found
     chat = meta["ai_sdk"]
     if isinstance(chat, Mapping):  # published by another process as JSON
         chat = ai_sdk.Chat.from_json(chat)
     # the run speaks the major it was started with
-    return _ai_sdk_events(server, _batches(events), chat, chat.sdk_version, None, agent,
-                          source=events)
+    return _ai_sdk_events(server, reads, chat, chat.sdk_version, None, agent, after)
 
 
 def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int,
                      agent: Agent) -> Response:
-    return _ai_sdk_events(server, live.follow_batches(), chat, version, live, agent)
+    return _ai_sdk_events(server, live.read(), chat, version, live, agent)
 
 
-def _ai_sdk_events(server: _Server, batches: AsyncIterator[list[Any]], chat: Any, version: int,
-                   live: LiveRun | None, agent: Agent, source: object = None) -> Response:
-    frames = ai_sdk.frame_batches(chat, batches, sdk_version=version,
-                                  state_snapshots=agent.state_snapshots)
-    return server.sse(frames, live, {"x-vercel-ai-ui-message-stream": "v1"}, source)
+def _ai_sdk_events(server: _Server, reads: AsyncIterator[Any], chat: Any, version: int,
+                   live: LiveRun | None, agent: Agent, after: Cursor | None = None) -> Response:
+    """The UI message stream of a run's log (`reads`), each frame with its `id:`, after `after`
+    for a client that resumes (a follower's `reads` are closed with the stream)."""
+    frames = ai_sdk.frame_log(chat, reads, sdk_version=version,
+                              state_snapshots=agent.state_snapshots, after=after)
+    return server.sse(frames, live, {"x-vercel-ai-ui-message-stream": "v1"},
+                      None if live is not None else reads)
 
 
 async def _ai_sdk_stop(server: _Server, request: Request) -> Response:

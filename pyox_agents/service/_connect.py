@@ -1,17 +1,18 @@
 """What a client that comes back to a thread needs: its messages, its shared state, the
-question a paused run waits on, and the events of a run still going (replayed from its start,
-then live, on this process or, with shared runs, another one)."""
+question a paused run waits on, and the events of a run still going (from its start, each batch
+with the index of its first event, then live, on this process or, with shared runs, another
+one)."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunStarted, RuntimeEvent
-from pyox_agents.service._limits import check_followers
+from pyox_agents.service._follow import Reads
 from pyox_agents.service._runs import RunService
 from pyox_agents.service._transcript import transcript
 from pyox_agents.state.run import ApprovalRequest
@@ -25,30 +26,38 @@ class Rejoined:
 
     `messages`: the transcript (records of `transcript`) up to the run still going, if any;
     `state`: the kept shared state (when nothing runs); `pending`: the question a paused run
-    waits on; `tail`: the events of the run still going, from its `RunStarted`, in batches
-    (close it to stop following the run).
+    waits on; `tail`: the events of the run still going, from its `RunStarted`, in batches,
+    each with the index of its first event (close it to stop following the run).
     """
 
     messages: list[dict[str, Any]]
     state: Any
     pending: ApprovalRequest | None = None
     paused_run_id: str | None = None
-    tail: AsyncGenerator[list[RuntimeEvent], None] | None = None
+    tail: AsyncGenerator[tuple[int, list[RuntimeEvent]], None] | None = None
     version: int = 0
     """The number of `state` (0: the server keeps none)."""
 
 
-async def rejoin(runs: RunService, agent: Agent, thread_id: str) -> Rejoined:
+async def rejoin(runs: RunService, agent: Agent, thread_id: str, after: int = -1) -> Rejoined:
     """`thread_id` for a client that comes back to it; an unknown thread is empty, not an
-    error (a page opened on a new thread)."""
-    tail: AsyncGenerator[list[RuntimeEvent], None] | None = None
+    error (a page opened on a new thread). `after`: the last event of the run going on that a
+    client that resumes has (checked: 400 when the run has no such event).
+
+    Raises:
+        RequestError: 429 when as many readers follow the run as
+            `ServerLimits.followers_per_run`; 400 for an `after` the run has not reached.
+    """
+    tail: AsyncGenerator[tuple[int, list[RuntimeEvent]], None] | None = None
     run_id: str | None = None
-    batches = await _running(runs, thread_id)
-    if batches is not None:
-        first = await anext(batches, None)
-        if first:
-            run_id = first[0].run_id if isinstance(first[0], RunStarted) else None
-            tail = _prepended(first, batches)
+    found = await runs.follow(thread_id, after)  # this process, or another one (shared runs)
+    if found is not None:
+        first = await anext(found[0], None)
+        if first is not None and first[1]:
+            run_id = first[1][0].run_id if isinstance(first[1][0], RunStarted) else None
+            tail = _prepended(first, found[0])
+        else:
+            await _close(found[0])
     messages: list[dict[str, Any]] = []
     if runs.store is not None:
         with contextlib.suppress(LookupError):
@@ -63,35 +72,17 @@ async def rejoin(runs: RunService, agent: Agent, thread_id: str) -> Rejoined:
                     paused.run_id if paused is not None else None, version=kept.version)
 
 
-async def _running(runs: RunService, thread_id: str
-                   ) -> AsyncGenerator[list[RuntimeEvent], None] | None:
-    """The events of the run going on `thread_id` from its first, or None when none is; 429
-    (`RequestError`) when as many readers follow it as `ServerLimits.followers_per_run`."""
-    live = runs.active(thread_id)
-    if live is not None:
-        check_followers(runs.limits, live.followers)
-        return live.follow_batches()
-    found = await runs.follow(thread_id)  # another process's run (shared runs)
-    return None if found is None else _singles(found[0])
+async def _close(reads: Reads) -> None:
+    close = getattr(reads, "aclose", None)  # (a generator, or a counted reader)
+    if close is not None:
+        await close()
 
 
-async def _singles(events: AsyncIterator[RuntimeEvent]
-                   ) -> AsyncGenerator[list[RuntimeEvent], None]:
-    try:
-        async for event in events:
-            yield [event]
-    finally:
-        close = getattr(events, "aclose", None)  # (a generator, or a counted reader)
-        if close is not None:
-            await close()
-
-
-async def _prepended(first: list[RuntimeEvent],
-                     rest: AsyncGenerator[list[RuntimeEvent], None]
-                     ) -> AsyncGenerator[list[RuntimeEvent], None]:
+async def _prepended(first: tuple[int, list[RuntimeEvent]], rest: Reads
+                     ) -> AsyncGenerator[tuple[int, list[RuntimeEvent]], None]:
     try:
         yield first
         async for batch in rest:
             yield batch
     finally:
-        await rest.aclose()
+        await _close(rest)

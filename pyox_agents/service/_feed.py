@@ -2,9 +2,10 @@
 
 Each item is a small JSON object: a version of the shared state (`state`: its number, its
 RFC 6902 delta, and whether a person or the agent made it), a run starting or ending, an
-approval asked. Items have an id, `<epoch>-<index>`, so a tab that reconnects goes on after the
-last one it got; one that is too far behind (or comes back to a feed this process no longer
-has) starts again from a snapshot. A feed lives while someone follows it (and a minute after,
+approval asked. Items have an id (`ThreadFeed`: the same on every process when they are shared
+through the store), so a tab that reconnects goes on after the last one it got, on any process;
+one that is too far behind (or comes back to a feed no process keeps) starts again from a
+snapshot. A feed lives while someone follows it (and a minute after,
 for a tab that reconnects) and keeps its latest `KEPT` items.
 """
 
@@ -14,7 +15,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import secrets
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -28,6 +28,7 @@ from pyox_agents.events import (
     RuntimeEvent,
     StateChanged,
 )
+from pyox_agents.service._thread_feed import KEPT, ThreadFeed, catch_up
 from pyox_agents.state.frozen import thaw
 from pyox_agents.stores._shared import feed_log_key
 from pyox_agents.stores.base import SharedRuns
@@ -35,66 +36,6 @@ from pyox_agents.stores.base import SharedRuns
 __all__ = ["KEPT", "EditLocks", "Feeds", "ThreadFeed", "follow_thread", "items_of"]
 
 _log = logging.getLogger(__name__)
-
-KEPT = 512
-"""How many of its latest items a feed keeps for readers that reconnect."""
-
-
-class ThreadFeed:
-    """One thread's items so far (the latest `KEPT`), for any number of readers."""
-
-    def __init__(self) -> None:
-        self.epoch = secrets.token_hex(4)
-        self.count = 0
-        """How many items were added: the next one's index."""
-        self.readers = 0
-        self._items: deque[dict[str, Any]] = deque(maxlen=KEPT)
-        self._waiters: list[asyncio.Future[None]] = []
-        self.following: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        """Done once items reach the feed (at once here; shared, once it follows the log)."""
-
-    def add(self, items: Sequence[dict[str, Any]]) -> None:
-        """Append `items` and wake the readers."""
-        self._items.extend(items)
-        self.count += len(items)
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def place(self, last_id: str | None) -> int | None:
-        """The index to read after, for a reader whose last item was `last_id`: None when it
-        cannot go on from there (another epoch, or older than the items kept)."""
-        if not last_id:
-            return None
-        epoch, _, index = last_id.partition("-")
-        if epoch != self.epoch or not (index.isascii() and index.isdigit()) or len(index) > 18:
-            return None
-        at = int(index)
-        if at >= self.count or at < self.count - len(self._items) - 1:
-            return None
-        return at
-
-    async def read(self, after: int) -> AsyncIterator[list[tuple[str, dict[str, Any]]]]:
-        """The items after index `after`, each time all there are, with their ids; forever."""
-        at = after + 1
-        while True:
-            first = self.count - len(self._items)
-            if at < first:
-                at = first  # (a reader this far behind was told to start again)
-            if at < self.count:
-                items = list(self._items)[at - first:]
-                yield [(f"{self.epoch}-{at + i}", item) for i, item in enumerate(items)]
-                at += len(items)
-                continue
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if not waiter.done():
-                    self._waiters.remove(waiter)
-
 
 Key = tuple[str | None, str]
 """(principal, thread id): a feed is its owner's; a thread id another principal follows
@@ -262,7 +203,7 @@ async def _pump(store: SharedRuns, key: Key, feed: ThreadFeed, retry: float,
     log = feed_log_key(key[1], key[0])
     try:
         await store.aset_active(followed_key(*key), "1", followed)  # before its items are told
-        after = await store.alast_event_id(log)
+        after = feed.logged_after = await store.alast_event_id(log)
     except Exception as exc:
         feed.following.set_exception(exc)
         feed.following.exception()  # (retrieved: a reader may have left meanwhile)
@@ -274,7 +215,7 @@ async def _pump(store: SharedRuns, key: Key, feed: ThreadFeed, retry: float,
             try:
                 async for id, text in store.follow_events(log, after):
                     after = id
-                    feed.add([json.loads(text)])
+                    feed.add([json.loads(text)], [id])
                 after = "0"  # the log expired and ended: a new one starts at its first item
             except Exception:
                 _log.warning("the feed log %s could not be followed; trying again", log,
@@ -346,18 +287,25 @@ def items_of(events: Sequence[RuntimeEvent], run_id: str | None,
 async def follow_thread(feeds: Feeds, thread_id: str, principal: str | None,
                         last_id: str | None, snapshot: Callable[[], Awaitable[dict[str, Any]]]
                         ) -> AsyncIterator[list[tuple[str, dict[str, Any]]]]:
-    """The thread's items after `last_id` (a reconnect's `Last-Event-ID`), each time all there
-    are, forever: when it cannot go on from `last_id`, first a `snapshot` item (`snapshot()`:
-    `{version, state, running}`), then every item after it. The reader is counted while this
-    is open (close it when done)."""
+    """The thread's items after `last_id` (a reconnect's `Last-Event-ID`, from this process or,
+    shared, any other), each time all there are, forever: when it cannot go on from `last_id`,
+    first a `snapshot` item (`snapshot()`: `{version, state, running}`), then every item after
+    it. The reader is counted while this is open (close it when done)."""
     feed = await feeds.open(thread_id, principal)
     try:
         after, seen = feed.place(last_id), 0
+        if after is None and last_id and feeds.shared is not None:  # got on another process
+            missed = await catch_up(feeds.shared, feed_log_key(thread_id, principal), feed,
+                                    last_id)
+            if missed is not None:
+                if missed[0]:
+                    yield missed[0]
+                after = missed[1]
         if after is None:  # taken after joining: nothing between it and the items is missed
             after = feed.count - 1
             view = await snapshot()
             seen = view.get("version") or 0  # the versions it holds are not told again
-            yield [(f"{feed.epoch}-{after}", {"type": "snapshot", **view})]
+            yield [(feed.item_id(after), {"type": "snapshot", **view})]
         async for batch in feed.read(after):
             fresh = [(i, item) for i, item in batch
                      if item.get("type") != "state" or item.get("version", 0) > seen]

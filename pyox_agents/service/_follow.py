@@ -1,34 +1,76 @@
 """Following a run that another process executes, through the store's event log: pushed to us
 as it grows (`SharedRuns.follow_events`: XREAD BLOCK on Redis), never polled. `RemoteFollowers`
-counts this process's readers of each such run, which `ServerLimits.followers_per_run` bounds."""
+counts this process's readers of each such run, which `ServerLimits.followers_per_run` bounds.
+
+Each event's index is its place in the log, from 0: the index the run's own process gives it
+(it keeps its events as it logs them, text deltas that came together merged into one), so a
+reader that got event N on one process resumes after it on any other (`check_resumed`)."""
 
 from __future__ import annotations
 
 import collections
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 import anyio
 
+from pyox_agents._run_request import RequestError
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.service._event_json import event_from_json
 from pyox_agents.service._limits import ServerLimits, check_followers
 from pyox_agents.state.run import AgentError
 from pyox_agents.stores.base import SharedRuns
 
-__all__ = ["RemoteFollowers", "follow_remote"]
+__all__ = ["Reads", "RemoteFollowers", "check_resumed", "follow_remote"]
+
+Reads = AsyncIterator[tuple[int, list[RuntimeEvent]]]
+"""A run's events from its first, each batch with the index of its first event."""
+
+
+def check_resumed(after: int, count: int, thread_id: str) -> None:
+    """Refuse (400) to resume after event `after` of a run that has `count` events so far.
+
+    Raises:
+        RequestError: the run has no event `after`: the id was another run's, or made up.
+    """
+    if after >= count:
+        raise RequestError(400, f"the run going on thread {thread_id!r} has no event {after} "
+                                f"(its events so far are 0 to {count - 1}): the id you resume "
+                                "after is another run's; resume without it to get this run "
+                                "from its start")
+
+
+async def read_remote(store: SharedRuns, thread_id: str, run_key: str, lease_ttl: float,
+                      logged: Sequence[tuple[str, str]]
+                      ) -> AsyncGenerator[tuple[int, list[RuntimeEvent]], None]:
+    """`follow_remote`, the events `logged` so far first, in one batch, each batch with the
+    index of its first event."""
+    first = [event_from_json(json.loads(text)) for _, text in logged]
+    if first:
+        yield 0, first
+    if first and isinstance(first[-1], RunFinished | RunFailed):
+        return
+    index = len(first)
+    events = follow_remote(store, thread_id, run_key, lease_ttl,
+                           logged[-1][0] if logged else "0")
+    try:
+        async for event in events:
+            yield index, [event]
+            index += 1
+    finally:
+        await events.aclose()
 
 
 async def follow_remote(store: SharedRuns, thread_id: str, run_key: str,
-                        lease_ttl: float) -> AsyncGenerator[RuntimeEvent, None]:
-    """The events of run `run_key` of `thread_id`, from its first, until it ends.
+                        lease_ttl: float, after: str = "0") -> AsyncGenerator[RuntimeEvent, None]:
+    """The events of run `run_key` of `thread_id`, after the one the log's id `after` names
+    (from its first, by default), until it ends.
 
     The store pushes each event as it is logged. A silence of a third of `lease_ttl` makes us
     check that the run still runs somewhere: if its process died (the thread's active run is no
     longer this one, and its log was never closed), the stream ends with
     `RunFailed(code="run_lost")` instead of waiting on.
     """
-    after = "0"
     silence = lease_ttl / 3
     block_ms = max(1, int(silence * 1000))
     while True:
@@ -60,24 +102,28 @@ class RemoteFollowers:
     def __init__(self) -> None:
         self._counts: collections.Counter[str] = collections.Counter()
 
-    def follow(self, store: SharedRuns, thread_id: str, run_key: str, lease_ttl: float,
-               limits: ServerLimits) -> AsyncIterator[RuntimeEvent]:
-        """`follow_remote`, counted from now until the reader closes it or reads it to the end.
+    async def read(self, store: SharedRuns, thread_id: str, run_key: str, lease_ttl: float,
+                   limits: ServerLimits, after: int = -1) -> Reads:
+        """`read_remote`, counted from now until the reader closes it or reads it to the end;
+        `after`, the last event a reader that resumes has, checked against the log.
 
         Raises:
-            RequestError: 429, when `limits.followers_per_run` readers follow it already.
+            RequestError: 429, when `limits.followers_per_run` readers follow it already; 400
+                when the log has no event `after` (`check_resumed`).
         """
         check_followers(limits, self._counts[run_key])
+        logged = await store.aread_events(run_key)
+        check_resumed(after, len(logged), thread_id)
         return _Counted(self._counts, run_key,
-                        follow_remote(store, thread_id, run_key, lease_ttl))
+                        read_remote(store, thread_id, run_key, lease_ttl, logged))
 
 
 class _Counted:
-    """An event iterator that counts as one reader of `key` until it is closed, read to its end
-    or dropped (one that is never iterated is counted off too)."""
+    """A reader of a run's events that counts as one reader of `key` until it is closed, read to
+    its end or dropped (one that is never iterated is counted off too)."""
 
     def __init__(self, counts: collections.Counter[str], key: str,
-                 events: AsyncGenerator[RuntimeEvent, None]) -> None:
+                 events: AsyncGenerator[tuple[int, list[RuntimeEvent]], None]) -> None:
         self._counts: collections.Counter[str] | None = counts
         self._key = key
         self._events = events
@@ -86,7 +132,7 @@ class _Counted:
     def __aiter__(self) -> _Counted:
         return self
 
-    async def __anext__(self) -> RuntimeEvent:
+    async def __anext__(self) -> tuple[int, list[RuntimeEvent]]:
         try:
             return await anext(self._events)
         except StopAsyncIteration:

@@ -109,6 +109,11 @@ class LiveRun:
         return first.run_id if isinstance(first, RunStarted) else None
 
     @property
+    def count(self) -> int:
+        """How many events the run has given so far: the next one's index."""
+        return self._count
+
+    @property
     def followers(self) -> int:
         """How many readers read the run now (`read`, `follow`, not yet closed)."""
         return self._reading

@@ -39,7 +39,7 @@ from pyox_agents.service._faults import (
     told,
 )
 from pyox_agents.service._feed import EditLocks, Feeds, items_of
-from pyox_agents.service._follow import RemoteFollowers
+from pyox_agents.service._follow import Reads, RemoteFollowers, check_resumed
 from pyox_agents.service._kept_cache import KeptStates
 from pyox_agents.service._limits import ServerLimits, check_followers, check_limits
 from pyox_agents.service._live import LiveRun
@@ -115,26 +115,26 @@ class RunService:
         """The run active on `thread_id` in this process, or None."""
         return self._active.get(thread_id)
 
-    async def follow(self, thread_id: str
-                     ) -> tuple[AsyncIterator[RuntimeEvent], dict[str, Any]] | None:
-        """The events of the run active on `thread_id`, from its first, and its adapter meta.
+    async def follow(self, thread_id: str, after: int = -1) -> tuple[Reads, dict[str, Any]] | None:
+        """The events of the run active on `thread_id` (here, or another process's through the
+        store), from its first, each batch with the index of its first event (the same on every
+        process), and its meta; None when none runs. `after`: the last event a resumed reader has.
 
-        Looks in this process, then (shared runs) in the store's event log, so a run another
-        process executes can be replayed and followed. None when nothing runs on the thread.
-        429 (`RequestError`) when `limits.followers_per_run` readers follow the run already.
+        Raises:
+            RequestError: 429 when `limits.followers_per_run` readers follow the run already;
+                400 when the run has no event `after` (yet).
         """
         live = self._active.get(thread_id)
         if live is not None:
             check_followers(self.limits, live.followers)
-            return live.follow(), live.meta
-        if not self.shared:
-            return None
-        if (run_key := await self._peers.aget_active(thread_id)) is None:
+            check_resumed(after, live.count, thread_id)
+            return live.read(), live.meta
+        if not self.shared or (run_key := await self._peers.aget_active(thread_id)) is None:
             return None
         meta_rows = await self._peers.aread_events(f"{run_key}:meta")
         meta = json.loads(meta_rows[0][1]) if meta_rows else {}
-        return self._remote.follow(self._peers, thread_id, run_key, self.lease_ttl,
-                                   self.limits), meta
+        return await self._remote.read(self._peers, thread_id, run_key, self.lease_ttl,
+                                       self.limits, after), meta
 
     async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
         """The run of `thread_id` that waits for a person, or None: the pending-approval lookup
@@ -230,7 +230,7 @@ class RunService:
         """The run going on `thread_id` in this process, or None."""
         return self._active.get(thread_id)
 
-    async def _running_elsewhere(self, thread_id: str) -> AsyncIterator[RuntimeEvent] | None:
+    async def _running_elsewhere(self, thread_id: str) -> Reads | None:
         """The events of the run another process runs on `thread_id`, or None."""
         found = await self.follow(thread_id)
         return None if found is None else found[0]

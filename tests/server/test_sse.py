@@ -326,8 +326,8 @@ async def test_a_stream_behind_base_http_middleware_gets_keep_alives_then_its_en
         response = await client.post(f"{base}/agents/slow/ag-ui", json=body)
     text = response.text
     assert text.count(KEEPALIVE_FRAME.decode()) >= 2
-    events = [json.loads(frame[len("data: "):]) for frame in text.split("\n\n")
-              if frame.startswith("data: ")]
+    events = [json.loads(line[len("data: "):]) for line in text.splitlines()
+              if line.startswith("data: ")]
     assert events[-1]["type"] == "RUN_FINISHED"
     assert "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT") == "here"
 

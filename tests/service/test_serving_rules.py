@@ -133,8 +133,9 @@ async def test_a_run_of_another_process_reaches_its_follower_by_push_not_polling
     seen: list[Any] = []
 
     async def read() -> None:
-        async for event in events:
-            seen.append(event)
+        async for index, batch in events:  # (numbered as the runner numbers them)
+            assert index == len(seen)
+            seen.extend(batch)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read)

@@ -3,7 +3,7 @@ service looked up: the approval request a paused run waits for), and runtime eve
 events -> SSE frames. No Agent, no store, no service: `pyox_agents.ag_ui` composes those."""
 
 from pyox_agents.adapters.ag_ui._capabilities import agent_capabilities
-from pyox_agents.adapters.ag_ui._connect import connect_batches, thread_messages
+from pyox_agents.adapters.ag_ui._connect import connect_batches, connect_frames, thread_messages
 from pyox_agents.adapters.ag_ui._encode import MEDIA_TYPE, encode, encode_event, frame_batches
 from pyox_agents.adapters.ag_ui._events import (
     APPROVAL_SCHEMA,
@@ -13,6 +13,7 @@ from pyox_agents.adapters.ag_ui._events import (
     result_id,
     stream_input,
 )
+from pyox_agents.adapters.ag_ui._numbered import frame_log
 from pyox_agents.adapters.ag_ui._parts import content_parts, upgrade_binary_parts
 from pyox_agents.adapters.ag_ui._request import read_input, request_from_input
 from pyox_agents.adapters.ag_ui._translated import translate, translate_batches
@@ -23,11 +24,13 @@ __all__ = [
     "StreamInput",
     "agent_capabilities",
     "connect_batches",
+    "connect_frames",
     "content_parts",
     "declares_1_0",
     "encode",
     "encode_event",
     "frame_batches",
+    "frame_log",
     "interrupt_reason",
     "read_input",
     "request_from_input",

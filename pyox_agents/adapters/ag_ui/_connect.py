@@ -31,7 +31,10 @@ from ag_ui.core import (
     UserMessage,
 )
 
+from pyox_agents.adapters._event_ids import Cursor
+from pyox_agents.adapters.ag_ui._encode import encode_event
 from pyox_agents.adapters.ag_ui._messages import result_text
+from pyox_agents.adapters.ag_ui._numbered import Reads, frame_log
 from pyox_agents.adapters.ag_ui._parts import content_parts
 from pyox_agents.adapters.ag_ui._translated import translate_batches
 from pyox_agents.events import ApprovalRequested, RunFinished, RunStarted, RuntimeEvent
@@ -41,7 +44,7 @@ from pyox_agents.state.messages import Image
 from pyox_agents.state.messages import Message as PlainMessage
 from pyox_agents.state.run import ApprovalRequest
 
-__all__ = ["connect_batches", "thread_messages"]
+__all__ = ["connect_batches", "connect_frames", "thread_messages"]
 
 
 def thread_messages(records: Sequence[Mapping[str, Any]], client: Sequence[Message]
@@ -123,6 +126,31 @@ async def connect_batches(run_input: RunAgentInput, messages: Sequence[Message],
                                                                 paused_run_id, version),
                                          restore=True):
         yield batch
+
+
+async def connect_frames(run_input: RunAgentInput, messages: Sequence[Message], *,
+                         state: Any = None, pending: ApprovalRequest | None = None,
+                         paused_run_id: str | None = None, tail: Reads | None = None,
+                         version: int = 0, after: Cursor | None = None
+                         ) -> AsyncIterator[bytes]:
+    """`connect_batches` as a server writes it, a batch of SSE frames at a time. The frames of
+    the run still going (`tail`: its log from its first event, each batch with the index of
+    its first event) carry their ids; `after`, where a client that lost its connection
+    resumes: it gets that run from there (`frame_log`), not the thread restored. The frames of
+    a thread with nothing running carry none: they are no run's."""
+    restored = run_input.model_copy(update={"messages": list(messages)})
+    if tail is not None:
+        frames = frame_log(restored, tail, after=after, restore=after is None)
+        try:
+            async for chunk in frames:
+                yield chunk
+        finally:
+            await frames.aclose()
+        return
+    async for batch in translate_batches(restored, _idle(run_input, state, pending,
+                                                         paused_run_id, version),
+                                         restore=True):
+        yield "".join(f"data: {encode_event(event)}\n\n" for event in batch).encode()
 
 
 async def _idle(run_input: RunAgentInput, state: Any, pending: ApprovalRequest | None,

@@ -17,7 +17,7 @@ from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
 from pyox_agents.adapters.ag_ui._open import now_ms
 from pyox_agents.events import RuntimeEvent, TextDelta
 
-__all__ = ["Translated", "translate", "translate_batches"]
+__all__ = ["Translated", "stamped", "translate", "translate_batches"]
 
 _log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ async def translate_batches(run_input: RunAgentInput,
     `restore` (a connect): a `MESSAGES_SNAPSHOT` of `run_input.messages` follows `RUN_STARTED`;
     so it does for a resume, whose results answer calls an earlier run of the thread made.
     """
-    async for out in Translated(run_input, batches, _stamped, _as_list, restore=restore):
+    async for out in Translated(run_input, batches, stamped, _as_list, restore=restore):
         yield out
 
 
@@ -84,26 +84,27 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
                     and (text := translation.text_json(event.message_id, event.delta)):
                 out.append(delta(text))
                 continue
-            out.extend(write(_stamped(e)) for e in translation.on(event))
+            out.extend(write(stamped(e)) for e in translation.on(event))
         self._over = translation.ended
         return self._whole(out) if out else None
 
     def _last(self) -> U | None:
-        rest = [self._write(_stamped(e)) for e in self._translation.incomplete()]
+        rest = [self._write(stamped(e)) for e in self._translation.incomplete()]
         return self._whole(rest) if rest else None
 
     def _failed(self, exc: Exception) -> U:
         _log.error("reading the events of run %s (thread %s) failed",
                    self._translation.run_id, self._translation.thread_id,
                    exc_info=exc)
-        return self._whole([self._write(_stamped(e)) for e in self._translation.broken()])
+        return self._whole([self._write(stamped(e)) for e in self._translation.broken()])
 
 
 def _as_list(events: list[BaseEvent]) -> list[BaseEvent]:
     return events
 
 
-def _stamped(event: BaseEvent) -> BaseEvent:
+def stamped(event: BaseEvent) -> BaseEvent:
+    """`event` with the time it is sent, in milliseconds, unless it has one."""
     if event.timestamp is None:
         event.timestamp = now_ms()
     return event

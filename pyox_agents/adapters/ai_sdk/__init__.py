@@ -15,6 +15,7 @@ from pyox_agents.adapters.ai_sdk._encode import (
     encode,
     encode_chunk,
     frame_batches,
+    frame_log,
     translate,
     translate_batches,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "encode_chunk",
     "finish_reason",
     "frame_batches",
+    "frame_log",
     "history_to_ui_messages",
     "parse_request",
     "translate",

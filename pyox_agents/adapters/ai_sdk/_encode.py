@@ -6,7 +6,8 @@
   mapping and what each `ai` major is sent).
 - `encode_chunk(chunk)`: one chunk as compact JSON (the text of an SSE `data:` line);
   `encode(chunks)`: whole SSE frames, ending `data: [DONE]`; `frame_batches(chat, batches)`:
-  a batch's frames in one write, as a server streams them.
+  a batch's frames in one write, as a server streams them; `frame_log(chat, reads, after=)`:
+  the same of a run's log, each frame with its `id:`, from where a reader resumes.
 
 The shared state travels as transient `data-state-delta` parts (an RFC 6902 patch per change,
 for `onData` handlers that keep a live copy) and one persistent `data-state` part (id "state")
@@ -22,6 +23,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from pyox_agents.adapters._batches import flattened, one_each
+from pyox_agents.adapters._event_ids import Cursor, FrameIds
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.adapters._translating import Translating
 from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
@@ -29,8 +31,8 @@ from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
 from pyox_agents.events import RunFailed, RuntimeEvent, StateSnapshots
 from pyox_agents.state.run import AgentError
 
-__all__ = ["DONE", "HEADERS", "Frames", "encode", "encode_chunk", "frame_batches", "translate",
-           "translate_batches"]
+__all__ = ["DONE", "HEADERS", "Frames", "encode", "encode_chunk", "frame_batches", "frame_log",
+           "translate", "translate_batches"]
 
 _log = logging.getLogger(__name__)
 
@@ -87,26 +89,66 @@ def frame_batches(chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
                   batches)
 
 
-class Frames(Translating[Sequence[RuntimeEvent], bytes]):
-    """The stream `frame_batches` gives: it reads `batches` to their end, past `finish` (a
-    server's run is then over, so the client's next request finds the chat free)."""
+def frame_log(chat: Chat, reads: AsyncIterable[tuple[int, Sequence[RuntimeEvent]]], *,
+              sdk_version: int = 7, state_snapshots: StateSnapshots = "step",
+              after: Cursor | None = None) -> Frames:
+    """`frame_batches` of a run's log, read from its first event (`reads`: each batch with the
+    index of its first event), each frame with its SSE `id:` (`pyox_agents.adapters._event_ids`).
+    `after`: a reader that resumes gets only the frames after it; the chunks before it are
+    made (they open the parts it continues) but not written. It holds the message it was
+    streaming, as `ai` keeps it after a dropped connection (`resumeStreamIsReplay: false`).
 
-    def __init__(self, writer: ChunkWriter, chat_id: str,
-                 batches: AsyncIterable[Sequence[RuntimeEvent]]) -> None:
+    Raises:
+        ValueError: `sdk_version` is not 5, 6 or 7.
+    """
+    return Frames(ChunkWriter(chat, check_sdk_version(sdk_version), state_snapshots), chat.id,
+                  reads, FrameIds(after))
+
+
+class Frames(Translating[Any, bytes]):
+    """The stream `frame_batches` gives: it reads `batches` to their end, past `finish` (a
+    server's run is then over, so the client's next request finds the chat free). With `ids`,
+    `batches` are a run's log read from its start, each with the index of its first event
+    (`frame_log`)."""
+
+    def __init__(self, writer: ChunkWriter, chat_id: str, batches: AsyncIterable[Any],
+                 ids: FrameIds | None = None) -> None:
         super().__init__(batches)
         self._writer = writer
         self._chat_id = chat_id
+        self._ids = ids
 
-    def _translated(self, batch: Sequence[RuntimeEvent]) -> bytes | None:
-        writer = self._writer
+    def _translated(self, batch: Any) -> bytes | None:
+        if self._ids is not None:
+            return self._numbered(*batch)
         texts: list[str] = []
         for event in batch:
-            text = writer.delta_json(event)  # a delta: its chunk's JSON straight from it
-            if text is None:
-                texts.extend(encode_chunk(chunk) for chunk in writer.write(event))
-            else:
-                texts.append(text)
+            texts.extend(self._texts(event))
         return sse_frames(texts) if texts else None
+
+    def _numbered(self, first: int, batch: Sequence[RuntimeEvent]) -> bytes | None:
+        ids, writer = self._ids, self._writer
+        assert ids is not None
+        wanted = -1 if ids.after is None else ids.after.index  # events after it: all frames
+        out: list[str] = []
+        for index, event in enumerate(batch, first):
+            text = writer.delta_json(event)
+            if text is not None and index > wanted:  # (most of a stream: one frame, written)
+                out.append(f"id: {index}\ndata: {text}\n\n")
+                continue
+            texts = [text] if text is not None else [encode_chunk(chunk)
+                                                     for chunk in writer.write(event)]
+            skip = ids.skipped(index, len(texts))
+            if skip < len(texts):
+                out.append(ids.written(index, texts, skip))
+        return "".join(out).encode() if out else None
+
+    def _texts(self, event: RuntimeEvent) -> list[str]:
+        """The `data:` texts of the frames of `event`."""
+        text = self._writer.delta_json(event)  # a delta: its chunk's JSON straight from it
+        if text is not None:
+            return [text]
+        return [encode_chunk(chunk) for chunk in self._writer.write(event)]
 
     def _last(self) -> bytes:
         return sse_frames([DONE])

@@ -1,0 +1,73 @@
+"""A shared thread feed's items have their ids in the store's feed log, so a reader that got
+some on one process goes on after the last one on another: from that process's feed when it
+holds it, else from the log (the other process began to follow the thread later); only an id
+the log cannot go on from gets a fresh snapshot. On a real `redis-server`."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+from pyox_agents.service._feed import Feeds, follow_thread
+from pyox_agents.stores import RedisStore
+from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
+
+pytestmark = pytest.mark.anyio
+
+Items = list[tuple[str, dict[str, Any]]]
+
+
+async def _snapshot() -> dict[str, Any]:
+    return {"version": 0, "state": {}, "running": False}
+
+
+async def _take(items: AsyncIterator[Items], count: int) -> Items:
+    got: Items = []
+    with anyio.fail_after(10):
+        while len(got) < count:
+            got.extend(await anext(items))
+    return got
+
+
+async def test_a_reader_goes_on_on_another_process_after_the_last_item_it_got(
+        redis_server: str) -> None:  # noqa: F811
+    prefix = f"feed-{uuid.uuid4().hex[:8]}:"
+    store_a, store_b = RedisStore(redis_server, prefix=prefix), RedisStore(redis_server,
+                                                                          prefix=prefix)
+    on_a, on_b = Feeds(store_a), Feeds(store_b)
+    thread = "t-feed"
+    reader = follow_thread(on_a, thread, None, None, _snapshot)
+    try:
+        (snapshot,) = await _take(reader, 1)
+        assert snapshot[1]["type"] == "snapshot"
+        on_a.publish(thread, None, [{"type": "state", "version": v} for v in (1, 2, 3)])
+        got = await _take(reader, 3)
+        assert [item["version"] for _, item in got] == [1, 2, 3]
+        on_a.publish(thread, None, [{"type": "state", "version": v} for v in (4, 5)])
+        await _take(reader, 2)  # (in the log: B's feed, made after, starts after them)
+        # B never followed the thread: its feed starts at the log's end; the log has the rest
+        back = follow_thread(on_b, thread, None, got[0][0], _snapshot)
+        rest = await _take(back, 4)
+        assert [item["version"] for _, item in rest] == [2, 3, 4, 5]
+        assert [i for i, _ in rest[:2]] == [i for i, _ in got[1:]]  # the ids A gave them
+        on_b.publish(thread, None, [{"type": "state", "version": 6}])
+        (sixth,) = await _take(back, 1)  # then live, from B's feed
+        assert sixth[1]["version"] == 6
+        again = follow_thread(on_b, thread, None, sixth[0], _snapshot)
+        on_a.publish(thread, None, [{"type": "state", "version": 7}])
+        (seventh,) = await _take(again, 1)  # B's feed holds the id: no read of the log
+        assert seventh[1]["version"] == 7
+        lost = follow_thread(on_b, thread, None, "log-not-an-id", _snapshot)
+        assert (await _take(lost, 1))[0][1]["type"] == "snapshot"
+        for items in (back, again, lost):
+            await items.aclose()  # type: ignore[attr-defined]
+    finally:
+        await reader.aclose()  # type: ignore[attr-defined]
+        on_a.stop()
+        on_b.stop()
+        await store_a.aclose()
+        await store_b.aclose()
