@@ -31,11 +31,13 @@ __all__ = ["Walk", "history_json", "run_end", "walk"]
 
 @dataclass(frozen=True, slots=True)
 class UserTurn:
-    """A user message of the history: its id, its entry's index and its place in the entry."""
+    """A user message of the history: its id, its entry's index, its place in the entry, and
+    its text."""
 
     id: str
     index: int
     n: int
+    text: str = ""
 
 
 @dataclass
@@ -48,6 +50,7 @@ class RunSeen:
     index: int
     at: str
     answers: str | None
+    asked: str | None = None
     current: bool = True
     end: int | None = None
 
@@ -83,7 +86,7 @@ def walk(conversation: State) -> Walk:
             if last is not None and last.end is None:
                 last.end = _request_start(history, index)
             last = RunSeen(entry.content, index, entry.at.isoformat(),
-                           turns[-1].id if turns else None)
+                           turns[-1].id if turns else None, turns[-1].text if turns else None)
             found.runs[entry.content] = last
     return found
 
@@ -106,12 +109,13 @@ def _went_back(found: Walk, turns: list[UserTurn], index: int, entry: ContextCha
 
 def _user_turns(thread_id: str, index: int, entry: HistoryEntry) -> list[UserTurn]:
     if isinstance(entry, ImportEntry):
-        return [UserTurn(user_message_id(thread_id, m, index, n, "import"), index, n)
+        return [UserTurn(user_message_id(thread_id, m, index, n, "import"), index, n, m.content)
                 for n, m in enumerate(entry.content)
                 if m.role == "user" and not m.content.startswith(NOTICE_PREFIX)]
     if isinstance(entry, UserMessageEntry) and not entry.content.content.startswith(
             NOTICE_PREFIX):
-        return [UserTurn(user_message_id(thread_id, entry.content, index, 0, "user"), index, 0)]
+        return [UserTurn(user_message_id(thread_id, entry.content, index, 0, "user"), index, 0,
+                         entry.content.content)]
     return []
 
 
@@ -136,10 +140,11 @@ def run_end(found: Walk, conversation: State, run_id: str,
 
 def history_json(conversation: State, checkpoints: Mapping[str, Checkpoint]) -> dict[str, Any]:
     """`conversation`'s runs and branches as JSON: `{runs: [{run_id, started_at, answers,
-    status, version, current}], branches: [{index, at, back_to, after_message, runs}]}`.
+    asked, status, version, current}], branches: [{index, at, back_to, after_message, runs}]}`.
 
     `answers` is the id of the user message the run answered (as `GET /threads/{id}` shows
-    it), `status` and `version` (the shared state's version right after it) are its
+    it) and `asked` its text (a run on a branch answered a message the thread no longer
+    shows), `status` and `version` (the shared state's version right after it) are its
     checkpoint's (None when the server recorded none), `current` whether it is on the thread's
     conversation (False: on a branch an edit or a regenerate left).
     """
@@ -148,6 +153,6 @@ def history_json(conversation: State, checkpoints: Mapping[str, Checkpoint]) -> 
     for run in found.runs.values():
         head = checkpoints[run.run_id].head if run.run_id in checkpoints else {}
         runs.append({"run_id": run.run_id, "started_at": run.at, "answers": run.answers,
-                     "status": head.get("status"), "version": head.get("version"),
-                     "current": run.current})
+                     "asked": run.asked, "status": head.get("status"),
+                     "version": head.get("version"), "current": run.current})
     return {"runs": runs, "branches": found.branches}

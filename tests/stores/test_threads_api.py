@@ -132,6 +132,7 @@ async def test_the_history_lists_each_run_with_its_message_status_and_version(
     assert [(r["answers"], r["status"], r["version"], r["current"]) for r in runs] == [
         ("u1", "completed", 2, True), ("u2", "completed", 2, True),
         ("u3", "completed", 3, True)]
+    assert [r["asked"] for r in runs] == ['{"a": 1}', "no change", '{"b": 2}']
 
 
 async def test_a_regenerate_leaves_a_branch_the_history_lists(client: httpx.AsyncClient) -> None:

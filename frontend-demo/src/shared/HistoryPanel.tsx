@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { forkThread, loadHistory, onThreadsChanged, rewindThread, type HistoryRun } from "./threads";
 
-type Run = HistoryRun & { asked: string | null };
+type Run = HistoryRun;
 
 export type HistoryProps = {
   view: string;
@@ -72,7 +72,7 @@ export function HistoryPanel({ view, threadId, title, known, open, onOpen, onFor
           {runs.map((run, i) => (
             <li key={run.run_id} className={`history-run ${run.current ? "" : "branch"}`} data-testid="history-run" data-run={run.run_id}>
               <span>
-                <span className="history-asked">{run.asked ? `“${run.asked}”` : run.current ? "(no message)" : "(a message on a branch)"}</span>
+                <span className="history-asked">{run.asked ? `“${run.asked}”` : "(no message)"}</span>
                 <span className="history-meta">
                   {" "}{run.status ?? "running"}{run.version !== null ? ` · state v${run.version}` : ""}{run.current ? "" : " · branch"}
                 </span>

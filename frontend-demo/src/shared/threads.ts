@@ -149,18 +149,14 @@ export async function deleteThread(view: string, thread: ThreadInfo): Promise<vo
   saveLocal(view, localThreads(view).filter((t) => t.id !== thread.id));
 }
 
-/** A run of a thread's history (GET /threads/{id}/history). */
-export type HistoryRun = { run_id: string; started_at: string; answers: string | null; status: string | null; version: number | null; current: boolean };
+/** A run of a thread's history (GET /threads/{id}/history): `asked`, the text of the message it
+ * answered (on a branch too). */
+export type HistoryRun = { run_id: string; started_at: string; answers: string | null; asked: string | null; status: string | null; version: number | null; current: boolean };
 
-/** Thread `id`'s runs, oldest first, each with the text of the message it answered (when the
- * thread's conversation still has it: a run left on a branch answered one that is not). */
-export async function loadHistory(id: string): Promise<(HistoryRun & { asked: string | null })[]> {
-  const [history, thread] = await Promise.all([
-    call<{ runs: HistoryRun[] }>("GET", path(id, "/history"), "loading the thread's history"),
-    call<{ messages: { id: string; role: string; content: string }[] }>("GET", path(id), "loading the thread"),
-  ]);
-  const asked = new Map(thread.messages.filter((m) => m.role === "user").map((m) => [m.id, m.content]));
-  return history.runs.map((run) => ({ ...run, asked: (run.answers && asked.get(run.answers)) ?? null }));
+/** Thread `id`'s runs, oldest first. */
+export async function loadHistory(id: string): Promise<HistoryRun[]> {
+  const history = await call<{ runs: HistoryRun[] }>("GET", path(id, "/history"), "loading the thread's history");
+  return history.runs;
 }
 
 /** A new thread of the view, as thread `id` (titled `title`) was right after run `runId`,

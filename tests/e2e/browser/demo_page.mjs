@@ -231,6 +231,8 @@ async function threadsAndHistory(page) {
   const rewound = { todos: ["water the plants"], cart: ["milk", "eggs"], orders: 0 };
   await stateIs(page, original, rewound);
   await page.locator(".history-run.branch").first().waitFor({ timeout: STEP_MS });
+  // the runs left on a branch still say what they answered (the history gives the text)
+  await page.locator(".history-run.branch").filter({ hasText: "“add bread to my cart”" }).first().waitFor({ timeout: STEP_MS });
   for (const later of ["check out", "add bread to my cart"]) {
     if (await chatCount(page, later)) throw new Error(`the rewound thread still shows "${later}"`);
   }
