@@ -11,12 +11,16 @@ and local indexes make a second run fast). `-m "not packaging"` leaves them out.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -236,3 +240,48 @@ def test_new_writes_a_project_from_the_wheel(venv: Venv, tmp_path: Path) -> None
                           capture_output=True, text=True, timeout=120, check=False,
                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert proc.returncode == 0 and proc.stdout.strip() == "milk", proc.stdout + proc.stderr
+
+
+@pytest.mark.packaging
+def test_the_readme_serve_line_serves_the_smallest_agent_from_the_wheel(venv: Venv,
+                                                                        tmp_path: Path) -> None:
+    """The README's `pyox-agents serve app:agent ...` line, run as written (on a free port) in
+    the fresh environment beside its `app.py`: the banner names the agent's endpoints, and an
+    AG-UI request to it runs offline, the thread kept in the SQLite file the line names."""
+    line = next(text for b in blocks(ROOT / "README.md") if b.lang == "sh"
+                for text in b.code.splitlines() if text.startswith("pyox-agents serve app:"))
+    args = shlex.split(line.split("#")[0])
+    (tmp_path / "app.py").write_text(readme_smallest_agent(), encoding="utf-8")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {key: value for key, value in os.environ.items()
+           if not key.endswith(("_API_KEY", "_BASE_URL")) and key != "PYTHONPATH"}
+    server = subprocess.Popen([str(venv.path / "bin" / args[0]), *args[1:], "--port", str(port)],
+                              cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        banner = server.stdout.readline() + server.stdout.readline()  # type: ignore[union-attr]
+        assert f"{base}/agents/agent/ag-ui (AG-UI)" in banner, banner
+        body = {"threadId": "t1", "runId": "r1", "state": {}, "tools": [], "context": [],
+                "forwardedProps": {}, "messages": [{"id": "u1", "role": "user",
+                                                    "content": "add milk"}]}
+        request = urllib.request.Request(f"{base}/agents/agent/ag-ui",
+                                         data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    stream = response.read().decode()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "not serving"
+                time.sleep(0.2)
+        assert "RUN_FINISHED" in stream and "milk" in stream, stream
+        assert (tmp_path / "threads.db").exists()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        server.stdout.close()  # type: ignore[union-attr]
