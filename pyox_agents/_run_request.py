@@ -1,11 +1,13 @@
 """What a client asks for, in the runtime's terms: the `RunRequest` a protocol adapter makes of a
 request, and the `RequestError` that refuses one before any stream (an HTTP status and the field).
 
-Below both the adapters (which make these) and the service (which runs them): plain data.
+Below both the adapters (which make these) and the service (which runs them): plain data, and
+`run_tag`, the run's name in the ids a reader resumes after.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
@@ -14,7 +16,14 @@ from pyox_agents._errors import PyoxError
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.messages import Message
 
-__all__ = ["Busy", "Decision", "RequestError", "RunRequest", "ToolOutput"]
+__all__ = ["Busy", "Decision", "RequestError", "RunRequest", "ToolOutput", "run_tag"]
+
+
+def run_tag(run_id: str) -> str:
+    """The tag of run `run_id` in its streams' SSE ids (8 hex digits, the same on every process):
+    an id a reader comes back with names the run it was reading, so it never resumes another
+    run of the thread at that index."""
+    return hashlib.blake2b(run_id.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
 
 
 class RequestError(PyoxError, ValueError):

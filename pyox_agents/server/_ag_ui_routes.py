@@ -23,7 +23,8 @@ async def ag_ui_connect(server: Any, request: Request) -> Response:
     that comes back: history and state, then the run still going, if any (see
     `pyox_agents.adapters.ag_ui.connect_frames`). With `Last-Event-ID` (or `?startIndex=`), a
     client that lost its connection to the run going on resumes after it (400 when that run
-    has no such event); with no run going, it gets the thread as it is now. The same owner
+    has no such event); when the run its id names has ended, or none is going, it gets the
+    thread as it is now (and a run going on from its start). The same owner
     check as other thread routes; an unknown thread is empty."""
     principal = await server.principal(request)
     _, agent = server.agent(request)
@@ -31,11 +32,12 @@ async def ag_ui_connect(server: Any, request: Request) -> Response:
     run_input = ag_ui.read_input(await server.body(request))
     await server.runs.check_owner(run_input.thread_id, principal, agent)
     back = await rejoin(server.runs, agent, run_input.thread_id,
-                        after.index if after is not None else -1)
+                        after.index if after is not None else -1,
+                        after.run if after is not None else None)
     frames = ag_ui.connect_frames(
         run_input, ag_ui.thread_messages(back.messages, run_input.messages), state=back.state,
         pending=back.pending, paused_run_id=back.paused_run_id, tail=back.tail,
-        version=back.version, after=after)
+        version=back.version, after=after if back.resumes else None)
     response: Response = server.sse(frames, None, source=back.tail)
     return response
 

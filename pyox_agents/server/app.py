@@ -334,9 +334,9 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
     chat_id = request.path_params["chat_id"]
     after = resume_cursor(request)
     await server.runs.check_owner(chat_id, principal, agent)
-    # this process, or (shared runs) another one
-    found = await server.runs.follow(chat_id, after.index if after is not None else -1)
-    if found is None or "ai_sdk" not in found[1]:
+    found = await (server.runs.follow(chat_id, after.index, after.run) if after is not None
+                   else server.runs.follow(chat_id))  # here, or (shared runs) on another process
+    if found is None or "ai_sdk" not in found[1]:  # none goes on (the one it read has ended)
         return Response(status_code=204)
     reads, meta = found
     chat = meta["ai_sdk"]

@@ -37,12 +37,17 @@ class Rejoined:
     tail: AsyncGenerator[tuple[int, list[RuntimeEvent]], None] | None = None
     version: int = 0
     """The number of `state` (0: the server keeps none)."""
+    resumes: bool = True
+    """Whether `tail` goes on after what the client has (False: the run it read ended; `tail`
+    is the run going on now, from its start)."""
 
 
-async def rejoin(runs: RunService, agent: Agent, thread_id: str, after: int = -1) -> Rejoined:
+async def rejoin(runs: RunService, agent: Agent, thread_id: str, after: int = -1,
+                 run: str | None = None) -> Rejoined:
     """`thread_id` for a client that comes back to it; an unknown thread is empty, not an
-    error (a page opened on a new thread). `after`: the last event of the run going on that a
-    client that resumes has (checked: 400 when the run has no such event).
+    error (a page opened on a new thread). `after`: the last event of run `run` (its
+    `run_tag`) that a client that resumes has (checked: 400 when the run has no such event);
+    when `run` has ended, the run going on, if any, comes from its start (`resumes` False).
 
     Raises:
         RequestError: 429 when as many readers follow the run as
@@ -50,7 +55,10 @@ async def rejoin(runs: RunService, agent: Agent, thread_id: str, after: int = -1
     """
     tail: AsyncGenerator[tuple[int, list[RuntimeEvent]], None] | None = None
     run_id: str | None = None
-    found = await runs.follow(thread_id, after)  # this process, or another one (shared runs)
+    found = await runs.follow(thread_id, after, run)  # here, or another process (shared runs)
+    resumes = found is not None or run is None
+    if not resumes:  # the run that client read has ended: the one going on, from its start
+        found = await runs.follow(thread_id)
     if found is not None:
         first = await anext(found[0], None)
         if first is not None and first[1]:
@@ -64,7 +72,7 @@ async def rejoin(runs: RunService, agent: Agent, thread_id: str, after: int = -1
             conversation = await runs.store.aload(thread_id)
             messages = transcript(conversation, before_run=run_id)
     if tail is not None:
-        return Rejoined(messages, None, tail=tail)
+        return Rejoined(messages, None, tail=tail, resumes=resumes)
     kept = await runs.kept_state(thread_id)
     paused = await runs.paused(agent, thread_id) if agent.store is not None else None
     pending = paused.pending if paused is not None else None

@@ -14,8 +14,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 import anyio
 
-from pyox_agents._run_request import RequestError
-from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
+from pyox_agents._run_request import RequestError, run_tag
+from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent
 from pyox_agents.service._event_json import event_from_json
 from pyox_agents.service._limits import ServerLimits, check_followers
 from pyox_agents.state.run import AgentError
@@ -96,6 +96,12 @@ async def follow_remote(store: SharedRuns, thread_id: str, run_key: str,
             return
 
 
+def _tag_of(first: str) -> str | None:
+    """The `run_tag` of the run whose log starts with `first` (its `RunStarted`)."""
+    event = event_from_json(json.loads(first))
+    return run_tag(event.run_id) if isinstance(event, RunStarted) else None
+
+
 class RemoteFollowers:
     """This process's readers of the runs other processes execute, counted by run key."""
 
@@ -103,9 +109,11 @@ class RemoteFollowers:
         self._counts: collections.Counter[str] = collections.Counter()
 
     async def read(self, store: SharedRuns, thread_id: str, run_key: str, lease_ttl: float,
-                   limits: ServerLimits, after: int = -1) -> Reads:
+                   limits: ServerLimits, after: int = -1, run: str | None = None
+                   ) -> Reads | None:
         """`read_remote`, counted from now until the reader closes it or reads it to the end;
-        `after`, the last event a reader that resumes has, checked against the log.
+        `after`, the last event a reader that resumes has, checked against the log; None when
+        the log is not run `run`'s (a `run_tag`: the run that reader read has ended).
 
         Raises:
             RequestError: 429, when `limits.followers_per_run` readers follow it already; 400
@@ -113,6 +121,8 @@ class RemoteFollowers:
         """
         check_followers(limits, self._counts[run_key])
         logged = await store.aread_events(run_key)
+        if run is not None and logged and run != _tag_of(logged[0][1]):
+            return None
         check_resumed(after, len(logged), thread_id)
         return _Counted(self._counts, run_key,
                         read_remote(store, thread_id, run_key, lease_ttl, logged))

@@ -23,21 +23,14 @@ from typing import Any
 
 import anyio
 
-from pyox_agents._run_request import Busy, RequestError, RunRequest
+from pyox_agents._run_request import Busy, RequestError, RunRequest, run_tag
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
 from pyox_agents.service._checkpoints import record_run
 from pyox_agents.service._control import Control
 from pyox_agents.service._double_texting import Queue
-from pyox_agents.service._faults import (
-    keep,
-    latest_kept,
-    numbered,
-    refuse_unsaved,
-    show,
-    told,
-)
+from pyox_agents.service._faults import keep, latest_kept, numbered, refuse_unsaved, show, told
 from pyox_agents.service._feed import EditLocks, Feeds, items_of
 from pyox_agents.service._follow import Reads, RemoteFollowers, check_resumed
 from pyox_agents.service._kept_cache import KeptStates
@@ -115,26 +108,31 @@ class RunService:
         """The run active on `thread_id` in this process, or None."""
         return self._active.get(thread_id)
 
-    async def follow(self, thread_id: str, after: int = -1) -> tuple[Reads, dict[str, Any]] | None:
+    async def follow(self, thread_id: str, after: int = -1, run: str | None = None
+                     ) -> tuple[Reads, dict[str, Any]] | None:
         """The events of the run active on `thread_id` (here, or another process's through the
         store), from its first, each batch with the index of its first event (the same on every
-        process), and its meta; None when none runs. `after`: the last event a resumed reader has.
+        process), and its meta; None when none runs, or it is not run `run` (a `run_tag`: the
+        run a resumed reader read, which has ended). `after`: the last event that reader has.
 
         Raises:
             RequestError: 429 when `limits.followers_per_run` readers follow the run already;
                 400 when the run has no event `after` (yet).
         """
-        live = self._active.get(thread_id)
-        if live is not None:
+        if (live := self._active.get(thread_id)) is not None:
+            if run is not None and run != run_tag(live.run_id or ""):
+                return None
             check_followers(self.limits, live.followers)
             check_resumed(after, live.count, thread_id)
             return live.read(), live.meta
         if not self.shared or (run_key := await self._peers.aget_active(thread_id)) is None:
             return None
+        reads = await self._remote.read(self._peers, thread_id, run_key, self.lease_ttl,
+                                        self.limits, after, run)
+        if reads is None:
+            return None
         meta_rows = await self._peers.aread_events(f"{run_key}:meta")
-        meta = json.loads(meta_rows[0][1]) if meta_rows else {}
-        return await self._remote.read(self._peers, thread_id, run_key, self.lease_ttl,
-                                       self.limits, after), meta
+        return reads, json.loads(meta_rows[0][1]) if meta_rows else {}
 
     async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
         """The run of `thread_id` that waits for a person, or None: the pending-approval lookup

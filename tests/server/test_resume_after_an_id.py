@@ -132,7 +132,7 @@ def test_every_ai_sdk_frame_has_an_id_and_a_resume_after_one_gives_the_rest(
     whole = Reader("GET", resume)
     mid_event = Reader("GET", resume, headers={"Last-Event-ID": several})
     after = Reader("GET", resume, headers={"Last-Event-ID": plain})
-    start = Reader("GET", f"{resume}?startIndex={plain}")
+    start = Reader("GET", f"{resume}?startIndex={_order(plain)[0]}")
     _opened(whole, mid_event, after, start)
     gate.set()
     everything = run.done()
@@ -143,7 +143,7 @@ def test_every_ai_sdk_frame_has_an_id_and_a_resume_after_one_gives_the_rest(
     assert mid_event.done() == _after(everything, several)
     assert after.done() == _after(everything, plain)
     assert start.done() == [f for f in everything  # (startIndex: from event `plain` on)
-                            if f[0] is None or _order(f[0])[0] >= int(plain)]
+                            if f[0] is None or _order(f[0])[0] >= _order(plain)[0]]
 
 
 def test_an_ag_ui_connect_after_an_id_starts_the_run_again_then_gives_the_rest(
@@ -203,8 +203,32 @@ def test_cursors_read_as_documented() -> None:
     assert parse_cursor(None, None) is None
     assert parse_cursor("12", "3") == Cursor(12)  # Last-Event-ID wins
     assert parse_cursor("12.2", None) == Cursor(12, 2)
+    assert parse_cursor("3f2a9c1b:12.2", None) == Cursor(12, 2, "3f2a9c1b")
     assert parse_cursor(None, "0") == Cursor(-1)
     assert parse_cursor(None, "5") == Cursor(4)
+
+
+def test_every_id_names_its_run_and_an_id_of_a_run_that_ended_resumes_nothing_of_another(
+        served: Served) -> None:
+    """Rule: an id kept from a run that has ended is never read as an index into the run going
+    on now: the AI SDK resume answers 204 (nothing of that run is left to resume), AG-UI
+    connect gives the thread with the run going on from its start."""
+    base, entered, gate = served
+    run = Reader("POST", f"{base}/agents/a/ai-sdk", json=CHAT)
+    assert entered.wait(10)
+    so_far = run.until(lambda f: any(d["type"] == "tool-input-available" for _, d in f))
+    tags = {i.split(":")[0] for i, _ in so_far if i is not None}
+    assert len(tags) == 1 and all(len(t) == 8 for t in tags), so_far  # one run, one tag
+    ended = f"{'0' if next(iter(tags))[0] != '0' else '1'}{next(iter(tags))[1:]}:3"
+    sdk = httpx.get(f"{base}/agents/a/ai-sdk/c1/stream", headers={"Last-Event-ID": ended})
+    assert sdk.status_code == 204, sdk.text
+    connect = Reader("POST", f"{base}/agents/a/ag-ui/connect", headers={"Last-Event-ID": ended},
+                     json={"threadId": "c1", "runId": "r", "messages": []})
+    _opened(connect)
+    gate.set()
+    run.done()
+    kinds = [d["type"] for _, d in connect.done()]
+    assert kinds[:2] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"] and "TEXT_MESSAGE_START" in kinds
 
 
 @pytest.mark.anyio

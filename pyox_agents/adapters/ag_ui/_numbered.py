@@ -21,7 +21,7 @@ from pyox_agents.adapters._translating import Translating
 from pyox_agents.adapters.ag_ui._encode import encode_event
 from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
 from pyox_agents.adapters.ag_ui._translated import stamped
-from pyox_agents.events import RuntimeEvent, TextDelta
+from pyox_agents.events import RunStarted, RuntimeEvent, TextDelta
 
 __all__ = ["NumberedFrames", "Reopened", "frame_log"]
 
@@ -112,10 +112,12 @@ class NumberedFrames(Translating[tuple[int, Sequence[RuntimeEvent]], bytes]):
         for index, event in enumerate(events, first):
             texts: list[str] | None = None
             made: list[BaseEvent] = []
+            if index == 0 and type(event) is RunStarted:
+                ids.begin(event.run_id)
             if type(event) is TextDelta and event.run_id is None \
                     and (text := translation.text_json(event.message_id, event.delta)):
                 if index > wanted and self._resumed:  # (most of a stream: one frame, written)
-                    out.append(f"id: {index}\ndata: {text}\n\n")
+                    out.append(f"id: {ids.tag}{index}\ndata: {text}\n\n")
                     continue
                 texts = [text]  # (a delta into an open message: its JSON straight from it)
             else:

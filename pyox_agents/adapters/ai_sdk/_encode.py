@@ -28,7 +28,7 @@ from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.adapters._translating import Translating
 from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
 from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
-from pyox_agents.events import RunFailed, RuntimeEvent, StateSnapshots
+from pyox_agents.events import RunFailed, RunStarted, RuntimeEvent, StateSnapshots
 from pyox_agents.state.run import AgentError
 
 __all__ = ["DONE", "HEADERS", "Frames", "encode", "encode_chunk", "frame_batches", "frame_log",
@@ -132,9 +132,11 @@ class Frames(Translating[Any, bytes]):
         wanted = -1 if ids.after is None else ids.after.index  # events after it: all frames
         out: list[str] = []
         for index, event in enumerate(batch, first):
+            if index == 0 and type(event) is RunStarted:
+                ids.begin(event.run_id)
             text = writer.delta_json(event)
             if text is not None and index > wanted:  # (most of a stream: one frame, written)
-                out.append(f"id: {index}\ndata: {text}\n\n")
+                out.append(f"id: {ids.tag}{index}\ndata: {text}\n\n")
                 continue
             texts = [text] if text is not None else [encode_chunk(chunk)
                                                      for chunk in writer.write(event)]
