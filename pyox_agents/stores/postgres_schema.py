@@ -20,14 +20,15 @@ from __future__ import annotations
 
 __all__ = ["REFUSED", "SCHEMA_VERSION", "TABLES", "channel_sql"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The version of the tables and functions below; a database holding a newer one is refused.
 
 A database at an older version is brought up to this one when a store opens it (the statements
 below only add: `IF NOT EXISTS` tables, columns and indexes, `CREATE OR REPLACE` functions), so
 what it holds stays readable. Version 2 added the threads' `title`, `archived` and `run_status`
 and the `checkpoints` table; version 3 the kept states' `version`, `size` and `generation`, the
-`kept_changes` table and the functions `keep_state` and `append_kept`."""
+`kept_changes` table and the functions `keep_state` and `append_kept`; version 4 the function
+`check_fence`, the lease check those and `write_step` share."""
 
 REFUSED = "PYOX1"
 """The SQLSTATE of a refusal raised by the functions below."""
@@ -124,6 +125,22 @@ CREATE TABLE IF NOT EXISTS {s}.active_runs (
     expires_at timestamptz NOT NULL
 );
 
+-- Refuses ('fence', with the lease's token now) unless p_fence is the token of the thread's
+-- live lease. FOR SHARE: a takeover waits until the caller's write committed, never lands in
+-- its middle.
+CREATE OR REPLACE FUNCTION {s}.check_fence(p_thread text, p_fence bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_token bigint;
+BEGIN
+    SELECT l.token INTO v_token FROM {s}.leases l
+        WHERE l.thread_id = p_thread AND l.expires_at > clock_timestamp() FOR SHARE;
+    IF v_token IS DISTINCT FROM p_fence THEN
+        RAISE EXCEPTION USING ERRCODE = 'PYOX1', MESSAGE = 'fence',
+            DETAIL = coalesce(v_token::text, '');
+    END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION {s}.write_step(
     p_thread text, p_first_seq bigint, p_entries text[], p_parent text, p_owner text,
     p_created text, p_updated text, p_shared text, p_shared_version bigint,
@@ -131,19 +148,12 @@ CREATE OR REPLACE FUNCTION {s}.write_step(
     p_fence_thread text, p_fence bigint
 ) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
-    v_token bigint;
     v_held bigint;
     v_next bigint;
     n bigint := coalesce(cardinality(p_entries), 0);
 BEGIN
     IF p_fence_thread IS NOT NULL THEN
-        -- FOR SHARE: a takeover waits until this step committed, never lands in its middle
-        SELECT l.token INTO v_token FROM {s}.leases l
-            WHERE l.thread_id = p_fence_thread AND l.expires_at > clock_timestamp() FOR SHARE;
-        IF v_token IS DISTINCT FROM p_fence THEN
-            RAISE EXCEPTION USING ERRCODE = 'PYOX1', MESSAGE = 'fence',
-                DETAIL = coalesce(v_token::text, '');
-        END IF;
+        PERFORM {s}.check_fence(p_fence_thread, p_fence);
     END IF;
     INSERT INTO {s}.threads (id, parent_id, owner) VALUES (p_thread, p_parent, p_owner)
         ON CONFLICT (id) DO NOTHING;
@@ -186,16 +196,9 @@ END $$;
 CREATE OR REPLACE FUNCTION {s}.keep_state(
     p_thread text, p_fence bigint, p_body text, p_version bigint, p_size bigint
 ) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-    v_token bigint;
 BEGIN
     IF p_fence IS NOT NULL THEN
-        SELECT l.token INTO v_token FROM {s}.leases l
-            WHERE l.thread_id = p_thread AND l.expires_at > clock_timestamp() FOR SHARE;
-        IF v_token IS DISTINCT FROM p_fence THEN
-            RAISE EXCEPTION USING ERRCODE = 'PYOX1', MESSAGE = 'fence',
-                DETAIL = coalesce(v_token::text, '');
-        END IF;
+        PERFORM {s}.check_fence(p_thread, p_fence);
     END IF;
     INSERT INTO {s}.kept_states AS k (thread_id, body, version, size)
         VALUES (p_thread, p_body, p_version, p_size)
@@ -211,7 +214,6 @@ CREATE OR REPLACE FUNCTION {s}.append_kept(
     p_max bigint, p_share double precision
 ) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
-    v_token bigint;
     v_version bigint;
     v_size bigint;
     v_generation bigint;
@@ -219,12 +221,7 @@ DECLARE
     v_added bigint;
 BEGIN
     IF p_fence IS NOT NULL THEN
-        SELECT l.token INTO v_token FROM {s}.leases l
-            WHERE l.thread_id = p_thread AND l.expires_at > clock_timestamp() FOR SHARE;
-        IF v_token IS DISTINCT FROM p_fence THEN
-            RAISE EXCEPTION USING ERRCODE = 'PYOX1', MESSAGE = 'fence',
-                DETAIL = coalesce(v_token::text, '');
-        END IF;
+        PERFORM {s}.check_fence(p_thread, p_fence);
     END IF;
     SELECT k.version, k.size, k.generation INTO v_version, v_size, v_generation
         FROM {s}.kept_states k WHERE k.thread_id = p_thread FOR UPDATE;

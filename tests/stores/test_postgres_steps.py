@@ -101,8 +101,8 @@ def test_a_version_1_database_is_brought_up_to_date_and_keeps_what_it_held(
                      f" ALTER TABLE {schema}.threads DROP COLUMN title, DROP COLUMN archived,"
                      f" DROP COLUMN run_status; DROP TABLE {schema}.kept_changes;"
                      f" ALTER TABLE {schema}.kept_states DROP COLUMN version, DROP COLUMN size,"
-                     f" DROP COLUMN generation; UPDATE {schema}.schema_version"
-                     " SET version = 1".encode())
+                     f" DROP COLUMN generation; DROP FUNCTION {schema}.check_fence;"
+                     f" UPDATE {schema}.schema_version SET version = 1".encode())
     with PostgresStore(postgres_store.url, schema=schema) as upgraded:
         assert upgraded.load("t").messages[0].content == "kept from before"
         upgraded.update_thread("t", title="Older")
@@ -114,9 +114,15 @@ def test_a_version_1_database_is_brought_up_to_date_and_keeps_what_it_held(
         upgraded.write_kept_state("t", kept)
         upgraded.append_kept_changes("t", 1, [change])
         assert upgraded.load_kept_state("t") == {**kept, "version": 2}
+        token = upgraded.acquire_lease("t", "me", 30)  # a fenced write checks the lease
+        assert token is not None
+        later = upgraded.load("t")
+        later.add_message(Message.user("after the upgrade"))
+        upgraded.write_fenced(upgraded.record_for(later), "t", token)
+        assert upgraded.load("t").messages[-1].content == "after the upgrade"
         with psycopg.connect(postgres_store.url) as conn:
             rows = conn.execute(f"SELECT version FROM {schema}.schema_version".encode())
-            assert rows.fetchall() == [(SCHEMA_VERSION,)] == [(3,)]
+            assert rows.fetchall() == [(SCHEMA_VERSION,)] == [(4,)]
 
 
 # --- errors that say what to do -----------------------------------------------------------------
