@@ -459,6 +459,24 @@ def test_the_pages_authorization_reaches_the_server_through_the_runtime(
     assert httpx.get(thread, headers={"Authorization": "Bearer tok-bob"}).status_code == 404
 
 
+def test_the_runner_serves_the_runtimes_routes_from_the_server(
+        serve: Callable[[Any], str], runtime_package: Path) -> None:
+    """runner.test.mjs: `PyoxAgentRunner` and its hooks in the real runtime's fetch handler
+    (no browser), against our server with ann's and bob's tokens: `/info` offers the thread
+    routes; a run is the caller's thread; a new runtime (a restart) connects to it (messages,
+    state); bob gets a 404 for it; rename, archive, restore, delete and the list's pages reach
+    the server as the caller; a stop with no run; the page's own hooks run first."""
+    app = create_app({"todo": todo_agent()}, store=MemoryStore(),
+                     auth=bearer_tokens({"tok-ann": "ann", "tok-bob": "bob"}))
+    env = {**os.environ, "PYOX_AGENTS_URL": serve(app), "COPILOTKIT_TELEMETRY_DISABLED": "true",
+           "DO_NOT_TRACK": "1"}
+    proc = subprocess.run(["node", "--test", "runner.test.mjs"], cwd=runtime_package, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, f"{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+    counts = dict(re.findall(r"^# (tests|pass) (\d+)$", proc.stdout, re.M))
+    assert counts.get("tests") == counts.get("pass") != "0", proc.stdout[-3000:]
+
+
 def test_the_runtime_runs_the_ag_ui_client_it_pins(runtime_package: Path) -> None:
     """The `HttpAgent` in front of our server is the one `@copilotkit/runtime` 1.75.0 resolves:
     `@ag-ui/client` 0.0.59."""
