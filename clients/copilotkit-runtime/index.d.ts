@@ -39,7 +39,7 @@ export interface PyoxAgentRunnerOptions {
  *
  * - `run` runs the agent the runtime gives it (its `HttpAgent` on the AG-UI endpoint, with the
  *   headers the runtime forwards from the page) and streams its events; a page that goes away
- *   is a disconnect to the server, which keeps the run going;
+ *   leaves the run going (as the runtime's own runner does), and a stop ends it;
  * - `connect` streams the server's `POST /agents/{name}/ag-ui/connect`: the thread's messages,
  *   its shared state, the run going on (replayed, then live, whichever process started it) or a
  *   paused run's approval. Nothing is kept in the runtime's memory, so a restarted runtime, or

@@ -48,9 +48,7 @@ export class PyoxAgentRunner {
     this.#remember(threadId, agent.agentId);
     return new Observable((subscriber) => {
       const finalizer = createRunEventFinalizer();
-      let ended = false;
       const end = (options) => {
-        ended = true;
         for (const event of finalizer.finalize(options)) subscriber.next(event);
         subscriber.complete();
       };
@@ -62,11 +60,10 @@ export class PyoxAgentRunner {
           },
         })
         .then(() => end({}), (error) => end({ interruptionMessage: messageOf(error) }));
-      // The page went away (a reload, a closed tab): the server sees a disconnect and keeps
-      // the run going (`on_disconnect="detach"`, its default); `connect` follows it again.
-      return () => {
-        if (!ended) agent.abortRun();
-      };
+      // A page that goes away (a reload, a closed tab) leaves the run going, as the runtime's
+      // own runner does: its request reaches the server even when the page left at once, and
+      // the run is read to its end; `connect` follows it again. A stop ends it.
+      return undefined;
     });
   }
 

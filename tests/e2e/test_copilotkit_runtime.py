@@ -92,23 +92,30 @@ def place_order(ctx: RunContext) -> str:
 
 class Gate:
     """Holds `work_slowly` until the test opens it: once per opening, so that each slow run
-    waits. Made and opened in the server's event loop."""
+    waits. `reached()` waits until a run is held there (the server has the run). Used in the
+    server's event loop only."""
 
     def __init__(self) -> None:
-        self._opened: asyncio.Event | None = None
+        self._events: tuple[asyncio.Event, asyncio.Event] | None = None
 
-    def _event(self) -> asyncio.Event:
-        if self._opened is None:
-            self._opened = asyncio.Event()
-        return self._opened
+    def _pair(self) -> tuple[asyncio.Event, asyncio.Event]:
+        if self._events is None:  # made in the loop that uses them
+            self._events = (asyncio.Event(), asyncio.Event())
+        return self._events
 
     async def wait(self) -> None:
-        opened = self._event()
+        opened, held = self._pair()
+        held.set()
         await opened.wait()
         opened.clear()
 
+    async def reached(self) -> None:
+        _, held = self._pair()
+        await asyncio.wait_for(held.wait(), timeout=20)
+        held.clear()
+
     def open(self) -> None:
-        self._event().set()
+        self._pair()[0].set()
 
 
 def slow_tool(gate: Gate) -> Tool:
@@ -299,7 +306,8 @@ class Front:
     log: list[str]
     """What the Node runtime printed (stdout and stderr)."""
     control: str = ""
-    """Where drive.mjs asks the test for `open-gate` and `restart-runtime` (`with_controls`)."""
+    """Where drive.mjs asks the test for `await-work`, `open-gate` and `restart-runtime`
+    (`with_controls`)."""
     runtime: NodeRuntime | None = field(default=None, repr=False)
 
 
@@ -307,8 +315,9 @@ RuntimeFor = Callable[..., Front]
 
 
 def with_controls(app: Any, controls: dict[str, Callable[[], Awaitable[None]]]) -> Any:
-    """`app`, with `POST /test/<name>` doing `controls[name]` (for drive.mjs: open the gate
-    of `work_slowly`, restart the runtime); everything else, lifespan included, is `app`'s."""
+    """`app`, with `POST /test/<name>` doing `controls[name]` (for drive.mjs: wait for a run in
+    `work_slowly`, open its gate, restart the runtime); everything else, lifespan included, is
+    `app`'s."""
 
     async def asgi(scope: Any, receive: Any, send: Any) -> None:
         name = scope["path"].removeprefix("/test/") if scope["type"] == "http" else ""
@@ -325,8 +334,9 @@ def with_controls(app: Any, controls: dict[str, Callable[[], Awaitable[None]]]) 
 def runtime_for(serve: Callable[[Any], str], runtime_package: Path) -> Iterator[RuntimeFor]:
     """``runtime_for(app, gate=None) -> Front``: `app` served by uvicorn, and the Node
     CopilotKit runtime in front of it (PYOX_AGENTS_URL), which also serves the page. With
-    `gate`, the server also answers drive.mjs's `POST /test/open-gate` and
-    `/test/restart-runtime`. Everything stops when the test ends."""
+    `gate`, the server also answers drive.mjs's `POST /test/await-work` (a run is held in
+    `work_slowly`), `/test/open-gate` and `/test/restart-runtime`. Everything stops when the
+    test ends."""
     started: list[NodeRuntime] = []
 
     def start(app: Any, gate: Gate | None = None) -> Front:
@@ -339,7 +349,12 @@ def runtime_for(serve: Callable[[Any], str], runtime_package: Path) -> Iterator[
             assert gate is not None
             gate.open()
 
-        controls = {"open-gate": open_gate, "restart-runtime": restart} if gate else {}
+        async def await_work() -> None:
+            assert gate is not None
+            await gate.reached()
+
+        controls = {"open-gate": open_gate, "await-work": await_work,
+                    "restart-runtime": restart} if gate else {}
         server = serve(with_controls(app, controls) if controls else app)
         runtime = NodeRuntime(runtime_package, server)
         runtimes.append(runtime)

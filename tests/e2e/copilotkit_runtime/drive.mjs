@@ -3,8 +3,9 @@
 //
 //   node drive.mjs <base-url> <chat|frontend-tool|interrupt|shared-state|production> <artifacts-dir> [control-url]
 //
-// `production` needs the test's control URL: POST <control-url>/open-gate lets the server's
-// `work_slowly` tool finish, POST <control-url>/restart-runtime restarts the Node runtime.
+// `production` needs the test's control URL: POST <control-url>/await-work answers once a run
+// is in the server's `work_slowly` tool, /open-gate lets that tool finish, /restart-runtime
+// restarts the Node runtime.
 //
 // Prints ONE JSON line: {ok, scenario, steps: [names done], error, consoleErrors, offsite:
 // [requests to other hosts], screenshot, threadId}. Exit 0 even when a step fails (the Python test asserts
@@ -48,7 +49,7 @@ async function running(page) {
   await page.getByTestId("running").getByText("running").waitFor({ timeout: STEP_MS });
 }
 
-// Asks the test (the Python side) to open the slow tool's gate or restart the runtime.
+// Asks the test (the Python side) to wait for the slow tool, open its gate or restart the runtime.
 async function ask(what) {
   const response = await fetch(`${control}/${what}`, { method: "POST" });
   if (!response.ok) throw new Error(`${what}: ${response.status} ${await response.text()}`);
@@ -119,6 +120,7 @@ const scenarios = {
 
     await say(page, "work slowly");
     await running(page);
+    await ask("await-work"); // the server runs it
     const address = page.url();
     await page.goto("about:blank"); // the tab is closed mid-run
     await ask("restart-runtime");
@@ -151,6 +153,7 @@ const scenarios = {
 
     await say(page, "work slowly");
     await running(page);
+    await ask("await-work");
     await chat(page).getByTestId("copilot-send-button").click(); // the stop button while a run goes on
     await idle(page);
     step("stopped: the run ended");
