@@ -124,7 +124,14 @@ export class PyoxAgentRunner {
       onBeforeHandler: async (context) => {
         const replaced = await own.onBeforeHandler?.(context);
         const request = replaced instanceof Request ? replaced : context.request;
-        const answer = await this.#serve(context.route, request);
+        let answer;
+        try {
+          answer = await this.#serve(context.route, request);
+        } catch (error) {
+          answer = Response.json({
+            error: `the pyox-agents server at ${this.#url} did not answer (${messageOf(error)}); check that it runs and that PyoxAgentRunner's url names it`,
+          }, { status: 502 });
+        }
         if (answer !== undefined) throw answer; // the hooks' documented short-circuit
         return replaced;
       },
@@ -259,7 +266,12 @@ async function relay(response) {
 /** The runtime's `/info` answer, saying the thread routes are served (by `hooks`). */
 async function withThreadEndpoints({ route, response }) {
   if (route?.method !== "info" || !response.ok) return response;
-  const info = await response.clone().json();
+  let info;
+  try {
+    info = await response.clone().json();
+  } catch {
+    return response; // not the runtime's JSON: left as it is
+  }
   info.threadEndpoints = { ...THREAD_ENDPOINTS };
   const headers = new Headers(response.headers);
   headers.delete("content-length");
@@ -268,7 +280,10 @@ async function withThreadEndpoints({ route, response }) {
 
 async function httpError(response, what) {
   const text = await response.text();
-  const error = new Error(`${what} failed: HTTP ${response.status}: ${text.slice(0, 500)}`);
+  const hint = response.status === 401 || response.status === 403
+    ? "; the runner's own calls carry its `headers` option: give it a credential the server accepts"
+    : "";
+  const error = new Error(`${what} failed: HTTP ${response.status}: ${text.slice(0, 500)}${hint}`);
   error.status = response.status;
   return error;
 }

@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -308,7 +308,6 @@ class Front:
     control: str = ""
     """Where drive.mjs asks the test for `await-work`, `open-gate` and `restart-runtime`
     (`with_controls`)."""
-    runtime: NodeRuntime | None = field(default=None, repr=False)
 
 
 RuntimeFor = Callable[..., Front]
@@ -361,7 +360,7 @@ def runtime_for(serve: Callable[[Any], str], runtime_package: Path) -> Iterator[
         started.append(runtime)
         runtime.start()
         return Front(page=runtime.url, server=server, log=runtime.log,
-                     control=f"{server}/test" if controls else "", runtime=runtime)
+                     control=f"{server}/test" if controls else "")
 
     try:
         yield start

@@ -120,7 +120,16 @@ test("a stop with no run going answers stopped: false; the runner's own calls us
   assert.equal(await withCredential.isRunning({ threadId: "p1" }), false);
   assert.equal(await withCredential.isRunning({ threadId: "no-such-thread" }), false);
   assert.equal(await withCredential.stop({ threadId: "p1" }), false); // never ran or connected here
-  await assert.rejects(new PyoxAgentRunner({ url: SERVER }).isRunning({ threadId: "p1" }), /HTTP 401/);
+  await assert.rejects(new PyoxAgentRunner({ url: SERVER }).isRunning({ threadId: "p1" }), /HTTP 401.*give it a credential/);
+});
+
+test("a server that does not answer is a 502 that says where the runner looked", async () => {
+  const runner = new PyoxAgentRunner({ url: "http://127.0.0.1:9" });
+  const copilotRuntime = new CopilotRuntime({ agents: { todo: new HttpAgent({ url: runner.agentUrl("todo") }) }, runner });
+  const handler = createCopilotRuntimeHandler({ runtime: copilotRuntime, basePath: "/api/copilotkit", hooks: runner.hooks() });
+  const answer = await handler(new Request(`${BASE}/threads?agentId=todo`, { headers: ANN }));
+  assert.equal(answer.status, 502);
+  assert.match((await answer.json()).error, /server at http:\/\/127\.0\.0\.1:9 did not answer/);
 });
 
 test("the page's own hooks run first, and can refuse", async () => {
