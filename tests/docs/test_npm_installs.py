@@ -44,16 +44,22 @@ def _npm_installs(path: Path) -> list[tuple[int, list[str]]]:
             for match in _NPM_INSTALL.finditer(line)]
 
 
-CLIENT = "@pyox-agents/live-state"
-"""The repository's client package, installed from a checkout (`npm install
-<checkout>/clients/live-state`) until it is published: the version the tests use."""
+CLIENTS = {path.parent.name: json.loads(path.read_text(encoding="utf-8"))["name"]
+           for path in (ROOT / "clients").glob("*/package.json")}
+"""The repository's client packages by folder (`live-state`: `@pyox-agents/live-state`), each
+installed from a checkout (`npm install <checkout>/clients/<folder>`) until it is published:
+the version the tests use."""
+
+FLAGS = {"--install-links"}
+"""Options an `npm install` line may have (a copy of a package from a checkout, not a link)."""
 
 
 def _installed(arg: str) -> str | None:
-    """The package an `npm install` argument names: `name@x.y.z`, or the repository's client
-    package by its path in a checkout; None for anything else."""
-    if arg.rstrip("/").endswith("/clients/live-state"):
-        return CLIENT
+    """The package an `npm install` argument names: `name@x.y.z`, or one of the repository's
+    client packages by its path in a checkout; None for anything else."""
+    folder = arg.rstrip("/").rpartition("/clients/")[2]
+    if "/clients/" in arg and folder in CLIENTS:
+        return CLIENTS[folder]
     spec = _SPEC.match(arg)
     return spec["name"] if spec else None
 
@@ -71,7 +77,9 @@ def test_npm_install_lines_pin_the_versions_the_tests_use() -> None:
         for number, args in _npm_installs(path):
             where = f"{path.relative_to(ROOT)}:{number}"
             for arg in args:
-                if _installed(arg) == CLIENT:
+                if arg in FLAGS:
+                    continue
+                if _installed(arg) in CLIENTS.values():
                     found += 1
                     continue
                 spec = _SPEC.match(arg)

@@ -1,8 +1,9 @@
 // The test's Node server: the CopilotKit runtime of runtime.ts under /api/copilotkit, and the
-// built page (dist/) everywhere else, on one origin. Listens on 127.0.0.1 on a free port and
-// prints {"url": "http://127.0.0.1:<port>"} once it listens.
+// built page (dist/) everywhere else, on one origin. Listens on 127.0.0.1 on $PORT (a free port
+// without it: a restart passes the port it had) and prints {"url": "http://127.0.0.1:<port>"}
+// once it listens.
 //
-//   PYOX_AGENTS_URL=http://127.0.0.1:8000 node out/server.js
+//   PYOX_AGENTS_URL=http://127.0.0.1:8000 [PORT=4000] node out/server.js
 import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
@@ -34,7 +35,7 @@ const server = createServer((req, res) => {
   );
 });
 
-server.listen(0, "127.0.0.1", () => {
+server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("no TCP address");
   console.log(JSON.stringify({ url: `http://127.0.0.1:${address.port}` }));

@@ -1,10 +1,18 @@
 // What a person sees: the chat (<CopilotChat>), the page's background (changed by the
-// `change_background` frontend tool), the approval `useInterrupt` renders, and the shared
-// state `useAgent` gives (the todos and the orders), which the person can edit too. A `?token=`
-// in the address is sent as `Authorization: Bearer <token>`; the runtime forwards it.
-import { useState } from "react";
+// `change_background` frontend tool), the approval `useInterrupt` renders, the shared state
+// `useAgent` gives (the todos and the orders), which the person can edit too, and the person's
+// threads (`useThreads`, which the runtime's hooks answer from the server's `GET /threads`). A
+// `?token=` in the address is sent as `Authorization: Bearer <token>`; the runtime forwards it.
+import { useEffect, useState } from "react";
 import { z } from "zod";
-import { CopilotChat, CopilotKit, useAgent, useFrontendTool, useInterrupt } from "@copilotkit/react-core/v2";
+import {
+  CopilotChat,
+  CopilotKit,
+  useAgent,
+  useFrontendTool,
+  useInterrupt,
+  useThreads,
+} from "@copilotkit/react-core/v2";
 import "@copilotkit/react-core/v2/styles.css";
 
 const AGENT = "todo";
@@ -86,8 +94,32 @@ function Page() {
         <p>
           thread <code data-testid="thread">{agent.threadId}</code>
         </p>
+        <Threads running={agent.isRunning} />
       </aside>
       {approval}
     </main>
+  );
+}
+
+// The person's threads, newest change first; read again whenever a run ends. Each opens the
+// thread (`?thread=`), keeping the page's token.
+function Threads({ running }: { running: boolean }) {
+  const { threads, error, refetchThreads } = useThreads({ agentId: AGENT });
+  useEffect(() => {
+    if (!running) refetchThreads();
+  }, [running, refetchThreads]);
+  const open = (id: string) => `?${new URLSearchParams({ ...(TOKEN ? { token: TOKEN } : {}), thread: id })}`;
+  return (
+    <nav>
+      <h2>Threads</h2>
+      <ul data-testid="threads">
+        {threads.map((thread) => (
+          <li key={thread.id} data-thread={thread.id}>
+            <a href={open(thread.id)}>{thread.name ?? thread.id}</a>
+          </li>
+        ))}
+      </ul>
+      {error && <p data-testid="threads-error">{error.message}</p>}
+    </nav>
   );
 }
