@@ -467,6 +467,8 @@ async def read_run(client: Any, url: str, body: dict[str, Any], started: float) 
                     continue
                 *frames, buffer = buffer.split(b"\n\n")
                 for frame in frames:
+                    if frame.startswith(b"id:"):  # the frame's SSE id, then its data
+                        frame = frame[frame.find(b"\n") + 1:]
                     if not frame.startswith(b"data:"):
                         continue  # a keep-alive comment
                     if result.events == 0:

@@ -149,6 +149,8 @@ def check_run(status: int, body: bytes, text: str) -> str:
     state: Any = None
     last: dict[str, Any] = {}
     for frame in body.split(b"\n\n"):
+        if frame.startswith(b"id:"):  # the frame's SSE id, then its data
+            frame = frame[frame.find(b"\n") + 1:]
         if not frame.startswith(b"data:"):
             continue
         if b'"STATE_' in frame[:40]:
