@@ -1,10 +1,14 @@
 """A plain `text/event-stream` response: pre-framed chunks, keep-alive comments, a send timeout.
 
 The response's own task does every write: each chunk as it comes, a keep-alive comment when no
-chunk came for `keepalive` seconds (an `asyncio.timeout` on the wait for the next one), each
-write bounded by `send_timeout` (another). No timer callback writes to the socket, and the
-server's `send` is only ever awaited, in that task: a middleware's `send` (Starlette's
-`BaseHTTPMiddleware` hands it to a memory stream) needs a task. Beside it, one task listens for
+chunk came for `keepalive` seconds, each write bounded by `send_timeout`. One timer per stream
+(`_Clock`) keeps both, re-armed once a `keepalive` or when it is due, not once per chunk (a
+paced stream writes a token every few milliseconds: two `asyncio.timeout`s a chunk were a
+tenth of the server's CPU): when the stream was silent long enough it hands the writer a
+keep-alive comment, and when a write has waited past `send_timeout` it ends the writer's wait
+with a `TimeoutError`. No timer callback writes to the socket, and the server's `send` is only
+ever awaited, in that task: a middleware's `send` (Starlette's `BaseHTTPMiddleware` hands it to
+a memory stream) needs a task. Beside it, one task listens for
 the client's disconnect (ASGI `receive()`) and one reads the chunks, so that the wait for the
 next chunk can time out without cancelling their iterator (an async generator that is
 cancelled is over). sse-starlette's response runs four tasks and takes a lock and a cancel
@@ -120,34 +124,25 @@ class EventStreamResponse(Response):
     async def _write(self, ready: asyncio.Queue[_Read], send: Send) -> None:
         """Write each chunk as it comes, and a keep-alive comment after each silence of
         `keepalive` seconds, until the chunks end (or fail: their error is raised here)."""
-        while True:
-            if ready.empty():
-                try:
-                    async with asyncio.timeout(self.keepalive):
-                        read = await ready.get()
-                except TimeoutError:
-                    await self._send(send, KEEPALIVE_FRAME)
-                    continue
-            else:
-                read = ready.get_nowait()
-            if read is _END:
-                return
-            if isinstance(read, BaseException):
-                raise read
-            await self._send(send, read)
-
-    async def _send(self, send: Send, chunk: bytes) -> None:
-        """Write one chunk; a client that does not take it within `send_timeout` is dropped."""
-        message = {"type": "http.response.body", "body": chunk, "more_body": True}
-        if self.send_timeout is None:
-            await send(message)
-            return
+        clock = _Clock(ready, self.keepalive, self.send_timeout)
         try:
-            async with asyncio.timeout(self.send_timeout):
-                await send(message)
+            async with asyncio.timeout(None) as clock.limit:
+                while True:
+                    read = await ready.get()
+                    if read is _END:
+                        return
+                    if isinstance(read, BaseException):
+                        raise read
+                    clock.sends()
+                    await send({"type": "http.response.body", "body": read, "more_body": True})
+                    clock.wrote()
         except TimeoutError:
+            if not clock.expired:
+                raise
             raise SendTimeoutError(f"the client took over {self.send_timeout:g} s to accept "
                                    "the next event; it was dropped") from None
+        finally:
+            clock.stop()
 
     async def _read(self, ready: asyncio.Queue[_Read]) -> None:
         """Hand each chunk to the writer, then the end, or the error that ended the chunks."""
@@ -174,6 +169,62 @@ class EventStreamResponse(Response):
                     return
         except Exception as exc:
             self._failure = exc
+
+
+class _Clock:
+    """The timer of one stream's writer: it hands the writer a keep-alive comment once the
+    stream was silent `keepalive` seconds (when no chunk waits), and ends the writer's wait
+    (`limit`, a `TimeoutError`) once a write has waited `send_timeout` seconds. It runs when
+    one of these is due, however many chunks were written meanwhile."""
+
+    def __init__(self, ready: asyncio.Queue[_Read], keepalive: float,
+                 send_timeout: float | None) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.ready = ready
+        self.keepalive = keepalive
+        self.send_timeout = send_timeout
+        self.limit: asyncio.Timeout | None = None
+        self.sending: float | None = None  # when the write going on started
+        self.expired = False  # a write waited past `send_timeout`
+        self.last = self.loop.time()  # the last write's end
+        self._at = self.last + keepalive  # when the timer is due
+        self._timer = self.loop.call_at(self._at, self._due)
+
+    def sends(self) -> None:
+        """A write starts: the timer is due by its send timeout at the latest (only a
+        `keepalive` longer than `send_timeout` moves it)."""
+        self.sending = now = self.loop.time()
+        if self.send_timeout is not None and self._at > now + self.send_timeout:
+            self._timer.cancel()
+            self._at = now + self.send_timeout
+            self._timer = self.loop.call_at(self._at, self._due)
+
+    def wrote(self) -> None:
+        """A write ended."""
+        self.sending = None
+        self.last = self.loop.time()
+
+    def _due(self) -> None:
+        now = self.loop.time()
+        if self.sending is not None:  # the writer waits in `send`
+            timeout = self.send_timeout
+            if timeout is not None and now - self.sending >= timeout:
+                self.expired = True
+                assert self.limit is not None
+                self.limit.reschedule(now)  # it ends there, with a TimeoutError
+                return
+            due = self.sending + timeout if timeout is not None else now + self.keepalive
+        elif now - self.last >= self.keepalive:
+            if self.ready.empty():  # (else a chunk is about to be written)
+                self.ready.put_nowait(KEEPALIVE_FRAME)
+            due = now + self.keepalive
+        else:
+            due = self.last + self.keepalive
+        self._at = due
+        self._timer = self.loop.call_at(due, self._due)
+
+    def stop(self) -> None:
+        self._timer.cancel()
 
 
 _END: Any = object()
