@@ -32,6 +32,7 @@
 //   requests:    {method, url, body, status, contentType, protocolHeader, errorBody?, chunkCount}
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
+import { chatClass } from './node_chat.mjs';
 
 const [api, rawOptions = '{}'] = process.argv.slice(2);
 if (!api) throw new Error('usage: aisdk_chat.mjs <api-url> [json-options]');
@@ -50,29 +51,7 @@ const errText = (e) => String(e?.message ?? e);
 // uiMessageChunkSchema is exported by ai 5, 6 and 7 (the schema the transport itself applies).
 if (!ai.uiMessageChunkSchema) throw new Error(`${pkg}@${version} does not export uiMessageChunkSchema`);
 
-// A minimal ChatState, like @ai-sdk/react's Chat: plain arrays, replaced on every change.
-class State {
-  status = 'ready';
-  error = undefined;
-  constructor(messages = []) {
-    this.messages = messages;
-  }
-  pushMessage = (m) => {
-    this.messages = this.messages.concat(m);
-  };
-  popMessage = () => {
-    this.messages = this.messages.slice(0, -1);
-  };
-  replaceMessage = (i, m) => {
-    this.messages = [...this.messages.slice(0, i), this.snapshot(m), ...this.messages.slice(i + 1)];
-  };
-  snapshot = (v) => structuredClone(v);
-}
-class NodeChat extends ai.AbstractChat {
-  constructor({ messages, ...init }) {
-    super({ ...init, state: new State(messages) });
-  }
-}
+const NodeChat = chatClass(ai); // (a minimal ChatState, like @ai-sdk/react's Chat)
 
 // Continue automatically once every approval / client tool output is in (what apps pass to useChat).
 const autoSend = (o) =>

@@ -12,6 +12,7 @@
 //   at the end; body: the second request's body.
 import { createRequire } from 'node:module';
 import * as ai from 'ai';
+import { chatClass } from './node_chat.mjs';
 
 const [api, rawOptions = '{}'] = process.argv.slice(2);
 if (!api) throw new Error('usage: aisdk_reconnect.mjs <api-url> [json-options]');
@@ -20,20 +21,7 @@ const version = createRequire(import.meta.url)('ai/package.json').version;
 const copy = (v) => (v === undefined ? null : JSON.parse(JSON.stringify(v)));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-class State {
-  status = 'ready';
-  error = undefined;
-  messages = [];
-  pushMessage = (m) => { this.messages = this.messages.concat(m); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
-  replaceMessage = (i, m) => {
-    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
-  };
-  snapshot = (v) => structuredClone(v);
-}
-class NodeChat extends ai.AbstractChat {
-  constructor(init) { super({ ...init, state: new State() }); }
-}
+const NodeChat = chatClass(ai);
 
 let body = null;
 const errors = [];

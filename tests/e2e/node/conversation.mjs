@@ -36,6 +36,7 @@
 import { randomUUID } from 'node:crypto';
 import { format } from 'node:util';
 import { connectingAgentClass } from './connecting_agent.mjs';
+import { chatClass } from './node_chat.mjs';
 
 const [base, rawOptions = '{}'] = process.argv.slice(2);
 if (!base) throw new Error('usage: conversation.mjs <base-url> [json-options]');
@@ -60,28 +61,7 @@ async function keptThread() {
 async function aiClient(newestOnly) {
   const ai = await import('ai');
   const api = `${base}/agents/${agentName}/ai-sdk`;
-  class State {
-    status = 'ready';
-    error = undefined;
-    constructor(messages) {
-      this.messages = messages;
-    }
-    pushMessage = (m) => {
-      this.messages = this.messages.concat(m);
-    };
-    popMessage = () => {
-      this.messages = this.messages.slice(0, -1);
-    };
-    replaceMessage = (i, m) => {
-      this.messages = [...this.messages.slice(0, i), this.snapshot(m), ...this.messages.slice(i + 1)];
-    };
-    snapshot = (v) => structuredClone(v);
-  }
-  class Chat extends ai.AbstractChat {
-    constructor({ messages, ...init }) {
-      super({ ...init, state: new State(messages) });
-    }
-  }
+  const Chat = chatClass(ai);
   let errors = [];
   const open = (messages) => new Chat({
     id: threadId,

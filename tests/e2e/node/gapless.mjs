@@ -15,6 +15,7 @@
 // Prints ONE JSON line: {frames: [[connection, id, data]], connections, ...the mode's results}
 //   frames: every whole frame the client was handed, in order (a frame the cut split in two is
 //   never handed whole, so the client never reads it).
+import { chatClass } from './node_chat.mjs';
 import { writeFileSync } from 'node:fs';
 import { format } from 'node:util';
 import { randomUUID } from 'node:crypto';
@@ -93,20 +94,7 @@ process.stdout.write(`${JSON.stringify({ frames, connections, lastId, warnings, 
 
 async function aisdk() {
   const ai = await import('ai');
-  class State {
-    status = 'ready';
-    error = undefined;
-    messages = [];
-    pushMessage = (m) => { this.messages = this.messages.concat(m); };
-    popMessage = () => { this.messages = this.messages.slice(0, -1); };
-    replaceMessage = (i, m) => {
-      this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
-    };
-    snapshot = (v) => structuredClone(v);
-  }
-  class NodeChat extends ai.AbstractChat {
-    constructor(init) { super({ ...init, state: new State() }); }
-  }
+  const NodeChat = chatClass(ai);
   const errors = [];
   const chat = new NodeChat({
     id: options.chatId,

@@ -33,6 +33,7 @@
 import { format } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import * as ai from 'ai';
+import { chatClass } from './node_chat.mjs';
 import { LiveThread, applyOps, deepEqual, followAgent, stripOldStateParts } from '../../../clients/live-state/index.js';
 
 const [mode, base, rawOptions = '{}'] = process.argv.slice(2);
@@ -332,20 +333,7 @@ async function tabs() {
   };
 }
 
-class ChatState {
-  status = 'ready';
-  error = undefined;
-  messages = [];
-  pushMessage = (m) => { this.messages = this.messages.concat(m); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
-  replaceMessage = (i, m) => {
-    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
-  };
-  snapshot = (v) => structuredClone(v);
-}
-class NodeChat extends ai.AbstractChat {
-  constructor(init) { super({ ...init, state: new ChatState() }); }
-}
+const NodeChat = chatClass(ai);
 
 async function chatTurns(id, strip) {
   const sizes = [];
