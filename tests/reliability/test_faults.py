@@ -242,10 +242,13 @@ async def test_a_client_that_leaves_at_any_event_loses_no_committed_work(
             state = await persisted(client, url, app, store, thread)
             if on_disconnect == "detach":  # the run went on to its end without the client
                 assert state == {"items": ITEMS}, k
-            else:  # cancelled: everything the client saw committed is there
-                assert state is not None and state["items"] == ITEMS[:len(state["items"])]
+            else:  # cancelled: everything the client saw committed is there (`{}`: the
+                # run was cancelled before it kept a version; then it showed none either)
+                assert state is not None
+                items = state.get("items", [])
+                assert items == ITEMS[:len(items)]
                 shown = [d for e in seen if e["type"] == "STATE_DELTA" for d in e["delta"]]
-                assert len(state["items"]) >= len(shown), k
+                assert len(items) >= len(shown), k
         await serves_on(client, url)
     store.close()
 
