@@ -20,9 +20,9 @@ from pyox_agents.events import PreliminaryResult, RuntimeEvent, StateChanged, To
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.runtime import _tracing
 from pyox_agents.runtime._failures import tool_failure
-from pyox_agents.runtime._journal import Journal, new_request
+from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._permissions import Ask, Deny, decide, permission_name
-from pyox_agents.runtime._records import ClosedCall, Gate, spent_plus
+from pyox_agents.runtime._records import ClosedCall, Gate, new_request, spent_plus
 from pyox_agents.runtime._replies import arguments_problem, valid_text
 from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused
 from pyox_agents.state.conversation import State
@@ -44,8 +44,10 @@ CRASH_PROMPT = "outcome unknown after a crash: run again?"
 class _StepCalls:
     """What the tool calls of one step produced, as each closes (they may run at once)."""
 
+    calls: tuple[ToolCall, ...]
+    """The step's calls, in request order."""
     closed: dict[str, ClosedCall] = field(default_factory=dict)
-    """The calls that have a result, by call id."""
+    """The calls that have a result and no step in the run's record yet, by call id."""
     paused: dict[str, ApprovalRequest] = field(default_factory=dict)
     """The calls that wait for a person, by call id."""
     stops: list[StoppedByPermission] = field(default_factory=list)
@@ -109,7 +111,7 @@ class ToolCalls:
         Returns the first request for a person, if a call needs one: such calls stay pending.
         """
         calls = self.conversation.pending_calls
-        step = _StepCalls()
+        step = _StepCalls(calls)
         if self.recovering and self.journal is not None:
             self.journal.retry()
         try:
@@ -163,10 +165,18 @@ class ToolCalls:
         if result.error is not None:
             code = "denied" if done.outcome == "denied" else "tool_error"
             error = AgentError(code, done.detail or result.error)  # the record: the whole text
-        step.closed[call.id] = ClosedCall(done.outcome, result.result, error)
+        closed = ClosedCall(done.outcome, result.result, error)
         if done.spent is not None:
             step.spent = spent_plus(step.spent, done.spent)
-        self.emit(done.events)
+        step.closed[call.id] = closed
+        try:
+            if len(done.events) > 1 and self.journal is not None:  # it changed the state
+                closed_now = dict(step.closed)
+                step.closed.clear()
+                await self.journal.save_closed(closed_now, step.calls,
+                                               not self.conversation.pending_calls)
+        finally:  # shown even if that save failed: the run's end saves it, or tells why not
+            self.emit(done.events)
         if self.setup.reporters:
             await self.setup.report("on_tool_end", self._context(), call, result)
 

@@ -3,16 +3,16 @@
 The unit of saving is the decision. When a decision is made, one write saves the conversation's
 new entries, the `RunState` with `in_flight` describing every tool call of the decision, and the
 audit records; when its calls have all closed, a second write saves their results, their steps
-(in the order the calls were asked for) and the shared state. A process that dies between the
-two leaves a record that says which calls may have run, so `resume` can decide about each.
+(in the order the calls were asked for) and the shared state. A call that changed the shared
+state is saved as it closes, before its change is shown (`save_closed`). A process that dies
+in between leaves a record that says which calls may have run, so `resume` can decide about
+each.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
-import secrets
 import threading
 import time
 from collections.abc import Mapping
@@ -22,9 +22,17 @@ from typing import Any, cast
 import anyio.to_thread
 
 from pyox_agents.runtime._failures import StoreError
-from pyox_agents.runtime._records import ClosedCall, DecisionCall, Gate, InFlight, spent_plus
+from pyox_agents.runtime._records import (
+    ClosedCall,
+    DecisionCall,
+    Gate,
+    InFlight,
+    Saved,
+    idempotency_key,
+    spent_plus,
+)
 from pyox_agents.runtime._to_the_end import to_the_end
-from pyox_agents.state.audit import audit_record, canonical_json
+from pyox_agents.state.audit import audit_record
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import ToolCall, Usage
 from pyox_agents.state.run import (
@@ -38,20 +46,9 @@ from pyox_agents.state.run import (
 )
 from pyox_agents.state.shared import SharedState
 from pyox_agents.stores import StoreUnavailable
-from pyox_agents.stores.base import Store
+from pyox_agents.stores.base import StepRecord, Store
 
-__all__ = ["Journal", "StoreError", "arguments_hash", "idempotency_key"]
-
-
-def arguments_hash(arguments: Mapping[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of a call's arguments: what an approval is bound to."""
-    return hashlib.sha256(canonical_json(dict(arguments)).encode()).hexdigest()
-
-
-def idempotency_key(run_id: str, step: int, call_id: str, arguments: Mapping[str, Any]) -> str:
-    """The key a tool reads as `ctx.idempotency_key`: the same on every attempt of one call."""
-    text = canonical_json([run_id, step, call_id, dict(arguments)])
-    return hashlib.sha256(text.encode()).hexdigest()
+__all__ = ["Journal", "StoreError"]
 
 
 class Journal:
@@ -64,6 +61,8 @@ class Journal:
         self.shared = shared
         self.store = store
         self._audit: list[dict[str, Any]] = []
+        self._audited = 0  # audit records made
+        self._dropped = 0  # of them, written (or dropped: no store)
         self._started = time.monotonic()
         self.fence: tuple[str, int] | None = None
         """(thread id, lease token) when the run holds a store lease: writes are fenced."""
@@ -73,6 +72,9 @@ class Journal:
         self._written = 0  # the latest save written
         self.owner: str | None = None
         """The principal a server runs this for: a new thread is saved as theirs."""
+        self.step_saved = False
+        """Whether the last save was the one that closed its decision (`save_closed`): the
+        step's end has nothing more to write."""
 
     # -- what happened -------------------------------------------------------------------------
 
@@ -81,6 +83,7 @@ class Journal:
         record = audit_record(self.run.audit_head, kind, data)
         self.run.audit_head = {"seq": record["seq"], "digest": record["digest"]}
         self._audit.append(record)
+        self._audited += 1
 
     def decide(self, calls: tuple[ToolCall, ...], usage: Usage, idempotent: Mapping[str, bool]
                ) -> None:
@@ -154,9 +157,25 @@ class Journal:
             self.audit("tool_result", {"call_id": call.id, "tool": call.name,
                                        "outcome": outcome, "error": error.to_dict() if error
                                        else None})
-        if child_spent is not None:
+        if child_spent is not None and child_spent != Spent():
             self.add_spent(child_spent)
+            self.step_saved = False
+        if any(call.id in closed for call in calls):
+            self.step_saved = False
         self._point_at_open_call()
+
+    async def save_closed(self, closed: Mapping[str, ClosedCall], calls: tuple[ToolCall, ...],
+                          last: bool) -> None:
+        """Record the `closed` calls of `calls` and save them, before the last of them, which
+        changed the shared state, is shown (`last`: it closes its decision). A server keeps a
+        thread's state as its client is shown it: saved after, a process killed in between
+        would leave a kept change whose call the record still has in flight, and the run
+        that continues it would ask to run the call again and apply it twice."""
+        self.record_steps(closed, calls)
+        if last:
+            self.decision_done()
+        await self.save()
+        self.step_saved = self.step_saved or last  # (an earlier save may end after the last)
 
     def _point_at_open_call(self) -> None:
         """Keep `in_flight` about the next step: the first call of the decision still open."""
@@ -301,73 +320,74 @@ class Journal:
 
     async def save(self) -> None:
         """Write the conversation's new entries, the RunState and the new audit records."""
+        self.step_saved = False
         now = time.monotonic()
         self.run.spent = replace(self.run.spent,
                                  seconds=self.run.spent.seconds + (now - self._started))
         self._started = now
         if self.store is None:
+            self._dropped += len(self._audit)
             self._audit.clear()
             return
-        run = self.run.to_dict()
-        shared, version = self.shared.value, self.shared.version
-        if self.run.done:  # kept only while the run can resume: then nothing is stored
-            shared = None
+        shared = None if self.run.done else self.shared.value  # kept while the run can resume
+        saved = Saved(self.run.to_dict(), shared, self.shared.version,
+                       self.conversation._entry_count(), self._audited)
         self.conversation._bind_store(self.store)
         self._tickets += 1
         try:
             if inspect.unwrap(type(self.store).arecord_for) is not Store.arecord_for:
-                await to_the_end(self._awrite(self._tickets, run, shared, version))  # no thread
+                await to_the_end(self._awrite(self._tickets, saved))  # no thread
             else:
-                await anyio.to_thread.run_sync(self._write, self._tickets, run, shared, version)
+                await anyio.to_thread.run_sync(self._write, self._tickets, saved)
         except Exception as exc:  # kept for the next save, which must carry them
             code = "store_unavailable" if isinstance(exc, StoreUnavailable) else "store_error"
             raise StoreError(f"the run's record could not be saved: "
                              f"{type(exc).__name__}: {exc}", code) from exc
 
-    def _write(self, ticket: int, run: dict[str, Any], shared: Any, version: int) -> None:
-        """One store transaction: the conversation's new entries, the run, its audit records.
+    def _write(self, ticket: int, saved: Saved) -> None:
+        """One store transaction: the conversation's new entries, the run, its audit records,
+        as they were when the save was asked for (`saved`), so one write never holds a call's
+        result without its step, or the other way round.
 
-        In the worker thread, under a lock: the audit records still unwritten are taken here and
-        dropped once written, so a write that commits is accounted for even if the run was
-        cancelled meanwhile, and a later save (the cancel's) waits for it and carries the rest.
+        In the worker thread, under a lock: the audit records a write takes are dropped once
+        written, so a write that commits is accounted for even if the run was cancelled
+        meanwhile, and a later save (the cancel's) waits for it and carries the rest.
         """
         assert self.store is not None
         with self._write_lock:
             if ticket < self._written:
                 return  # a later save got the lock first, and wrote all this and more
-            audit = tuple(self._audit)
-            base = self.store.record_for(self.conversation)
-            record = replace(base, run=run, audit=audit, shared_state=shared,
-                             shared_version=version, owner=self.owner)
+            record, audit = self._record(self.store.record_for(self.conversation), saved)
             if self.fence is not None:
                 self.store.write_fenced(record, *self.fence)
             else:
                 self.store.write(record)
-            del self._audit[: len(audit)]
-            self._written = ticket
+            self._wrote(ticket, audit)
 
-    async def _awrite(self, ticket: int, run: dict[str, Any], shared: Any, version: int) -> None:
+    async def _awrite(self, ticket: int, saved: Saved) -> None:
         """`_write` on the event loop, for a store with async twins of its own (`RedisStore`)."""
         assert self.store is not None
         async with self._awrite_lock:
             if ticket < self._written:
                 return
-            audit = tuple(self._audit)
             base = await self.store.arecord_for(self.conversation)
-            record = replace(base, run=run, audit=audit, shared_state=shared,
-                             shared_version=version, owner=self.owner)
+            record, audit = self._record(base, saved)
             if self.fence is not None:
                 await self.store.awrite_fenced(record, *self.fence)
             else:
                 await self.store.awrite(record)
-            del self._audit[: len(audit)]
-            self._written = ticket
+            self._wrote(ticket, audit)
 
+    def _record(self, base: StepRecord, saved: Saved) -> tuple[StepRecord, int]:
+        """The record of `saved` (on `base`, the entries the store lacks now), and how many
+        audit records it carries."""
+        audit = tuple(self._audit[: saved.audited - self._dropped])
+        entries = base.entries[: max(saved.entries - base.first_seq, 0)]
+        return replace(base, entries=entries, run=saved.run, audit=audit,
+                       shared_state=saved.shared, shared_version=saved.version,
+                       owner=self.owner), len(audit)
 
-def new_request(call: ToolCall, prompt: str, schema: Mapping[str, Any] | None = None
-                ) -> ApprovalRequest:
-    """An approval request for `call` (its `step` is set when the run pauses)."""
-    return ApprovalRequest(id="apr_" + secrets.token_hex(12), step=0, call_id=call.id,
-                           tool=call.name, arguments=dict(call.arguments),
-                           arguments_hash=arguments_hash(call.arguments), prompt=prompt,
-                           schema=dict(schema) if schema is not None else None)
+    def _wrote(self, ticket: int, audit: int) -> None:
+        del self._audit[:audit]
+        self._dropped += audit
+        self._written = ticket

@@ -1,5 +1,7 @@
 """The shapes of what a run records, in one place: the in-flight decision and its calls, a
-person's answer to a call (its gate), a closed call, and the sum of two spends.
+person's answer to a call (its gate), a closed call, what one save writes, the sum of two
+spends, and the keys and requests a call is given (its idempotency key, an approval request
+bound to its arguments).
 
 `RunState.in_flight` stays a dict at runtime (seed 003: it is JSON in the run's record); these
 `TypedDict`s name its keys once, for every module that reads or writes them.
@@ -7,12 +9,19 @@ person's answer to a call (its gate), a closed call, and the sum of two spends.
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+from collections.abc import Mapping
 from typing import Any, NamedTuple, TypedDict
 
-from pyox_agents.state.messages import Usage
-from pyox_agents.state.run import AgentError, Spent
+from pyox_agents.state.audit import canonical_json
+from pyox_agents.state.messages import ToolCall, Usage
+from pyox_agents.state.run import AgentError, ApprovalRequest, Spent
 
-__all__ = ["ClosedCall", "DecisionCall", "Gate", "InFlight", "InFlightDecision", "spent_plus"]
+__all__ = [
+    "ClosedCall", "DecisionCall", "Gate", "InFlight", "InFlightDecision", "Saved", "arguments_hash",
+    "idempotency_key", "new_request", "spent_plus",
+]
 
 
 class DecisionCall(TypedDict, total=False):
@@ -77,3 +86,34 @@ def spent_plus(spent: Spent, more: Spent | Usage | None = None, *, steps: int = 
         cost=spent.cost + (more.cost if more else 0.0),
         seconds=spent.seconds,
     )
+
+
+class Saved(NamedTuple):
+    """What one save writes, taken when it is asked for: the run's record, the shared state
+    and its version, how many of the conversation's entries and of the run's audit records."""
+
+    run: dict[str, Any]
+    shared: Any
+    version: int
+    entries: int
+    audited: int
+
+
+def arguments_hash(arguments: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of a call's arguments: what an approval is bound to."""
+    return hashlib.sha256(canonical_json(dict(arguments)).encode()).hexdigest()
+
+
+def idempotency_key(run_id: str, step: int, call_id: str, arguments: Mapping[str, Any]) -> str:
+    """The key a tool reads as `ctx.idempotency_key`: the same on every attempt of one call."""
+    text = canonical_json([run_id, step, call_id, dict(arguments)])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def new_request(call: ToolCall, prompt: str, schema: Mapping[str, Any] | None = None
+                ) -> ApprovalRequest:
+    """An approval request for `call` (its `step` is set when the run pauses)."""
+    return ApprovalRequest(id="apr_" + secrets.token_hex(12), step=0, call_id=call.id,
+                           tool=call.name, arguments=dict(call.arguments),
+                           arguments_hash=arguments_hash(call.arguments), prompt=prompt,
+                           schema=dict(schema) if schema is not None else None)

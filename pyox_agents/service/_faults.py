@@ -125,10 +125,10 @@ async def kept_and_committed(store: Store, thread_id: str) -> tuple[ThreadState,
     """The thread's kept state as `store` holds it, and apart from it the state its run that
     has not ended committed (None: no such run, or a state the kept one already holds). A run
     that shows that state keeps it as a new version: the store's kept state may not have it (a
-    process killed between a step's commit and keeping its state left it in the run's record
-    only). One it holds is behind it, not ahead: each version is kept before the client is
-    shown it, and the record is written at step ends (a process killed in between left the
-    kept state ahead of the record), so the kept state stands."""
+    process killed between a tool's save and keeping its change left it in the run's record
+    only: a tool's change is saved with its result before it is kept and shown). One it holds
+    is behind it, not ahead (a person's edit during the run is kept, not in the record), so
+    the kept state stands."""
     data = await store.aload_kept_state(thread_id)
     kept = ThreadState() if data is None else ThreadState.from_json(data)
     with contextlib.suppress(LookupError):

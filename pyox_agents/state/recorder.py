@@ -177,6 +177,11 @@ class Recorder:
             self._store = store
             self._child_store = store
 
+    def _entry_count(self) -> int:
+        """Internal: how many entries the history holds (a save writes those it had then)."""
+        with self._lock:
+            return len(self._history)
+
     def _entries_since(self, length: int) -> tuple[HistoryEntry, ...]:
         """Internal: the entries after the first `length` (what a store has not saved yet)."""
         with self._lock:
