@@ -54,6 +54,8 @@ class _StepCalls:
     """Permissions that denied a call and stop the run."""
     spent: Spent = field(default_factory=Spent)
     """What the calls' subagents spent."""
+    in_order: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Taken in the order the calls commit their changes: each is saved, then shown."""
 
 
 @dataclass
@@ -165,20 +167,32 @@ class ToolCalls:
         if result.error is not None:
             code = "denied" if done.outcome == "denied" else "tool_error"
             error = AgentError(code, done.detail or result.error)  # the record: the whole text
-        closed = ClosedCall(done.outcome, result.result, error)
+        step.closed[call.id] = ClosedCall(done.outcome, result.result, error)
         if done.spent is not None:
             step.spent = spent_plus(step.spent, done.spent)
-        step.closed[call.id] = closed
-        try:
-            if len(done.events) > 1 and self.journal is not None:  # it changed the state
-                closed_now = dict(step.closed)
-                step.closed.clear()
-                await self.journal.save_closed(closed_now, step.calls,
-                                               not self.conversation.pending_calls)
-        finally:  # shown even if that save failed: the run's end saves it, or tells why not
+        if self.journal is not None and type(done.events[-1]) is StateChanged:
+            await self._save_then_show(done.events, step)
+        else:
             self.emit(done.events)
         if self.setup.reporters:
             await self.setup.report("on_tool_end", self._context(), call, result)
+
+    async def _save_then_show(self, events: list[RuntimeEvent], step: _StepCalls) -> None:
+        """Save the calls closed so far, then show `events` (a call's result and the change
+        it committed, just now: no wait came between): see `Journal.save_closed`. Changes are
+        shown in the order they were committed, and a committed change is saved and shown
+        even if the run is stopped meanwhile (or shown, if the save failed: the run's end
+        saves it again, or tells why it could not)."""
+        assert self.journal is not None
+        with anyio.CancelScope(shield=True):
+            async with step.in_order:
+                closed = dict(step.closed)
+                step.closed.clear()
+                try:
+                    await self.journal.save_closed(closed, step.calls,
+                                                   not self.conversation.pending_calls)
+                finally:
+                    self.emit(events)
 
     async def _run_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> _Call:
         """Run one call: its `ToolResult` (and `StateChanged`), or a request for a person."""

@@ -50,7 +50,7 @@ class DraftList(list[Any], _View):
         snap = self._snap
         if snap is not None:
             return snap
-        out = FrozenList(list.copy(self))  # the storage, views included
+        out = FrozenList(list.__iter__(self))  # the storage, views included (one pass)
         if len(self._kids) > 8:
             for at, item in enumerate(out):
                 if isinstance(item, _View):

@@ -12,15 +12,18 @@ the record the moment it sees the change.
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
+import jsonpatch
 import pytest
 
-from pyox_agents import Agent, RunContext, ToolCall, tool
+from pyox_agents import Agent, RunContext, StateChanged, ToolCall, tool
 from pyox_agents.models import ScriptedModel
 from pyox_agents.server import create_app
 from pyox_agents.stores import SQLiteStore
@@ -89,3 +92,48 @@ def test_a_change_a_client_is_shown_is_recorded_with_its_call_closed(
         assert [(s.tool, s.outcome) for s in run.steps if s.kind == "tool"] == [("note", "ok")]
         assert run.in_flight is None
         assert reader.load_thread("t1").shared_state == {"notes": ["a"]}
+
+
+class UnevenRecords(SQLiteStore):
+    """SQLite whose run-record writes take 0 to 30 ms, at random: saves that overlap end in
+    any order."""
+
+    def __init__(self, path: Path, seed: int) -> None:
+        super().__init__(path)
+        self._rng = random.Random(seed)
+
+    def write(self, record: StepRecord) -> None:
+        time.sleep(self._rng.uniform(0, 0.03))
+        super().write(record)
+
+
+@tool
+async def append(ctx: RunContext, text: str, wait: float) -> str:
+    """Append `text` to the list after `wait` seconds."""
+    await anyio.sleep(wait)
+    ctx.state["items"].append(text)
+    return "appended"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("seed", range(8))
+async def test_parallel_changes_are_shown_in_the_order_they_were_committed(
+    tmp_path: Path, seed: int
+) -> None:
+    """Rule: each change is saved before it is shown, and changes are shown in the order they
+    were committed: the deltas a client applies one after another give the state, whatever
+    order the saves end in."""
+    rng = random.Random(seed)
+    calls = [ToolCall("append", {"text": f"t{i}", "wait": rng.uniform(0, 0.01)})
+             for i in range(6)]
+    agent = Agent(ScriptedModel([calls, "done"]), tools=[append],
+                  store=UnevenRecords(tmp_path / "runs.sqlite", seed))
+    state: Any = {"items": []}
+    versions = []
+    async for event in agent.stream("go", state={"items": []}):
+        if isinstance(event, StateChanged):
+            state = jsonpatch.apply_patch(state, event.delta)
+            versions.append(event.version)
+            assert state == event.state
+    assert versions == sorted(versions) and len(versions) == 6
+    assert sorted(state["items"]) == [f"t{i}" for i in range(6)]
