@@ -54,8 +54,6 @@ class _StepCalls:
     """Permissions that denied a call and stop the run."""
     spent: Spent = field(default_factory=Spent)
     """What the calls' subagents spent."""
-    in_order: asyncio.Lock = field(default_factory=asyncio.Lock)
-    """Taken in the order the calls commit their changes: each is saved, then shown."""
 
 
 @dataclass
@@ -179,20 +177,23 @@ class ToolCalls:
 
     async def _save_then_show(self, events: list[RuntimeEvent], step: _StepCalls) -> None:
         """Save the calls closed so far, then show `events` (a call's result and the change
-        it committed, just now: no wait came between): see `Journal.save_closed`. Changes are
-        shown in the order they were committed, and a committed change is saved and shown
+        it committed, just now: no wait came between): see `Journal.save_closed`. Versions
+        committed meanwhile wait for it (`InOrder`), and a committed change is saved and shown
         even if the run is stopped meanwhile (or shown, if the save failed: the run's end
         saves it again, or tells why it could not)."""
         assert self.journal is not None
+        changed = events[-1]
+        assert type(changed) is StateChanged
+        in_order = self.access.in_order
+        in_order.saving(changed.version)
+        closed = dict(step.closed)
+        step.closed.clear()
         with anyio.CancelScope(shield=True):
-            async with step.in_order:
-                closed = dict(step.closed)
-                step.closed.clear()
-                try:
-                    await self.journal.save_closed(closed, step.calls,
-                                                   not self.conversation.pending_calls)
-                finally:
-                    self.emit(events)
+            try:
+                await self.journal.save_closed(closed, step.calls,
+                                               not self.conversation.pending_calls)
+            finally:
+                in_order.saved(changed.version, self.emit, events)
 
     async def _run_tool(self, call: ToolCall, stops: list[StoppedByPermission]) -> _Call:
         """Run one call: its `ToolResult` (and `StateChanged`), or a request for a person."""

@@ -26,6 +26,7 @@ from pyox_agents.events import (
     RunFinished,
     RunStarted,
     RuntimeEvent,
+    StateChanged,
     StepFinished,
     StepStarted,
 )
@@ -312,7 +313,11 @@ class Runner(ToolCalls):
 
     def edit_state(self, ops: Sequence[Op], base_version: int) -> Commit | None:
         """Commit a person's edit (`RunHandle.edit_state`, `PersonEdits.commit`)."""
-        return self.person.commit(self.access.shared, ops, base_version, self._send)
+        return self.person.commit(self.access.shared, ops, base_version, self._show_edit)
+
+    def _show_edit(self, event: StateChanged) -> None:
+        """Show a person's edit once every version before it is shown (`InOrder`)."""
+        self.access.in_order.show(event.version, self.emit, [event])
 
     def text_of(self, message_id: str) -> Callable[[], str] | None:
         """The text of this run's reply `message_id` so far, while it streams (a function

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyox_agents.events import RuntimeEvent
 from pyox_agents.models.base import Model
+from pyox_agents.runtime._in_order import InOrder
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._permissions import Permission
 from pyox_agents.state.conversation import State
@@ -71,6 +72,9 @@ class Access:
     undo: list[tuple[int, list[Op]]] | None = None
     """A "write" subagent's commits, as (version, the ops that take it back), to take them
     back if it fails (a tool that fails changes nothing, seed 004)."""
+    in_order: InOrder = field(default_factory=InOrder)
+    """How the versions of `shared` are shown in the order they were committed (one for a
+    run and its subagents)."""
 
 
 class SubagentPaused(PersonNeeded):

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from pyox_agents.events import RuntimeEvent, StateChanged
+from pyox_agents.events import StateChanged
 from pyox_agents.runtime._handle import RunEnded
 from pyox_agents.state.messages import Message
 from pyox_agents.state.patch import Op
@@ -40,7 +40,7 @@ class PersonEdits:
         self.ended = False
 
     def commit(self, shared: SharedState, ops: Sequence[Op], base_version: int,
-               send: Callable[[RuntimeEvent], None]) -> Commit | None:
+               send: Callable[[StateChanged], None]) -> Commit | None:
         """Commit `ops`, made on `base_version`; raises as `SharedState.commit_edit`, or
         `RunEnded`."""
         if self.ended:

@@ -53,7 +53,7 @@ async def run_subagent(ctx: RunContext, setup_for: Callable[[Store | None], Setu
     denied = access.denied if access.denied is not None else (NO_ACCESS if mode is None else None)
     writes = access.writable and mode == "write"
     undo = ([] if access.undo is None else access.undo) if writes else None
-    child_access = Access(access.shared, access.owner, writes, denied, undo)
+    child_access = Access(access.shared, access.owner, writes, denied, undo, access.in_order)
     first = len(undo) if undo is not None else 0
     setup = setup_for(parent.setup.store)
     link = parent.journal.subagent_link(call_id) if parent.journal is not None else None
@@ -115,7 +115,8 @@ def _take_back(parent: Runner, call_id: str, undo: list[tuple[int, list[Op]]]) -
     ops = [op for _, back in reversed(undo) for op in back]
     commit = shared.commit_edit(ops, shared.version)
     if commit is not None:
-        parent.emit([StateChanged(commit.delta, commit.state, call_id, commit.version)])
+        parent.access.in_order.show(commit.version, parent.emit, [
+            StateChanged(commit.delta, commit.state, call_id, commit.version)])
     return "; its changes to the shared state were taken back"
 
 

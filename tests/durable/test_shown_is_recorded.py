@@ -26,6 +26,7 @@ import pytest
 from pyox_agents import Agent, RunContext, StateChanged, ToolCall, tool
 from pyox_agents.models import ScriptedModel
 from pyox_agents.server import create_app
+from pyox_agents.state.patch import parse_patch
 from pyox_agents.stores import SQLiteStore
 from pyox_agents.stores.base import StepRecord
 
@@ -137,3 +138,43 @@ async def test_parallel_changes_are_shown_in_the_order_they_were_committed(
             assert state == event.state
     assert versions == sorted(versions) and len(versions) == 6
     assert sorted(state["items"]) == [f"t{i}" for i in range(6)]
+
+
+@pytest.mark.anyio
+async def test_a_persons_edit_during_a_tools_save_is_shown_after_the_tools_change(
+    tmp_path: Path
+) -> None:
+    """Rule: a person's edit committed while a tool's change is being saved (committed, not
+    shown yet) is shown after it: each delta applies to the version before it."""
+    returned = anyio.Event()
+
+    @tool
+    async def add(ctx: RunContext, text: str) -> str:
+        """Append `text`."""
+        ctx.state["items"].append(text)
+        returned.set()
+        return "added"
+
+    agent = Agent(ScriptedModel([ToolCall("add", {"text": "tool"}), "done"]), tools=[add],
+                  store=SlowRecords(tmp_path / "runs.sqlite"))
+    handle = agent.start("go", state={"items": []})
+    changes: list[StateChanged] = []
+
+    async def read() -> None:
+        async for event in handle.events():
+            if isinstance(event, StateChanged):
+                changes.append(event)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read)
+        with anyio.fail_after(10):
+            await returned.wait()
+            await anyio.sleep(SLOW / 4)  # its change is committed, its save under way
+        _, ops = parse_patch({"items": []}, [{"op": "add", "path": "/items/-", "value": "p"}])
+        assert handle.edit_state(ops, 0) is not None
+    assert [(c.version, c.call_id == "") for c in changes] == [(1, False), (2, True)]
+    state: Any = {"items": []}
+    for change in changes:
+        state = jsonpatch.apply_patch(state, change.delta)
+        assert state == change.state
+    assert state == {"items": ["tool", "p"]}
