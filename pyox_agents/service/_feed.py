@@ -6,7 +6,7 @@ approval asked. Items have an id (`ThreadFeed`: the same on every process when t
 through the store), so a tab that reconnects goes on after the last one it got, on any process;
 one that is too far behind (or comes back to a feed no process keeps) starts again from a
 snapshot. A feed lives while someone follows it (and a minute after,
-for a tab that reconnects) and keeps its latest `KEPT` items.
+for a tab that reconnects) and keeps its latest `KEPT` items, here and in the store's log.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class Feeds:
                 try:
                     if await self._followed(key):
                         await self.shared.aappend_events(feed_log_key(thread_id, principal),
-                                                         texts)
+                                                         texts, keep=KEPT)
                 except Exception:
                     _log.warning("thread %s: %d feed items not logged", thread_id, len(texts),
                                  exc_info=True)
@@ -218,6 +218,9 @@ async def _pump(store: SharedRuns, key: Key, feed: ThreadFeed, retry: float,
                     feed.add([json.loads(text)], [id])
                 after = "0"  # the log expired and ended: a new one starts at its first item
             except Exception:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():  # the driver's error for a cancel
+                    raise asyncio.CancelledError from None
                 _log.warning("the feed log %s could not be followed; trying again", log,
                              exc_info=True)
                 await asyncio.sleep(retry)

@@ -123,14 +123,19 @@ async def catch_up(store: SharedRuns, log: str, feed: ThreadFeed, last_id: str
     place (it got it on another process, before this one followed the log; or the feed no
     longer keeps it): the log's items after it, read from the store, and the index in `feed`
     to go on after (its items from there are the log's after those). None when the log cannot
-    be read from there (not a log id, an expired log, a store away): a snapshot, then."""
+    be read from there (not a log id, an expired log or one trimmed past it, a store away): a
+    snapshot, then."""
     logged = last_id.removeprefix(_LOGGED)
     if logged == last_id or feed.logged_after is None:
         return None
-    try:
-        rows = await store.aread_events(log, logged)
+    try:  # the whole log, which keeps its latest KEPT items: does it still hold the last one?
+        rows = await store.aread_events(log)
     except Exception:
         return None
+    ids = [log_id for log_id, _ in rows]
+    if logged not in ids:  # trimmed past it (or expired): a gap no read can fill
+        return None
+    rows = rows[ids.index(logged) + 1:]
     newest = _LOGGED + (rows[-1][0] if rows else logged)
     with anyio.move_on_after(_CATCH_UP) as waited:  # the feed follows the log: it gets there
         while (at := feed.place(newest)) is None:

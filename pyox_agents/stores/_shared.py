@@ -40,8 +40,10 @@ class SharedRuns(Protocol):
     async def aclear_active(self, thread_id: str, run_key: str) -> bool:
         """Clear the thread's active run if it is still `run_key`."""
 
-    async def aappend_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
-        """Append events (JSON texts) to the run's log; their ids."""
+    async def aappend_events(self, run_key: str, events_json: Sequence[str],
+                             keep: int | None = None) -> list[str]:
+        """Append events (JSON texts) to the run's log; their ids. With `keep`, the log keeps
+        only its latest `keep` events (a feed's log, which no reader needs further back)."""
 
     async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
         """The run's logged events after `after_id`, as (id, JSON text)."""

@@ -29,6 +29,8 @@ _READ = ("SELECT e.id, e.body FROM {s}.events e JOIN {s}.event_logs l ON l.run_k
 _FOLLOW = ("SELECT e.id, e.body, l.done FROM {s}.event_logs l LEFT JOIN {s}.events e"
            f" ON e.run_key = l.run_key AND e.id > %s WHERE l.run_key = %s AND {_LIVE}"
            " ORDER BY e.id")
+_TRIM = ("DELETE FROM {s}.events WHERE run_key = %s"
+         " AND id <= (SELECT last_id FROM {s}.event_logs WHERE run_key = %s) - %s")
 _IS_DONE = f"SELECT l.done FROM {{s}}.event_logs l WHERE l.run_key = %s AND {_LIVE}"
 _LAST_ID = f"SELECT l.last_id FROM {{s}}.event_logs l WHERE l.run_key = %s AND {_LIVE}"
 _SET_ACTIVE = (
@@ -54,6 +56,15 @@ def _after(after_id: str) -> int:
                          "read_events/follow_events, or '0' for the first event") from None
 
 
+def _trim(run_key: str, keep: int | None) -> Query | None:
+    """The statement that deletes the events of `run_key`'s log before its latest `keep`."""
+    if keep is None:
+        return None
+    if type(keep) is not int or keep < 1:
+        raise ValueError(f"keep must be a positive int (the events a log keeps), got {keep!r}")
+    return Query(_TRIM, (run_key, run_key, keep))
+
+
 class RunEventLog(PostgresConnection):
     """The run event logs and active-run records of a PostgresStore (which is one of these)."""
 
@@ -69,23 +80,34 @@ class RunEventLog(PostgresConnection):
         return ValueError(f"run {run_key!r} was marked done, so its event log takes no more "
                           "events; start a new run key for a new run")
 
-    def append_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
-        """Add events (JSON texts, in order) to the log of run `run_key`; their ids.
+    def append_events(self, run_key: str, events_json: Sequence[str],
+                      keep: int | None = None) -> list[str]:
+        """Add events (JSON texts, in order) to the log of run `run_key`; their ids. With
+        `keep`, the log keeps only its latest `keep` events (the older are deleted after).
 
         Raises:
-            ValueError: the run was marked done.
+            ValueError: the run was marked done, or `keep` is not a positive int.
         """
+        trim = _trim(run_key, keep)
         try:
-            return [str(id) for (id,) in self.run(self._append(run_key, events_json))]
+            ids = [str(id) for (id,) in self.run(self._append(run_key, events_json))]
         except ChangeRefused:
             raise self._done_error(run_key) from None
+        if trim is not None:
+            self.run(trim)
+        return ids
 
-    async def aappend_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
+    async def aappend_events(self, run_key: str, events_json: Sequence[str],
+                             keep: int | None = None) -> list[str]:
         """Same as `append_events`, on the asyncio pool."""
+        trim = _trim(run_key, keep)
         try:
-            return [str(id) for (id,) in await self.arun(self._append(run_key, events_json))]
+            ids = [str(id) for (id,) in await self.arun(self._append(run_key, events_json))]
         except ChangeRefused:
             raise self._done_error(run_key) from None
+        if trim is not None:
+            await self.arun(trim)
+        return ids
 
     def read_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
         """The events of run `run_key` after id `after_id` ("0": all), as (id, JSON)."""

@@ -20,12 +20,12 @@ __all__ = ["RunEventLog"]
 class RunEventLog(RedisConnection):
     """The run event logs and active-run records of a RedisStore (which is one of these)."""
 
-    def _append(self, run_key: str, events: Sequence[str]) -> Call:
+    def _append(self, run_key: str, events: Sequence[str], keep: int | None) -> Call:
         if isinstance(events, str):
             raise TypeError("append_events() takes a list of JSON texts, got one str; "
                             "wrap it: [event_json]")
         return Call("append_events", [self.key("events", run_key)],
-                    [milliseconds(self.events_ttl, "events_ttl"), *events])
+                    [milliseconds(self.events_ttl, "events_ttl"), _kept(keep), *events])
 
     def _appended(self, run_key: str, ids: Any) -> list[str]:
         if ids is None:
@@ -33,17 +33,22 @@ class RunEventLog(RedisConnection):
                              "events; start a new run key for a new run")
         return [str(id) for id in ids]
 
-    def append_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
+    def append_events(self, run_key: str, events_json: Sequence[str],
+                      keep: int | None = None) -> list[str]:
         """Add events (JSON texts, in order) to the log of run `run_key`; their stream ids.
+        With `keep`, the log keeps only its latest `keep` events.
 
         Raises:
-            ValueError: the run was marked done.
+            ValueError: the run was marked done, or `keep` is not a positive int.
         """
-        return self._appended(run_key, self.run_script(self._append(run_key, events_json)))
+        call = self._append(run_key, events_json, keep)
+        return self._appended(run_key, self.run_script(call))
 
-    async def aappend_events(self, run_key: str, events_json: Sequence[str]) -> list[str]:
+    async def aappend_events(self, run_key: str, events_json: Sequence[str],
+                             keep: int | None = None) -> list[str]:
         """Same as `append_events`, on the asyncio client."""
-        return self._appended(run_key, await self.arun_script(self._append(run_key, events_json)))
+        call = self._append(run_key, events_json, keep)
+        return self._appended(run_key, await self.arun_script(call))
 
     def read_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
         """The events of run `run_key` after stream id `after_id` ("0": all), as (id, JSON)."""
@@ -190,3 +195,12 @@ def _events(rows: Any) -> tuple[list[tuple[str, str]], bool]:
             return events, True
         events.append((str(id), str(fields["event"])))
     return events, False
+
+
+def _kept(keep: int | None) -> int:
+    """`keep` as the append script takes it (0: every event)."""
+    if keep is None:
+        return 0
+    if type(keep) is not int or keep < 1:
+        raise ValueError(f"keep must be a positive int (the events a log keeps), got {keep!r}")
+    return keep

@@ -171,13 +171,15 @@ return 1
 """
 
 APPEND_EVENTS = """#!lua
--- KEYS: 1 event stream. ARGV: 1 ttl in ms, then the events' JSON texts.
+-- KEYS: 1 event stream. ARGV: 1 ttl in ms, 2 how many events the stream keeps (0: all), then
+-- the events' JSON texts.
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if last[1] and last[1][2][1] == 'done' then return false end
 local ids = {}
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'event', ARGV[i])
 end
+if tonumber(ARGV[2]) > 0 then redis.call('XTRIM', KEYS[1], 'MAXLEN', ARGV[2]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return ids
 """

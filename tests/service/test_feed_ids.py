@@ -5,6 +5,7 @@ the log cannot go on from gets a fresh snapshot. On a real `redis-server`."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from pyox_agents.service._feed import Feeds, follow_thread
 from pyox_agents.stores import RedisStore
+from pyox_agents.stores._shared import feed_log_key
 from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
 
 pytestmark = pytest.mark.anyio
@@ -64,6 +66,40 @@ async def test_a_reader_goes_on_on_another_process_after_the_last_item_it_got(
         lost = follow_thread(on_b, thread, None, "log-not-an-id", _snapshot)
         assert (await _take(lost, 1))[0][1]["type"] == "snapshot"
         for items in (back, again, lost):
+            await items.aclose()  # type: ignore[attr-defined]
+    finally:
+        await reader.aclose()  # type: ignore[attr-defined]
+        on_a.stop()
+        on_b.stop()
+        await store_a.aclose()
+        await store_b.aclose()
+
+
+async def test_a_feed_log_keeps_its_latest_items_and_a_reader_past_them_gets_a_snapshot(
+        redis_server: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Rule: a shared feed's log in the store keeps only its latest `KEPT` items (a thread
+    edited all day does not grow it without end); a reader whose last item was trimmed away
+    starts again from a snapshot, never with a silent gap."""
+    monkeypatch.setattr("pyox_agents.service._feed.KEPT", 3)
+    prefix = f"feed-{uuid.uuid4().hex[:8]}:"
+    store_a, store_b = RedisStore(redis_server, prefix=prefix), RedisStore(redis_server,
+                                                                          prefix=prefix)
+    on_a, on_b = Feeds(store_a), Feeds(store_b)
+    thread = "t-trim"
+    reader = follow_thread(on_a, thread, None, None, _snapshot)
+    try:
+        await _take(reader, 1)
+        got: Items = []
+        for version in range(1, 9):  # one append each: the log is trimmed as it goes
+            on_a.publish(thread, None, [{"type": "state", "version": version}])
+            got += await _take(reader, 1)
+        log = await store_a.aread_events(feed_log_key(thread, None))
+        assert [json.loads(text)["version"] for _, text in log] == [6, 7, 8]
+        kept = follow_thread(on_b, thread, None, got[5][0], _snapshot)  # after 6: in the log
+        assert [item["version"] for _, item in await _take(kept, 2)] == [7, 8]
+        trimmed = follow_thread(on_b, thread, None, got[1][0], _snapshot)  # after 2: gone
+        assert (await _take(trimmed, 1))[0][1]["type"] == "snapshot"
+        for items in (kept, trimmed):
             await items.aclose()  # type: ignore[attr-defined]
     finally:
         await reader.aclose()  # type: ignore[attr-defined]

@@ -159,3 +159,17 @@ async def test_the_async_active_run_methods_do_what_the_sync_ones_do(
     assert not await shared_store.aclear_active("t", "run-0")
     assert await shared_store.aclear_active("t", "run-1")
     assert await shared_store.aget_active("t") is None
+
+
+def test_a_log_appended_with_keep_holds_only_its_latest_events(
+        shared_store: SharedStore, other: SharedStore) -> None:
+    """Rule: `keep` bounds a log (a thread feed's) to its latest events; other logs keep all."""
+    shared_store.append_events("feed-1", events("a", "b"), keep=3)
+    ids = shared_store.append_events("feed-1", events("c", "d", "e"), keep=3)
+    assert other.read_events("feed-1") == list(zip(ids, events("c", "d", "e"), strict=True))
+    shared_store.append_events("run-1", events("a", "b", "c", "d"))
+    assert len(other.read_events("run-1")) == 4
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="keep must be a positive int"):
+            shared_store.append_events("feed-1", events("f"), keep=bad)  # type: ignore[arg-type]
+    assert len(other.read_events("feed-1")) == 3  # a refused append added nothing
