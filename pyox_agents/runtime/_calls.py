@@ -168,7 +168,9 @@ class ToolCalls:
         step.closed[call.id] = ClosedCall(done.outcome, result.result, error)
         if done.spent is not None:
             step.spent = spent_plus(step.spent, done.spent)
-        if self.journal is not None and type(done.events[-1]) is StateChanged:
+        journal = self.journal
+        if journal is not None and journal.store is not None \
+                and type(done.events[-1]) is StateChanged:  # saved before it is shown
             await self._save_then_show(done.events, step)
         else:
             self.emit(done.events)
