@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 from pyox_agents._errors import PyoxError
 from pyox_agents.events import RuntimeEvent
+from pyox_agents.state.conversation import State
 from pyox_agents.state.patch import Op
 from pyox_agents.state.shared import Commit
 
@@ -27,9 +28,12 @@ class RunHandle:
 
     def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]],
                  texts: Callable[[str], Callable[[], str] | None] | None = None,
-                 edit: Callable[[Sequence[Op], int], Commit | None] | None = None) -> None:
+                 edit: Callable[[Sequence[Op], int], Commit | None] | None = None,
+                 conversation: State | None = None) -> None:
         self.run_id = run_id
         """The run's id (64 hex digits; a crash-cut run that this one continues keeps its id)."""
+        self.conversation = conversation
+        """The conversation the run adds its messages to (read it, never change it)."""
         self._batches = batches
         self._texts = texts
         self._edit = edit

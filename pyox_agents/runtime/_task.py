@@ -30,7 +30,7 @@ def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
     """The run as its caller holds it: its `batches`."""
     return RunHandle(runner.run_id, batches(agent, runner, resumed=resumed,
                                             state_given=state_given), runner.text_of,
-                     runner.edit_state)
+                     runner.edit_state, runner.conversation)
 
 
 def batches(agent: AgentParts, runner: Runner, *, resumed: bool = False,

@@ -1,12 +1,13 @@
 """A thread's feed: what every open tab of a thread follows, idle or not.
 
 Each item is a small JSON object: a version of the shared state (`state`: its number, its
-RFC 6902 delta, and whether a person or the agent made it), a run starting or ending, an
-approval asked. Items have an id (`ThreadFeed`: the same on every process when they are shared
-through the store), so a tab that reconnects goes on after the last one it got, on any process;
-one that is too far behind (or comes back to a feed no process keeps) starts again from a
-snapshot. A feed lives while someone follows it (and a minute after,
-for a tab that reconnects) and keeps its latest `KEPT` items, here and in the store's log.
+RFC 6902 delta, and whether a person or the agent made it), a run starting or ending (its end
+after the messages the run added: `messages`), an approval asked. Items have an id
+(`ThreadFeed`: the same on every process when they are shared through the store), so a tab
+that reconnects goes on after the last one it got, on any process; one that is too far behind
+(or comes back to a feed no process keeps) starts again from a snapshot. A feed lives while
+someone follows it (and a minute after, for a tab that reconnects) and keeps its latest `KEPT`
+items, here and in the store's log.
 """
 
 from __future__ import annotations
@@ -29,11 +30,15 @@ from pyox_agents.events import (
     StateChanged,
 )
 from pyox_agents.service._thread_feed import KEPT, ThreadFeed, catch_up
+from pyox_agents.service._transcript import run_messages
+from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import thaw
 from pyox_agents.stores._shared import feed_log_key
 from pyox_agents.stores.base import SharedRuns
 
-__all__ = ["KEPT", "EditLocks", "Feeds", "ThreadFeed", "follow_thread", "items_of"]
+__all__ = [
+    "KEPT", "EditLocks", "Feeds", "ThreadFeed", "follow_thread", "items_of",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -262,9 +267,13 @@ class EditLocks:
 
 
 def items_of(events: Sequence[RuntimeEvent], run_id: str | None,
-             start_delta: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+             start_delta: Sequence[dict[str, Any]] = (),
+             conversation: State | None = None) -> list[dict[str, Any]]:
     """The feed items of a run's events (numbered as the thread's versions); `start_delta`,
-    what the run's request changed of the kept state, goes with its start."""
+    what the run's request changed of the kept state, goes with its start. With the run's
+    `conversation`, its end (or pause) comes after the messages of its turn (`messages`:
+    those its request added and its own, as `GET /threads/{id}` gives them), so a tab shows
+    the conversation as it grows without reading it again."""
     items: list[dict[str, Any]] = []
     for event in events:
         if type(event) is StateChanged:
@@ -280,11 +289,20 @@ def items_of(events: Sequence[RuntimeEvent], run_id: str | None,
             items.append({"type": "approval", "run_id": run_id, "id": request.id,
                           "tool": request.tool, "prompt": request.prompt})
         elif type(event) is RunFinished:
+            items.extend(_messages(conversation, run_id))
             items.append({"type": "run_finished", "run_id": run_id, "outcome": event.outcome})
         elif type(event) is RunFailed:
+            items.extend(_messages(conversation, run_id))
             items.append({"type": "run_finished", "run_id": run_id, "outcome": "failed",
                           "error": event.error.public_message})
     return items
+
+
+def _messages(conversation: State | None, run_id: str | None) -> list[dict[str, Any]]:
+    if conversation is None or run_id is None:
+        return []
+    return [{"type": "messages", "run_id": run_id,
+             "messages": run_messages(conversation, run_id)}]
 
 
 async def follow_thread(feeds: Feeds, thread_id: str, principal: str | None,

@@ -33,6 +33,7 @@ from pyox_agents.events import (
 )
 from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.service._thread_state import ThreadState
+from pyox_agents.state.conversation import State
 
 __all__ = ["LiveRun"]
 
@@ -73,6 +74,11 @@ class LiveRun:
     """Not a run: the thread held while it is changed apart from one (`RunService.holding`)."""
     handle: RunHandle | None = None
     """The run, once started (a person's edit of its state goes through it)."""
+
+    @property
+    def conversation(self) -> State | None:
+        """The conversation the run adds its messages to, once started."""
+        return None if self.handle is None else self.handle.conversation
     base: int | None = None
     """The thread's number of the state the run starts from, once known (None: the server
     numbers no versions of its threads): the run's versions are shown as `base` + its own."""

@@ -341,7 +341,7 @@ class RunService:
                             self.kept_states.remember(live.thread_id, live.kept_whole())
                             if self.feeds.wanted(live.thread_id, live.principal):
                                 self.feeds.publish(live.thread_id, live.principal, items_of(
-                                    shown, live.run_id, live.start_delta))
+                                    shown, live.run_id, live.start_delta, live.conversation))
                 except asyncio.CancelledError:
                     if limit.expired():  # ended below, with `run_timeout`
                         raise
@@ -383,7 +383,7 @@ class RunService:
                 await release(self._peers, live, self.owner, self.lease_ttl, batch)
         live.add(batch)
         self.feeds.publish(live.thread_id, live.principal,
-                           items_of(batch, live.run_id, live.start_delta))
+                           items_of(batch, live.run_id, live.start_delta, live.conversation))
 
     async def kept_state(self, thread_id: str) -> ThreadState:
         """The thread's kept shared state (version 0 when none is kept), a copy: a run that has

@@ -32,7 +32,7 @@ from pyox_agents.state.history import (
 from pyox_agents.state.jsonvalue import file_to_json
 from pyox_agents.state.messages import NOTICE_PREFIX, Message
 
-__all__ = ["result_message_id", "transcript"]
+__all__ = ["result_message_id", "run_messages", "transcript"]
 
 
 def result_message_id(call_id: str) -> str:
@@ -53,6 +53,27 @@ def transcript(conversation: State, *, before_run: str | None = None) -> list[di
         starts = [i for i, e in enumerate(history)
                   if isinstance(e, RunStartEntry) and e.content == before_run]
         end = starts[-1] if starts else end
+    return _upto(conversation, history, end)
+
+
+def run_messages(conversation: State, run_id: str) -> list[dict[str, Any]]:
+    """The messages of run `run_id`'s turn, as `transcript` gives them: those its request
+    added (the user messages right before its start) and its own."""
+    history = conversation.history
+    starts = [i for i, e in enumerate(history)
+              if isinstance(e, RunStartEntry) and e.content == run_id]
+    if not starts:
+        return []
+    cut = starts[-1]
+    while cut > 0 and isinstance(history[cut - 1], UserMessageEntry):
+        cut -= 1
+    before = {record["id"] for record in _upto(conversation, history, cut)}
+    return [r for r in _upto(conversation, history, len(history)) if r["id"] not in before]
+
+
+def _upto(conversation: State, history: Sequence[HistoryEntry], end: int
+          ) -> list[dict[str, Any]]:
+    """The transcript of the first `end` entries of `history`."""
     thread_id = conversation.id
     kept: list[tuple[int, dict[str, Any]]] = []
     waiting: set[str] = set()  # calls asked for that have no result yet

@@ -352,8 +352,8 @@ async def _events(http: httpx.AsyncClient, thread: str, last: str | None = None,
 
 async def test_an_idle_tab_follows_the_thread_and_resumes_after_its_last_event() -> None:
     """Rule: every open tab follows the thread live, idle or not: a snapshot, then each
-    version (people's and runs'), runs starting and ending; a reconnect with Last-Event-ID
-    goes on after it, missing nothing and repeating nothing."""
+    version (people's and runs'), runs starting and ending, and the messages each run added;
+    a reconnect with Last-Event-ID goes on after it, missing nothing and repeating nothing."""
     app = create_app({"todo": todo_agent()}, store=MemoryStore())
     async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=10) as http:
         await post_run(http, "/agents/todo/ag-ui", ag_ui_body())
@@ -376,8 +376,13 @@ async def test_an_idle_tab_follows_the_thread_and_resumes_after_its_last_event()
         await http.post("/agents/todo/ag-ui", json=ag_ui_body(runId="r2", state=None,
                         messages=[{"id": "u1", "role": "user", "content": "tick b"},
                                   {"id": "u2", "role": "user", "content": "again"}]))
-        kinds = [(await anext(later))[1]["type"] for _ in range(2)]
-        assert kinds == ["run_started", "run_finished"]
+        items = [(await anext(later))[1] for _ in range(3)]
+        assert [item["type"] for item in items] == ["run_started", "messages", "run_finished"]
+        added = items[1]["messages"]  # all the run added, as GET /threads gives them
+        thread = (await http.get("/threads/t1")).json()
+        assert added == thread["messages"][-len(added):]
+        assert added[0]["role"] == "user" and added[0]["content"] == "again"
+        assert added[-1]["role"] == "assistant"
         await later.aclose()
 
 
