@@ -72,9 +72,6 @@ class Journal:
         self._written = 0  # the latest save written
         self.owner: str | None = None
         """The principal a server runs this for: a new thread is saved as theirs."""
-        self.step_saved = False
-        """Whether the last save was the one that closed its decision (`save_closed`): the
-        step's end has nothing more to write."""
 
     # -- what happened -------------------------------------------------------------------------
 
@@ -157,11 +154,8 @@ class Journal:
             self.audit("tool_result", {"call_id": call.id, "tool": call.name,
                                        "outcome": outcome, "error": error.to_dict() if error
                                        else None})
-        if child_spent is not None and child_spent != Spent():
+        if child_spent is not None:
             self.add_spent(child_spent)
-            self.step_saved = False
-        if any(call.id in closed for call in calls):
-            self.step_saved = False
         self._point_at_open_call()
 
     async def save_closed(self, closed: Mapping[str, ClosedCall], calls: tuple[ToolCall, ...],
@@ -175,7 +169,6 @@ class Journal:
         if last:
             self.decision_done()
         await self.save()
-        self.step_saved = self.step_saved or last  # (an earlier save may end after the last)
 
     def _point_at_open_call(self) -> None:
         """Keep `in_flight` about the next step: the first call of the decision still open."""
@@ -320,7 +313,6 @@ class Journal:
 
     async def save(self) -> None:
         """Write the conversation's new entries, the RunState and the new audit records."""
-        self.step_saved = False
         now = time.monotonic()
         self.run.spent = replace(self.run.spent,
                                  seconds=self.run.spent.seconds + (now - self._started))

@@ -249,9 +249,6 @@ class Runner(ToolCalls):
                 journal.hand_over(tuple(c for c in self.conversation.pending_calls
                                         if c.id in handed))
                 journal.stop(StopReason.CLIENT_TOOLS, "the client runs the tools it was asked for")
-            elif journal.step_saved:  # its last call's save wrote all of it
-                step += 1
-                continue
             await journal.save()
             if paused is not None or self.handed_over:
                 return paused

@@ -36,10 +36,10 @@ from pyox_agents.stores import SQLiteStore, StepRecord
 
 pytestmark = pytest.mark.anyio
 
-WRITES = 8
+WRITES = 10
 """Writes of a run of SCRIPT: its start, then per decision with calls one when it is made (the
-calls in flight) and one as each of its calls, which all change the shared state, closes (before
-its change is shown), and the last decision with the answer."""
+calls in flight), one as each of its calls, which all change the shared state, closes (before
+its change is shown) and one at the step's end, and the last decision with the answer."""
 
 START = {"todos": [], "title": ""}
 FINAL = {"todos": ["milk", "eggs"], "title": "Groceries"}
@@ -162,16 +162,18 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> RecordingStore:
     return store
 
 
-def test_a_run_writes_at_its_start_per_decision_and_per_call_that_changed_the_state(
+def test_a_run_writes_at_its_start_per_decision_per_call_that_changed_the_state_and_step_end(
         reference: RecordingStore) -> None:
     assert reference.audits == [
         ["run_started"],
         ["decision"],
         ["tool_result"],
         ["tool_result"],
+        [],
         ["decision"],
         ["tool_result"],
         ["tool_result"],
+        [],
         ["decision", "run_end"],
     ]
     assert len(reference.audits) == WRITES
