@@ -76,9 +76,16 @@ class Feeds:
         self._looked: dict[Key, tuple[float, bool]] = {}  # (shared) when, and if followed
 
     def wanted(self, thread_id: str, principal: str | None) -> bool:
-        """Whether the thread's items are wanted: someone follows it here, or (shared) may
-        follow it on another process."""
-        return self.shared is not None or (principal, thread_id) in self._feeds
+        """Whether the thread's items are wanted: someone follows it here, or (shared) a
+        process did when last looked, or it is time to look again (`_followed`). A run on a
+        thread nobody follows builds its items once a `LOOK_EVERY` at most."""
+        key = (principal, thread_id)
+        if key in self._feeds:
+            return True
+        if self.shared is None:
+            return False
+        looked, followed = self._looked.get(key, (-self.LOOK_EVERY, False))
+        return followed or time.monotonic() - looked >= self.LOOK_EVERY
 
     def publish(self, thread_id: str, principal: str | None,
                 items: Sequence[dict[str, Any]]) -> None:

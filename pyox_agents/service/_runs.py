@@ -382,8 +382,9 @@ class RunService:
             with anyio.CancelScope(shield=True):
                 await release(self._peers, live, self.owner, self.lease_ttl, batch)
         live.add(batch)
-        self.feeds.publish(live.thread_id, live.principal,
-                           items_of(batch, live.run_id, live.start_delta, live.conversation))
+        if self.feeds.wanted(live.thread_id, live.principal):
+            self.feeds.publish(live.thread_id, live.principal,
+                               items_of(batch, live.run_id, live.start_delta, live.conversation))
 
     async def kept_state(self, thread_id: str) -> ThreadState:
         """The thread's kept shared state (version 0 when none is kept), a copy: a run that has
