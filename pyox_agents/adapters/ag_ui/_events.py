@@ -294,7 +294,7 @@ class Translation(OpenParts):
             yield MessagesSnapshotEvent(messages=list(self.messages))  # name them first
         if announce:
             self.numbered = version > 0
-            yield StateSnapshotEvent(snapshot=thaw(state), **self._numbered(version))
+            yield StateSnapshotEvent(snapshot=state, **self._numbered(version))
 
     # -- the end -------------------------------------------------------------------------------
 

@@ -31,7 +31,8 @@ async def translate(run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent
 
     The stream opens with `RUN_STARTED{threadId, runId (the client's), parentRunId (the
     client's, if it sent one), protocolVersion "1.0"}`
-    and a `STATE_SNAPSHOT` of the state the run starts from, and ends with exactly one of
+    and a `STATE_SNAPSHOT` of the state the run starts from (its frozen version: read-only,
+    `thaw` gives an editable copy), and ends with exactly one of
     `RUN_FINISHED` (after a `MESSAGES_SNAPSHOT`) and `RUN_ERROR`, with everything it opened
     closed before. Every event carries a `timestamp` in milliseconds. The 1.0-only fields
     (`protocolVersion`, `pendingToolCallIds`, the cancelled outcome) go only to a client whose
