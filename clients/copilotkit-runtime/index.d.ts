@@ -71,7 +71,8 @@ export declare class PyoxAgentRunner implements AgentRunner {
    *
    * - `POST .../agent/{agentId}/stop/{threadId}` (CopilotKit's stop button): the server's stop;
    * - `GET .../threads` (`useThreads`): the person's threads on the server (`GET /threads`),
-   *   newest change first, paged (`limit`, `cursor`), as CopilotKit's `Thread` records;
+   *   newest change first, paged (`limit`, `cursor`), as CopilotKit's `Thread` records; the
+   *   archived ones too with `includeArchived=true` (the server's `?archived=any`);
    * - `PATCH .../threads/{id}` (rename, unarchive), `POST .../threads/{id}/archive`,
    *   `DELETE .../threads/{id}`: the server's `PATCH` / `DELETE /threads/{id}`;
    *

@@ -169,6 +169,8 @@ export class PyoxAgentRunner {
       const value = query.get(name);
       if (value) params.set(name, value);
     }
+    // `useThreads({ includeArchived: true })`: the archived threads too, each with its flag
+    if (query.get("includeArchived") === "true") params.set("archived", "any");
     const response = await fetch(`${this.#url}/threads?${params}`, { headers });
     if (!response.ok) return relay(response);
     const page = await response.json();

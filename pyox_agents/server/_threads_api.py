@@ -1,8 +1,9 @@
 """The routes of a principal's threads as a resource, each scoped to the caller (another's
 thread is not there: 404, the same as a missing one):
 
-- `GET /threads` (`?limit=`, `?cursor=`, `?archived=true`): the caller's threads, newest change
-  first, page by page;
+- `GET /threads` (`?limit=`, `?cursor=`, `?archived=`): the caller's threads, newest change
+  first, page by page: those not archived (`false`, the default), the archived ones (`true`) or
+  both (`any`, each with its `archived` flag);
 - `GET /threads/{id}` (messages and shared state), `PATCH /threads/{id}` (`{title?, archived?}`),
   `DELETE /threads/{id}` (everything kept of it);
 - `GET /threads/{id}/history` (its runs and branches), `POST /threads/{id}/fork`
@@ -37,6 +38,9 @@ from pyox_agents.service import (
 )
 
 __all__ = ["thread_routes"]
+
+_ARCHIVED: dict[str, bool | None] = {"true": True, "false": False, "any": None}
+"""`GET /threads?archived=`: the archived threads only, the others, or both."""
 
 
 def thread_routes(server: Any) -> list[Route]:
@@ -85,11 +89,12 @@ async def list_threads(server: Any, request: Request) -> Response:
         limit = int(query.get("limit", "50"))
     except ValueError:
         raise RequestError(422, "limit must be a whole number from 1 to 200", "limit") from None
-    archived = query.get("archived", "false")
-    if archived not in ("true", "false"):
-        raise RequestError(422, "archived must be true or false", "archived")
+    which = query.get("archived", "false")
+    if which not in _ARCHIVED:
+        raise RequestError(422, "archived must be true (the archived threads only), false (the "
+                                "others, the default) or any (both)", "archived")
     return JSONResponse(await list_threads_page(
-        server.runs, principal, archived=archived == "true", limit=limit,
+        server.runs, principal, archived=_ARCHIVED[which], limit=limit,
         cursor=query.get("cursor")))
 
 

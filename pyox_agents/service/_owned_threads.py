@@ -70,12 +70,14 @@ def _next(infos: list[ThreadInfo], limit: int) -> str | None:
     return base64.urlsafe_b64encode(json.dumps(page_key(infos[-1])).encode()).decode()
 
 
-async def list_threads_page(runs: Runs, principal: str | None, *, archived: bool = False,
-                            limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
+async def list_threads_page(runs: Runs, principal: str | None, *,
+                            archived: bool | None = False, limit: int = 50,
+                            cursor: str | None = None) -> dict[str, Any]:
     """`principal`'s threads, newest change first: `{threads: [{id, title, created_at,
-    updated_at, archived, run}], next}`. `run` is "running" (a run is going, in any process),
-    "paused" (its latest run waits for a person) or None; `next` the cursor of the next page
-    (None on the last).
+    updated_at, archived, run}], next}`; those not archived (`archived=False`), the archived
+    ones (True) or both (None). `run` is "running" (a run is going, in any process), "paused"
+    (its latest run waits for a person) or None; `next` the cursor of the next page (None on
+    the last).
 
     Raises:
         RequestError: 404 without a store; 400 a cursor this server did not give; 422 a limit

@@ -130,12 +130,12 @@ def score(updated_at: str | None) -> float:
     return datetime.datetime.fromisoformat(updated_at).timestamp()
 
 
-def page(infos: Iterable[ThreadInfo], owner: str | None, *, archived: bool, limit: int,
-         after: tuple[str, str] | None) -> list[ThreadInfo]:
+def page(infos: Iterable[ThreadInfo], owner: str | None, *, archived: bool | None,
+         limit: int, after: tuple[str, str] | None) -> list[ThreadInfo]:
     """`list_owned` over every thread (`MemoryStore`): `owner`'s threads no tool call started,
-    archived or not, newest change first, after `after`, at most `limit`."""
+    archived or not (None: both), newest change first, after `after`, at most `limit`."""
     chosen = [info for info in infos if info.owner == owner and info.parent_id is None
-              and info.archived == archived]
+              and archived in (None, info.archived)]
     chosen.sort(key=_order, reverse=True)
     if after is not None:
         chosen = [info for info in chosen if _order(info) < _cursor(after)]

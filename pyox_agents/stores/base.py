@@ -185,14 +185,13 @@ class Store:
 
     # -- threads as an owner's resource (what a server keeps besides the conversation) ---------
 
-    def list_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
+    def list_owned(self, owner: str | None, *, archived: bool | None = False, limit: int = 50,
                    after: tuple[str, str] | None = None) -> list[ThreadInfo]:
         """The threads of `owner` (None: the threads saved for nobody in particular) that no
         tool call started, newest change first (`updated_at`, then id, both descending), at
-        most `limit` (1 to 200). `archived`: the archived ones instead of the others. `after`:
-        go on after that thread (`page_key` of the last one of the page before).
-
-        An untitled thread's `title` is the start of its first user message.
+        most `limit` (1 to 200): not archived (`archived=False`), archived (True) or both (None).
+        `after`: go on after that thread (`page_key` of the last one of the page before). An
+        untitled thread's `title` is the start of its first user message.
         """
         raise NotImplementedError
 
@@ -369,8 +368,9 @@ class Store:
         await anyio.to_thread.run_sync(self.append_kept_changes, thread_id, since, changes,
                                        token)
 
-    async def alist_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
-                          after: tuple[str, str] | None = None) -> list[ThreadInfo]:
+    async def alist_owned(self, owner: str | None, *, archived: bool | None = False,
+                          limit: int = 50, after: tuple[str, str] | None = None
+                          ) -> list[ThreadInfo]:
         """Same as `list_owned`, off the event loop."""
         return await anyio.to_thread.run_sync(
             lambda: self.list_owned(owner, archived=archived, limit=limit, after=after))

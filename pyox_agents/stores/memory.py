@@ -204,7 +204,7 @@ class MemoryStore(Store):
         with self._lock:
             return [thread.info(id) for id, thread in self._threads.items()]
 
-    def list_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
+    def list_owned(self, owner: str | None, *, archived: bool | None = False, limit: int = 50,
                    after: tuple[str, str] | None = None) -> list[ThreadInfo]:
         """`owner`'s threads, newest change first (see `Store.list_owned`)."""
         check_limit(limit)

@@ -30,7 +30,7 @@ _ORDER = "coalesce(updated_at, '') COLLATE \"C\""
 _OWNED = (
     "SELECT {info}, CASE WHEN t.title IS NULL THEN ARRAY(SELECT e.body FROM {s}.entries e"
     " WHERE e.thread_id = t.id AND e.seq < %s ORDER BY e.seq) END FROM {s}.threads t"
-    " WHERE {owner} AND parent_id IS NULL AND archived = %s{after}"
+    " WHERE {owner} AND parent_id IS NULL{archived}{after}"
     " ORDER BY {order} DESC, id COLLATE \"C\" DESC LIMIT %s"
 )
 _UPDATE = (
@@ -68,15 +68,17 @@ def info(row: Sequence[Any]) -> ThreadInfo:
 class ThreadRecords(PostgresConnection):
     """The owners' threads, titles, checkpoints and erasing of a PostgresStore."""
 
-    def list_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
+    def list_owned(self, owner: str | None, *, archived: bool | None = False, limit: int = 50,
                    after: tuple[str, str] | None = None) -> list[ThreadInfo]:
         """`owner`'s threads, newest change first (see `Store.list_owned`)."""
         check_limit(limit)
+        flag = () if archived is None else (archived,)  # None: both
         sql = _OWNED.format(
             info=", ".join(f"t.{column}" for column in INFO.split(", ")), s="{s}",
             owner="t.owner IS NULL" if owner is None else "t.owner = %s", order=_ORDER,
+            archived=" AND archived = %s" if flag else "",
             after="" if after is None else f" AND ({_ORDER}, id COLLATE \"C\") < (%s, %s)")
-        params = (OPENING_ENTRIES, *(() if owner is None else (owner,)), archived,
+        params = (OPENING_ENTRIES, *(() if owner is None else (owner,)), *flag,
                   *(after or ()), limit)
         return [_titled(row) for row in self.run(Query(sql, params))]
 

@@ -54,21 +54,12 @@ class ThreadRecords(RedisConnection):
         kind = "archived" if archived else "owned"
         return self.key(kind, owner) if owner is not None else self.key(f"{kind}-nobody")
 
-    def list_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
+    def list_owned(self, owner: str | None, *, archived: bool | None = False, limit: int = 50,
                    after: tuple[str, str] | None = None) -> list[ThreadInfo]:
         """`owner`'s threads, newest change first (see `Store.list_owned`)."""
         check_limit(limit)
-        key = self.owned_key(owner, archived)
-        top, ties = "+inf", 0
-        if after is not None:
-            top = repr(score(after[0]))
-            ties = int(self.client.zcount(key, top, top))
-        replies: Any = self.client.zrange(key, top, "-inf", byscore=True, desc=True, offset=0,
-                                          num=limit + ties, withscores=True)
-        rows = [(str(id), float(at)) for id, at in replies]
-        if after is not None:  # the cursor's own score: only the ids after it
-            rows = [(id, at) for id, at in rows if at != float(top) or id < after[1]]
-        ids = [id for id, _ in rows[:limit]]
+        flags = (False, True) if archived is None else (archived,)
+        ids = self._newest([self.owned_key(owner, flag) for flag in flags], limit, after)
         with self.client.pipeline(transaction=True) as pipe:
             for thread_id in ids:
                 pipe.hmget(self.key("thread", thread_id), list(THREAD_FIELDS))
@@ -82,6 +73,27 @@ class ThreadRecords(RedisConnection):
                       for info, rows in zip(untitled, pipe.execute(), strict=True)}
         return [dataclasses.replace(info, title=titles[info.id]) if info.id in titles else info
                 for info in found]
+
+    def _newest(self, keys: Sequence[str], limit: int, after: tuple[str, str] | None
+                ) -> list[str]:
+        """The ids of the `limit` highest members of the sorted sets `keys` taken together
+        (score, then id, both descending), after `after` (the text of a score and an id), read
+        in one MULTI: each set's members at the cursor's own score (only those of a lower id
+        are after it) and its `limit` highest below that score, merged."""
+        top = "+inf" if after is None else repr(score(after[0]))
+        with self.client.pipeline(transaction=True) as pipe:
+            for key in keys:
+                if after is not None:
+                    pipe.zrange(key, top, top, byscore=True, desc=True, withscores=True)
+                below = top if after is None else f"({top}"
+                pipe.zrange(key, below, "-inf", byscore=True, desc=True, offset=0, num=limit,
+                            withscores=True)
+            replies: list[Any] = pipe.execute()
+        rows = [(float(at), str(id)) for reply in replies for id, at in reply]
+        if after is not None:  # the cursor's own score: only the ids after it
+            rows = [(at, id) for at, id in rows if at != float(top) or id < after[1]]
+        rows.sort(reverse=True)
+        return [id for _, id in rows[:limit]]
 
     def update_thread(self, thread_id: str, *, title: str | None = None,
                       archived: bool | None = None) -> None:

@@ -306,17 +306,19 @@ class SQLiteStore(Store):
         return [_info(row) for row in self._query(f"SELECT {_INFO} FROM threads"
                                                   " ORDER BY first_saved")]
 
-    def list_owned(self, owner: str | None, *, archived: bool = False, limit: int = 50,
+    def list_owned(self, owner: str | None, *, archived: bool | None = False, limit: int = 50,
                    after: tuple[str, str] | None = None) -> list[ThreadInfo]:
         """`owner`'s threads, newest change first (see `Store.list_owned`)."""
         check_limit(limit)
         since = ("" if after is None else
                  " AND (COALESCE(updated_at, ''), id) < (?, ?)")
+        flag = () if archived is None else (int(archived),)  # None: both
+        kind = " AND archived = ?" if flag else ""
         with self._transaction("BEGIN") as db:
             rows = db.execute(
-                f"SELECT {_INFO} FROM threads WHERE owner IS ? AND parent_id IS NULL"
-                f" AND archived = ?{since} ORDER BY COALESCE(updated_at, '') DESC, id DESC"
-                " LIMIT ?", (owner, int(archived), *(after or ()), limit)).fetchall()
+                f"SELECT {_INFO} FROM threads WHERE owner IS ? AND parent_id IS NULL{kind}"
+                f"{since} ORDER BY COALESCE(updated_at, '') DESC, id DESC"
+                " LIMIT ?", (owner, *flag, *(after or ()), limit)).fetchall()
             infos = [_info(row) for row in rows]
             return [info if info.title is not None else dataclasses.replace(
                 info, title=opening_title(json.loads(body) for (body,) in db.execute(

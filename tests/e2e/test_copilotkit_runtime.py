@@ -479,7 +479,8 @@ def test_the_runner_serves_the_runtimes_routes_from_the_server(
     (no browser), against our server with ann's and bob's tokens: `/info` offers the thread
     routes; a run is the caller's thread; a new runtime (a restart) connects to it (messages,
     state); bob gets a 404 for it; rename, archive, restore, delete and the list's pages reach
-    the server as the caller; a stop with no run; the page's own hooks run first."""
+    the server as the caller; `includeArchived` lists the archived threads too, flagged; a stop
+    with no run; the page's own hooks run first."""
     app = create_app({"todo": todo_agent()}, store=MemoryStore(),
                      auth=bearer_tokens({"tok-ann": "ann", "tok-bob": "bob"}))
     env = {**os.environ, "PYOX_AGENTS_URL": serve(app), "COPILOTKIT_TELEMETRY_DISABLED": "true",

@@ -160,6 +160,30 @@ async def test_bad_input_to_the_threads_routes_is_refused_naming_the_field(
     assert (await http.get("/threads/t", headers=ANN)).status_code == 200
 
 
+async def test_archived_any_lists_the_archived_threads_too_with_their_flag_page_by_page(
+        served: tuple[httpx.AsyncClient, Gate, Any]) -> None:
+    http, _, _ = served
+    for thread in ("t1", "t2", "t3"):
+        assert (await http.post("/agents/a/ag-ui", json=body(thread, "hi"), headers=ANN)).is_success
+    assert (await http.patch("/threads/t2", json={"archived": True}, headers=ANN)).is_success
+
+    async def page(query: str) -> tuple[list[tuple[str, bool]], str | None]:
+        answer = (await http.get(f"/threads?{query}", headers=ANN)).json()
+        return [(t["id"], t["archived"]) for t in answer["threads"]], answer["next"]
+
+    assert (await page("archived=any"))[0] == [("t3", False), ("t2", True), ("t1", False)]
+    first, cursor = await page("archived=any&limit=2")
+    assert first == [("t3", False), ("t2", True)] and cursor is not None
+    assert await page(f"archived=any&limit=2&cursor={cursor}") == ([("t1", False)], None)
+    assert (await page("archived=true"))[0] == [("t2", True)]
+    assert (await page("archived=false"))[0] == (await page(""))[0] == [("t3", False),
+                                                                        ("t1", False)]
+    refused = await http.get("/threads?archived=all", headers=ANN)
+    assert refused.status_code == 422
+    assert refused.json() == {"field": "archived", "error": "archived must be true (the archived "
+                              "threads only), false (the others, the default) or any (both)"}
+
+
 async def test_a_threads_change_from_a_page_on_another_site_is_refused(
         served: tuple[httpx.AsyncClient, Gate, Any]) -> None:
     http, _, _ = served

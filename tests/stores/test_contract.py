@@ -601,6 +601,29 @@ def test_an_owners_list_leaves_out_others_subagents_and_archived_threads(store: 
     assert store.list_owned("ann", archived=True) == []
 
 
+def test_archived_none_lists_archived_and_other_threads_in_one_order_page_by_page(
+        store: Store) -> None:
+    for n, minute in enumerate((5, 1, 9, 3, 7)):
+        thread_at(store, f"t{n}", minute)
+    for name in ("b", "a"):  # changed at the same moment, one of them archived
+        thread_at(store, name, 4)
+    for thread_id in ("t1", "t4", "a"):
+        store.update_thread(thread_id, archived=True)
+    thread_at(store, "bobs", 6, owner="bob")
+    thread_at(store, "sub", 8, parent="t0")
+    both = store.list_owned("ann", archived=None)
+    assert [(info.id, info.archived) for info in both] == [
+        ("t2", False), ("t4", True), ("t0", False), ("b", False), ("a", True), ("t3", False),
+        ("t1", True)]
+    pages, after = [], None
+    while page := store.list_owned("ann", archived=None, limit=2, after=after):
+        pages.append(ids(page))
+        after = page_key(page[-1])
+    assert pages == [["t2", "t4"], ["t0", "b"], ["a", "t3"], ["t1"]]  # the cursor spans both
+    assert ids(store.list_owned("ann")) == ["t2", "t0", "b", "t3"]  # False, the default
+    assert ids(store.list_owned("ann", archived=True)) == ["t4", "a", "t1"]
+
+
 def test_a_thread_saved_for_nobody_then_for_someone_is_listed_as_theirs(store: Store) -> None:
     thread_at(store, "t", 1, owner=None)
     state = store.load("t")

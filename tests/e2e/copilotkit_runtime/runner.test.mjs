@@ -111,6 +111,22 @@ test("the list pages with the server's cursor", async () => {
   assert.equal(rest.nextCursor, null);
 });
 
+test("includeArchived lists the archived threads too, with archived: true; without it they are left out", async () => {
+  const { call } = runtime();
+  const thread = JSON.stringify({ agentId: "todo" });
+  assert.equal((await call("/threads/p2/archive", { method: "POST", headers: json(ANN), body: thread })).status, 200);
+  try {
+    const withArchived = await (await call("/threads?agentId=todo&includeArchived=true", { headers: ANN })).json();
+    assert.deepEqual(withArchived.threads.map((t) => [t.id, t.archived]), [["p3", false], ["p2", true], ["p1", false]]);
+    const paged = await (await call("/threads?agentId=todo&includeArchived=true&limit=2", { headers: ANN })).json();
+    const rest = await (await call(`/threads?agentId=todo&includeArchived=true&limit=2&cursor=${encodeURIComponent(paged.nextCursor)}`, { headers: ANN })).json();
+    assert.deepEqual([...paged.threads, ...rest.threads].map((t) => t.id), ["p3", "p2", "p1"]);
+    assert.deepEqual((await listed(call, ANN)).map((t) => [t.id, t.archived]), [["p3", false], ["p1", false]]);
+  } finally {
+    await call("/threads/p2", { method: "PATCH", headers: json(ANN), body: JSON.stringify({ agentId: "todo", archived: false }) });
+  }
+});
+
 test("a stop with no run going answers stopped: false; the runner's own calls use its headers", async () => {
   const { call } = runtime();
   const stop = await call("/agent/todo/stop/p1", { method: "POST", headers: ANN });
