@@ -3,7 +3,8 @@ what was wrong (415, 413, 408) before anything runs."""
 
 from __future__ import annotations
 
-import anyio
+import asyncio
+
 from starlette.requests import Request
 
 from pyox_agents.server._cross_site import check_json_type
@@ -28,15 +29,18 @@ async def read_json_body(request: Request, *, max_body: int, within: float | Non
         raise RequestError(413, f"the body is {declared} bytes; the limit is {max_body}")
     chunks: list[bytes] = []
     size = 0
-    with anyio.move_on_after(within) as late:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > max_body:
-                raise RequestError(413, f"the body is over the limit of {max_body} bytes")
-            chunks.append(chunk)
-    if late.cancelled_caught:
+    try:
+        async with asyncio.timeout(within) as limit:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > max_body:
+                    raise RequestError(413, f"the body is over the limit of {max_body} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        if not limit.expired():
+            raise
         raise RequestError(408, f"the request body did not arrive within {within:g} s (got "
                                 f"{size} bytes); send the whole body at once, or raise the "
                                 "server's body_timeout (pyox-agents serve --body-timeout)",
-                           headers={"Connection": "close"})
+                           headers={"Connection": "close"}) from None
     return b"".join(chunks)

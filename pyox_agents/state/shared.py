@@ -88,8 +88,8 @@ class SharedState:
         # (version, ops that made it from the one before), kept as far back as open drafts need
         self._log: list[tuple[int, tuple[Op, ...]]] = []
         # the ops of the latest EDIT_BACK commits, for a person's edit made on one of them
-        self._recent: collections.deque[tuple[int, tuple[Op, ...]]] = collections.deque(
-            maxlen=EDIT_BACK)
+        # (made at the first commit: a deque is 600 bytes, and most runs of a server commit none)
+        self._recent: collections.deque[tuple[int, tuple[Op, ...]]] | None = None
         # the writable drafts not closed yet (made at the first: most runs take none)
         self._open: weakref.WeakSet[Draft] | None = None
         self._open_lock = threading.Lock()  # close() may come from a tool's worker thread
@@ -162,7 +162,7 @@ class SharedState:
             raise LookupError(f"version {base_version} is newer than the latest, "
                               f"{self._version}")
         if base_version < self._version:
-            recent = self._recent
+            recent = self._recent or ()
             if not recent or recent[0][0] > base_version + 1:
                 raise LookupError(f"version {base_version} is older than the versions kept "
                                   f"to rebase an edit on (the latest is {self._version})")
@@ -185,6 +185,8 @@ class SharedState:
         self._version += 1
         self._value = new
         self._log.append((self._version, ops))
+        if self._recent is None:
+            self._recent = collections.deque(maxlen=EDIT_BACK)
         self._recent.append((self._version, ops))
         self._prune()
         return Commit(delta=delta, state=new, version=self._version, ops=ops)
