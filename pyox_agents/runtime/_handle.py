@@ -86,7 +86,7 @@ class Outbox:
     mostly waits holds for it: no coroutine per wait, and a batch the run emits meanwhile is
     that future's result."""
 
-    __slots__ = ("_waiter", "closed", "events", "run", "started")
+    __slots__ = ("_loop", "_waiter", "closed", "events", "run", "started")
 
     def __init__(self) -> None:
         self.events: list[RuntimeEvent] = []
@@ -97,6 +97,9 @@ class Outbox:
         """The consumer's wait for the next batch, while it waits (nothing queued)."""
         self.started = False
         """The consumer has been handed a batch (the run's start) through its wait."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The consumer's loop, once it waited (taken once: each `asyncio.get_running_loop()`
+        asks the OS for the process's id)."""
 
     def put(self, events: Sequence[RuntimeEvent]) -> None:
         waiter = self._waiter
@@ -130,7 +133,9 @@ class Outbox:
         """Every event not taken yet, at once or as soon as there is one; once the outbox is
         closed and empty (and the run's task done), `StopAsyncIteration`, or the error the
         run's task failed with."""
-        future: asyncio.Future[list[RuntimeEvent]] = asyncio.get_running_loop().create_future()
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[RuntimeEvent]] = self._loop.create_future()
         if self.events:
             batch, self.events = self.events, []
             self.started = True

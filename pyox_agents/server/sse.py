@@ -239,9 +239,10 @@ class _Slot:
     """What the reader hands the writer, one at a time: `asyncio.Queue(1)` without its three
     deques (3 KiB a stream, a twentieth of an open stream's memory, bench/paced_streams.py)."""
 
-    __slots__ = ("_giver", "_item", "_taker")
+    __slots__ = ("_giver", "_item", "_loop", "_taker")
 
     def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self._item: _Read | None = None
         self._taker: asyncio.Future[None] | None = None  # the writer waits for an item
         self._giver: asyncio.Future[None] | None = None  # the reader waits for room
@@ -257,14 +258,14 @@ class _Slot:
     async def put(self, item: _Read) -> None:
         """Hand over `item` once the writer took the one before."""
         while self._item is not None:
-            self._giver = asyncio.get_running_loop().create_future()
+            self._giver = self._loop.create_future()
             await self._giver
         self.put_nowait(item)
 
     async def get(self) -> _Read:
         """The next item, once there is one."""
         while self._item is None:
-            self._taker = asyncio.get_running_loop().create_future()
+            self._taker = self._loop.create_future()
             await self._taker
         item, self._item = self._item, None
         _wake(self._giver)

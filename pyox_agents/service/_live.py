@@ -102,6 +102,9 @@ class LiveRun:
     """The readers waiting for the next event (or the end)."""
     _reading: int = 0
     """How many readers read the run now."""
+    _loop: asyncio.AbstractEventLoop | None = None
+    """The loop the run's readers wait in, once one waited (taken once: each
+    `asyncio.get_running_loop()` asks the OS for the process's id)."""
 
     @property
     def events(self) -> list[RuntimeEvent]:
@@ -282,7 +285,9 @@ class LiveRun:
         return seen
 
     async def _wait(self) -> None:
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = self._loop.create_future()
         self._waiters.append(waiter)
         try:
             await waiter
