@@ -58,10 +58,11 @@ export declare class PyoxAgentRunner implements AgentRunner {
   connect(request: AgentRunnerConnectRequest): Observable<BaseEvent>;
   isRunning(request: AgentRunnerIsRunningRequest): Promise<boolean>;
   /**
-   * Stops the thread's run on the server (its record: stopped; what it committed stays); false
-   * when no run was going, or this runner never ran or connected the thread (it does not know
-   * its agent). The runtime's stop route reaches the server through `hooks()` instead, as the
-   * page's person.
+   * Stops the thread's run on the server (its record: stopped; what it committed stays), or,
+   * given a `runId`, only the run its request started; false when no run was going, the run
+   * going is another (the `runId`'s has ended), or this runner never ran or connected the
+   * thread (it does not know its agent). The runtime's stop route reaches the server through
+   * `hooks()` instead, as the page's person.
    */
   stop(request: AgentRunnerStopRequest): Promise<boolean>;
   /**
@@ -69,7 +70,8 @@ export declare class PyoxAgentRunner implements AgentRunner {
    * `createCopilotRuntimeHandler`) that serve, with the page's `Authorization` (see
    * `forwardHeaders`):
    *
-   * - `POST .../agent/{agentId}/stop/{threadId}` (CopilotKit's stop button): the server's stop;
+   * - `POST .../agent/{agentId}/stop/{threadId}` (CopilotKit's stop button): the server's stop
+   *   of the run its `runId` names, answered as the runtime's own stop route answers;
    * - `GET .../threads` (`useThreads`): the person's threads on the server (`GET /threads`),
    *   newest change first, paged (`limit`, `cursor`), as CopilotKit's `Thread` records; the
    *   archived ones too with `includeArchived=true` (the server's `?archived=any`);

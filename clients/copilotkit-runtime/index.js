@@ -110,10 +110,10 @@ export class PyoxAgentRunner {
     return (await response.json()).running === true;
   }
 
-  async stop({ threadId }) {
+  async stop({ threadId, runId }) {
     const agentId = this.#threadAgents.get(threadId);
     if (agentId === undefined) return false;
-    const response = await this.#stop(agentId, threadId, await this.#ownHeaders());
+    const response = await this.#stop(agentId, threadId, await this.#ownHeaders(), runId);
     if (!response.ok) throw await httpError(response, `stop of thread ${threadId}`);
     return (await response.json()).stopped === true;
   }
@@ -148,9 +148,13 @@ export class PyoxAgentRunner {
     const headers = this.#callerHeaders(request);
     const thread = `${this.#url}/threads/${encodeURIComponent(route.threadId ?? "")}`;
     switch (route.method) {
-      case "agent/stop":
+      case "agent/stop": {
         this.#remember(route.threadId, route.agentId);
-        return stopAnswer(await this.#stop(route.agentId, route.threadId, headers), route.threadId);
+        const scope = await stopScope(request);
+        if (scope instanceof Response) return scope;
+        const response = await this.#stop(route.agentId, route.threadId, headers, scope.runId);
+        return stopAnswer(response, route.threadId, scope.runId);
+      }
       case "threads/list":
         return this.#listThreads(new URL(request.url).searchParams, headers);
       case "threads/archive":
@@ -181,10 +185,11 @@ export class PyoxAgentRunner {
     });
   }
 
-  #stop(agentId, threadId, headers) {
-    return fetch(`${this.agentUrl(agentId)}/${encodeURIComponent(threadId)}/stop`, {
-      method: "POST", headers,
-    });
+  // The server's stop of the thread's run; with `runId`, only if it is the run that the
+  // request with that runId started (a stop that arrives after it ended leaves the next one).
+  #stop(agentId, threadId, headers, runId) {
+    const url = `${this.agentUrl(agentId)}/${encodeURIComponent(threadId)}/stop`;
+    return runId === undefined ? send(url, "POST", headers) : send(url, "POST", headers, { runId });
   }
 
   #callerHeaders(request) {
@@ -224,11 +229,39 @@ function copilotKitThread(thread, agentId) {
   };
 }
 
+/** The `{ runId? }` of a stop request's body as the runtime's own stop route reads it (an
+ * empty body: `{}`), or the 400 it answers for a body that is not one. In `single-route`
+ * mode the hooks see the runtime's envelope (`{ method: "agent/stop", params, body? }`): its
+ * `body` is the stop's. */
+async function stopScope(request) {
+  const refused = (error) => Response.json({ error }, { status: 400 });
+  let body;
+  try {
+    const raw = await request.clone().text();
+    body = raw.trim() ? JSON.parse(raw) : {};
+  } catch {
+    return refused("Invalid stop request");
+  }
+  if (body?.method === "agent/stop" && "params" in body) body = body.body ?? {};
+  if (typeof body !== "object" || body === null || Array.isArray(body)
+    || Object.keys(body).some((key) => key !== "runId")) return refused("Invalid stop request");
+  if (!("runId" in body)) return {};
+  if (typeof body.runId !== "string" || !body.runId.trim()) return refused("Invalid runId");
+  return { runId: body.runId };
+}
+
 /** The server's answer to a stop, in the shape the runtime's own stop route answers. */
-async function stopAnswer(response, threadId) {
+async function stopAnswer(response, threadId, runId) {
   if (!response.ok) return relay(response);
   const { stopped } = await response.json();
-  if (!stopped) return Response.json({ stopped: false, message: `No active run for thread '${threadId}'.` });
+  if (!stopped) {
+    return Response.json({
+      stopped: false,
+      message: runId === undefined
+        ? `No active run for thread '${threadId}'.`
+        : `Run '${runId}' is not the active run for thread '${threadId}'.`,
+    });
+  }
   return Response.json({
     stopped: true,
     interrupt: { type: "RUN_ERROR", message: "Run stopped by user", code: "STOPPED" },

@@ -35,9 +35,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from pyox_agents.adapters import Cursor, ag_ui, ai_sdk
+from pyox_agents.adapters import Cursor, ai_sdk
 from pyox_agents.agent import Agent
-from pyox_agents.server._ag_ui_routes import ag_ui_capabilities, ag_ui_connect, ag_ui_stop
+from pyox_agents.server._ag_ui_routes import (
+    ag_ui_capabilities,
+    ag_ui_connect,
+    ag_ui_run,
+    ag_ui_stop,
+)
 from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
 from pyox_agents.server._auth import Auth, bearer_tokens
 from pyox_agents.server._body import read_json_body
@@ -49,8 +54,7 @@ from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server._resume import resume_cursor
 from pyox_agents.server._threads_api import thread_routes
 from pyox_agents.server.sse import Chunks, EventStreamResponse
-from pyox_agents.service import LOOK_UP, LiveRun, RequestError, RunService, ServerLimits
-from pyox_agents.state.run import RunState
+from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits
 from pyox_agents.stores.base import Store
 
 __all__ = ["Auth", "bearer_tokens", "create_app"]
@@ -273,7 +277,7 @@ def _check_config(agents: Mapping[str, Agent], on_disconnect: str) -> None:
 def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
     """The app's routes: each protocol's refusals in the body format its clients read."""
     return [
-        Route("/agents/{name}/ag-ui", handled(server, _ag_ui_run), methods=["POST"]),
+        Route("/agents/{name}/ag-ui", handled(server, ag_ui_run), methods=["POST"]),
         Route("/agents/{name}/ag-ui/connect", handled(server, ag_ui_connect), methods=["POST"]),
         Route("/agents/{name}/ag-ui/capabilities", handled(server, ag_ui_capabilities),
               methods=["GET"]),
@@ -293,23 +297,6 @@ def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
         Route("/healthz", _healthz, methods=["GET"]),
         *([Mount("/", StaticFiles(directory=str(page), html=True))] if page else []),
     ]
-
-
-async def _ag_ui_run(server: _Server, request: Request) -> Response:
-    principal = await server.principal(request)
-    name, agent = server.agent(request)
-    run_input = ag_ui.read_input(await server.body(request))
-    paused = LOOK_UP  # the service looks the paused run up, if the request needs it
-    if run_input.resume:  # the owner first: another's pending request is not told
-        await server.runs.check_owner(run_input.thread_id, principal, agent)
-        paused = await server.runs.paused(agent, run_input.thread_id)
-    pending = paused.pending if isinstance(paused, RunState) else None
-    run_request = ag_ui.request_from_input(run_input, pending)
-    kept = ag_ui.stream_input(run_input)
-    del run_input  # its models go now, not once a burst of requests has all started
-    live = await server.runs.start(agent, run_request, name=name, principal=principal,
-                                   paused=paused)
-    return server.sse(ag_ui.frame_log(kept, live.read()), live)
 
 
 async def _ai_sdk_run(server: _Server, request: Request) -> Response:

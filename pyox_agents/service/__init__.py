@@ -3,6 +3,7 @@ process, the pending-approval lookup, opening a thread's conversation, and a pri
 as a resource (list, rename, archive, delete, history, fork, rewind, undo)."""
 
 from pyox_agents._run_request import Busy, Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents.service._client_runs import record_client_run_id
 from pyox_agents.service._connect import Rejoined, rejoin
 from pyox_agents.service._feed import follow_thread
 from pyox_agents.service._limits import ServerLimits
@@ -34,6 +35,7 @@ __all__ = [
     "follow_thread",
     "fork_thread",
     "list_threads_page",
+    "record_client_run_id",
     "rejoin",
     "rewind_thread",
     "thread_history",

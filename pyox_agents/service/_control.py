@@ -15,10 +15,12 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.to_thread
 
+from pyox_agents.service._client_runs import is_named
 from pyox_agents.stores.base import SharedRuns
 
 __all__ = ["Control", "control_key"]
@@ -69,12 +71,16 @@ class Control:
         if self._reader is not None:
             self._reader.cancel()
 
-    async def stop_elsewhere(self, thread_id: str) -> bool:
+    async def stop_elsewhere(self, thread_id: str, run_id: str | None = None) -> bool:
         """Ask the process that runs `thread_id`'s run to stop it, and wait (up to
-        `WAIT_FOR_END` seconds) for its end; False when no run goes on the thread."""
+        `WAIT_FOR_END` seconds) for its end; False when no run goes on the thread, or it is
+        not the client's run `run_id` (read in the run's meta log: `is_named`). The request
+        names the run's `run_key`: that process stops that run, never a later one."""
         run_key = await self.peers.aget_active(thread_id)
         holder = await anyio.to_thread.run_sync(self.peers.lease_holder, thread_id)
         if run_key is None or holder is None:
+            return False
+        if run_id is not None and not is_named(await self._meta(run_key), run_id):
             return False
         request = json.dumps({"stop": thread_id, "run_key": run_key})
         await self.peers.aappend_events(control_key(holder[0]), [request])
@@ -84,6 +90,13 @@ class Control:
                 async for _ in events:
                     pass  # (the log ends with the run)
         return True
+
+    async def _meta(self, run_key: str) -> dict[str, Any]:
+        """What the adapters that started run `run_key` published of it (`publish_meta`)."""
+        meta: dict[str, Any] = {}
+        for _, text in await self.peers.aread_events(f"{run_key}:meta"):
+            meta.update(json.loads(text))
+        return meta
 
     async def _follow(self, owner: str, following: asyncio.Future[None]) -> None:
         key = control_key(owner)

@@ -28,6 +28,7 @@ from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
 from pyox_agents.service._checkpoints import record_run
+from pyox_agents.service._client_runs import stop_live
 from pyox_agents.service._control import Control
 from pyox_agents.service._double_texting import Queue
 from pyox_agents.service._faults import keep, latest_kept, numbered, refuse_unsaved, show, told
@@ -276,16 +277,15 @@ class RunService:
         if self.shared and live.run_key is not None:
             await self._peers.aappend_events(f"{live.run_key}:meta", [json.dumps(dict(meta))])
 
-    async def stop(self, thread_id: str) -> bool:
+    async def stop(self, thread_id: str, run_id: str | None = None) -> bool:
         """Cancel the run active on `thread_id` (here, or through the store in the process
-        that runs it); False if none was. What it committed stays."""
+        that runs it); False if none was, or it is not the client's run `run_id` (a stop
+        that names one: `_client_runs`). What it committed stays."""
         live = self._active.get(thread_id)
         if live is None or live.task is None:
-            return self._control is not None and await self._control.stop_elsewhere(thread_id)
-        live.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait([live.task])
-        return True
+            return self._control is not None and await self._control.stop_elsewhere(
+                thread_id, run_id)
+        return await stop_live(live, run_id)
 
     async def shutdown(self, grace: float) -> None:
         """Stop serving runs, gracefully: new runs are refused (503), each active run finishes

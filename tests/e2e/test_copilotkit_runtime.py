@@ -480,11 +480,15 @@ def test_the_runner_serves_the_runtimes_routes_from_the_server(
     routes; a run is the caller's thread; a new runtime (a restart) connects to it (messages,
     state); bob gets a 404 for it; rename, archive, restore, delete and the list's pages reach
     the server as the caller; `includeArchived` lists the archived threads too, flagged; a stop
-    with no run; the page's own hooks run first."""
-    app = create_app({"todo": todo_agent()}, store=MemoryStore(),
+    with no run; the page's own hooks run first; a stop that names a run (`runId`, through the
+    hooks or the runtime's own route and `stop`) stops that run, and one that names the
+    thread's run that ended leaves the next one going."""
+    gate = Gate()
+    app = create_app({"todo": todo_agent(gate)}, store=MemoryStore(),
                      auth=bearer_tokens({"tok-ann": "ann", "tok-bob": "bob"}))
-    env = {**os.environ, "PYOX_AGENTS_URL": serve(app), "COPILOTKIT_TELEMETRY_DISABLED": "true",
-           "DO_NOT_TRACK": "1"}
+    server = serve(with_controls(app, {"await-work": gate.reached}))
+    env = {**os.environ, "PYOX_AGENTS_URL": server, "PYOX_AGENTS_CONTROL": f"{server}/test",
+           "COPILOTKIT_TELEMETRY_DISABLED": "true", "DO_NOT_TRACK": "1"}
     proc = subprocess.run(["node", "--test", "runner.test.mjs"], cwd=runtime_package, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, f"{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"

@@ -29,9 +29,11 @@ from tests.postgres_server import postgres_server  # noqa: F401 - a fixture, use
 from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
 
 
-def run_on(server: Server, thread: str, plan: str, state: Any = None) -> Stream:
-    """An AG-UI run of `plan` on `server`, streamed in the background."""
-    body = ag_ui_body(thread, f"r-{uuid.uuid4().hex[:8]}", plan)
+def run_on(server: Server, thread: str, plan: str, state: Any = None,
+           run_id: str | None = None) -> Stream:
+    """An AG-UI run of `plan` on `server` (its request's `runId`: `run_id`, or a new one),
+    streamed in the background."""
+    body = ag_ui_body(thread, run_id or f"r-{uuid.uuid4().hex[:8]}", plan)
     body["messages"][0]["id"] = f"u-{uuid.uuid4().hex[:8]}"  # (only its new message, as
     if state is not None:                                    # clients send it)
         body["state"] = state
@@ -185,3 +187,26 @@ def test_a_stop_sent_to_b_stops_the_run_on_a(
     view = kept(b, thread)
     assert view["state"]["notes"] == ["one"] and not view["running"], view
     assert httpx.post(stop, timeout=WAIT).json() == {"stopped": False}  # nothing runs now
+
+
+def test_a_stop_sent_to_b_that_names_an_ended_run_leaves_the_next_run_on_a_going(
+    cluster: Cluster,  # noqa: F811 - the fixture
+) -> None:
+    """Rule: a stop that names a runId (CopilotKit's) stops only the run that request started,
+    whichever process it is sent to: one that names the thread's run that ended leaves the
+    next run, on A, going (`stopped: false`); one that names that run stops it."""
+    a, b = cluster.start("A", "B", lease_ttl=10)
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    stop = f"{b.url}/agents/{AGENT}/ag-ui/{thread}/stop"
+    run_on(a, thread, "note:one", state={"notes": []}, run_id="run-1").finish(cluster)
+    running = run_on(a, thread, "note:two wait:g-named note:never", run_id="run-2")
+    assert cluster.started("g-named").startswith("A ")
+
+    stale = httpx.post(stop, json={"runId": "run-1"}, timeout=WAIT)
+    assert stale.status_code == 200 and stale.json() == {"stopped": False}, stale.text
+    assert kept(b, thread)["running"] and not running.ended.is_set()
+    answer = httpx.post(stop, json={"runId": "run-2"}, timeout=WAIT)
+    assert answer.status_code == 200 and answer.json() == {"stopped": True}, answer.text
+    frames = running.finish(cluster)
+    assert frames[-1]["type"] == "RUN_FINISHED", frames[-3:]
+    assert kept(b, thread)["state"]["notes"] == ["one", "two"]

@@ -60,8 +60,8 @@ def agent(gate: Gate) -> Agent:
     return Agent(FunctionModel(reply), tools=[wait, pay])
 
 
-def body(thread: str, text: str, message_id: str = "u1") -> dict[str, Any]:
-    return {"threadId": thread, "runId": "r",
+def body(thread: str, text: str, message_id: str = "u1", run_id: str = "r") -> dict[str, Any]:
+    return {"threadId": thread, "runId": run_id,
             "messages": [{"id": message_id, "role": "user", "content": text}]}
 
 
@@ -220,6 +220,52 @@ async def test_the_ag_ui_stop_route_stops_the_run_and_a_disconnect_only_detaches
     again = await http.post("/agents/a/ag-ui/t/stop", headers=ANN)
     assert again.json() == {"stopped": False}
     gate.release.set()
+
+
+async def test_a_stop_that_names_an_ended_run_leaves_the_threads_next_run_going(
+        served: tuple[httpx.AsyncClient, Gate, Any]) -> None:
+    """Rule: a stop whose body names a runId stops the run that request started and no other
+    (CopilotKit's stop for a run that ended arrives once the thread's next run goes)."""
+    http, gate, app = served
+    first = await http.post("/agents/a/ag-ui", json=body("t", "hi", "u1", "run-1"), headers=ANN)
+    assert first.is_success and "RUN_FINISHED" in first.text
+    async with http.stream("POST", "/agents/a/ag-ui", json=body("t", "wait", "u2", "run-2"),
+                           headers=ANN) as second:
+        with anyio.fail_after(10):
+            await gate.reached.wait()
+        live = app.state.pyox.runs.active("t")
+        stale = await http.post("/agents/a/ag-ui/t/stop", json={"runId": "run-1"}, headers=ANN)
+        assert stale.json() == {"stopped": False}
+        await asyncio.sleep(0.1)
+        assert not live.done and await listed(http) == [("t", "running")]
+        stop = await http.post("/agents/a/ag-ui/t/stop", json={"runId": "run-2"}, headers=ANN)
+        assert stop.json() == {"stopped": True}
+        text = (await second.aread()).decode()
+    assert live.done and "RUN_FINISHED" in text and "went on" not in text
+    runs = (await http.get("/threads/t/history", headers=ANN)).json()["runs"]
+    assert [r["status"] for r in runs] == ["completed", "stopped"]
+    gate.release.set()
+
+
+async def test_a_stop_body_that_is_not_a_runid_is_refused_saying_what_to_send(
+        served: tuple[httpx.AsyncClient, Gate, Any]) -> None:
+    http, _, _ = served
+    stop = "/agents/a/ag-ui/t/stop"
+    usage = 'send {"runId": "<the runId of the run to stop>"}, or no body to stop any run'
+    not_json = await http.post(stop, content=b"run-1", headers=ANN)
+    assert (not_json.status_code, not_json.json()) == (
+        422, {"error": f"the body is not JSON: {usage}"})
+    a_list = await http.post(stop, json=["run-1"], headers=ANN)
+    assert (a_list.status_code, a_list.json()) == (
+        422, {"error": f"the body must be a JSON object: {usage}"})
+    for bad, shown in ((7, "7"), (None, "null"), ("", '""')):
+        answer = await http.post(stop, json={"runId": bad}, headers=ANN)
+        assert (answer.status_code, answer.json()) == (422, {
+            "error": f"runId must be a non-empty string, got {shown}: {usage}",
+            "field": "runId"})
+    for empty in ({}, {"other": 1}, None):  # no runId: whichever run goes on (none here)
+        answer = await http.post(stop, json=empty, headers=ANN)
+        assert answer.json() == {"stopped": False}, answer.text
 
 
 async def test_a_server_without_a_store_has_no_threads_to_list() -> None:

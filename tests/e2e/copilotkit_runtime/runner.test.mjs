@@ -1,9 +1,11 @@
 // PyoxAgentRunner and its hooks in CopilotKit's runtime (the real `@copilotkit/runtime` 1.75
 // fetch handler, no browser), against a real pyox-agents server with bearer auth (ann, bob):
 //
-//   PYOX_AGENTS_URL=http://127.0.0.1:<port> node --test runner.test.mjs
+//   PYOX_AGENTS_URL=http://127.0.0.1:<port> PYOX_AGENTS_CONTROL=<its /test> node --test runner.test.mjs
 //
-// run by tests/e2e/test_copilotkit_runtime.py, whose server has the todo agent.
+// run by tests/e2e/test_copilotkit_runtime.py, whose server has the todo agent, its
+// `work_slowly` tool held until the run is stopped, and `POST <control>/await-work` (a run is
+// held there).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { HttpAgent } from "@ag-ui/client";
@@ -11,6 +13,7 @@ import { CopilotRuntime, createCopilotRuntimeHandler } from "@copilotkit/runtime
 import { PyoxAgentRunner } from "@pyox-agents/copilotkit-runtime";
 
 const SERVER = process.env.PYOX_AGENTS_URL;
+const CONTROL = process.env.PYOX_AGENTS_CONTROL;
 const BASE = "http://runtime.test/api/copilotkit";
 const ANN = { authorization: "Bearer tok-ann" };
 const BOB = { authorization: "Bearer tok-bob" };
@@ -42,6 +45,25 @@ async function listed(call, headers) {
 }
 
 const json = (headers) => ({ ...headers, "content-type": "application/json" });
+
+/** Waits until the server holds a run in `work_slowly`. */
+async function awaitWork() {
+  const response = await fetch(`${CONTROL}/await-work`, { method: "POST" });
+  assert.equal(response.status, 200, await response.text());
+}
+
+/** Ann's run of "hello" on `threadId`, to its end, then her run of "work slowly" held on the
+ * server: the two requests (their runIds) and the second's events (a promise). */
+async function endedThenGoing(call, threadId) {
+  const ended = input(threadId, [{ id: `${threadId}-u1`, role: "user", content: "hello" }]);
+  await events(await call("/agent/todo/run", { method: "POST", headers: json(ANN), body: JSON.stringify(ended) }));
+  const going = input(threadId, [{ id: `${threadId}-u2`, role: "user", content: "work slowly" }]);
+  const stream = call("/agent/todo/run", { method: "POST", headers: json(ANN), body: JSON.stringify(going) }).then(events);
+  await awaitWork();
+  return { ended, going, stream };
+}
+
+const STOPPED = { stopped: true, interrupt: { type: "RUN_ERROR", message: "Run stopped by user", code: "STOPPED" } };
 
 test("the runtime says it serves the thread list and its changes", async () => {
   const info = await (await runtime().call("/info")).json();
@@ -162,4 +184,56 @@ test("the page's own hooks run first, and can refuse", async () => {
 
 test("a runner needs the server's url", () => {
   assert.throws(() => new PyoxAgentRunner({ url: "127.0.0.1:8000" }), /needs \{ url \}/);
+});
+
+test("the stop route stops the run its runId names: a stop for a run that ended leaves the thread's next run going", async () => {
+  const { call } = runtime();
+  const ownCalls = new PyoxAgentRunner({ url: SERVER, headers: ANN });
+  const { ended, going, stream } = await endedThenGoing(call, "s1");
+  const stop = (body) => call("/agent/todo/stop/s1", { method: "POST", headers: json(ANN), body });
+  const stale = await stop(JSON.stringify({ runId: ended.runId }));
+  assert.equal(stale.status, 200);
+  assert.deepEqual(await stale.json(), { stopped: false, message: `Run '${ended.runId}' is not the active run for thread 's1'.` });
+  assert.equal(await ownCalls.isRunning({ threadId: "s1" }), true);
+  for (const [body, error] of [["{", "Invalid stop request"], [JSON.stringify({ runId: 7 }), "Invalid runId"], [JSON.stringify({ runId: going.runId, more: 1 }), "Invalid stop request"]]) {
+    const refused = await stop(body);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await refused.json(), { error }); // as the runtime's own stop route answers
+  }
+  assert.equal(await ownCalls.isRunning({ threadId: "s1" }), true);
+  const stopped = await stop(JSON.stringify({ runId: going.runId }));
+  assert.deepEqual(await stopped.json(), STOPPED);
+  assert.equal((await stream).at(-1).type, "RUN_FINISHED");
+  assert.equal(await ownCalls.isRunning({ threadId: "s1" }), false);
+  const again = await stop("");
+  assert.deepEqual(await again.json(), { stopped: false, message: "No active run for thread 's1'." });
+});
+
+test("without the hooks, the runtime's stop route calls stop({ threadId, runId }), which stops only that run", async () => {
+  const runner = new PyoxAgentRunner({ url: SERVER, headers: ANN });
+  const copilotRuntime = new CopilotRuntime({ agents: { todo: new HttpAgent({ url: runner.agentUrl("todo") }) }, runner });
+  const handler = createCopilotRuntimeHandler({ runtime: copilotRuntime, basePath: "/api/copilotkit" });
+  const call = (path, init = {}) => handler(new Request(`${BASE}${path}`, init));
+  const { ended, going, stream } = await endedThenGoing(call, "s2");
+  const stop = (runId) => call("/agent/todo/stop/s2", { method: "POST", headers: json(ANN), body: JSON.stringify({ runId }) });
+  assert.deepEqual(await (await stop(ended.runId)).json(), { stopped: false, message: `Run '${ended.runId}' is not the active run for thread 's2'.` });
+  assert.equal(await runner.isRunning({ threadId: "s2" }), true);
+  assert.deepEqual(await (await stop(going.runId)).json(), STOPPED);
+  assert.equal((await stream).at(-1).type, "RUN_FINISHED");
+  assert.equal(await runner.isRunning({ threadId: "s2" }), false);
+});
+
+test("in single-route mode, the hooks read the stop's runId in the runtime's envelope", async () => {
+  const { call } = runtime();
+  const { ended, going, stream } = await endedThenGoing(call, "s3");
+  const runner = new PyoxAgentRunner({ url: SERVER });
+  const copilotRuntime = new CopilotRuntime({ agents: { todo: new HttpAgent({ url: runner.agentUrl("todo") }) }, runner });
+  const handler = createCopilotRuntimeHandler({ runtime: copilotRuntime, basePath: "/api/copilotkit", mode: "single-route", hooks: runner.hooks() });
+  const stop = (runId) => handler(new Request(BASE, {
+    method: "POST", headers: json(ANN),
+    body: JSON.stringify({ method: "agent/stop", params: { agentId: "todo", threadId: "s3" }, body: { runId } }),
+  }));
+  assert.deepEqual(await (await stop(ended.runId)).json(), { stopped: false, message: `Run '${ended.runId}' is not the active run for thread 's3'.` });
+  assert.deepEqual(await (await stop(going.runId)).json(), STOPPED);
+  assert.equal((await stream).at(-1).type, "RUN_FINISHED");
 });
