@@ -29,7 +29,8 @@ class RunHandle:
     def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]],
                  texts: Callable[[str], Callable[[], str] | None] | None = None,
                  edit: Callable[[Sequence[Op], int], Commit | None] | None = None,
-                 conversation: State | None = None) -> None:
+                 conversation: State | None = None,
+                 keep_pace: Callable[[], None] | None = None) -> None:
         self.run_id = run_id
         """The run's id (64 hex digits; a crash-cut run that this one continues keeps its id)."""
         self.conversation = conversation
@@ -37,6 +38,7 @@ class RunHandle:
         self._batches = batches
         self._texts = texts
         self._edit = edit
+        self._keep_pace = keep_pace
 
     def edit_state(self, ops: Sequence[Op], base_version: int) -> Commit | None:
         """Commit a person's edit of the run's shared state while it runs: `ops` (made on the
@@ -63,8 +65,16 @@ class RunHandle:
         the text anyway."""
         return None if self._texts is None else self._texts(message_id)
 
-    def batches(self) -> AsyncIterator[list[RuntimeEvent]]:
-        """The run's events, as lists of those there are at a time; closing this stops it."""
+    def batches(self, *, keep_pace: bool = False) -> AsyncIterator[list[RuntimeEvent]]:
+        """The run's events, as lists of those there are at a time; closing this stops it.
+
+        `keep_pace`: the run saves its end (the save that drops the shared state from its
+        record) only once this reader is done with every batch before it, asking for the next.
+        A server that keeps each version of the state before it shows it reads so: a crash
+        between that save and keeping the run's last version would lose the version.
+        """
+        if keep_pace and self._keep_pace is not None:
+            self._keep_pace()
         return self._batches
 
     async def events(self) -> AsyncIterator[RuntimeEvent]:
@@ -86,7 +96,7 @@ class Outbox:
     mostly waits holds for it: no coroutine per wait, and a batch the run emits meanwhile is
     that future's result."""
 
-    __slots__ = ("_loop", "_waiter", "closed", "events", "run", "started")
+    __slots__ = ("_caught_up", "_loop", "_waiter", "closed", "events", "left", "run", "started")
 
     def __init__(self) -> None:
         self.events: list[RuntimeEvent] = []
@@ -100,6 +110,10 @@ class Outbox:
         self._loop: asyncio.AbstractEventLoop | None = None
         """The consumer's loop, once it waited (taken once: each `asyncio.get_running_loop()`
         asks the OS for the process's id)."""
+        self.left = False
+        """The consumer stopped reading (it closed the stream)."""
+        self._caught_up: asyncio.Future[None] | None = None
+        """The run's wait for its consumer to be done with every batch (`caught_up`)."""
 
     def put(self, events: Sequence[RuntimeEvent]) -> None:
         waiter = self._waiter
@@ -123,6 +137,23 @@ class Outbox:
         batch, self.events = self.events, []
         waiter.set_result(batch)
 
+    async def caught_up(self) -> None:
+        """Return once the consumer has taken every event put so far and asks for more (it is
+        done with them), or stopped reading."""
+        while not self.left and (self.events or self._waiter is None or self._waiter.done()):
+            self._caught_up = asyncio.get_running_loop().create_future()
+            await self._caught_up
+
+    def leave(self) -> None:
+        """The consumer stops reading: a run waiting for it to catch up goes on."""
+        self.left = True
+        self._wake_caught_up()
+
+    def _wake_caught_up(self) -> None:
+        waiting, self._caught_up = self._caught_up, None
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
+
     def close(self) -> None:
         self.closed = True
         waiter, self._waiter = self._waiter, None
@@ -144,6 +175,7 @@ class Outbox:
             _end(future, self.run)
         else:
             self._waiter = future
+            self._wake_caught_up()
         return future
 
 

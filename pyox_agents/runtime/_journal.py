@@ -15,7 +15,7 @@ import asyncio
 import inspect
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, cast
 
@@ -72,6 +72,9 @@ class Journal:
         self._written = 0  # the latest save written
         self.owner: str | None = None
         """The principal a server runs this for: a new thread is saved as theirs."""
+        self.before_end: Callable[[], Awaitable[None]] | None = None
+        """Awaited before a save of the ended run, which drops the shared state from its record
+        (`RunHandle.batches(keep_pace=True)`: its reader is done with every version first)."""
 
     # -- what happened -------------------------------------------------------------------------
 
@@ -321,6 +324,8 @@ class Journal:
             self._dropped += len(self._audit)
             self._audit.clear()
             return
+        if self.run.done and self.before_end is not None:
+            await self.before_end()  # (its reader keeps the versions this drops: see there)
         shared = None if self.run.done else self.shared.value  # kept while the run can resume
         saved = Saved(self.run.to_dict(), shared, self.shared.version,
                        self.conversation._entry_count(), self._audited)

@@ -28,9 +28,9 @@ T = TypeVar("T")
 def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
            state_given: bool = True) -> RunHandle:
     """The run as its caller holds it: its `batches`."""
-    return RunHandle(runner.run_id, batches(agent, runner, resumed=resumed,
-                                            state_given=state_given), runner.text_of,
-                     runner.edit_state, runner.conversation)
+    stream = batches(agent, runner, resumed=resumed, state_given=state_given)
+    return RunHandle(runner.run_id, stream, runner.text_of, runner.edit_state,
+                     runner.conversation, stream.keep_pace)
 
 
 def batches(agent: AgentParts, runner: Runner, *, resumed: bool = False,
@@ -64,6 +64,12 @@ class RunStream:
     def __aiter__(self) -> RunStream:
         return self
 
+    def keep_pace(self) -> None:
+        """The run saves its end only once its reader is done with every batch before it
+        (`RunHandle.batches`)."""
+        if self._runner.journal is not None:
+            self._runner.journal.before_end = self._outbox.caught_up
+
     def __anext__(self) -> Awaitable[list[RuntimeEvent]]:
         if self._outbox.run is None:
             return self._start()
@@ -84,6 +90,7 @@ class RunStream:
 
     async def aclose(self) -> None:
         """Stop the run (if it runs) and wait for its task to end."""
+        self._outbox.leave()
         run = self._outbox.run
         if run is None or run.done():  # (a run that ended: nothing to wait for)
             return
@@ -92,6 +99,7 @@ class RunStream:
 
     def __del__(self) -> None:
         run = self._outbox.run  # a reader that dropped this without closing it: stop the run
+        self._outbox.leave()
         if run is not None and not run.done():
             run.cancel()
 

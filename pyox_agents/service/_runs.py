@@ -210,7 +210,7 @@ class RunService:
             raise
         live.handle = handle
         live.texts = handle.text_of  # before its first event: its reply's text is kept once
-        batches = handle.batches()
+        batches = handle.batches(keep_pace=self.keep_state)  # (its end after what it showed)
         if self.shared:
             live.run_key = secrets.token_hex(16)
             try:

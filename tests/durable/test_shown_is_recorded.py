@@ -178,3 +178,46 @@ async def test_a_persons_edit_during_a_tools_save_is_shown_after_the_tools_chang
         state = jsonpatch.apply_patch(state, change.delta)
         assert state == change.state
     assert state == {"items": ["tool", "p"]}
+
+
+class SlowKeeping(SQLiteStore):
+    """SQLite whose kept-state writes take `SLOW` seconds (a server keeping a version lags
+    its run), and that notes the kept state at each write of a run record that ends the run."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.kept_at_end: list[Any] = []
+
+    def write_kept_state(self, thread_id: str, kept: Any, token: Any = None) -> None:
+        time.sleep(SLOW)
+        super().write_kept_state(thread_id, kept, token)
+
+    def append_kept_changes(self, thread_id: str, since: int, changes: Any,
+                            token: Any = None) -> Any:
+        time.sleep(SLOW)
+        return super().append_kept_changes(thread_id, since, changes, token)
+
+    def write(self, record: StepRecord) -> None:
+        if record.run is not None and record.run.get("status") != "running":
+            self.kept_at_end.append(self.load_kept_state(record.thread_id))
+        super().write(record)
+
+
+@pytest.mark.parametrize("protocol", ["ag-ui", "ai-sdk"])
+def test_a_run_records_its_end_only_once_the_server_kept_every_version_before_it(
+    live_server: Callable[[Any], str], tmp_path: Path, protocol: str
+) -> None:
+    """Rule: a run's last save drops the shared state from its record (the thread's kept
+    state holds it), so it comes only once the server has kept every version the run showed
+    before it: a crash between could otherwise lose a tool's change that no record holds."""
+    store = SlowKeeping(tmp_path / "runs.sqlite")
+    agent = Agent(ScriptedModel([ToolCall("note", {"text": "a"}), "done"]), tools=[note],
+                  store=store)
+    url = live_server(create_app({"notes": agent}, store=store))
+    _first_change(url, protocol)
+    deadline = time.monotonic() + 10
+    while not store.kept_at_end and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert store.kept_at_end, "the run never recorded its end"
+    assert store.kept_at_end[0] is not None
+    assert store.kept_at_end[0]["state"] == {"notes": ["a"]}
