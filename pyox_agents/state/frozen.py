@@ -45,7 +45,8 @@ JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | 
 
 _READ_ONLY = (
     "this value is read-only (a committed version of the shared state); change it through "
-    "ctx.state inside a tool, or make an editable copy with {copy}")
+    "ctx.state inside a tool, or make an editable copy: pyox_agents.state.frozen.thaw(value) "
+    "copies it whole ({copy} copies one level)")
 
 
 def _refuse(copy: str) -> NoReturn:

@@ -5,6 +5,7 @@ path there."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -159,8 +160,9 @@ def test_a_token_that_cannot_be_written_fails_the_stream_not_the_run() -> None:
     assert b"after" not in frames
 
 
-_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=6)  # (lone surrogates:
-_SCALARS = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)  # refused by freeze)
+_TEXT = st.text(st.characters(exclude_categories=("Cs",)) | st.sampled_from(  # (surrogates:
+    "\u2028\u2029\x7f\x1f\"\\/\ufeff"), max_size=6)  # refused by freeze)
+_SCALARS = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
             | st.floats(allow_nan=False, allow_infinity=False) | _TEXT)
 _STATES = st.dictionaries(_TEXT, st.recursive(
     _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner,
@@ -169,17 +171,28 @@ _STATES = st.dictionaries(_TEXT, st.recursive(
 
 
 @given(_STATES, st.none() | st.integers(0, 2**40), st.none() | st.integers(1, 9),
-       st.none() | _TEXT)
+       st.none() | _TEXT, st.none() | _STATES)
 @settings(max_examples=400, deadline=None)
 def test_a_snapshot_is_written_as_the_library_writes_it(
         state: dict[str, Any], timestamp: int | None, version: int | None,
-        subagent: str | None) -> None:
+        subagent: str | None, raw: dict[str, Any] | None) -> None:
     """Rule: a `STATE_SNAPSHOT` (its state written apart, by orjson: a large state's intake)
     is byte for byte what `ag_ui`'s `EventEncoder` writes of the same event with the state
-    as plain JSON: any value, any string, integers past 64 bits, metadata, a subagent's."""
-    fields: dict[str, Any] = {"timestamp": timestamp, "subagent_run_id": subagent}
+    as plain JSON: any value, any string (U+2028, DEL, control characters), integers past 64
+    bits, metadata, a subagent's run id, a raw event."""
+    fields: dict[str, Any] = {"timestamp": timestamp, "subagent_run_id": subagent,
+                              "raw_event": raw}
     if version is not None:
         fields["metadata"] = {"stateVersion": version}
     ours = encode_event(StateSnapshotEvent(snapshot=freeze(state), **fields))
     library = EventEncoder().encode(StateSnapshotEvent(snapshot=state, **fields))
     assert f"data: {ours}\n\n" == library
+
+
+def test_a_snapshot_with_a_lone_surrogate_beside_its_state_is_written_escaped() -> None:
+    """Rule: as for every event, a lone surrogate in a snapshot's other fields (its metadata,
+    its subagent's run id) is written as its JSON escape, not an error."""
+    for fields in ({"metadata": {"note": "\ud800"}}, {"subagent_run_id": "s\udfff"}):
+        text = encode_event(StateSnapshotEvent(snapshot=freeze({"a": [1]}), **fields))
+        assert json.loads(text)["snapshot"] == {"a": [1]}
+        assert "\\ud800" in text or "\\udfff" in text

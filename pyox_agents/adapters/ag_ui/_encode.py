@@ -74,7 +74,10 @@ def _snapshot_json(event: StateSnapshotEvent) -> str | None:
         state = orjson.dumps(event.snapshot).decode()
     except orjson.JSONEncodeError:
         return None
-    envelope = _ENCODER.encode(event.model_copy(update={"snapshot": None}))[6:-2]
+    try:
+        envelope = _ENCODER.encode(event.model_copy(update={"snapshot": None}))[6:-2]
+    except PydanticSerializationError:  # (a lone surrogate in a field: written escaped)
+        return None
     if not envelope.endswith(_NO_SNAPSHOT):  # (the snapshot is the model's last field)
         return None
     return f'{envelope[:-len(_NO_SNAPSHOT)]}"snapshot":{state}}}'
