@@ -213,7 +213,8 @@ class _Clock:
             if timeout is not None and now - self.sending >= timeout:
                 self.expired = True
                 assert self.limit is not None
-                self.limit.reschedule(now)  # it ends there, with a TimeoutError
+                if not self.limit.expired():  # (else it ends already: the client went)
+                    self.limit.reschedule(now)  # it ends there, with a TimeoutError
                 return
             due = self.sending + timeout if timeout is not None else now + self.keepalive
         elif now - self.last >= self.keepalive:

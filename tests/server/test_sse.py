@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
@@ -363,3 +364,45 @@ def test_keep_alives_and_send_timeouts_work_on_uvloop_too() -> None:
     sent = uvloop.run(main())
     assert sent[1] == b"data: 1\n\n" and sent[-2:] == [b"data: 2\n\n", b""]
     assert sent.count(KEEPALIVE_FRAME) >= 2
+
+
+async def test_a_client_that_goes_as_a_blocked_write_times_out_ends_the_stream_quietly(
+        ) -> None:
+    """Rule: a client that disconnects just before a blocked write's send timeout (the loop
+    busy a moment after) ends the stream as a client that went: its chunks closed, nothing
+    raised, and no error in the loop's log (the timeout is not set again once it expires)."""
+    loop = asyncio.get_running_loop()
+    errors: list[Any] = []
+    loop.set_exception_handler(lambda _, context: errors.append(context))
+    closed: list[bool] = []
+    gone: asyncio.Future[None] = loop.create_future()
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        try:
+            yield b"data: 1\n\n"
+            await asyncio.sleep(3600)
+        finally:
+            closed.append(True)
+
+    async def send(message: dict[str, Any]) -> None:
+        if message.get("body"):  # the client stopped reading; it goes just before the timeout
+            def disconnect() -> None:
+                gone.set_result(None)
+                loop.call_soon(time.sleep, 0.1)  # (the loop busy: the timer comes due too)
+
+            loop.call_later(0.25, disconnect)
+            await asyncio.Event().wait()
+
+    async def receive() -> dict[str, Any]:
+        await gone
+        return {"type": "http.disconnect"}
+
+    try:
+        with anyio.fail_after(5):
+            await EventStreamResponse(chunks(), keepalive=60, send_timeout=0.3)(
+                {"type": "http", "method": "GET"}, receive, send)  # type: ignore[arg-type]
+        await asyncio.sleep(0.2)
+    finally:
+        loop.set_exception_handler(None)
+    assert closed == [True]
+    assert errors == []
