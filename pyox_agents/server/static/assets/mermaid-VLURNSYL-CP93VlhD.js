@@ -1,1 +1,0 @@
-export{h as Mermaid}from"./ConnectingAgent-DxW2jj9J.js";
