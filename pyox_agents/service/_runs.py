@@ -391,9 +391,6 @@ class RunService:
         not ended has its latest. A store this process alone writes is read once per thread."""
         if not self.keep_state:
             return ThreadState()
-        kept = self.kept_states.get(thread_id)
-        if kept is None:
-            assert self.store is not None  # (keep_state needs one)
-            kept = await latest_kept(self.store, thread_id)
-            self.kept_states.remember(thread_id, kept)
-        return kept
+        store = self.store
+        assert store is not None  # (keep_state needs one)
+        return await self.kept_states.read(thread_id, lambda: latest_kept(store, thread_id))

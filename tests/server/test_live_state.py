@@ -606,3 +606,52 @@ async def test_a_kept_state_the_store_failed_to_write_is_read_again_from_the_sto
         assert runs.kept_states.get("t1") is None
         store.failing = False
         assert (await kept(http))["state"] == {"items": ["a"]}  # what the store holds
+
+
+class _SlowKeptReads(MemoryStore):
+    """A MemoryStore whose reads of a thread's kept state, while `late` is set, answer once
+    `answer` is set with what the store held when they began (a read slowed by a busy
+    machine, as a thread-pool read of a large state is)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.late = False
+        self.began, self.answer = asyncio.Event(), asyncio.Event()
+
+    async def aload_kept_state(self, thread_id: str) -> Any:
+        held = await super().aload_kept_state(thread_id)
+        if self.late:
+            self.began.set()
+            await self.answer.wait()
+        return held
+
+
+async def test_a_read_of_the_kept_state_that_a_run_outlasts_is_not_taken_as_the_latest() -> None:
+    """Rule: an edit named on the last version a client was shown is taken. A reader of the
+    thread (a tab that starts following it, a reload) read its kept state from the store while
+    the run went on; the run ended, keeping newer versions, before that read came back. The
+    read's older version must not become what the server thinks it keeps: a CI run of the
+    CopilotKit demo refused the person's next edit so ("version 4 is not one this server
+    keeps (the latest is 1)")."""
+    gate = asyncio.Event()
+    seen: list[list[Message]] = []
+    store = _SlowKeptReads()
+    app = create_app({"todo": todo_agent(gate, seen)}, store=store)
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
+        await until(lambda: bool(seen))  # version 1 shown, the tool waits
+        store.late = True
+        look = asyncio.create_task(http.get("/threads/t1"))
+        await store.began.wait()  # it read the store before the run's end
+        store.late = False
+        gate.set()
+        _, events = await run
+        shown = [e["metadata"]["stateVersion"] for e in events if e["type"].startswith("STATE_")]
+        assert shown[-1] == 2
+        store.answer.set()
+        assert (await look).status_code == 200
+        answer = await patch(http, 2, [{"op": "add", "path": "/todos/-",
+                                        "value": {"text": "c", "done": False}}])
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["version"] == 3
+        assert (await kept(http))["version"] == 3
