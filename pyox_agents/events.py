@@ -203,7 +203,10 @@ class StateChanged:
     `state`, the whole new version (read-only). `call_id` is the tool call that made the change
     ("" for a person's edit made while the run went on, `RunHandle.edit_state`); `version`
     counts the changes of this run (the state given to the run is version 0; a server that keeps
-    its threads' state shows the thread's number instead, see `RunStarted`).
+    its threads' state shows the thread's number instead, see `RunStarted`). A served run's log,
+    which its readers replay, keeps the state of its latest change only (the log a shared store
+    keeps for other processes, of none): a change read from it may have `state` None, and is
+    then the version before it with `delta` applied.
     """
 
     delta: Sequence[Mapping[str, Any]]

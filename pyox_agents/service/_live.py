@@ -10,6 +10,10 @@ A slow stream is mostly the text deltas of the run's reply, and the run keeps th
 (`RunHandle.text_of`). So the deltas older than the last `_TAIL` events are kept as the lengths
 of their pieces of it (`_Deltas`, 4 bytes a delta), not as events: an open run's memory barely
 grows with each token, and a reader that reads them (a late one) gets each `TextDelta` as it was.
+In the same way a `StateChanged` older than those keeps its delta alone (`state` None) once a
+later change superseded it: every version of a large state held until the run's end cost a
+copy of its changed lists a step, and a collector that walked each of them. A reader that needs
+the whole state of such a change makes it from the version before (the AI SDK's adapter does).
 """
 
 from __future__ import annotations
@@ -95,6 +99,8 @@ class LiveRun:
     """How many events there are: the next one's index."""
     _settled: int = 0
     """How many entries were looked at for keeping deltas as pieces of their text."""
+    _state_at: int = -1
+    """The entry of the latest change looked at so, which keeps its state (-1: none)."""
     _chars: dict[str, list[Any]] = field(default_factory=dict)
     """Each reply's text (when the run gives it) and how many of its characters the deltas
     looked at so far come to."""
@@ -250,7 +256,8 @@ class LiveRun:
 
     def _settle(self, end: int) -> None:
         """Keep the text deltas of entries `_settled` to `end` as pieces of their reply's text
-        (where the run gives the text), one `_Deltas` per run of deltas of one reply."""
+        (where the run gives the text), one `_Deltas` per run of deltas of one reply, and
+        each change a later one superseded as its delta alone."""
         settled = self._settled
         entries, starts = self._entries[settled:end], self._starts[settled:end]
         kept: list[RuntimeEvent | _Deltas] = []
@@ -275,6 +282,21 @@ class LiveRun:
         self._entries[settled:end] = kept
         self._starts[settled:end] = kept_starts
         self._settled += len(kept)
+        self._supersede([settled + at for at, entry in enumerate(kept)
+                         if type(entry) is StateChanged])
+
+    def _supersede(self, changes: list[int]) -> None:
+        """Keep the state of only the latest of the changes at entries `changes` and
+        `_state_at`: the others keep their delta alone."""
+        if not changes:
+            return
+        if self._state_at >= 0:
+            changes.insert(0, self._state_at)
+        for at in changes[:-1]:
+            change = self._entries[at]
+            assert type(change) is StateChanged
+            self._entries[at] = dataclasses.replace(change, state=None)
+        self._state_at = changes[-1]
 
     def _text(self, message_id: str) -> list[Any]:
         """[the text of reply `message_id` (None: not given), its characters looked at]."""
