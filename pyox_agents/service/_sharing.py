@@ -1,15 +1,21 @@
 """A run shared with other processes through the store: its lease kept, its events logged,
-its thread released; none of which stops the run when the store is away for a while."""
+its thread released; none of which stops the run when the store is away for a while.
+
+A state's change is logged as its delta alone, as the run's own log keeps an older change
+(`LiveRun`): its whole state, written and read again a step, cost a large state's every item
+twice a step, and the readers in other processes make it from the version before.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Sequence
 
 import anyio
 
-from pyox_agents.events import RuntimeEvent
+from pyox_agents.events import RuntimeEvent, StateChanged
 from pyox_agents.service._event_json import event_to_json
 from pyox_agents.service._live import LiveRun
 from pyox_agents.stores import StoreUnavailable
@@ -51,8 +57,7 @@ async def share(peers: SharedRuns, live: LiveRun, last: Sequence[RuntimeEvent] =
     if not events:
         return True
     try:
-        await peers.aappend_events(live.run_key,
-                                   [json.dumps(event_to_json(event)) for event in events])
+        await peers.aappend_events(live.run_key, [_logged(event) for event in events])
     except Exception as exc:
         _log.warning("run of thread %s: %d events not logged yet", live.thread_id,
                      len(events), exc_info=True)
@@ -79,7 +84,7 @@ async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float,
         if isinstance(peers, EndsRuns):
             events = [*live.unshared(), *last]
             await peers.aend_run(live.thread_id, live.run_key, owner, token,
-                                 [json.dumps(event_to_json(event)) for event in events])
+                                 [_logged(event) for event in events])
             live.shared += len(events)
             return
         await peers.amark_done(live.run_key)
@@ -88,3 +93,10 @@ async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float,
     except Exception:
         _log.warning("could not free thread %s; it is free again within %g s",
                      live.thread_id, ttl, exc_info=True)
+
+
+def _logged(event: RuntimeEvent) -> str:
+    """`event` as the store logs it (a state's change without its state)."""
+    if type(event) is StateChanged and event.state is not None:
+        event = dataclasses.replace(event, state=None)
+    return json.dumps(event_to_json(event))

@@ -27,7 +27,7 @@ def test_a_run_on_a_resumes_on_b_after_the_last_frame_got_on_a(
     a, b = cluster.start("A", "B", lease_ttl=10)
     chat, thread = f"c-{uuid.uuid4().hex[:8]}", f"t-{uuid.uuid4().hex[:8]}"
     sdk = Reader("POST", f"{a.url}/agents/{AGENT}/ai-sdk",
-                 json=ai_sdk_body(chat, "note:one wait:g1", state={"notes": []}))
+                 json=ai_sdk_body(chat, "note:one note:two wait:g1", state={"notes": []}))
     agui = Reader("POST", f"{a.url}/agents/{AGENT}/ag-ui",
                   json=ag_ui_body(thread, "r1", "note:one wait:g2", protocolVersion="1.0"))
     cluster.started("g1")
@@ -40,16 +40,22 @@ def test_a_run_on_a_resumes_on_b_after_the_last_frame_got_on_a(
     assert last is not None and last_agui is not None
     resume = f"{b.url}/agents/{AGENT}/ai-sdk/{chat}/stream"
     rest = Reader("GET", resume, headers={"Last-Event-ID": last})
+    whole = Reader("GET", resume)  # (the store logs a change without its state: B makes it)
     connect = Reader("POST", f"{b.url}/agents/{AGENT}/ag-ui/connect",
                      headers={"Last-Event-ID": last_agui}, json=ag_ui_body(thread, "r2"))
     past = httpx.get(resume, headers={"Last-Event-ID": "9999"}, timeout=10)
     assert past.status_code == 400 and "has no event 9999" in past.text
     rest.until(lambda f: rest.status != 0)
+    whole.until(lambda f: whole.status != 0)
     connect.until(lambda f: connect.status != 0)
     cluster.open("g1")
     cluster.open("g2")
     everything, everything_agui = sdk.done(), agui.done()
     assert got + rest.done() == everything  # on B, the frames after the last one A gave
+    assert whole.done() == everything
+    notes = [d["data"]["notes"] for _, d in everything
+             if isinstance(d, dict) and d["type"] == "data-state"]
+    assert ["one"] in notes and notes[-1] == ["one", "two"], notes
     tail = [(i, d) for i, d in connect.done() if i is not None]
     want = everything_agui[len(got_agui):]
     assert [i for i, _ in tail] == [i for i, _ in want]
