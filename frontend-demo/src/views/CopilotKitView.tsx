@@ -29,7 +29,7 @@ import {
   type RunAgentResult,
 } from "@copilotkit/react-core/v2";
 import "@copilotkit/react-core/v2/styles.css";
-import { AGENT, EMPTY, type Edit } from "../shared/model";
+import { AGENT, EMPTY, normalize, type Edit } from "../shared/model";
 import { ApprovalDialog, Board, ErrorBanner, LiveBar, StatePanel, ToolCallView } from "../shared/components";
 import { NAMED_BUTTONS } from "../shared/chatInput";
 import { ConnectingAgent } from "../shared/ConnectingAgent";
@@ -40,10 +40,22 @@ import { threadsChanged, titleThread } from "../shared/threads";
 const VIEW = "copilotkit";
 
 /** A ConnectingAgent that, asked to run over an open interrupt without answering it (the
- * person typed a message, or went back in the chat), sends the interrupt cancelled; and that
- * runs once the person's edits still on their way are committed (`beforeRun`). */
+ * person typed a message, or went back in the chat), sends the interrupt cancelled; that
+ * runs once the person's edits still on their way are committed (`beforeRun`); and that says
+ * when the thread has come back (`restoring`, then `onRestored`: CopilotKit's connect on load
+ * has answered). */
 class TypingOverAgent extends ConnectingAgent {
   beforeRun: (() => Promise<void> | undefined) | undefined;
+  restoring = true;
+  onRestored: (() => void) | undefined;
+
+  connectAgent(parameters?: RunAgentParameters, subscriber?: AgentSubscriber): Promise<RunAgentResult> {
+    return super.connectAgent(parameters, subscriber).finally(() => {
+      if (!this.restoring) return;
+      this.restoring = false;
+      this.onRestored?.();
+    });
+  }
 
   runAgent(parameters?: RunAgentParameters, subscriber?: AgentSubscriber): Promise<RunAgentResult> {
     const waiting = this.beforeRun?.();
@@ -93,11 +105,24 @@ function CopilotKitBody({ threadId, linked, error, setError, aside }: BodyProps)
   const live = useLiveThread(threadId, linked, (state, { own, first }) =>
     own || (first && !agent.isRunning) ? board.reset(state) : board.fromAgent(state));
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
+  // The person's edits made while the thread comes back (typed before its state arrived): made
+  // again on the state it brings, so that state does not replace them.
+  const early = useRef<Edit[]>([]);
+  const restoring = () => agent instanceof TypingOverAgent && agent.restoring;
   useEffect(() => {
     board.reset(agent.state);
     const unfollow = followAgent(live.thread, agent);
     if (agent instanceof TypingOverAgent) {
       agent.beforeRun = () => (live.thread.pending > 0 ? live.settled() : undefined);
+      agent.onRestored = () => {
+        const edits = early.current;
+        early.current = [];
+        for (const change of edits) {
+          if (live.edit(change)) continue; // an edit of the thread
+          agent.setState(board.current.current); // a thread not started: its first run's state
+          break;
+        }
+      };
     }
     const sub = agent.subscribe({
       onStateSnapshotEvent: ({ event }) => {
@@ -112,7 +137,8 @@ function CopilotKitBody({ threadId, linked, error, setError, aside }: BodyProps)
       // Highlight what a delta changed; a snapshot (a thread loaded, a run's start) is not news.
       onStateChanged: ({ state }) => {
         const shown = live.thread.version === null;
-        if (shown && delta.current) board.fromAgent(state);
+        if (shown && restoring()) board.reset(early.current.reduce((s, change) => change(s), normalize(state)));
+        else if (shown && delta.current) board.fromAgent(state);
         else if (shown) board.reset(state);
         delta.current = false;
       },
@@ -188,8 +214,13 @@ function CopilotKitBody({ threadId, linked, error, setError, aside }: BodyProps)
 
   const edit = (change: Edit) => {
     if (live.edit(change)) return;
-    // A thread not started yet: the edit goes with its first run, as the agent's state.
     const next = change(board.current.current);
+    if (restoring()) { // made again on the state the thread brings back, then the agent's
+      early.current.push(change);
+      board.reset(next);
+      return;
+    }
+    // A thread not started yet: the edit goes with its first run, as the agent's state.
     agent.setState(next);
     board.reset(next);
   };

@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{G as t,K as n,W as r}from"./ConnectingAgent-BcISsIxK.js";import{r as i}from"./random-id-BHcalIn7.js";import{C as a,D as o,E as s,O as c,S as l,T as u,_ as d,b as f,c as p,d as m,f as h,g,h as ee,k as te,l as ne,m as re,p as _,s as ie,u as v,v as y,w as b,x,y as ae}from"./index-DITsLzlN.js";function oe(e){return c(ie,e)}function se(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
+import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{G as t,K as n,W as r}from"./ConnectingAgent-B3T-MDXi.js";import{r as i}from"./random-id-BY_0suUX.js";import{C as a,D as o,E as s,O as c,S as l,T as u,_ as d,b as f,c as p,d as m,f as h,g,h as ee,k as te,l as ne,m as re,p as _,s as ie,u as v,v as y,w as b,x,y as ae}from"./index-NDJ726jy.js";function oe(e){return c(ie,e)}function se(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
 <html>
 <head>
 <meta charset="utf-8" />
