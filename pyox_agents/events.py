@@ -19,6 +19,7 @@ from pyox_agents.state.messages import Usage
 from pyox_agents.state.run import AgentError, ApprovalRequest
 
 __all__ = [
+    "NOT_KEPT",
     "ApprovalRequested",
     "CustomEvent",
     "FileAttached",
@@ -46,6 +47,19 @@ __all__ = [
     "ToolResult",
 ]
 
+
+class _NotKept:
+    """The type of `NOT_KEPT`: one value, which is no JSON value (the state may be null)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_KEPT"
+
+
+NOT_KEPT: Any = _NotKept()
+"""The `state` of a `StateChanged` a served run's log kept as its delta alone (a later change
+superseded it): the state is the version before it with `delta` applied."""
 
 StateSnapshots: TypeAlias = Literal["change", "step", "finish"]
 """How often a frontend gets the whole shared state besides its patches (`Agent(state_snapshots=)`):
@@ -205,8 +219,8 @@ class StateChanged:
     counts the changes of this run (the state given to the run is version 0; a server that keeps
     its threads' state shows the thread's number instead, see `RunStarted`). A served run's log,
     which its readers replay, keeps the state of its latest change only (the log a shared store
-    keeps for other processes, of none): a change read from it may have `state` None, and is
-    then the version before it with `delta` applied.
+    keeps for other processes, of none): a change read from it may have `state` `NOT_KEPT`, and
+    is then the version before it with `delta` applied.
     """
 
     delta: Sequence[Mapping[str, Any]]

@@ -1,7 +1,8 @@
 """Runtime events as JSON and back: how a run's events travel between server processes.
 
 `event_to_json(event)` gives `{"type": "<class name>", ...fields}` with every value in JSON form;
-`event_from_json(row)` rebuilds an equal event. A process that follows a run another process
+`event_from_json(row)` rebuilds an equal event (a change's `NOT_KEPT` state is left out of the
+row, and read back so). A process that follows a run another process
 executes (through a store's event log) reads them back with this.
 """
 
@@ -20,7 +21,7 @@ from pyox_agents.state.stopped import stopped_from_json, stopped_to_json
 __all__ = ["event_from_json", "event_to_json"]
 
 _TYPES: dict[str, type[Any]] = {
-    name: getattr(events, name) for name in events.__all__ if name != "RuntimeEvent"
+    name: kind for name in events.__all__ if isinstance(kind := getattr(events, name), type)
 }
 
 
@@ -29,6 +30,8 @@ def event_to_json(event: events.RuntimeEvent) -> dict[str, Any]:
     row: dict[str, Any] = {"type": type(event).__name__}
     for item in dataclasses.fields(event):
         value = getattr(event, item.name)
+        if value is events.NOT_KEPT:
+            continue  # (a change logged as its delta alone: read back as NOT_KEPT)
         if isinstance(value, Usage | AgentError | ApprovalRequest):
             value = _plain(dataclasses.asdict(value))
         elif item.name == "stopped" and value is not None:
@@ -64,6 +67,8 @@ def event_from_json(row: Mapping[str, Any]) -> events.RuntimeEvent:
     for name in ("state",):
         if name in values:
             values[name] = freeze(values[name])
+    if kind is events.StateChanged and "state" not in values:
+        values["state"] = events.NOT_KEPT
     try:
         event: events.RuntimeEvent = kind(**values)
     except TypeError as exc:

@@ -10,8 +10,8 @@ A slow stream is mostly the text deltas of the run's reply, and the run keeps th
 (`RunHandle.text_of`). So the deltas older than the last `_TAIL` events are kept as the lengths
 of their pieces of it (`_Deltas`, 4 bytes a delta), not as events: an open run's memory barely
 grows with each token, and a reader that reads them (a late one) gets each `TextDelta` as it was.
-In the same way a `StateChanged` older than those keeps its delta alone (`state` None) once a
-later change superseded it: every version of a large state held until the run's end cost a
+In the same way a `StateChanged` older than those keeps its delta alone (`state` `NOT_KEPT`)
+once a later change superseded it: every version of a large state held until the run's end cost a
 copy of its changed lists a step, and a collector that walked each of them. A reader that needs
 the whole state of such a change makes it from the version before (the AI SDK's adapter does).
 """
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyox_agents.events import (
+    NOT_KEPT,
     RunFinished,
     RunStarted,
     RuntimeEvent,
@@ -295,7 +296,7 @@ class LiveRun:
         for at in changes[:-1]:
             change = self._entries[at]
             assert type(change) is StateChanged
-            self._entries[at] = dataclasses.replace(change, state=None)
+            self._entries[at] = dataclasses.replace(change, state=NOT_KEPT)
         self._state_at = changes[-1]
 
     def _text(self, message_id: str) -> list[Any]:

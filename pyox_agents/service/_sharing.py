@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from pyox_agents.events import RuntimeEvent, StateChanged
+from pyox_agents.events import NOT_KEPT, RuntimeEvent, StateChanged
 from pyox_agents.service._event_json import event_to_json
 from pyox_agents.service._live import LiveRun
 from pyox_agents.stores import StoreUnavailable
@@ -97,6 +97,6 @@ async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float,
 
 def _logged(event: RuntimeEvent) -> str:
     """`event` as the store logs it (a state's change without its state)."""
-    if type(event) is StateChanged and event.state is not None:
-        event = dataclasses.replace(event, state=None)
+    if type(event) is StateChanged and event.state is not NOT_KEPT:
+        event = dataclasses.replace(event, state=NOT_KEPT)
     return json.dumps(event_to_json(event))

@@ -26,9 +26,11 @@ TICKS = 12
 
 
 def ticking_agent(ticks: int, gate: threading.Event, entered: threading.Event,
+                  paused: tuple[threading.Event, threading.Event] | None = None,
                   **options: Any) -> Agent:
     """An agent that ticks todos 0 .. `ticks` - 1, one a step, then calls a tool that waits
-    for the test (`entered` set once it waits, `gate` to go on), then answers."""
+    for the test (`entered` set once it waits, `gate` to go on), then answers. With `paused`
+    (held, hold), it first calls a tool that sets `held` and waits for `hold`."""
 
     @tool
     def tick(ctx: RunContext, index: int) -> str:
@@ -43,9 +45,18 @@ def ticking_agent(ticks: int, gate: threading.Event, entered: threading.Event,
         gate.wait(30)
         return "opened"
 
-    turns: list[Any] = [ToolCall("tick", {"index": i}, id=f"c{i}") for i in range(ticks)]
+    @tool
+    def pause() -> str:
+        """Wait for the test, before the ticks."""
+        assert paused is not None
+        paused[0].set()
+        paused[1].wait(30)
+        return "on"
+
+    turns: list[Any] = [ToolCall("pause", {}, id="p")] if paused is not None else []
+    turns += [ToolCall("tick", {"index": i}, id=f"c{i}") for i in range(ticks)]
     return Agent(ScriptedModel([*turns, ToolCall("wait", {}, id="w"), "done"]),
-                 tools=[tick, wait], **options)
+                 tools=[tick, wait, pause], **options)
 
 
 def todos(count: int) -> dict[str, Any]:
@@ -104,3 +115,38 @@ async def test_a_long_run_on_a_large_state_holds_a_few_copies_of_it_not_one_a_st
         _, events = await run
     assert events[-1]["type"] == "RUN_FINISHED", events[-1]
     assert held <= 6, f"{held} copies of the state's list are held after 40 ticks"
+
+
+def test_a_state_made_null_by_a_person_is_replayed_as_it_was(live_server: Serve) -> None:
+    """Rule: a change the log keeps as its delta alone is made from the version before even
+    when that version is null (a person may replace the whole state): the resume gives the
+    run's own frames, a snapshot after every change, the null one too."""
+    held, hold = threading.Event(), threading.Event()
+    gate, entered = threading.Event(), threading.Event()
+    agent = ticking_agent(TICKS, gate, entered, (held, hold), state_snapshots="change")
+    base = live_server(create_app({"a": agent}, store=MemoryStore()))
+    chat = {"id": "c2", "trigger": "submit-message", "state": todos(20),
+            "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text",
+                                                                  "text": "tick"}]}]}
+    try:
+        run = Reader("POST", f"{base}/agents/a/ai-sdk", json=chat)
+        assert held.wait(20)
+        version = httpx.get(f"{base}/threads/c2", timeout=10).json()["version"]
+        for value in (None, todos(20)):  # null, then the todos again: the ticks go on
+            edit = httpx.patch(f"{base}/agents/a/threads/c2/state", timeout=10, json={
+                "base": version, "patch": [{"op": "replace", "path": "", "value": value}]})
+            assert edit.status_code == 200, edit.text
+            version = edit.json()["version"]
+        hold.set()
+        assert entered.wait(20)
+        resumed = Reader("GET", f"{base}/agents/a/ai-sdk/c2/stream")
+        resumed.until(lambda frames: resumed.status != 0 and len(frames) > 3)
+    finally:
+        hold.set()
+        gate.set()
+    everything = run.done()
+    assert resumed.done() == everything
+    states = [data["data"] for _, data in everything
+              if isinstance(data, dict) and data["type"] == "data-state"]
+    assert states[:3] == [todos(20), None, todos(20)], states[:3]
+    assert len(states) == TICKS + 3

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyox_agents.events import StateSnapshots
+from pyox_agents.events import NOT_KEPT, StateSnapshots
 from pyox_agents.state.patch import apply_json
 
 __all__ = ["STATE_ID", "VERSION_ID", "StateParts"]
@@ -59,18 +59,19 @@ class StateParts:
                 version: int = 0) -> list[dict[str, Any]]:
         """A change was applied: its patch (its id, `v<version>`, where versions are
         numbered), and the snapshot if every change gets one. A change that comes without
-        its state (None: a served run's log keeps only the latest) is applied to the last."""
-        if state is None and self.state is not None:
-            state = apply_json(self.state, delta)
-        self.state, self.version = state, version
-        self.known = state is not None
+        its state (`NOT_KEPT`: a served run's log keeps only the latest) is applied to the
+        last."""
         part: dict[str, Any] = {"type": "data-state-delta", "data": [dict(op) for op in delta],
                                 "transient": True}
         if version:
             part["id"] = f"v{version}"
         out = [part]
-        if not self.known:  # (a change read without the state before it: none to show)
-            return out
+        self.version = version
+        if state is NOT_KEPT:
+            if not self.known:  # (a change read without the state before it: none to show)
+                return out
+            state = apply_json(self.state, delta)
+        self.state, self.known = state, True
         if self.mode == "change":
             out += self._snapshot()
         else:
