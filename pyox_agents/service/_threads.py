@@ -30,8 +30,14 @@ async def thread_view(runs: RunService, thread_id: str) -> dict[str, Any]:
     conversation = await store.aload(thread_id)
     messages = transcript(conversation)
     kept = await runs.kept_state(thread_id)
-    state = live.last_state() if live is not None and live.last() is not None else kept.state
+    # a state and its version from one place: the run's latest while it goes on, else the kept
+    # one (a person's edit may have followed a run that ended while the store was read)
+    state, version = kept.state, kept.version or None
+    if live is not None and not live.done and live.versions is not None:
+        state, version = live.versions.state, live.versions.version
+    elif live is not None and not live.done and live.last() is not None:
+        state = live.last_state()  # (a server that numbers no versions)
     running = live is not None or await runs.running_elsewhere(thread_id)
     return {"id": thread_id, "messages": messages,
             "state": {} if state is None else json.loads(json.dumps(state)),
-            "version": kept.version or None, "running": running}
+            "version": version, "running": running}

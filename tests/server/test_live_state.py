@@ -655,3 +655,46 @@ async def test_a_read_of_the_kept_state_that_a_run_outlasts_is_not_taken_as_the_
         assert answer.status_code == 200, answer.text
         assert answer.json()["version"] == 3
         assert (await kept(http))["version"] == 3
+
+
+class _SlowConversationReads(MemoryStore):
+    """A MemoryStore whose next read of a conversation (once `late` is set) waits for `answer`
+    (a read slowed by a busy machine)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.late = False
+        self.began, self.answer = asyncio.Event(), asyncio.Event()
+
+    async def aload(self, thread_id: str) -> Any:
+        if self.late:
+            self.late = False
+            self.began.set()
+            await self.answer.wait()
+        return await super().aload(thread_id)
+
+
+async def test_a_thread_read_while_its_run_ends_names_the_version_of_the_state_it_gives() -> None:
+    """Rule: `GET /threads/{id}` gives a state and the number of that very state. Begun while a
+    run went on, on a slow store, it answered after the run had ended and a person's edit had
+    made the next version: it named that version with the state of the one before, so a page
+    that took it would never show the person's item."""
+    gate = asyncio.Event()
+    seen: list[list[Message]] = []
+    store = _SlowConversationReads()
+    app = create_app({"todo": todo_agent(gate, seen)}, store=store)
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
+        await until(lambda: bool(seen))
+        store.late = True
+        look = asyncio.create_task(http.get("/threads/t1"))
+        await store.began.wait()
+        gate.set()
+        _, events = await run
+        last = [e["metadata"]["stateVersion"] for e in events if e["type"].startswith("STATE_")]
+        edited = await patch(http, last[-1], [{"op": "add", "path": "/todos/-",
+                                                "value": {"text": "mine", "done": False}}])
+        assert edited.status_code == 200, edited.text
+        store.answer.set()
+        view = (await look).json()
+        assert {"version": view["version"], "state": view["state"]} == await kept(http)
