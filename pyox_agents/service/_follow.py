@@ -90,7 +90,9 @@ async def follow_remote(store: SharedRuns, thread_id: str, run_key: str,
                     return
         finally:
             await rows.aclose()  # type: ignore[attr-defined]
-        if not await store.ais_done(run_key) and await store.aget_active(thread_id) != run_key:
+        # active first: a run's end marks its log done before (or as) it clears the thread's
+        # active run, so one that ends between the two reads is read as done, not as lost
+        if await store.aget_active(thread_id) != run_key and not await store.ais_done(run_key):
             yield RunFailed(AgentError("run_lost", "the server process running this run "
                                                    "stopped; send the message again"))
             return

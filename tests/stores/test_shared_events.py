@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import anyio
 import pytest
 
+from pyox_agents.events import RunFinished, RunStarted
+from pyox_agents.service._event_json import event_to_json
+from pyox_agents.service._follow import follow_remote
 from pyox_agents.stores.postgres import PostgresStore
 from pyox_agents.stores.redis import RedisStore
 from tests.stores.conftest import SharedStore, expires_in_ms
@@ -173,3 +177,50 @@ def test_a_log_appended_with_keep_holds_only_its_latest_events(
         with pytest.raises(ValueError, match="keep must be a positive int"):
             shared_store.append_events("feed-1", events("f"), keep=bad)  # type: ignore[arg-type]
     assert len(other.read_events("feed-1")) == 3  # a refused append added nothing
+
+
+class _EndsAsItIsChecked:
+    """`store` for `follow_remote`, whose first look at the run (whether it is done, or the
+    thread's active run) reads the answer, then lets the run end (its last event logged, the
+    log marked done, the thread's active run cleared, as a run's end does), then answers what
+    it read: the end landing between the follower's two looks."""
+
+    def __init__(self, store: SharedStore, thread_id: str, run_key: str, end: str) -> None:
+        self.store, self.thread_id, self.run_key, self.end = store, thread_id, run_key, end
+        self.ended = False
+
+    def follow_events(self, *args: Any, **kwargs: Any) -> Any:
+        return self.store.follow_events(*args, **kwargs)
+
+    async def _then_end(self, answer: Any) -> Any:
+        if not self.ended:
+            self.ended = True
+            await self.store.aappend_events(self.run_key, [self.end])
+            await self.store.amark_done(self.run_key)
+            await self.store.aclear_active(self.thread_id, self.run_key)
+        return answer
+
+    async def ais_done(self, run_key: str) -> bool:
+        return bool(await self._then_end(await self.store.ais_done(run_key)))
+
+    async def aget_active(self, thread_id: str) -> str | None:
+        return await self._then_end(await self.store.aget_active(thread_id))  # type: ignore[no-any-return]
+
+
+@pytest.mark.anyio
+async def test_a_run_that_ends_while_its_follower_checks_on_it_is_read_to_its_end(
+        shared_store: SharedStore) -> None:
+    """Rule: a reader in another process reads a run to its end. A reader that heard nothing for
+    a while looks whether the run still runs; a run that ended between its two looks was taken
+    for one whose process died ("run_lost"), and 1 to 7 of 150 readers of a run said so."""
+    thread_id, run_key = "t-ends", "run-ends"
+    started = RunStarted(run_id="r1", thread_id=thread_id, state={})
+    finished = RunFinished(answer="done", state={})
+    await shared_store.aappend_events(run_key, [json.dumps(event_to_json(started))])
+    await shared_store.aset_active(thread_id, run_key, 30)
+    store = _EndsAsItIsChecked(shared_store, thread_id, run_key,
+                               json.dumps(event_to_json(finished)))
+    with anyio.fail_after(10):
+        read = [event async for event in follow_remote(store, thread_id, run_key,  # type: ignore[arg-type]
+                                                       lease_ttl=0.3)]
+    assert read == [started, finished]
