@@ -58,7 +58,10 @@ def is_named(meta: Mapping[str, Any], run_id: str | None) -> bool:
 
 async def stop_live(live: LiveRun, run_id: str | None = None) -> bool:
     """Cancel `live`'s run and wait for its end, if a stop that names `run_id` is for it
-    (`is_named`); whether it was. What it committed stays."""
+    (`is_named`); whether it was. What it committed stays. A stop that comes while the run
+    starts (its thread taken, its start not saved yet) waits for its start."""
+    if live.task is None and not live.held:
+        await live.begun()
     if live.task is None or not is_named(live.meta, run_id):
         return False
     live.task.cancel()

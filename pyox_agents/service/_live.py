@@ -178,6 +178,11 @@ class LiveRun:
         self.done = True
         self._wake()
 
+    async def begun(self) -> None:
+        """Wait until the run has its first event (its start, saved) or has ended."""
+        while not self._count and not self.done:
+            await self._wait()
+
     async def ended(self) -> None:
         """Wait until the run has ended (no more events will come)."""
         while not self.done:

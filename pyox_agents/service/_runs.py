@@ -282,7 +282,7 @@ class RunService:
         that runs it); False if none was, or it is not the client's run `run_id` (a stop
         that names one: `_client_runs`). What it committed stays."""
         live = self._active.get(thread_id)
-        if live is None or live.task is None:
+        if live is None:
             return self._control is not None and await self._control.stop_elsewhere(
                 thread_id, run_id)
         return await stop_live(live, run_id)

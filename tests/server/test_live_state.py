@@ -698,3 +698,26 @@ async def test_a_thread_read_while_its_run_ends_names_the_version_of_the_state_i
         store.answer.set()
         view = (await look).json()
         assert {"version": view["version"], "state": view["state"]} == await kept(http)
+
+
+async def test_a_stop_sent_while_the_run_starts_stops_it() -> None:
+    """Rule: a stop pressed right after the message stops its run. One that came while the
+    run started (its thread taken, its start not saved yet: here the store's read of the
+    thread's state is slow) answered `stopped: false`, and the run went on."""
+    gate = asyncio.Event()
+    store = _SlowKeptReads()
+    store.late = True
+    app = create_app({"todo": todo_agent(gate)}, store=store)
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
+        await store.began.wait()  # the run's start reads the thread's kept state
+        stop = asyncio.create_task(http.post("/agents/todo/ag-ui/t1/stop"))
+        await asyncio.sleep(0.1)
+        store.late = False
+        store.answer.set()
+        assert (await stop).json() == {"stopped": True}
+        _, events = await run
+        assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+        runs = (await http.get("/threads/t1/history")).json()["runs"]
+        assert [r["status"] for r in runs] == ["stopped"]
+        gate.set()
