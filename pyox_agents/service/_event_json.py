@@ -2,8 +2,8 @@
 
 `event_to_json(event)` gives `{"type": "<class name>", ...fields}` with every value in JSON form;
 `event_from_json(row)` rebuilds an equal event (a change's `NOT_KEPT` state is left out of the
-row, and read back so). A process that follows a run another process
-executes (through a store's event log) reads them back with this.
+row, and read back so). A process that follows a run another process executes (through a
+store's event log) reads them back with this.
 """
 
 from __future__ import annotations

@@ -63,6 +63,13 @@ def todos(count: int) -> dict[str, Any]:
     return {"todos": [{"id": i, "text": f"todo {i}", "done": False} for i in range(count)]}
 
 
+def chat(chat_id: str) -> dict[str, Any]:
+    """An AI SDK request on chat `chat_id` that starts from 20 todos."""
+    return {"id": chat_id, "trigger": "submit-message", "state": todos(20),
+            "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text",
+                                                                  "text": "tick"}]}]}
+
+
 def test_a_resume_replays_every_change_with_its_whole_state(live_server: Serve) -> None:
     """Rule: a change the log keeps as its delta alone is still shown whole to a reader that
     replays it: the AI SDK resume of a run gives exactly the frames its own stream gave,
@@ -70,11 +77,8 @@ def test_a_resume_replays_every_change_with_its_whole_state(live_server: Serve) 
     gate, entered = threading.Event(), threading.Event()
     agent = ticking_agent(TICKS, gate, entered, state_snapshots="change")
     base = live_server(create_app({"a": agent}, store=MemoryStore()))
-    chat = {"id": "c1", "trigger": "submit-message", "state": todos(20),
-            "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text",
-                                                                  "text": "tick"}]}]}
     try:
-        run = Reader("POST", f"{base}/agents/a/ai-sdk", json=chat)
+        run = Reader("POST", f"{base}/agents/a/ai-sdk", json=chat("c1"))
         assert entered.wait(20)
         resumed = Reader("GET", f"{base}/agents/a/ai-sdk/c1/stream")
         resumed.until(lambda frames: resumed.status != 0 and len(frames) > 3)
@@ -125,11 +129,8 @@ def test_a_state_made_null_by_a_person_is_replayed_as_it_was(live_server: Serve)
     gate, entered = threading.Event(), threading.Event()
     agent = ticking_agent(TICKS, gate, entered, (held, hold), state_snapshots="change")
     base = live_server(create_app({"a": agent}, store=MemoryStore()))
-    chat = {"id": "c2", "trigger": "submit-message", "state": todos(20),
-            "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text",
-                                                                  "text": "tick"}]}]}
     try:
-        run = Reader("POST", f"{base}/agents/a/ai-sdk", json=chat)
+        run = Reader("POST", f"{base}/agents/a/ai-sdk", json=chat("c2"))
         assert held.wait(20)
         version = httpx.get(f"{base}/threads/c2", timeout=10).json()["version"]
         for value in (None, todos(20)):  # null, then the todos again: the ticks go on

@@ -608,22 +608,28 @@ async def test_a_kept_state_the_store_failed_to_write_is_read_again_from_the_sto
         assert (await kept(http))["state"] == {"items": ["a"]}  # what the store holds
 
 
-class _SlowKeptReads(MemoryStore):
-    """A MemoryStore whose reads of a thread's kept state, while `late` is set, answer once
-    `answer` is set with what the store held when they began (a read slowed by a busy
-    machine, as a thread-pool read of a large state is)."""
+class _SlowRead(MemoryStore):
+    """A MemoryStore whose next read of `slow` ("kept": a thread's kept state, "conversation":
+    its conversation), once set, answers only when `answer` is set, with what the store held
+    when it began (a read slowed by a busy machine, as a thread-pool read of a large state is)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.late = False
+        self.slow: str | None = None
         self.began, self.answer = asyncio.Event(), asyncio.Event()
 
-    async def aload_kept_state(self, thread_id: str) -> Any:
-        held = await super().aload_kept_state(thread_id)
-        if self.late:
+    async def _late(self, read: str, held: Any) -> Any:
+        if self.slow == read:
+            self.slow = None
             self.began.set()
             await self.answer.wait()
         return held
+
+    async def aload_kept_state(self, thread_id: str) -> Any:
+        return await self._late("kept", await super().aload_kept_state(thread_id))
+
+    async def aload(self, thread_id: str) -> Any:
+        return await self._late("conversation", await super().aload(thread_id))
 
 
 async def test_a_read_of_the_kept_state_that_a_run_outlasts_is_not_taken_as_the_latest() -> None:
@@ -635,15 +641,14 @@ async def test_a_read_of_the_kept_state_that_a_run_outlasts_is_not_taken_as_the_
     keeps (the latest is 1)")."""
     gate = asyncio.Event()
     seen: list[list[Message]] = []
-    store = _SlowKeptReads()
+    store = _SlowRead()
     app = create_app({"todo": todo_agent(gate, seen)}, store=store)
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
         run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
         await until(lambda: bool(seen))  # version 1 shown, the tool waits
-        store.late = True
+        store.slow = "kept"
         look = asyncio.create_task(http.get("/threads/t1"))
         await store.began.wait()  # it read the store before the run's end
-        store.late = False
         gate.set()
         _, events = await run
         shown = [e["metadata"]["stateVersion"] for e in events if e["type"].startswith("STATE_")]
@@ -657,23 +662,6 @@ async def test_a_read_of_the_kept_state_that_a_run_outlasts_is_not_taken_as_the_
         assert (await kept(http))["version"] == 3
 
 
-class _SlowConversationReads(MemoryStore):
-    """A MemoryStore whose next read of a conversation (once `late` is set) waits for `answer`
-    (a read slowed by a busy machine)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.late = False
-        self.began, self.answer = asyncio.Event(), asyncio.Event()
-
-    async def aload(self, thread_id: str) -> Any:
-        if self.late:
-            self.late = False
-            self.began.set()
-            await self.answer.wait()
-        return await super().aload(thread_id)
-
-
 async def test_a_thread_read_while_its_run_ends_names_the_version_of_the_state_it_gives() -> None:
     """Rule: `GET /threads/{id}` gives a state and the number of that very state. Begun while a
     run went on, on a slow store, it answered after the run had ended and a person's edit had
@@ -681,12 +669,12 @@ async def test_a_thread_read_while_its_run_ends_names_the_version_of_the_state_i
     that took it would never show the person's item."""
     gate = asyncio.Event()
     seen: list[list[Message]] = []
-    store = _SlowConversationReads()
+    store = _SlowRead()
     app = create_app({"todo": todo_agent(gate, seen)}, store=store)
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
         run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
         await until(lambda: bool(seen))
-        store.late = True
+        store.slow = "conversation"
         look = asyncio.create_task(http.get("/threads/t1"))
         await store.began.wait()
         gate.set()
@@ -705,15 +693,14 @@ async def test_a_stop_sent_while_the_run_starts_stops_it() -> None:
     run started (its thread taken, its start not saved yet: here the store's read of the
     thread's state is slow) answered `stopped: false`, and the run went on."""
     gate = asyncio.Event()
-    store = _SlowKeptReads()
-    store.late = True
+    store = _SlowRead()
+    store.slow = "kept"
     app = create_app({"todo": todo_agent(gate)}, store=store)
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
         run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
         await store.began.wait()  # the run's start reads the thread's kept state
         stop = asyncio.create_task(http.post("/agents/todo/ag-ui/t1/stop"))
         await asyncio.sleep(0.1)
-        store.late = False
         store.answer.set()
         assert (await stop).json() == {"stopped": True}
         _, events = await run
