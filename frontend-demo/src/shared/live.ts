@@ -11,6 +11,7 @@ import {
   type LiveView,
 } from "../../../clients/live-state/index.js";
 import { AGENT, normalize, type DemoState, type Edit } from "./model";
+import type { Board } from "./useBoard";
 
 export { followAgent, stripOldStateParts } from "../../../clients/live-state/index.js";
 
@@ -121,6 +122,44 @@ export function useLiveThread(threadId: string, now: boolean, onState: OnLiveSta
   );
 
   return { thread, view, refused, dismiss: () => setRefused(null), follow, edit, settled };
+}
+
+/** Where the state of a thread not started yet lives (the agent's): the person's edits go with
+ * its first run. */
+type AgentState = { setState: (state: DemoState) => void };
+
+/** The person's edits of the board, for a view that brings its thread back through its agent
+ * (`restoring` says whether it still does). An edit made while the thread comes back (typed
+ * before its state arrived) is made again on the state it brings, so that state does not replace
+ * it (`restore`), and becomes an edit of the thread once it is back (`restored`). */
+export function useBoardEdits(live: Live, board: Board, restoring: () => boolean) {
+  const early = useRef<Edit[]>([]);
+  /** Show the state the thread brings back, with the edits made while it came made again. */
+  const restore = (state: unknown) => board.reset(early.current.reduce((s, change) => change(s), normalize(state)));
+  /** The thread is back: the edits made while it came are made on it (or, a thread not
+   * started, on the agent's state). */
+  const restored = (agent: AgentState) => {
+    const edits = early.current;
+    early.current = [];
+    for (const change of edits) {
+      if (live.edit(change)) continue;
+      agent.setState(board.current.current);
+      break;
+    }
+  };
+  /** The person's edit: an edit of the thread; while it comes back, kept to be made again; a
+   * thread not started yet, the agent's state (it goes with the first run). */
+  const edit = (change: Edit, agent: AgentState | null) => {
+    if (live.edit(change)) return;
+    const next = change(board.current.current);
+    if (restoring()) early.current.push(change);
+    else agent?.setState(next);
+    board.reset(next);
+  };
+  const forget = () => {
+    early.current = [];
+  };
+  return { restore, restored, edit, forget };
 }
 
 /** A state event's version number (AG-UI `metadata.stateVersion`), when it has one. */

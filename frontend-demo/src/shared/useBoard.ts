@@ -3,6 +3,9 @@
 import { useCallback, useRef, useState } from "react";
 import { changedIds, EMPTY, normalize, patchEntry, type DemoState, type PatchEntry } from "./model";
 
+/** What `useBoard` gives a view. */
+export type Board = ReturnType<typeof useBoard>;
+
 export function useBoard() {
   const [state, setStateValue] = useState<DemoState>(EMPTY);
   const [hot, setHot] = useState<Set<string>>(new Set());

@@ -12,10 +12,10 @@
 import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { HttpAgent, runHttpRequest, transformHttpEventStream, type Message } from "@ag-ui/client";
 import { connectingAgent } from "../../../clients/live-state/index.js";
-import { AGENT, EMPTY, normalize, type Approval, type ChatItem, type Edit } from "../shared/model";
+import { AGENT, EMPTY, type Approval, type ChatItem } from "../shared/model";
 import { ApprovalDialog, Board, ChatPanel, ErrorBanner, LiveBar, StatePanel } from "../shared/components";
 import { useBoard } from "../shared/useBoard";
-import { eventVersion, followAgent, useLiveThread } from "../shared/live";
+import { eventVersion, followAgent, useBoardEdits, useLiveThread } from "../shared/live";
 import { stopRun, threadsChanged, titleThread } from "../shared/threads";
 
 const VIEW = "ag-ui";
@@ -57,9 +57,7 @@ export function AgUiView({ threadId, linked = false, aside }: { threadId: string
   const [interrupt, setInterrupt] = useState<Interrupt | null>(null);
   const agentRef = useRef<InstanceType<typeof ThreadAgent> | null>(null);
   const restoring = useRef(true); // the thread coming back: not the agent's change, no highlight
-  // The person's edits made while the thread comes back (typed before its state arrived): made
-  // again on the state it brings, so that state does not replace them.
-  const early = useRef<Edit[]>([]);
+  const edits = useBoardEdits(live, board, () => restoring.current);
 
   useEffect(() => {
     let mounted = true;
@@ -76,7 +74,7 @@ export function AgUiView({ threadId, linked = false, aside }: { threadId: string
       // Until the thread has a version, the board shows the agent's state; then the thread's.
       onStateChanged: ({ state }) => {
         if (live.thread.version !== null) return;
-        if (restoring.current) board.reset(early.current.reduce((s, change) => change(s), normalize(state)));
+        if (restoring.current) edits.restore(state);
         else board.fromAgent(state);
       },
       onMessagesChanged: ({ messages }) => setMessages([...messages]),
@@ -92,17 +90,13 @@ export function AgUiView({ threadId, linked = false, aside }: { threadId: string
     setMessages([]);
     setInterrupt(null);
     restoring.current = true;
-    early.current = [];
+    edits.forget();
     agent
       .connectAgent()
       .catch((e) => mounted && setError(`Loading the thread failed: ${String(e.message ?? e)}`))
       .finally(() => {
         restoring.current = false;
-        const edits = early.current;
-        early.current = [];
-        if (!mounted || edits.length === 0) return;
-        if (live.thread.version !== null) edits.forEach((change) => live.edit(change)); // edits of the thread
-        else agent.setState(board.current.current); // a thread not started: its first run's state
+        if (mounted) edits.restored(agent);
       });
     return () => {
       mounted = false;
@@ -146,19 +140,6 @@ export function AgUiView({ threadId, linked = false, aside }: { threadId: string
     void run({ resume: [{ interruptId: open.id, status: "resolved", payload: { approved } }] });
   };
 
-  const edit = (change: Edit) => {
-    if (live.edit(change)) return;
-    const next = change(board.current.current);
-    if (restoring.current) { // made again on the state the thread brings back, then the agent's
-      early.current.push(change);
-      board.reset(next);
-      return;
-    }
-    // A thread not started yet: the edit goes with its first run, as the agent's state.
-    agentRef.current?.setState(next);
-    board.reset(next);
-  };
-
   const stop = () => {
     agentRef.current?.abortRun();
     stopRun(AGENT, threadId).catch((e) => setError(String(e.message ?? e)));
@@ -177,7 +158,7 @@ export function AgUiView({ threadId, linked = false, aside }: { threadId: string
         <div className="side">
           <LiveBar view={VIEW} threadId={threadId} running={running || Boolean(live.view?.running)} version={live.view?.version ?? null}
                    refused={live.refused} onDismiss={live.dismiss} />
-          <Board state={board.state} hot={board.hot} onEdit={edit} busy={running || Boolean(live.view?.running)} />
+          <Board state={board.state} hot={board.hot} onEdit={(change) => edits.edit(change, agentRef.current)} busy={running || Boolean(live.view?.running)} />
           <StatePanel state={board.state} patches={board.patches} />
           {aside}
         </div>

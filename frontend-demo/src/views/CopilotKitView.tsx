@@ -29,12 +29,12 @@ import {
   type RunAgentResult,
 } from "@copilotkit/react-core/v2";
 import "@copilotkit/react-core/v2/styles.css";
-import { AGENT, EMPTY, normalize, type Edit } from "../shared/model";
+import { AGENT, EMPTY } from "../shared/model";
 import { ApprovalDialog, Board, ErrorBanner, LiveBar, StatePanel, ToolCallView } from "../shared/components";
 import { NAMED_BUTTONS } from "../shared/chatInput";
 import { ConnectingAgent } from "../shared/ConnectingAgent";
 import { useBoard } from "../shared/useBoard";
-import { eventVersion, followAgent, useLiveThread } from "../shared/live";
+import { eventVersion, followAgent, useBoardEdits, useLiveThread } from "../shared/live";
 import { threadsChanged, titleThread } from "../shared/threads";
 
 const VIEW = "copilotkit";
@@ -105,24 +105,14 @@ function CopilotKitBody({ threadId, linked, error, setError, aside }: BodyProps)
   const live = useLiveThread(threadId, linked, (state, { own, first }) =>
     own || (first && !agent.isRunning) ? board.reset(state) : board.fromAgent(state));
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
-  // The person's edits made while the thread comes back (typed before its state arrived): made
-  // again on the state it brings, so that state does not replace them.
-  const early = useRef<Edit[]>([]);
   const restoring = () => agent instanceof TypingOverAgent && agent.restoring;
+  const edits = useBoardEdits(live, board, restoring);
   useEffect(() => {
     board.reset(agent.state);
     const unfollow = followAgent(live.thread, agent);
     if (agent instanceof TypingOverAgent) {
       agent.beforeRun = () => (live.thread.pending > 0 ? live.settled() : undefined);
-      agent.onRestored = () => {
-        const edits = early.current;
-        early.current = [];
-        for (const change of edits) {
-          if (live.edit(change)) continue; // an edit of the thread
-          agent.setState(board.current.current); // a thread not started: its first run's state
-          break;
-        }
-      };
+      agent.onRestored = () => edits.restored(agent);
     }
     const sub = agent.subscribe({
       onStateSnapshotEvent: ({ event }) => {
@@ -137,7 +127,7 @@ function CopilotKitBody({ threadId, linked, error, setError, aside }: BodyProps)
       // Highlight what a delta changed; a snapshot (a thread loaded, a run's start) is not news.
       onStateChanged: ({ state }) => {
         const shown = live.thread.version === null;
-        if (shown && restoring()) board.reset(early.current.reduce((s, change) => change(s), normalize(state)));
+        if (shown && restoring()) edits.restore(state);
         else if (shown && delta.current) board.fromAgent(state);
         else if (shown) board.reset(state);
         delta.current = false;
@@ -212,19 +202,6 @@ function CopilotKitBody({ threadId, linked, error, setError, aside }: BodyProps)
     rerun([...messages.slice(0, at), { ...messages[at], content: change.text.trim() } as Message]);
   };
 
-  const edit = (change: Edit) => {
-    if (live.edit(change)) return;
-    const next = change(board.current.current);
-    if (restoring()) { // made again on the state the thread brings back, then the agent's
-      early.current.push(change);
-      board.reset(next);
-      return;
-    }
-    // A thread not started yet: the edit goes with its first run, as the agent's state.
-    agent.setState(next);
-    board.reset(next);
-  };
-
   return (
     <div className="view">
       <ErrorBanner error={error} onClose={() => setError(null)} />
@@ -251,7 +228,7 @@ function CopilotKitBody({ threadId, linked, error, setError, aside }: BodyProps)
         <div className="side">
           <LiveBar view={VIEW} threadId={threadId} running={agent.isRunning || Boolean(live.view?.running)} version={live.view?.version ?? null}
                    refused={live.refused} onDismiss={live.dismiss} />
-          <Board state={board.state} hot={board.hot} onEdit={edit} busy={agent.isRunning || Boolean(live.view?.running)} />
+          <Board state={board.state} hot={board.hot} onEdit={(change) => edits.edit(change, agent)} busy={agent.isRunning || Boolean(live.view?.running)} />
           <StatePanel state={board.state} patches={board.patches} />
           {aside}
         </div>

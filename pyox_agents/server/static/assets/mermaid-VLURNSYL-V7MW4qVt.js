@@ -1,1 +1,0 @@
-export{h as Mermaid}from"./ConnectingAgent-B3T-MDXi.js";
