@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 
 from pyox_agents.adapters import ag_ui
 from pyox_agents.server._resume import resume_cursor
-from pyox_agents.service import LOOK_UP, RequestError, record_client_run_id, rejoin
+from pyox_agents.service import CLIENT_RUN_ID, LOOK_UP, RequestError, rejoin
 from pyox_agents.state.run import RunState
 
 __all__ = ["ag_ui_capabilities", "ag_ui_connect", "ag_ui_run", "ag_ui_stop"]
@@ -36,8 +36,7 @@ async def ag_ui_run(server: Any, request: Request) -> Response:
     kept = ag_ui.stream_input(run_input)
     del run_input  # its models go now, not once a burst of requests has all started
     live = await server.runs.start(agent, run_request, name=name, principal=principal,
-                                   paused=paused)
-    await record_client_run_id(server.runs, live, kept.run_id)
+                                   paused=paused, meta={CLIENT_RUN_ID: kept.run_id})
     response: Response = server.sse(ag_ui.frame_log(kept, live.read()), live)
     return response
 

@@ -3,7 +3,7 @@ process, the pending-approval lookup, opening a thread's conversation, and a pri
 as a resource (list, rename, archive, delete, history, fork, rewind, undo)."""
 
 from pyox_agents._run_request import Busy, Decision, RequestError, RunRequest, ToolOutput
-from pyox_agents.service._client_runs import record_client_run_id
+from pyox_agents.service._client_runs import CLIENT_RUN_ID
 from pyox_agents.service._connect import Rejoined, rejoin
 from pyox_agents.service._feed import follow_thread
 from pyox_agents.service._limits import ServerLimits
@@ -20,6 +20,7 @@ from pyox_agents.service._threads import thread_view
 from pyox_agents.service._time_travel import fork_thread, rewind_thread, undo_run
 
 __all__ = [
+    "CLIENT_RUN_ID",
     "LOOK_UP",
     "Busy",
     "Decision",
@@ -35,7 +36,6 @@ __all__ = [
     "follow_thread",
     "fork_thread",
     "list_threads_page",
-    "record_client_run_id",
     "rejoin",
     "rewind_thread",
     "thread_history",

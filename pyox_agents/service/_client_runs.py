@@ -2,52 +2,32 @@
 `RunAgentInput.runId`), not the server's run id.
 
 CopilotKit's stop names the run its page POSTed: one that arrives after that run ended and the
-thread's next one began must leave the next one going. So the route that starts a run records
-the client's id (`record_client_run_id`): on the run's `LiveRun.meta` for a stop sent to this
-process (`stop_live`), and, with shared runs, in the run's meta log in the store, which a stop
-sent to another process reads before it relays the stop to the run's process
-(`Control.stop_elsewhere`; the relayed stop names the run's `run_key`, so it reaches that run
-and no later one).
+thread's next one began must leave the next one going. So the route that starts a run gives
+the client's id to `RunService.start` as the run's meta (`CLIENT_RUN_ID`): it is on the run's
+`LiveRun.meta` from its start, for a stop sent to this process (`stop_live`), and, with shared
+runs, in the run's meta log in the store before the run is recorded as the thread's active one,
+for a stop sent to another process, which reads it before it relays the stop to the run's
+process (`Control.stop_elsewhere`; the relayed stop names the run's `run_key`, so it reaches
+that run and no later one).
 
-A run whose client id is not recorded (started through another protocol, or in the moment
-before its start is recorded: its first save) is not the run a stop names; a stop that names
-none stops whichever run goes on.
+A run whose client id is not recorded (started through another protocol) is not the run a stop
+names; a stop that names none stops whichever run goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from pyox_agents.service._live import LiveRun
-from pyox_agents.stores import StoreUnavailable
 
-__all__ = ["CLIENT_RUN_ID", "is_named", "record_client_run_id", "stop_live"]
-
-_log = logging.getLogger(__name__)
+__all__ = ["CLIENT_RUN_ID", "is_named", "stop_live"]
 
 CLIENT_RUN_ID = "client_run_id"
-"""The key of the client's run id in a run's meta (`LiveRun.meta`, its meta log)."""
-
-
-class _Publishes(Protocol):
-    async def publish_meta(self, live: LiveRun, meta: Mapping[str, Any]) -> None: ...
-
-
-async def record_client_run_id(runs: _Publishes, live: LiveRun, run_id: str) -> None:
-    """Record `run_id`, the id the client gave the request of `live`'s run, where a stop that
-    names it finds it: `live.meta`, and the store for other processes (`publish_meta`). The
-    run has started: a store that cannot be reached is logged, not raised (a stop sent to
-    another process that names this run then finds it not named, and answers so)."""
-    live.meta[CLIENT_RUN_ID] = run_id
-    try:
-        await runs.publish_meta(live, {CLIENT_RUN_ID: run_id})
-    except StoreUnavailable as exc:
-        _log.warning("the client's id of a run of thread %s was not published: %s",
-                     live.thread_id, exc)
+"""The key of the client's run id in a run's meta (`LiveRun.meta`, its meta log): the route
+that starts an AG-UI run gives it to `RunService.start`."""
 
 
 def is_named(meta: Mapping[str, Any], run_id: str | None) -> bool:

@@ -142,9 +142,11 @@ class RunService:
         return await agent.apaused_run(thread_id)
 
     async def start(self, agent: Agent, request: RunRequest, *, name: str = "",
-                    principal: str | None = None, paused: Any = LOOK_UP) -> LiveRun:
+                    principal: str | None = None, paused: Any = LOOK_UP,
+                    meta: Mapping[str, Any] | None = None) -> LiveRun:
         """Check `request` and start its run for `principal`; the `LiveRun` fills as it goes.
         `paused`: the thread's paused run as `paused()` found it, if the caller looked it up.
+        `meta`: what the adapter keeps of the run (JSON), there from its start on (`publish_meta`).
 
         Raises:
             Busy: a run is already active on the thread.
@@ -164,7 +166,7 @@ class RunService:
             await self._queue.wait_turn(request.thread_id, policy,
                                         functools.partial(self._running_here, request.thread_id))
             try:
-                return await self._take(agent, request, name, principal, paused)
+                return await self._take(agent, request, name, principal, paused, meta or {})
             except _HeldElsewhere:  # another process runs the thread: wait for its run
                 if policy == "reject":
                     raise Busy(request.thread_id) from None
@@ -174,7 +176,7 @@ class RunService:
         raise Busy(request.thread_id)
 
     async def _take(self, agent: Agent, request: RunRequest, name: str, principal: str | None,
-                    paused: Any) -> LiveRun:
+                    paused: Any, meta: Mapping[str, Any]) -> LiveRun:
         """Take the thread (this process's runs, then its lease) and start the request's run.
 
         Raises:
@@ -190,7 +192,7 @@ class RunService:
                      running_for_principal=self._runs_of[principal])
         if request.thread_id in self._active:
             raise Busy(request.thread_id)
-        live = LiveRun(request.thread_id, name, principal)
+        live = LiveRun(request.thread_id, name, principal, meta=dict(meta))
         self._add_active(live)
         try:
             if self._control is not None:  # (stop requests reach this process's runs)
@@ -213,7 +215,9 @@ class RunService:
         batches = handle.batches(keep_pace=self.keep_state)  # (its end after what it showed)
         if self.shared:
             live.run_key = secrets.token_hex(16)
-            try:
+            try:  # its meta first: whoever finds the run finds its meta
+                if meta:
+                    await self.publish_meta(live, meta)
                 await self._peers.aset_active(request.thread_id, live.run_key, self.lease_ttl)
             except BaseException:  # the run has not begun: nothing of it is lost
                 await batches.aclose()  # type: ignore[attr-defined]

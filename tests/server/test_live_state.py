@@ -688,10 +688,12 @@ async def test_a_thread_read_while_its_run_ends_names_the_version_of_the_state_i
         assert {"version": view["version"], "state": view["state"]} == await kept(http)
 
 
-async def test_a_stop_sent_while_the_run_starts_stops_it() -> None:
-    """Rule: a stop pressed right after the message stops its run. One that came while the
-    run started (its thread taken, its start not saved yet: here the store's read of the
-    thread's state is slow) answered `stopped: false`, and the run went on."""
+@pytest.mark.parametrize("named", [None, {"runId": "r1"}], ids=["any run", "the client's run"])
+async def test_a_stop_sent_while_the_run_starts_stops_it(named: dict[str, str] | None) -> None:
+    """Rule: a stop pressed right after the message stops its run, also one that names the
+    run by the id its client gave it (CopilotKit's). One that came while the run started (its
+    thread taken, its start not saved yet: here the store's read of the thread's state is
+    slow) answered `stopped: false`, and the run went on."""
     gate = asyncio.Event()
     store = _SlowRead()
     store.slow = "kept"
@@ -699,7 +701,7 @@ async def test_a_stop_sent_while_the_run_starts_stops_it() -> None:
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
         run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
         await store.began.wait()  # the run's start reads the thread's kept state
-        stop = asyncio.create_task(http.post("/agents/todo/ag-ui/t1/stop"))
+        stop = asyncio.create_task(http.post("/agents/todo/ag-ui/t1/stop", json=named))
         await asyncio.sleep(0.1)
         store.answer.set()
         assert (await stop).json() == {"stopped": True}
