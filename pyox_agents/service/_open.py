@@ -18,6 +18,7 @@ from pyox_agents.service._placing import Placement, place
 from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.conversation import State
+from pyox_agents.state.frozen import NotJSON
 from pyox_agents.state.rebase import Conflict
 from pyox_agents.state.run import RunState
 
@@ -159,9 +160,10 @@ async def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
     client = request.state
     seen = request.state_seen
     try:
-        return await anyio.to_thread.run_sync(edit_running, versions, client,
-                                              client if seen is None else seen,
-                                              request.state_version)
+        with _state_not_json():
+                return await anyio.to_thread.run_sync(edit_running, versions, client,
+                                                  client if seen is None else seen,
+                                                  request.state_version)
     except Conflict as conflict:
         raise RequestError(409, f"the shared state changed at {conflict.path or '/'} while "
                                 "you edited it, in the paused run; reload the thread's state "
@@ -177,6 +179,11 @@ async def start_state(request: RunRequest, kept: ThreadState | None) -> Any:
     client sent the latest version as it is: a merge's work grows with the state's size (it is
     linear), and a big state must not hold the event loop.
     """
+    with _state_not_json():
+        return await _start_state(request, kept)
+
+
+async def _start_state(request: RunRequest, kept: ThreadState | None) -> Any:
     client = request.state
     fresh = client is None or (not request.saw_thread and json_equal(client, {}))
     if kept is None or not kept.version:
@@ -217,3 +224,12 @@ def _branch(conversation: State, length: int) -> None:
 
 def _validation_message(exc: pydantic.ValidationError) -> str:
     return "state does not match the agent's state type: " + describe_problems(exc, root="state")
+
+
+@contextlib.contextmanager
+def _state_not_json() -> Iterator[None]:
+    """A client's state that is not JSON (met where it is merged with the kept one): 422."""
+    try:
+        yield
+    except NotJSON as exc:
+        raise RequestError(422, str(exc), "state") from None

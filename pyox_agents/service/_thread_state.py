@@ -257,22 +257,27 @@ def _change(number: int, state: JSON, made: Sequence[Op] | None,
     return {"version": number, "ops": ops}
 
 
-def aligned(old: JSON, new: Any) -> JSON:
+def aligned(old: JSON, new: Any, at: list[str | int] | None = None) -> JSON:
     """`new` frozen, made of `old`'s own (frozen) parts wherever it holds the same JSON.
 
     A client's state arrives as fresh JSON; `diff` (made for versions that share structure)
     would see every item of a list that changed length as changed. Aligned on the kept
     version, only what really differs is new: list items are matched in place, then from the
-    end (an item added or removed shifts the others).
+    end (an item added or removed shifts the others). `at`: where `old` is in the document
+    (the root by default), so that `freeze` counts `MAX_DEPTH` from the root.
+
+    Raises:
+        NotJSON: `new` is not JSON (naming where), or nests past `MAX_DEPTH`.
     """
+    at = [] if at is None else at
     if isinstance(old, dict) and isinstance(new, dict):
         out: dict[str, Any] = {}
         same = len(new) == len(old)
         for key, value in new.items():
-            child = aligned(old[key], value) if key in old else value
+            child = _aligned_at(old[key], value, at, key) if key in old else value
             same = same and key in old and child is old[key]
             out[key] = child
-        return old if same else freeze(out, "state")
+        return old if same else freeze(out, "state", at=at)
     if isinstance(old, list) and isinstance(new, list):
         count, items = len(old), []
         same = count == len(new)
@@ -283,11 +288,18 @@ def aligned(old: JSON, new: Any) -> JSON:
             elif 0 <= end < count and _equal(old[end], value):
                 child = old[end]
             else:
-                child = aligned(old[index], value) if index < count else value
+                child = _aligned_at(old[index], value, at, index) if index < count else value
             same = same and child is old[index]
             items.append(child)
-        return old if same else freeze(items, "state")
-    return old if _equal(old, new) else freeze(new, "state")
+        return old if same else freeze(items, "state", at=at)
+    return old if _equal(old, new) else freeze(new, "state", at=at)
+
+
+def _aligned_at(old: JSON, new: Any, at: list[str | int], token: str | int) -> JSON:
+    at.append(token)
+    child = aligned(old, new, at)
+    at.pop()  # (not on a raise: the walk ends there)
+    return child
 
 
 def _equal(a: Any, b: Any) -> bool:
