@@ -228,3 +228,32 @@ def test_going_back_over_a_pending_approval_cancels_it_and_branches(url: str) ->
                         {"id": "u3", "role": "user", "content": "buy"}])
     assert again[-1]["outcome"]["type"] == "interrupt"  # an ordinary thread again
     assert BOUGHT == []
+
+
+@pytest.mark.parametrize("stale", [True, False], ids=["declined", "approved again"])
+def test_ag_ui_an_answer_to_an_interrupt_answered_already_is_refused(url: str,
+                                                                     stale: bool) -> None:
+    """Rule: a stale tab (or the same request sent again) that answers an interrupt another
+    tab answered gets 422 and changes nothing: the approval is not asked again, the tool does
+    not run twice, the thread gets no second answer (as on the AI SDK). It was run as a new
+    request: a second, identical answer, and a decline dropped without a word. An answer the
+    person types over the old interrupt still goes on (the protocol ignores the stale entry)."""
+    first = ag_ui(url, [{"id": "u1", "role": "user", "content": "buy"}])
+    (interrupt,) = first[-1]["outcome"]["interrupts"]
+    answer = [{"interruptId": interrupt["id"], "status": "resolved",
+               "payload": {"approved": True}}]
+    ag_ui(url, held(first), resume=answer)  # tab 1 approves
+    answered = thread(url, "t")
+    again = [{**answer[0], "payload": {"approved": not stale}}]
+    response = httpx.post(f"{url}/agents/shop/ag-ui", timeout=30, json={
+        "threadId": "t", "runId": "r", "state": {}, "tools": [], "context": [],
+        "forwardedProps": {}, "messages": held(first), "resume": again})
+    assert response.status_code == 422, response.text
+    assert response.json()["field"] == "resume"
+    assert "no run waiting for an answer" in response.json()["error"]
+    assert thread(url, "t") == answered and BOUGHT == ["cart"]
+    typed = ag_ui(url, [*held(first), {"id": "u2", "role": "user", "content": "thanks"}],
+                  resume=again)
+    assert typed[-1].get("outcome", {}).get("type", "success") == "success"
+    assert thread(url, "t") == [*answered, ("user", "thanks"),
+                                ("assistant", "read 'thanks' after 'paid'")]

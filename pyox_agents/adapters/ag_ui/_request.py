@@ -197,9 +197,20 @@ def _decisions(run_input: RunAgentInput, request: ApprovalRequest | None
     """The person's answer to the interrupt the thread waits for, from `resume`.
 
     Entries for interrupts the thread does not have open are ignored (the protocol says to go
-    on); when it has one open, `resume` must answer it.
+    on) when the request brings a message of the person's; when it has one open, `resume` must
+    answer it. A resume that is the whole request (its history ends with the agent's message)
+    while nothing is open answers what was answered or cancelled already (in another tab, or
+    by this request sent before): it is refused, as it is on the AI SDK, not run again.
     """
-    if not run_input.resume or request is None:
+    if not run_input.resume:
+        return ()
+    if request is None:
+        if run_input.messages and run_input.messages[-1].role != "user":
+            raise RequestError(
+                422, f"thread {run_input.thread_id!r} has no run waiting for an answer: resume "
+                     f"answers {[e.interrupt_id for e in run_input.resume]}, which were answered "
+                     "or cancelled already (another tab, or this request sent before); load the "
+                     "thread again (connect) to see what was answered", "resume")
         return ()
     for index, entry in enumerate(run_input.resume):
         if entry.interrupt_id == request.id:
