@@ -26,6 +26,7 @@ __all__ = [
     "LOOK_UP",
     "TYPED_OVER",
     "WENT_BACK",
+    "check_news",
     "chosen_decision",
     "edit_paused",
     "open_conversation",
@@ -197,6 +198,30 @@ async def _start_state(request: RunRequest, kept: ThreadState | None) -> Any:
         return kept.frozen()
     return await anyio.to_thread.run_sync(merge, kept, client, client if seen is None else seen,
                                           request.state_version)
+
+
+def check_news(request: RunRequest, conversation: State | None, placement: Placement,
+               start: Any, kept: ThreadState) -> None:
+    """Refuse a request that brings its thread nothing, whose run would only answer again what
+    the thread answered (a second, identical reply): the same request sent again, or a tab
+    that missed what followed it. Nothing new is: no new message, no going back, no answer, no
+    tool result a call waits for, and the state as the thread keeps it; on a thread whose last
+    message is the agent's answer (`conversation` before the request is placed in it).
+
+    Raises:
+        RequestError: 409, saying so.
+    """
+    if (conversation is None or placement.rewind is not None or placement.new
+            or request.decisions or conversation.pending_calls or not conversation.messages
+            or conversation.messages[-1].role != "assistant"
+            or not kept.version or not kept.is_latest(start)):
+        return
+    raise RequestError(
+        409, f"thread {request.thread_id!r} has nothing new to answer: the request has no new "
+             "message, answer or tool result the thread waits for, and leaves the state as it "
+             "is (it was sent before, or by a tab that missed what followed); send a new "
+             "message, or go back to one (the messages up to it) to have it answered again",
+        "messages")
 
 
 def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:

@@ -18,6 +18,7 @@ from pyox_agents.service._open import (
     LOOK_UP,
     TYPED_OVER,
     WENT_BACK,
+    check_news,
     chosen_decision,
     edit_paused,
     open_conversation,
@@ -89,8 +90,9 @@ async def open_run(
         if placement.rewind is not None:  # it goes back: the paused run ends there
             await agent.acancel_paused(paused.run_id, WENT_BACK)
             conversation, placement = await opened(agent, request)
-    conversation = open_conversation(request, conversation, placement)
     start = await start_state(request, merged)
+    check_news(request, conversation, placement, start, merged)
+    conversation = open_conversation(request, conversation, placement)
     live.start.append(start)
     with refused_as_request_errors(agent):
         handle = agent.start(
