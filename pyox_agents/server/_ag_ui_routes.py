@@ -106,6 +106,8 @@ def _named_run(raw: bytes) -> str | None:
         body = json.loads(raw)
     except ValueError:
         raise RequestError(422, f"the body is not JSON: {usage}") from None
+    except RecursionError:
+        raise RequestError(422, f"the body nests too deeply: {usage}") from None
     if not isinstance(body, dict):
         raise RequestError(422, f"the body must be a JSON object: {usage}")
     if "runId" not in body:

@@ -17,13 +17,13 @@ page on another site is refused first (`handled`'s cross-site check).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from pyox_agents.adapters import read_json
 from pyox_agents.server._refusals import handled
 from pyox_agents.server._thread_routes import get_run, get_thread
 from pyox_agents.service import (
@@ -68,11 +68,7 @@ async def _owned(server: Any, request: Request) -> tuple[str | None, str]:
 
 async def _fields(server: Any, request: Request, **expected: type) -> dict[str, Any]:
     """The JSON object of the body, with the `expected` fields (each optional) of their type."""
-    raw = await server.body(request)
-    try:
-        body = json.loads(raw or b"{}")
-    except ValueError:
-        raise RequestError(400, "the body is not JSON: send a JSON object") from None
+    body = read_json(await server.body(request) or b"{}", "a JSON object")
     if not isinstance(body, dict):
         raise RequestError(422, "the body must be a JSON object")
     for name, kind in expected.items():

@@ -84,3 +84,20 @@ async def test_a_state_that_is_not_json_is_a_422_naming_state_and_changes_nothin
         said = answer.json()["error"] if protocol == "ag-ui" else answer.text
         assert said.startswith('state["items"]') and "JSON" in said, said
         assert await thread_now(http, "t1") == before
+
+
+async def test_forwarded_props_that_are_not_json_are_a_422_naming_them() -> None:
+    """Rule: the error names the field that was wrong: it named `state` for a NaN in
+    `forwardedProps`."""
+    agent = Agent(ScriptedModel(["done"]), tools=[add])
+    app = create_app({"todo": agent}, store=MemoryStore())
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        path, body = request("ag-ui", "t1", {"items": []}, "first")
+        sent = json.loads(body)
+        sent["forwardedProps"] = {"theme": {"opacity": float("nan")}}
+        answer = await http.post(path, content=json.dumps(sent).encode())
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["field"] == "forwardedProps", answer.json()
+        assert answer.json()["error"].startswith('forwardedProps["theme"]["opacity"] is nan')
+        assert (await http.get("/threads/t1")).status_code == 404  # nothing was started

@@ -37,6 +37,7 @@ from pyox_agents.adapters.ag_ui._events import interrupt_reason
 from pyox_agents.adapters.ag_ui._parts import upgrade_binary_parts, user_content
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state._validation import validation_problems
+from pyox_agents.state.frozen import NotJSON, freeze
 from pyox_agents.state.messages import Message, ToolCall
 from pyox_agents.state.run import ApprovalRequest
 
@@ -100,7 +101,7 @@ def request_from_input(run_input: RunAgentInput, pending: ApprovalRequest | None
                      else {"type": "object", "properties": {}})
             for t in run_input.tools or ()),
         context=tuple(f"{c.description}: {c.value}" for c in run_input.context or ()),
-        forwarded_props=run_input.forwarded_props,
+        forwarded_props=_forwarded(run_input.forwarded_props),
         part_paths=paths,
         double_texting=read_double_texting(
             run_input.forwarded_props.get("doubleTexting")
@@ -279,6 +280,14 @@ def _field(loc: Sequence[int | str]) -> str:
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(word.title() for word in rest)
+
+
+def _forwarded(props: Any) -> Any:
+    """`forwardedProps` frozen (tools read it), or a 422 naming it when it is not JSON."""
+    try:
+        return None if props is None else freeze(props, "forwardedProps")
+    except NotJSON as exc:
+        raise RequestError(422, str(exc), "forwardedProps") from None
 
 
 def _state_version(props: Any) -> int | None:
