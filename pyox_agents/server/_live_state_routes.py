@@ -24,7 +24,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from pyox_agents.adapters import read_json
 from pyox_agents.server._refusals import handled
 from pyox_agents.service import RequestError, edit_state, follow_thread, thread_with_state
 
@@ -76,8 +75,14 @@ async def patch_state(server: Any, request: Request) -> Response:
     await server.runs.check_owner(thread_id, principal, agent)
     await thread_with_state(server.runs, thread_id)  # a new one is not there either: 404
     server.edit_pace.take(principal if principal is not None else _client(request))
-    body = read_json(await server.body(request) or b"{}",
-                     '{"base": <version>, "patch": [RFC 6902 operations]}')
+    usage = 'send {"base": <version>, "patch": [RFC 6902 operations]}'
+    raw = await server.body(request)
+    try:  # (a bad string in the patch is refused below, naming the operation)
+        body = json.loads(raw or b"{}")
+    except ValueError:
+        raise RequestError(400, f"the body is not JSON: {usage}") from None
+    except RecursionError:
+        raise RequestError(400, f"the body nests too deeply: {usage}") from None
     if not isinstance(body, dict):
         raise RequestError(422, "the body must be a JSON object {base, patch}")
     base, patch = body.get("base"), body.get("patch")
