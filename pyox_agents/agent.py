@@ -18,7 +18,7 @@ import anyio
 import pydantic
 
 from pyox_agents._errors import PyoxError
-from pyox_agents._run_request import DoubleTexting
+from pyox_agents._run_request import DoubleTexting, ToolOutput
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent, StateSnapshots
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.names import resolve_model
@@ -31,6 +31,7 @@ from pyox_agents.runtime._planning import Planner
 from pyox_agents.runtime._runner import Runner
 from pyox_agents.runtime._setup import Instructions, Setup
 from pyox_agents.runtime._starting import NOT_GIVEN as _NOT_GIVEN
+from pyox_agents.runtime._starting import Client as _Client
 from pyox_agents.runtime._state_note import StateNote
 from pyox_agents.runtime._subagent_tool import subagent_tool
 from pyox_agents.runtime._turns import COMPACT_PROMPT as COMPACT_PROMPT
@@ -300,16 +301,21 @@ class Agent:
                            edited_arguments: Mapping[str, Any] | None = None,
                            request_id: str | None = None, fence: tuple[str, int] | None = None,
                            state_bytes: int | None = None, messages: Sequence[Message] = (),
+                           client_tools: Sequence[ToolSpec] = (), context: Sequence[str] = (),
+                           forwarded_props: Any = None, tool_outputs: Sequence[ToolOutput] = (),
                            ) -> RunHandle:
         """Check a resume as `stream_resume` does, and return its `RunHandle` (servers answer
         bad input first); `fence` and `state_bytes` as in `start`, `messages` as in
-        `stream_resume`.
+        `stream_resume`. The answering request's `client_tools`, `context` and
+        `forwarded_props` are the resumed run's, as in `start`; `tool_outputs` are the client's
+        results for its own tools' calls the run waits on (one made beside the approved call).
 
         Raises:
             LookupError, ValueError: as `stream_resume`.
         """
+        client = _Client(client_tools, context, forwarded_props, tool_outputs)
         runner = await _resuming.prepare_resume(self, run_id, approve, answer, edited_arguments,
-                                                request_id, None, messages)
+                                                request_id, None, messages, client=client)
         assert runner.journal is not None
         runner.journal.fence = fence
         runner.access.shared.max_bytes = state_bytes

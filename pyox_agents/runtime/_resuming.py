@@ -13,7 +13,9 @@ from pyox_agents.runtime._journal import Journal
 from pyox_agents.runtime._parts import AgentParts
 from pyox_agents.runtime._recovery import last_run_id
 from pyox_agents.runtime._runner import Access, Runner
+from pyox_agents.runtime._starting import Client, add_client_results
 from pyox_agents.state.conversation import State
+from pyox_agents.state.frozen import freeze
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import RunState, StopReason
 from pyox_agents.state.shared import SharedState
@@ -92,12 +94,17 @@ async def load(agent: AgentParts, run_id: str) -> tuple[RunState, State]:
 
 async def prepare_resume(agent: AgentParts, run_id: str, approve: bool | None, answer: Any,
                          edited: Mapping[str, Any] | None, request_id: str | None,
-                         hash_: str | None, messages: Sequence[Message] = ()) -> Runner:
+                         hash_: str | None, messages: Sequence[Message] = (), *,
+                         client: Client | None = None) -> Runner:
     """The runner that continues run `run_id` with a person's answer, checked (see
-    `Agent.stream_resume`)."""
+    `Agent.stream_resume`), and with what the answering request brought of its `client`."""
+    client = client or Client()
+    props = client.forwarded_props
+    props = None if props is None else freeze(props, path="forwarded_props")
     run, conversation = await load(agent, run_id)
     tools = await agent._tools_for(run.pending.tool if run.pending and edited else None)
     check_answer(run, tools, approve, answer, edited, request_id, hash_)
+    add_client_results(conversation, client.results, not_of=agent.tools)
     for message in messages:  # held until the calls the run waits on have their results
         conversation.add_message(message)
     request = run.pending
@@ -107,7 +114,8 @@ async def prepare_resume(agent: AgentParts, run_id: str, approve: bool | None, a
     if request is not None:
         journal.answered(request, bool(approve), answer, edited)
     runner = Runner(agent._setup(), conversation, Access(shared, conversation),
-                    journal=journal)
+                    journal=journal, client_tools=client.tools, context=client.context,
+                    forwarded_props=props)
     if request is None:  # nobody was asked: a run cut by a crash, or one to go on
         runner.continue_run(run)
     return runner

@@ -1,12 +1,15 @@
 """Setting up a run's runner: a new run from a conversation and the state given, checked before
-anything runs, or one turn of a conversation (`Agent.start`, `Agent.think`, ...)."""
+anything runs, or one turn of a conversation (`Agent.start`, `Agent.think`, ...); and what a
+client's request brings a run besides its messages (`Client`), new or resumed."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from pyox_agents._run_request import ToolOutput
 from pyox_agents.models._inputs import check_inputs
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.runtime._journal import Journal
@@ -18,7 +21,7 @@ from pyox_agents.state.messages import Message
 from pyox_agents.state.run import RunState
 from pyox_agents.state.shared import SharedState
 
-__all__ = ["NOT_GIVEN", "prepare", "turn_runner", "validated"]
+__all__ = ["NOT_GIVEN", "Client", "add_client_results", "prepare", "turn_runner", "validated"]
 
 
 class _NotGiven:
@@ -52,6 +55,33 @@ def prepare(agent: AgentParts, conversation: State | str, state: Any,
                   client_tools=client_tools, context=context,
                   forwarded_props=None if forwarded_props is None else freeze(
                       forwarded_props, path="forwarded_props"))
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """What a client's request brings a resumed run besides messages, as `prepare` takes it
+    for a new one: the client's own tools, context lines and forwarded props (JSON), and its
+    results for its tools' calls."""
+
+    tools: Sequence[ToolSpec] = ()
+    context: Sequence[str] = ()
+    forwarded_props: Any = None
+    results: Sequence[ToolOutput] = ()
+
+
+def add_client_results(conversation: State, results: Sequence[ToolOutput],
+                       not_of: Collection[str] = ()) -> None:
+    """Give the conversation's pending calls the client's `results` for them, except calls of
+    the tools `not_of` names (the agent's own: not the client's to answer). A result for a
+    call that is not pending is left out: already answered, the client restates its history."""
+    pending = {call.id: call for call in conversation.pending_calls if call.name not in not_of}
+    for result in results:
+        call = pending.get(result.call_id)
+        if call is None:
+            continue
+        text = result.content if isinstance(result.content, str) else None
+        conversation._add_tool_result(call, "error" if result.is_error else "ok",
+                                      result.content, is_error=result.is_error, text=text)
 
 
 def turn_runner(agent: AgentParts, conversation: State) -> Runner:

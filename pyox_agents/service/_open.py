@@ -5,15 +5,16 @@ errors in HTTP terms."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import anyio.to_thread
 import pydantic
 
-from pyox_agents._run_request import Decision, RequestError, RunRequest, ToolOutput
+from pyox_agents._run_request import Decision, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.models._inputs import InputNotAccepted, check_inputs
+from pyox_agents.runtime._starting import add_client_results
 from pyox_agents.service._placing import Placement, place
 from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.state._validation import describe_problems
@@ -88,7 +89,7 @@ def open_conversation(request: RunRequest, conversation: State | None,
             conversation._add_tool_result(result.call, result.outcome, result.content,
                                           is_error=result.is_error, text=result.text)
     else:
-        _add_outputs(conversation, request.tool_outputs)
+        add_client_results(conversation, request.tool_outputs)
     for message in placement.new:
         conversation.add_message(message)
     return conversation
@@ -222,23 +223,6 @@ def check_news(request: RunRequest, conversation: State | None, placement: Place
              "is (it was sent before, or by a tab that missed what followed); send a new "
              "message, or go back to one (the messages up to it) to have it answered again",
         "messages")
-
-
-def _add_outputs(conversation: State, outputs: Sequence[ToolOutput]) -> None:
-    """Give the conversation's pending client-tool calls the client's results."""
-    pending = {call.id: call for call in conversation.pending_calls}
-    for output in outputs:
-        call = pending.get(output.call_id)
-        if call is None:
-            continue  # already answered, or not ours: the client restates its history
-        text = output.content if isinstance(output.content, str) else None
-        conversation._add_tool_result(
-            call,
-            "error" if output.is_error else "ok",
-            output.content,
-            is_error=output.is_error,
-            text=text,
-        )
 
 
 def _branch(conversation: State, length: int) -> None:

@@ -124,6 +124,10 @@ async def _resume(
             fence=fence,
             state_bytes=runs.limits.state_bytes,
             messages=messages,
+            client_tools=request.client_tools,
+            context=request.context,
+            forwarded_props=request.forwarded_props,
+            tool_outputs=request.tool_outputs,
         )
     except (ValueError, LookupError) as exc:
         raise RequestError(422, str(exc), "resume") from None
