@@ -30,7 +30,8 @@ class RunHandle:
                  texts: Callable[[str], Callable[[], str] | None] | None = None,
                  edit: Callable[[Sequence[Op], int], Commit | None] | None = None,
                  conversation: State | None = None,
-                 keep_pace: Callable[[], None] | None = None) -> None:
+                 keep_pace: Callable[[], None] | None = None,
+                 untaken: Callable[[], list[RuntimeEvent]] | None = None) -> None:
         self.run_id = run_id
         """The run's id (64 hex digits; a crash-cut run that this one continues keeps its id)."""
         self.conversation = conversation
@@ -39,6 +40,7 @@ class RunHandle:
         self._texts = texts
         self._edit = edit
         self._keep_pace = keep_pace
+        self._untaken = untaken
 
     def edit_state(self, ops: Sequence[Op], base_version: int) -> Commit | None:
         """Commit a person's edit of the run's shared state while it runs: `ops` (made on the
@@ -76,6 +78,12 @@ class RunHandle:
         if keep_pace and self._keep_pace is not None:
             self._keep_pace()
         return self._batches
+
+    def untaken(self) -> list[RuntimeEvent]:
+        """The events the run emitted that its reader of `batches` did not take, once (a reader
+        cancelled as the run handed it a batch): what the reader must still keep of the run,
+        such as a version of the state the run committed."""
+        return [] if self._untaken is None else self._untaken()
 
     async def events(self) -> AsyncIterator[RuntimeEvent]:
         """The run's events one at a time; closing this stops the run."""
@@ -143,6 +151,11 @@ class Outbox:
         while not self.left and (self.events or self._waiter is None or self._waiter.done()):
             self._caught_up = asyncio.get_running_loop().create_future()
             await self._caught_up
+
+    def take(self) -> list[RuntimeEvent]:
+        """The events put and not taken (the consumer's wait was cancelled as they came)."""
+        events, self.events = self.events, []
+        return events
 
     def leave(self) -> None:
         """The consumer stops reading: a run waiting for it to catch up goes on."""

@@ -30,7 +30,7 @@ def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
     """The run as its caller holds it: its `batches`."""
     stream = batches(agent, runner, resumed=resumed, state_given=state_given)
     return RunHandle(runner.run_id, stream, runner.text_of, runner.edit_state,
-                     runner.conversation, stream.keep_pace)
+                     runner.conversation, stream.keep_pace, stream.untaken)
 
 
 def batches(agent: AgentParts, runner: Runner, *, resumed: bool = False,
@@ -69,6 +69,10 @@ class RunStream:
         (`RunHandle.batches`)."""
         if self._runner.journal is not None:
             self._runner.journal.before_end = self._outbox.caught_up
+
+    def untaken(self) -> list[RuntimeEvent]:
+        """The events the run put that its reader did not take (`RunHandle.untaken`)."""
+        return self._outbox.take()
 
     def __anext__(self) -> Awaitable[list[RuntimeEvent]]:
         if self._outbox.run is None:

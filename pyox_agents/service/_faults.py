@@ -148,6 +148,23 @@ async def latest_kept(store: Store, thread_id: str) -> ThreadState:
     return kept
 
 
+async def kept_end(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
+                   ) -> list[RuntimeEvent]:
+    """The run's last `batch` numbered, its state kept, and its end saying if that failed."""
+    batch = numbered(live, batch)
+    return [*batch[:-1], told(batch[-1], await keep(store, live, batch))]
+
+
+async def noted(store: Store | None, live: LiveRun, batch: Sequence[RuntimeEvent]
+                ) -> Sequence[RuntimeEvent]:
+    """`batch` numbered, its versions noted (the run's end writes them) and added to the run's
+    log: what a cancelled run emitted that its reader had not taken (`RunHandle.untaken`)."""
+    batch = numbered(live, batch)
+    await keep(store, live, batch, write=False)
+    live.add(batch)
+    return batch
+
+
 async def show(store: Store | None, peers: SharedRuns | None, live: LiveRun,
                batch: Sequence[RuntimeEvent]) -> Sequence[RuntimeEvent]:
     """Keep the state `batch` brings, then show it to the run's followers (and share it with

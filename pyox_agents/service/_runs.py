@@ -1,11 +1,10 @@
 """Runs served over HTTP, whatever the protocol: one active run per thread, apart from the socket.
 
 A protocol adapter turns its request into a `RunRequest`; `RunService.start` checks it (raising
-`RequestError` or `Busy` before anything runs), opens the thread's conversation (from the store,
-or from the client's messages), and starts the run in a task of its own. The run's events are
-kept in its `LiveRun` until it ends, so a connection can follow it from the first event, a
-reloaded page can replay it, and a client that goes away does not stop it (unless asked to).
-"""
+`RequestError` or `Busy` before anything runs), opens the thread's conversation and starts the
+run in a task of its own. Its events are kept in its `LiveRun` until it ends: a connection
+follows it from the first, a reloaded page replays it, and a client that goes away does not
+stop it (unless asked to)."""
 
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ from pyox_agents.service._checkpoints import record_run
 from pyox_agents.service._client_runs import stop_live
 from pyox_agents.service._control import Control
 from pyox_agents.service._double_texting import Queue
-from pyox_agents.service._faults import keep, latest_kept, numbered, refuse_unsaved, show, told
+from pyox_agents.service._faults import kept_end, latest_kept, noted, refuse_unsaved, show
 from pyox_agents.service._feed import EditLocks, Feeds, items_of
 from pyox_agents.service._follow import Reads, RemoteFollowers, check_resumed
 from pyox_agents.service._kept_cache import KeptStates
@@ -65,12 +64,10 @@ class RunService:
     the work: a run takes the thread's lease first (another process answers 409 while it holds
     it; a holder that died loses it after `lease_ttl` seconds), its step writes are fenced by the
     lease's token, and its events go to the store, so any process can replay and follow it.
-
-    With `keep_state` (and a store), it keeps each thread's latest shared state between runs
-    (`pyox_agents.service`): a client that sends none (or a fresh page's `{}`) gets it, and
-    a client's state is merged in as the person's edits on top of the version it last saw.
-    Without it, a run starts from the client's state, or `{}`.
-    """
+    With `keep_state` (and a store), it keeps each thread's latest shared state between runs: a
+    client that sends none (or a fresh page's `{}`) gets it, and a client's state is merged in
+    as the person's edits on top of the version it last saw; without, a run starts from the
+    client's state, or `{}`."""
 
     def __init__(self, store: Store | None = None, *, lease_ttl: float = 30.0,
                  owner: str | None = None, limits: ServerLimits | None = None,
@@ -107,6 +104,9 @@ class RunService:
 
     def active(self, thread_id: str) -> LiveRun | None:
         """The run active on `thread_id` in this process, or None."""
+        return self._active.get(thread_id)
+
+    async def _here(self, thread_id: str) -> LiveRun | None:  # (waited for as a turn)
         return self._active.get(thread_id)
 
     async def follow(self, thread_id: str, after: int = -1, run: str | None = None
@@ -164,7 +164,7 @@ class RunService:
         policy = request.double_texting or agent.double_texting
         for take in range(_TAKES):
             await self._queue.wait_turn(request.thread_id, policy,
-                                        functools.partial(self._running_here, request.thread_id))
+                                        functools.partial(self._here, request.thread_id))
             try:
                 return await self._take(agent, request, name, principal, paused, meta or {})
             except _HeldElsewhere:  # another process runs the thread: wait for its run
@@ -228,10 +228,6 @@ class RunService:
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         await refuse_unsaved(live)
         return live
-
-    async def _running_here(self, thread_id: str) -> LiveRun | None:
-        """The run going on `thread_id` in this process, or None."""
-        return self._active.get(thread_id)
 
     async def _running_elsewhere(self, thread_id: str) -> Reads | None:
         """The events of the run another process runs on `thread_id`, or None."""
@@ -343,9 +339,7 @@ class RunService:
                                 continue
                             shown = await show(self.store, self._sharing, live, batch)
                             self.kept_states.remember(live.thread_id, live.kept_whole())
-                            if self.feeds.wanted(live.thread_id, live.principal):
-                                self.feeds.publish(live.thread_id, live.principal, items_of(
-                                    shown, live.run_id, live.start_delta, live.conversation))
+                            self._publish(live, shown)
                 except asyncio.CancelledError:
                     if limit.expired():  # ended below, with `run_timeout`
                         raise
@@ -365,20 +359,22 @@ class RunService:
             live.end()
 
     async def _cancelled(self, live: LiveRun) -> None:
-        """End a run cancelled before its last event: "cancelled", or the server's shutdown."""
+        """End a run cancelled before its last event: "cancelled", or the server's shutdown.
+        What the run emitted that the pump had not taken comes first: a version of the state
+        it committed (its tool's result is saved) must be kept with the run's end."""
+        left = live.handle.untaken() if live.handle is not None else []
+        if left and isinstance(left[-1], RunFinished | RunFailed):
+            return await self._finish(live, left)
+        self._publish(live, await noted(self.store, live, left))
         if not isinstance(live.last(), RunFinished | RunFailed):
-            final: RuntimeEvent = RunFinished(answer=None, state=live.last_state(),
-                                              outcome="cancelled")
-            if live.shutdown:
-                final = RunFailed(SHUTDOWN)
+            final = RunFailed(SHUTDOWN) if live.shutdown else RunFinished(
+                answer=None, state=live.last_state(), outcome="cancelled")
             await self._finish(live, [*live.open_texts(), final])
 
     async def _finish(self, live: LiveRun, batch: Sequence[RuntimeEvent]) -> None:
         """Tell the run's end (`batch`'s last event, saying if keeping its state failed) once
-        its state is kept (as of `batch`) and its thread and lease freed: a client that hears
-        the end finds the thread free."""
-        batch = numbered(live, batch)
-        batch = [*batch[:-1], told(batch[-1], await keep(self.store, live, batch))]
+        its state is kept and its thread and lease freed: who hears it finds the thread free."""
+        batch = await kept_end(self.store, live, batch)
         self.kept_states.remember(live.thread_id, live.kept_whole())
         await record_run(self.store, live, batch, self.keep_state)
         self._remove_active(live)
@@ -386,7 +382,11 @@ class RunService:
             with anyio.CancelScope(shield=True):
                 await release(self._peers, live, self.owner, self.lease_ttl, batch)
         live.add(batch)
-        if self.feeds.wanted(live.thread_id, live.principal):
+        self._publish(live, batch)
+
+    def _publish(self, live: LiveRun, batch: Sequence[RuntimeEvent]) -> None:
+        """Tell the thread's feed what `batch` brings (its versions, messages, the run's end)."""
+        if batch and self.feeds.wanted(live.thread_id, live.principal):
             self.feeds.publish(live.thread_id, live.principal,
                                items_of(batch, live.run_id, live.start_delta, live.conversation))
 
