@@ -9,7 +9,6 @@ offered the page's tools, and a call of one (made beside the approved one, or af
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
@@ -20,6 +19,7 @@ from pyox_agents.models import FunctionModel, ToolCall
 from pyox_agents.server import create_app
 from pyox_agents.state.messages import Message
 from pyox_agents.stores import MemoryStore
+from tests.ag_ui.servers import post_run
 
 pytestmark = pytest.mark.anyio
 
@@ -54,12 +54,11 @@ def served() -> httpx.AsyncClient:
 
 async def run(http: httpx.AsyncClient, messages: list[dict[str, Any]],
               **fields: Any) -> list[dict[str, Any]]:
-    response = await http.post("/agents/shop/ag-ui", json={
+    response, events = await post_run(http, "/agents/shop/ag-ui", {
         "threadId": "t", "runId": "r", "state": {}, "context": [], "tools": PAGE_TOOLS,
         "forwardedProps": {"shop": "the corner shop"}, "messages": messages, **fields})
     assert response.status_code == 200, response.text
-    return [json.loads(line[5:]) for line in response.text.splitlines()
-            if line.startswith("data: {")]
+    return events
 
 
 def snapshot(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
