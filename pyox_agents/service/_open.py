@@ -163,7 +163,7 @@ async def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
     seen = request.state_seen
     try:
         with _state_not_json():
-                return await anyio.to_thread.run_sync(edit_running, versions, client,
+            return await anyio.to_thread.run_sync(edit_running, versions, client,
                                                   client if seen is None else seen,
                                                   request.state_version)
     except Conflict as conflict:

@@ -106,9 +106,6 @@ class RunService:
         """The run active on `thread_id` in this process, or None."""
         return self._active.get(thread_id)
 
-    async def _here(self, thread_id: str) -> LiveRun | None:  # (waited for as a turn)
-        return self._active.get(thread_id)
-
     async def follow(self, thread_id: str, after: int = -1, run: str | None = None
                      ) -> tuple[Reads, dict[str, Any]] | None:
         """The events of the run active on `thread_id` (here, or another process's through the
@@ -164,7 +161,7 @@ class RunService:
         policy = request.double_texting or agent.double_texting
         for take in range(_TAKES):
             await self._queue.wait_turn(request.thread_id, policy,
-                                        functools.partial(self._here, request.thread_id))
+                                        functools.partial(self._running_here, request.thread_id))
             try:
                 return await self._take(agent, request, name, principal, paused, meta or {})
             except _HeldElsewhere:  # another process runs the thread: wait for its run
@@ -228,6 +225,9 @@ class RunService:
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         await refuse_unsaved(live)
         return live
+
+    async def _running_here(self, thread_id: str) -> LiveRun | None:  # (awaited by the queue)
+        return self._active.get(thread_id)
 
     async def _running_elsewhere(self, thread_id: str) -> Reads | None:
         """The events of the run another process runs on `thread_id`, or None."""

@@ -5,6 +5,7 @@ person's rule, and every follower of the thread (`GET /threads/{id}/events`) see
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -632,13 +633,11 @@ class _SlowRead(MemoryStore):
         return await self._late("conversation", await super().aload(thread_id))
 
 
-async def test_a_read_of_the_kept_state_that_a_run_outlasts_is_not_taken_as_the_latest() -> None:
-    """Rule: an edit named on the last version a client was shown is taken. A reader of the
-    thread (a tab that starts following it, a reload) read its kept state from the store while
-    the run went on; the run ended, keeping newer versions, before that read came back. The
-    read's older version must not become what the server thinks it keeps: a CI run of the
-    CopilotKit demo refused the person's next edit so ("version 4 is not one this server
-    keeps (the latest is 1)")."""
+@contextlib.asynccontextmanager
+async def _looked_at_as_the_run_ends(slow: str) -> AsyncIterator[
+        tuple[httpx.AsyncClient, _SlowRead, list[dict[str, Any]], asyncio.Task[httpx.Response]]]:
+    """A run that ends while `GET /threads/t1`, begun as it went on, waits for the store's
+    read of `slow`: the client, the store, the run's events and that look, still waiting."""
     gate = asyncio.Event()
     seen: list[list[Message]] = []
     store = _SlowRead()
@@ -646,11 +645,22 @@ async def test_a_read_of_the_kept_state_that_a_run_outlasts_is_not_taken_as_the_
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
         run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
         await until(lambda: bool(seen))  # version 1 shown, the tool waits
-        store.slow = "kept"
+        store.slow = slow
         look = asyncio.create_task(http.get("/threads/t1"))
         await store.began.wait()  # it read the store before the run's end
         gate.set()
         _, events = await run
+        yield http, store, events, look
+
+
+async def test_a_read_of_the_kept_state_that_a_run_outlasts_is_not_taken_as_the_latest() -> None:
+    """Rule: an edit named on the last version a client was shown is taken. A reader of the
+    thread (a tab that starts following it, a reload) read its kept state from the store while
+    the run went on; the run ended, keeping newer versions, before that read came back. The
+    read's older version must not become what the server thinks it keeps: a CI run of the
+    CopilotKit demo refused the person's next edit so ("version 4 is not one this server
+    keeps (the latest is 1)")."""
+    async with _looked_at_as_the_run_ends("kept") as (http, store, events, look):
         shown = [e["metadata"]["stateVersion"] for e in events if e["type"].startswith("STATE_")]
         assert shown[-1] == 2
         store.answer.set()
@@ -667,18 +677,7 @@ async def test_a_thread_read_while_its_run_ends_names_the_version_of_the_state_i
     run went on, on a slow store, it answered after the run had ended and a person's edit had
     made the next version: it named that version with the state of the one before, so a page
     that took it would never show the person's item."""
-    gate = asyncio.Event()
-    seen: list[list[Message]] = []
-    store = _SlowRead()
-    app = create_app({"todo": todo_agent(gate, seen)}, store=store)
-    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
-        run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
-        await until(lambda: bool(seen))
-        store.slow = "conversation"
-        look = asyncio.create_task(http.get("/threads/t1"))
-        await store.began.wait()
-        gate.set()
-        _, events = await run
+    async with _looked_at_as_the_run_ends("conversation") as (http, store, events, look):
         last = [e["metadata"]["stateVersion"] for e in events if e["type"].startswith("STATE_")]
         edited = await patch(http, last[-1], [{"op": "add", "path": "/todos/-",
                                                 "value": {"text": "mine", "done": False}}])
