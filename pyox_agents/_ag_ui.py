@@ -107,8 +107,9 @@ async def connect(
     still going on the thread (replayed from its start, then live), then `RUN_FINISHED`.
 
     The messages come from the agent's store (`store` when it has none); the running run and
-    the kept state from `service` (the one your `stream` calls share). An unknown thread is
-    an empty snapshot. Check that the caller may read the thread before you call this.
+    the kept state from `service` (the one your `stream` calls share). An unknown thread has
+    no messages and no `STATE_SNAPSHOT` (the client keeps its state). Check that the caller
+    may read the thread before you call this.
 
     Raises:
         RequestError: 422 naming the field, for input that is not a `RunAgentInput`.

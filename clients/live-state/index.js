@@ -894,25 +894,63 @@ export function followAgent(thread, agent) {
   let on = true;
   let synced = clone(agent.state); // the state the agent was last given (or a run showed)
   let eventVersion = null; // the stateVersion of the last STATE event the agent applied
+  // The page's edits made during a run or a connect before the thread has a version, and
+  // those of them a state that stream brought has replaced: made again once it ends.
+  let early = [];
+  let lost = [];
 
-  /** The page changed the agent's state since: that change, as an edit of the thread (moved
-   * onto what the thread shows, where that is ahead of the agent, e.g. during a run). */
+  const warn = (error) =>
+    console.warn(`followAgent: the agent's state change was not applied to the thread: ${error.message}`);
+  /** `ops`, made on `madeOn`, moved onto `state` (null when the place they change is gone). */
+  const moved = (ops, madeOn, state) =>
+    deepEqual(madeOn, state) ? ops : rebaseOps(ops, diffState(madeOn, state), madeOn);
+  /** An edit the page made on `madeOn`, as an edit of the thread (moved onto what the thread
+   * shows, where that is ahead of the agent, e.g. during a run). */
+  const editThread = (ops, madeOn) => {
+    try {
+      const onThread = moved(ops, madeOn, thread.state);
+      if (onThread === null) throw new Error("the place it changes is gone from the thread");
+      thread.edit(onThread);
+    } catch (error) {
+      warn(error);
+    }
+  };
+  /** The page changed the agent's state since: that change, as an edit of the thread (before
+   * the thread has a version, the next run takes it as the thread's start). */
   const capture = (state) => {
     if (deepEqual(state, synced)) return;
     const madeOn = synced;
-    let ops = diffState(madeOn, state);
+    const ops = diffState(madeOn, state);
     synced = clone(state);
-    if (thread.server.version == null) return; // the next run takes it as the thread's start
-    if (!deepEqual(madeOn, thread.state)) ops = rebaseOps(ops, diffState(madeOn, thread.state), madeOn);
-    try {
-      if (ops === null) throw new Error("the place it changes is gone from the thread");
-      thread.edit(ops);
-    } catch (error) {
-      console.warn(`followAgent: the agent's state change was not applied to the thread: ${error.message}`);
+    if (thread.server.version != null) editThread(ops, madeOn);
+    else if (agent.isRunning) early.push({ ops, madeOn });
+  };
+  /** The edits a run or connect replaced while it went on, made again on what it brought. */
+  const replay = () => {
+    const edits = lost;
+    lost = [];
+    if (thread.server.version != null) {
+      for (const { ops, madeOn } of edits) editThread(ops, madeOn);
+      return;
     }
+    let state = agent.state;
+    for (const { ops, madeOn } of edits) {
+      try {
+        const onState = moved(ops, madeOn, state);
+        if (onState === null) throw new Error("the place it changes is gone from the state");
+        state = applyOps(state, onState);
+      } catch (error) {
+        warn(error);
+      }
+    }
+    synced = clone(state);
+    agent.setState(state);
   };
   const sync = () => {
-    if (!on || agent.isRunning || thread.server.version == null) return;
+    if (!on || agent.isRunning) return;
+    early = []; // (still in the agent's state)
+    if (lost.length > 0) replay();
+    if (thread.server.version == null) return;
     capture(agent.state);
     if (deepEqual(agent.state, thread.state)) return;
     synced = clone(thread.state);
@@ -928,8 +966,13 @@ export function followAgent(thread, agent) {
     onStateDeltaEvent: seen,
     onStateChanged: ({ state, input }) => {
       if (!on) return;
-      if (input !== undefined) synced = clone(state); // a run's event: the server's version
-      else capture(state); // setState: the page's, or ours (then nothing changed)
+      if (input === undefined) {
+        capture(state); // setState: the page's, or ours (then nothing changed)
+        return;
+      }
+      synced = clone(state); // a run's event: the server's version, without the page's edits
+      lost.push(...early); // made during it
+      early = [];
     },
     onRunFinalized: () => void setTimeout(sync, 0),
   });

@@ -2,10 +2,11 @@
 as its README says (the agent with `pyox-agents serve ... --cors`, the page on another origin)
 and driven in Chromium, for each page it can write (CopilotKit, the AI SDK's `useChat`).
 
-`tests/e2e/browser/starter.mjs` runs the scenario: a message, its tool calls shown, hand edits
-before and after a run that survive the next run, a reload that keeps the thread, an approval,
-and the page at a phone's width; no console error, no request to another host, and no
-serious or critical finding of axe-core.
+`tests/e2e/browser/starter.mjs` runs the scenario on a network slow to answer a connect: a
+message, its tool calls shown, hand edits before and after a run that survive the next run (the
+first made as the page opens), a reload that keeps the thread and a hand edit made as it comes
+back, an approval, and the page at a phone's width; no console error, no request to another
+host, and no serious or critical finding of axe-core.
 
 The project pins the npm packages the demo page pins (a test checks it), so it is built with
 frontend-demo's node_modules instead of a fresh `npm install` of its own.
@@ -109,6 +110,9 @@ def test_a_new_project_builds_serves_and_works_in_chromium(ui: str, tmp_path: Pa
     todos = result["kept"]["afterRun"]["todos"]
     assert {todo["text"]: todo["done"] for todo in todos} == {
         "Call mom": False, "milk": True, "eggs": True, "Buy bread": False}, todos
+    reloaded = result["kept"]["afterReload"]["todos"]
+    assert sorted(todo["text"] for todo in reloaded) == [
+        "Buy bread", "Call dad", "Call mom", "eggs", "milk"], reloaded
     assert result["kept"]["afterClear"] == {"todos": []}
     assert result["phoneWidth"] <= 390
     assert result["accessibility"] == {"afterRuns": [], "approval": []}, result["accessibility"]

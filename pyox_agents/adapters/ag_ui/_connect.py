@@ -4,8 +4,9 @@ CopilotKit's `connectAgent`) gets its history, its state and the live tail of a 
     RUN_STARTED, MESSAGES_SNAPSHOT (the thread's messages with the ids they were streamed
     with), STATE_SNAPSHOT, then the events of the run still going (replayed from its start:
     none of them is in the snapshot), then MESSAGES_SNAPSHOT and RUN_FINISHED; a thread with
-    nothing running: RUN_STARTED, MESSAGES_SNAPSHOT, STATE_SNAPSHOT (the kept state) and
-    RUN_FINISHED, with the interrupt outcome when a paused run waits on a person.
+    nothing running: RUN_STARTED, MESSAGES_SNAPSHOT, STATE_SNAPSHOT (the kept state; none
+    when the server keeps none for the thread, as for a page's new thread) and RUN_FINISHED,
+    with the interrupt outcome when a paused run waits on a person.
 
 A message the client still holds keeps the client's id (a user message by its place among the
 user messages, a tool result by its tool call id, an assistant message by one of its calls), so
@@ -25,6 +26,7 @@ from ag_ui.core import (
     FunctionCall,
     Message,
     RunAgentInput,
+    StateSnapshotEvent,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -122,9 +124,9 @@ async def connect_batches(run_input: RunAgentInput, messages: Sequence[Message],
     number (0: none).
     """
     restored = run_input.model_copy(update={"messages": list(messages)})
-    async for batch in translate_batches(restored, tail or _idle(run_input, state, pending,
-                                                                paused_run_id, version),
-                                         restore=True):
+    batches = (translate_batches(restored, tail, restore=True) if tail is not None
+               else _idle(restored, state, pending, paused_run_id, version))
+    async for batch in batches:
         yield batch
 
 
@@ -147,18 +149,25 @@ async def connect_frames(run_input: RunAgentInput, messages: Sequence[Message], 
         finally:
             await frames.aclose()
         return
-    async for batch in translate_batches(restored, _idle(run_input, state, pending,
-                                                         paused_run_id, version),
-                                         restore=True):
+    async for batch in _idle(restored, state, pending, paused_run_id, version):
         yield "".join(f"data: {encode_event(event)}\n\n" for event in batch).encode()
 
 
-async def _idle(run_input: RunAgentInput, state: Any, pending: ApprovalRequest | None,
-                paused_run_id: str | None, version: int) -> AsyncIterator[list[RuntimeEvent]]:
+async def _idle(restored: RunAgentInput, state: Any, pending: ApprovalRequest | None,
+                paused_run_id: str | None, version: int) -> AsyncIterator[list[BaseEvent]]:
+    """The events of a thread with nothing running. A thread with no kept state (none, and no
+    version: a page's new thread, or a server that keeps none) gets no STATE_SNAPSHOT: the
+    client keeps the state it has, with the person's edits made while it connected."""
+    shown = state is not None or version > 0
     kept = freeze({} if state is None else state)
-    events: list[RuntimeEvent] = [RunStarted(paused_run_id or run_input.run_id,
-                                             run_input.thread_id, kept, version=version)]
+    events: list[RuntimeEvent] = [RunStarted(paused_run_id or restored.run_id,
+                                             restored.thread_id, kept, version=version)]
     if pending is not None:
         events.append(ApprovalRequested(pending))
     events.append(RunFinished(None, kept, outcome="interrupt" if pending else "success"))
+    async for batch in translate_batches(restored, _once(events), restore=True):
+        yield [event for event in batch if shown or not isinstance(event, StateSnapshotEvent)]
+
+
+async def _once(events: list[RuntimeEvent]) -> AsyncIterator[list[RuntimeEvent]]:
     yield events

@@ -3,13 +3,16 @@
 //
 //   node tests/e2e/browser/starter.mjs <page-url> <api-url> <copilotkit|ai-sdk> <artifacts-dir>
 //
-// The person adds a todo by hand on a new thread, then asks the agent to add two (each tool
-// call shows in the chat); ticks one and adds one by hand, then asks the agent to tick another:
-// the hand edits survive the run, on the page and on the server. A reload brings the thread
-// back (its messages, a tool call, the list); "clear the list" asks for an approval, and
-// Approve clears it. Then the page at a phone's width. Prints ONE JSON line: {ok, steps, error,
-// threadId, consoleErrors, offsite, screenshots, kept: {afterRun, afterClear}, phoneWidth,
-// accessibility: {afterRuns, approval: axe-core's serious and critical findings}}.
+// The network is slow where it races the person: the answer of each connect (CopilotKit's,
+// when the page opens) reaches the page a second late. The person adds a todo by hand on a new
+// thread as the page opens, then asks the agent to add two (each tool call shows in the chat);
+// ticks one and adds one by hand, then asks the agent to tick another: the hand edits survive
+// the run, on the page and on the server. A reload brings the thread back (its messages, a tool
+// call, the list) with a todo added by hand as it came; "clear the list" asks for an approval,
+// and Approve clears it. Then the page at a phone's width. Prints ONE JSON line: {ok, steps,
+// error, threadId, consoleErrors, offsite, screenshots, kept: {afterRun, afterReload,
+// afterClear}, phoneWidth, accessibility: {afterRuns, approval: axe-core's serious and
+// critical findings}}.
 import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -56,6 +59,16 @@ async function kept(threadId) {
   return (await response.json()).state;
 }
 
+/** Until the thread the server keeps has a todo `text`. */
+async function keptWith(threadId, text) {
+  for (let waited = 0; waited < STEP_MS; waited += 100) {
+    const state = await kept(threadId);
+    if (state.todos?.some((t) => t.text === text)) return state;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the server's thread has no todo "${text}"`);
+}
+
 async function step(name, body) {
   await body();
   result.steps.push(name);
@@ -70,6 +83,11 @@ async function shot(page, name) {
 await openPage(chromium, { base: pageUrl, also: [api], result, profilePrefix: "pyox-starter-" }, async (page) => {
   try {
     await step("opened a new thread", async () => {
+      await page.route("**/connect", async (route) => {
+        const response = await route.fetch();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await route.fulfill({ response });
+      });
       await page.goto(pageUrl);
       await page.getByLabel("New todo").waitFor({ timeout: STEP_MS });
       result.threadId = new URL(page.url()).searchParams.get("thread");
@@ -98,12 +116,15 @@ await openPage(chromium, { base: pageUrl, also: [api], result, profilePrefix: "p
       await shot(page, "desktop");
       result.accessibility.afterRuns = await accessibility(page, require);
     });
-    await step("a reload brings the thread back", async () => {
+    await step("a reload brings the thread back, with a hand edit made as it came", async () => {
       await page.reload();
+      await addByHand(page, "Call dad");
       await todo(page, "Buy bread").waitFor({ timeout: STEP_MS });
+      await todo(page, "Call dad").waitFor({ timeout: STEP_MS });
       await chat(page).getByText("add milk and eggs").first().waitFor({ timeout: STEP_MS });
       await chat(page).getByText("add_todo").first().waitFor({ timeout: STEP_MS });
       if (!(await checked(page, "milk")) || !(await checked(page, "eggs"))) throw new Error("the ticks are not back after the reload");
+      result.kept.afterReload = await keptWith(result.threadId, "Call dad");
     });
     await step("an approval asked, approved, the list cleared", async () => {
       await say(page, "clear the list");

@@ -5,7 +5,8 @@
 // After a reload the chat's messages come from the server (GET .../messages), and a run still
 // going is picked up (`resume`). Once the server has the thread, the list is the thread's live
 // state and a hand edit is sent to it at once; before (a new thread), the list is the page's
-// own and goes with the first message as the thread's start.
+// own and goes with the first message as the thread's start. A thread the server has shows no
+// list until its state is in (an edit of a list the person has not seen would undo theirs).
 
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import { useChat } from "@ai-sdk/react";
@@ -78,7 +79,7 @@ function Chat({ threadId, started, initial, loadError }: { threadId: string; sta
   });
 
   const running = chat.status === "submitted" || chat.status === "streaming";
-  const state = live.view?.state ?? own;
+  const state = live.view?.state ?? (started ? null : own);
   const edit = (next: BoardState) => {
     if (live.thread.version === null) setOwn(next);
     else void live.thread.edit(diffState(live.thread.state, next));
@@ -101,7 +102,7 @@ function Chat({ threadId, started, initial, loadError }: { threadId: string; sta
         )}
         <MessageInput running={running} onSend={(text) => void chat.sendMessage({ text })} onStop={() => stop(threadId, chat.stop)} />
       </section>
-      <Board state={state} onChange={edit} />
+      {state === null ? <p className="muted">Loading the list…</p> : <Board state={state} onChange={edit} />}
     </Frame>
   );
 }

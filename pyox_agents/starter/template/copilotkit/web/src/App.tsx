@@ -6,8 +6,12 @@
 //
 // The agent is an HttpAgent that can come back to a thread (`connectingAgent`): after a reload,
 // CopilotKit asks the server for the thread's messages, its state and an approval still waiting.
-// `followAgent` keeps the agent's state and the thread's in step: the list the page shows is
-// `agent.state`, and `agent.setState(...)` is the person's edit, sent to the server at once.
+// Once the server has the thread, the list the page shows is the thread's live state and a hand
+// edit goes to the server at once; `followAgent` keeps the agent's state in step with it (a run
+// starts from the thread's latest version). Before (a new thread), the list is the agent's state
+// and goes with the first message as the thread's start. A thread the server has shows no list
+// until its state is in: CopilotKit empties the agent's state while it connects, and an edit of
+// that empty list would be an edit of a list the person has not seen.
 
 import { useEffect, useState } from "react";
 import {
@@ -24,7 +28,7 @@ import {
   type RunAgentResult,
 } from "@copilotkit/react-core/v2";
 import "@copilotkit/react-core/v2/styles.css";
-import { connectingAgent, followAgent } from "./live-state/index.js";
+import { connectingAgent, diffState, followAgent } from "./live-state/index.js";
 import { Board, EMPTY, type BoardState } from "./Board";
 import { Frame } from "./Frame";
 import { useLive, versionOf } from "./live";
@@ -87,13 +91,17 @@ function Page({ threadId, started }: { threadId: string; started: boolean }) {
     ),
   });
 
-  const state = (agent.state ?? EMPTY) as BoardState;
+  const state = live.view?.state ?? (started ? null : { ...EMPTY, ...(agent.state as BoardState) });
+  const edit = (next: BoardState) => {
+    if (live.thread.version === null) agent.setState(next);
+    else void live.thread.edit(diffState(live.thread.state, next));
+  };
   return (
     <Frame running={agent.isRunning} version={live.view?.version ?? null} refused={live.refused} onDismiss={live.dismiss}>
       <section className="chat" data-testid="chat">
         <CopilotChat agentId={AGENT} threadId={threadId} labels={{ chatInputPlaceholder: "Ask the agent…" }} input={NAMED_BUTTONS} />
       </section>
-      <Board state={state} onChange={(next) => agent.setState(next)} />
+      {state === null ? <p className="muted">Loading the list…</p> : <Board state={state} onChange={edit} />}
     </Frame>
   );
 }
