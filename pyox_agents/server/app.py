@@ -305,13 +305,14 @@ async def _ai_sdk_run(server: _Server, request: Request) -> Response:
     version = _sdk_version(request)
     chat, run_request = ai_sdk.parse_request(await server.body(request), agent.tools,
                                              sdk_version=version)
-    live = await server.runs.start(agent, run_request, name=name, principal=principal)
+    # the chat is the run's from its start: a client that resumes the stream then replays it
+    live = await server.runs.start(agent, run_request, name=name, principal=principal,
+                                   meta={"ai_sdk": chat.to_json()})
     users = [m.id for m in run_request.messages if m.role == "user"]
     if live.resumed and chat.message_id is None and users:  # typed while the run waited:
         chat = dataclasses.replace(chat, answers=users[-1])  # it answers in a new message
-    live.meta["ai_sdk"] = chat
-    if server.runs.shared:  # other processes replay it: they need the chat as JSON
-        await server.runs.publish_meta(live, {"ai_sdk": chat.to_json()})
+        live.meta["ai_sdk"] = chat.to_json()
+        await server.runs.publish_meta(live, live.meta)
     return _ai_sdk_response(server, live, chat, version, agent)
 
 

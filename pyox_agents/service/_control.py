@@ -15,12 +15,12 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from pyox_agents.service._client_runs import is_named
+from pyox_agents.service._sharing import published_meta
 from pyox_agents.stores.base import SharedRuns
 
 __all__ = ["Control", "control_key"]
@@ -80,7 +80,7 @@ class Control:
         holder = await anyio.to_thread.run_sync(self.peers.lease_holder, thread_id)
         if run_key is None or holder is None:
             return False
-        if run_id is not None and not is_named(await self._meta(run_key), run_id):
+        if run_id is not None and not is_named(await published_meta(self.peers, run_key), run_id):
             return False
         request = json.dumps({"stop": thread_id, "run_key": run_key})
         await self.peers.aappend_events(control_key(holder[0]), [request])
@@ -90,13 +90,6 @@ class Control:
                 async for _ in events:
                     pass  # (the log ends with the run)
         return True
-
-    async def _meta(self, run_key: str) -> dict[str, Any]:
-        """What the adapters that started run `run_key` published of it (`publish_meta`)."""
-        meta: dict[str, Any] = {}
-        for _, text in await self.peers.aread_events(f"{run_key}:meta"):
-            meta.update(json.loads(text))
-        return meta
 
     async def _follow(self, owner: str, following: asyncio.Future[None]) -> None:
         key = control_key(owner)

@@ -40,7 +40,7 @@ from pyox_agents.service._merge import merge_deltas
 from pyox_agents.service._open import LOOK_UP
 from pyox_agents.service._opening import open_run
 from pyox_agents.service._owners import check_owner
-from pyox_agents.service._sharing import keep_lease, release
+from pyox_agents.service._sharing import keep_lease, published_meta, release
 from pyox_agents.service._shutdown import drain
 from pyox_agents.service._thread_state import ThreadState
 from pyox_agents.state._ids import is_id
@@ -129,8 +129,7 @@ class RunService:
                                         self.limits, after, run)
         if reads is None:
             return None
-        meta_rows = await self._peers.aread_events(f"{run_key}:meta")
-        return reads, json.loads(meta_rows[0][1]) if meta_rows else {}
+        return reads, await published_meta(self._peers, run_key)
 
     async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
         """The run of `thread_id` that waits for a person, or None: the pending-approval lookup
@@ -273,7 +272,8 @@ class RunService:
             held.end()
 
     async def publish_meta(self, live: LiveRun, meta: Mapping[str, Any]) -> None:
-        """Share what an adapter keeps of a run (`meta`, JSON) with other processes."""
+        """Share what an adapter keeps of a run (`meta`, JSON) with other processes (again:
+        its keys replace those published before)."""
         if self.shared and live.run_key is not None:
             await self._peers.aappend_events(f"{live.run_key}:meta", [json.dumps(dict(meta))])
 

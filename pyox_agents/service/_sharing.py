@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 import anyio
 
@@ -22,7 +23,7 @@ from pyox_agents.stores import StoreUnavailable
 from pyox_agents.stores._shared import EndsRuns
 from pyox_agents.stores.base import SharedRuns
 
-__all__ = ["keep_lease", "release", "share"]
+__all__ = ["keep_lease", "published_meta", "release", "share"]
 
 _log = logging.getLogger(__name__)
 
@@ -100,3 +101,12 @@ def _logged(event: RuntimeEvent) -> str:
     if type(event) is StateChanged and event.state is not NOT_KEPT:
         event = dataclasses.replace(event, state=NOT_KEPT)
     return json.dumps(event_to_json(event))
+
+
+async def published_meta(peers: SharedRuns, run_key: str) -> dict[str, Any]:
+    """What the adapters that started run `run_key` published of it (`publish_meta`), a key
+    published again as it was last."""
+    meta: dict[str, Any] = {}
+    for _, text in await peers.aread_events(f"{run_key}:meta"):
+        meta.update(json.loads(text))
+    return meta

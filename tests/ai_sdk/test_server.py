@@ -17,6 +17,8 @@ from pyox_agents import Agent, RunContext, ToolCall, tool
 from pyox_agents.models import ScriptedModel
 from pyox_agents.server import create_app
 from pyox_agents.stores import MemoryStore
+from tests.ag_ui.servers import serving
+from tests.server.slow_store import SlowRead
 
 from .helpers import body, check_stream_rules, snapshots, user
 
@@ -204,6 +206,34 @@ async def test_resume_replays_then_follows_a_running_run(
                         gate.open.set()
     assert gate.open.is_set()
     assert chunks_of(text) == chunks_of(posted["text"])
+
+
+async def test_a_resume_while_the_run_starts_follows_it() -> None:
+    """Rule: a client that resumes a chat's stream while its run starts (the thread taken, its
+    start not saved yet: here the store's read of the thread's kept state is slow) gets the
+    run's stream. It got 204, no run, and missed the answer: the run took its chat only once
+    it had started."""
+    store = SlowRead()
+    store.slow = "kept"
+    agent = Agent(ScriptedModel([ToolCall("inc", {"n": 2}), "ok"]), tools=[_inc])
+    async with serving(create_app({"counter": agent}, store=store)) as base, \
+            httpx.AsyncClient(base_url=base, timeout=10) as http:
+        posted: dict[str, httpx.Response] = {}
+
+        async def post() -> None:
+            posted["run"] = await http.post(URL, content=body(user("go"), state={"count": 0}))
+
+        async def resume() -> None:
+            posted["resumed"] = await http.get(f"{URL}/chat-1/stream")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(post)
+            await store.began.wait()  # the run's start reads the thread's kept state
+            group.start_soon(resume)
+            await anyio.sleep(0.1)
+            store.answer.set()
+    assert posted["resumed"].status_code == 200
+    assert chunks_of(posted["resumed"].text) == chunks_of(posted["run"].text)
 
 
 async def test_stop_cancels_the_run_and_keeps_what_committed() -> None:

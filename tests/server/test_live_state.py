@@ -19,6 +19,7 @@ from pyox_agents.models import FunctionModel, ToolCall
 from pyox_agents.server import ServerLimits, bearer_tokens, create_app
 from pyox_agents.stores import MemoryStore, SQLiteStore
 from tests.ag_ui.servers import frames, post_run, serving
+from tests.server.slow_store import SlowRead
 
 pytestmark = pytest.mark.anyio
 
@@ -609,38 +610,14 @@ async def test_a_kept_state_the_store_failed_to_write_is_read_again_from_the_sto
         assert (await kept(http))["state"] == {"items": ["a"]}  # what the store holds
 
 
-class _SlowRead(MemoryStore):
-    """A MemoryStore whose next read of `slow` ("kept": a thread's kept state, "conversation":
-    its conversation), once set, answers only when `answer` is set, with what the store held
-    when it began (a read slowed by a busy machine, as a thread-pool read of a large state is)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.slow: str | None = None
-        self.began, self.answer = asyncio.Event(), asyncio.Event()
-
-    async def _late(self, read: str, held: Any) -> Any:
-        if self.slow == read:
-            self.slow = None
-            self.began.set()
-            await self.answer.wait()
-        return held
-
-    async def aload_kept_state(self, thread_id: str) -> Any:
-        return await self._late("kept", await super().aload_kept_state(thread_id))
-
-    async def aload(self, thread_id: str) -> Any:
-        return await self._late("conversation", await super().aload(thread_id))
-
-
 @contextlib.asynccontextmanager
 async def _looked_at_as_the_run_ends(slow: str) -> AsyncIterator[
-        tuple[httpx.AsyncClient, _SlowRead, list[dict[str, Any]], asyncio.Task[httpx.Response]]]:
+        tuple[httpx.AsyncClient, SlowRead, list[dict[str, Any]], asyncio.Task[httpx.Response]]]:
     """A run that ends while `GET /threads/t1`, begun as it went on, waits for the store's
     read of `slow`: the client, the store, the run's events and that look, still waiting."""
     gate = asyncio.Event()
     seen: list[list[Message]] = []
-    store = _SlowRead()
+    store = SlowRead()
     app = create_app({"todo": todo_agent(gate, seen)}, store=store)
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
         run = asyncio.create_task(post_run(http, "/agents/todo/ag-ui", ag_ui_body()))
@@ -694,7 +671,7 @@ async def test_a_stop_sent_while_the_run_starts_stops_it(named: dict[str, str] |
     thread taken, its start not saved yet: here the store's read of the thread's state is
     slow) answered `stopped: false`, and the run went on."""
     gate = asyncio.Event()
-    store = _SlowRead()
+    store = SlowRead()
     store.slow = "kept"
     app = create_app({"todo": todo_agent(gate)}, store=store)
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
