@@ -99,7 +99,7 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
     lease, event and active-run methods have real asyncio twins on an `AsyncConnectionPool` of
     the running event loop (the other async twins run the sync method in a worker thread). An
     event log expires `events_ttl` seconds after its latest append, and `done_ttl` seconds
-    after `mark_done`. A connection not made within `connect_timeout` seconds, or no pooled
+    after `amark_done`. A connection not made within `connect_timeout` seconds, or no pooled
     connection free within `pool_timeout`, raises `StoreUnavailable` (not retried: see
     `PostgresConnection`).
 
@@ -289,7 +289,7 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
     def _renew(self, thread_id: str, owner: str, token: int, ttl: float) -> Query:
         return Query(_RENEW, (milliseconds(ttl, "ttl"), thread_id, owner, token))
 
-    def acquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
+    async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
         """Take the lease of `thread_id` for `ttl` seconds; its fencing token, or None if
         another owner holds it.
 
@@ -297,29 +297,16 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
         already held the lease (its older token is then stale). A holder that dies loses the
         lease `ttl` seconds after it last took or renewed it (by the database's clock).
         """
-        rows = self.run(self._acquire(thread_id, owner, ttl))
-        return int(rows[0][0]) if rows else None
-
-    async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
-        """Same as `acquire_lease`, on the asyncio pool."""
         rows = await self.arun(self._acquire(thread_id, owner, ttl))
         return int(rows[0][0]) if rows else None
 
-    def renew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
-        """Keep the lease `ttl` more seconds; False if `owner` with `token` no longer holds it."""
-        return bool(self.run(self._renew(thread_id, owner, token, ttl)))
-
     async def arenew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
-        """Same as `renew_lease`, on the asyncio pool."""
+        """Keep the lease `ttl` more seconds; False if `owner` with `token` no longer holds it."""
         return bool(await self.arun(self._renew(thread_id, owner, token, ttl)))
 
-    def release_lease(self, thread_id: str, owner: str, token: int) -> bool:
+    async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
         """Give the lease up; False (and nothing changes) if `owner` with `token` does not hold
         it any more."""
-        return bool(self.run(Query(_RELEASE, (thread_id, owner, token))))
-
-    async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
-        """Same as `release_lease`, on the asyncio pool."""
         return bool(await self.arun(Query(_RELEASE, (thread_id, owner, token))))
 
     def lease_holder(self, thread_id: str) -> tuple[str, int] | None:

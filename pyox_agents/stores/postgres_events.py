@@ -3,7 +3,7 @@ replay, then follow, a run that another process executes.
 
 The log of run `run_key` is a row of `event_logs` (its last event id, whether it is done, when
 it expires) and its events' rows in `events`, with ids 1, 2, ... It expires `events_ttl` seconds
-after its latest append, and `done_ttl` seconds after `mark_done`. Every append and `mark_done`
+after its latest append, and `done_ttl` seconds after `amark_done`. Every append and `amark_done`
 sends a NOTIFY on the log's own channel when it commits: `follow_events` waits on that (LISTEN),
 not on a timer. `active_runs` holds each thread's active run key, with an expiry its process
 keeps extending.
@@ -70,7 +70,7 @@ class RunEventLog(PostgresConnection):
 
     def _append(self, run_key: str, events: Sequence[str]) -> Query:
         if isinstance(events, str):
-            raise TypeError("append_events() takes a list of JSON texts, got one str; "
+            raise TypeError("aappend_events() takes a list of JSON texts, got one str; "
                             "wrap it: [event_json]")
         return Query("SELECT {s}.append_events(%s, %s, %s::text[])",
                      (run_key, milliseconds(self.events_ttl, "events_ttl"), list(events)))
@@ -80,26 +80,14 @@ class RunEventLog(PostgresConnection):
         return ValueError(f"run {run_key!r} was marked done, so its event log takes no more "
                           "events; start a new run key for a new run")
 
-    def append_events(self, run_key: str, events_json: Sequence[str],
-                      keep: int | None = None) -> list[str]:
+    async def aappend_events(self, run_key: str, events_json: Sequence[str],
+                             keep: int | None = None) -> list[str]:
         """Add events (JSON texts, in order) to the log of run `run_key`; their ids. With
         `keep`, the log keeps only its latest `keep` events (the older are deleted after).
 
         Raises:
             ValueError: the run was marked done, or `keep` is not a positive int.
         """
-        trim = _trim(run_key, keep)
-        try:
-            ids = [str(id) for (id,) in self.run(self._append(run_key, events_json))]
-        except ChangeRefused:
-            raise self._done_error(run_key) from None
-        if trim is not None:
-            self.run(trim)
-        return ids
-
-    async def aappend_events(self, run_key: str, events_json: Sequence[str],
-                             keep: int | None = None) -> list[str]:
-        """Same as `append_events`, on the asyncio pool."""
         trim = _trim(run_key, keep)
         try:
             ids = [str(id) for (id,) in await self.arun(self._append(run_key, events_json))]
@@ -109,13 +97,8 @@ class RunEventLog(PostgresConnection):
             await self.arun(trim)
         return ids
 
-    def read_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
-        """The events of run `run_key` after id `after_id` ("0": all), as (id, JSON)."""
-        rows = self.run(Query(_READ, (run_key, _after(after_id))))
-        return [(str(id), str(body)) for id, body in rows]
-
     async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
-        """Same as `read_events`, on the asyncio pool."""
+        """The events of run `run_key` after id `after_id` ("0": all), as (id, JSON)."""
         rows = await self.arun(Query(_READ, (run_key, _after(after_id))))
         return [(str(id), str(body)) for id, body in rows]
 
@@ -131,7 +114,7 @@ class RunEventLog(PostgresConnection):
         the run is marked done (or its log, once seen, expires).
 
         Listens on the log's NOTIFY channel on a connection of its own, before the first read,
-        so no append is missed: it reads again when an append or `mark_done` commits, and
+        so no append is missed: it reads again when an append or `amark_done` commits, and
         otherwise only every `block_ms` (to notice that the log expired).
         """
         conn = await self.listener(run_key)
@@ -159,21 +142,13 @@ class RunEventLog(PostgresConnection):
         return Query("SELECT {s}.mark_done(%s, %s)",
                      (run_key, milliseconds(self.done_ttl if ttl is None else ttl, "ttl")))
 
-    def mark_done(self, run_key: str, ttl: float | None = None) -> None:
+    async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
         """End the event log of run `run_key`: followers stop, and it expires `ttl` seconds
         later (`done_ttl` by default). Marking it again only sets its expiry again."""
-        self.run(self._mark(run_key, ttl))
-
-    async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
-        """Same as `mark_done`, on the asyncio pool."""
         await self.arun(self._mark(run_key, ttl))
 
-    def is_done(self, run_key: str) -> bool:
-        """Whether run `run_key` was marked done (False once its log expired)."""
-        return any(done for (done,) in self.run(Query(_IS_DONE, (run_key,))))
-
     async def ais_done(self, run_key: str) -> bool:
-        """Same as `is_done`, on the asyncio pool."""
+        """Whether run `run_key` was marked done (False once its log expired)."""
         return any(done for (done,) in await self.arun(Query(_IS_DONE, (run_key,))))
 
     # -- the active run of a thread -------------------------------------------------------------
@@ -181,30 +156,17 @@ class RunEventLog(PostgresConnection):
     def _set_active(self, thread_id: str, run_key: str, ttl: float) -> Query:
         return Query(_SET_ACTIVE, (thread_id, run_key, milliseconds(ttl, "ttl")))
 
-    def set_active(self, thread_id: str, run_key: str, ttl: float) -> None:
+    async def aset_active(self, thread_id: str, run_key: str, ttl: float) -> None:
         """Record `run_key` as the run active on `thread_id`, for `ttl` seconds (set it again
         to extend it)."""
-        self.run(self._set_active(thread_id, run_key, ttl))
-
-    async def aset_active(self, thread_id: str, run_key: str, ttl: float) -> None:
-        """Same as `set_active`, on the asyncio pool."""
         await self.arun(self._set_active(thread_id, run_key, ttl))
 
-    def get_active(self, thread_id: str) -> str | None:
-        """The run key of the run active on `thread_id`, or None."""
-        rows = self.run(Query(_GET_ACTIVE, (thread_id,)))
-        return str(rows[0][0]) if rows else None
-
     async def aget_active(self, thread_id: str) -> str | None:
-        """Same as `get_active`, on the asyncio pool."""
+        """The run key of the run active on `thread_id`, or None."""
         rows = await self.arun(Query(_GET_ACTIVE, (thread_id,)))
         return str(rows[0][0]) if rows else None
 
-    def clear_active(self, thread_id: str, run_key: str) -> bool:
+    async def aclear_active(self, thread_id: str, run_key: str) -> bool:
         """Forget the active run of `thread_id` if it is still `run_key` (a later run's record
         stays); whether it was."""
-        return bool(self.run(Query(_CLEAR_ACTIVE, (thread_id, run_key))))
-
-    async def aclear_active(self, thread_id: str, run_key: str) -> bool:
-        """Same as `clear_active`, on the asyncio pool."""
         return bool(await self.arun(Query(_CLEAR_ACTIVE, (thread_id, run_key))))

@@ -71,7 +71,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
     lease, what it wrote there is not read back (`tails`).
 
     An event stream expires `events_ttl` seconds after its latest append, and `done_ttl`
-    seconds after `mark_done`. A connection not made within `connect_timeout` seconds, or a
+    seconds after `amark_done`. A connection not made within `connect_timeout` seconds, or a
     command not answered within `command_timeout`, raises
     `StoreUnavailable` (not retried: see `RedisConnection`).
     """

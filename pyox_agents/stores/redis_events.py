@@ -3,7 +3,7 @@ process replay, then follow, a run that another process executes.
 
 The log of run `run_key` is the stream `events:{run_key}`: one `event` field (JSON text) per
 entry, then one `done` entry when the run ended. It expires `events_ttl` seconds after its
-latest append, and `done_ttl` seconds after `mark_done`. `active:{thread_id}` holds the run key
+latest append, and `done_ttl` seconds after `amark_done`. `active:{thread_id}` holds the run key
 of the thread's active run, with a TTL its process keeps extending.
 """
 
@@ -22,7 +22,7 @@ class RunEventLog(RedisConnection):
 
     def _append(self, run_key: str, events: Sequence[str], keep: int | None) -> Call:
         if isinstance(events, str):
-            raise TypeError("append_events() takes a list of JSON texts, got one str; "
+            raise TypeError("aappend_events() takes a list of JSON texts, got one str; "
                             "wrap it: [event_json]")
         return Call("append_events", [self.key("events", run_key)],
                     [milliseconds(self.events_ttl, "events_ttl"), _kept(keep), *events])
@@ -33,8 +33,8 @@ class RunEventLog(RedisConnection):
                              "events; start a new run key for a new run")
         return [str(id) for id in ids]
 
-    def append_events(self, run_key: str, events_json: Sequence[str],
-                      keep: int | None = None) -> list[str]:
+    async def aappend_events(self, run_key: str, events_json: Sequence[str],
+                             keep: int | None = None) -> list[str]:
         """Add events (JSON texts, in order) to the log of run `run_key`; their stream ids.
         With `keep`, the log keeps only its latest `keep` events.
 
@@ -42,21 +42,10 @@ class RunEventLog(RedisConnection):
             ValueError: the run was marked done, or `keep` is not a positive int.
         """
         call = self._append(run_key, events_json, keep)
-        return self._appended(run_key, self.run_script(call))
-
-    async def aappend_events(self, run_key: str, events_json: Sequence[str],
-                             keep: int | None = None) -> list[str]:
-        """Same as `append_events`, on the asyncio client."""
-        call = self._append(run_key, events_json, keep)
         return self._appended(run_key, await self.arun_script(call))
 
-    def read_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
-        """The events of run `run_key` after stream id `after_id` ("0": all), as (id, JSON)."""
-        rows = self.client.xrange(self.key("events", run_key), _after(after_id), "+")
-        return _events(rows)[0]
-
     async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
-        """Same as `read_events`, on the asyncio client."""
+        """The events of run `run_key` after stream id `after_id` ("0": all), as (id, JSON)."""
         client = await self.async_client()
         rows = await client.xrange(self.key("events", run_key), _after(after_id), "+")
         return _events(rows)[0]
@@ -74,8 +63,8 @@ class RunEventLog(RedisConnection):
         the run is marked done.
 
         Waits for new events with `XREAD BLOCK block_ms`, again and again: a run whose process
-        died before `mark_done` is followed until its log expires, so bound the wait (or check
-        `get_active`) where that matters.
+        died before `amark_done` is followed until its log expires, so bound the wait (or check
+        `aget_active`) where that matters.
         """
         key = self.key("events", run_key)
         client = await self.follower_client()
@@ -97,21 +86,13 @@ class RunEventLog(RedisConnection):
         return Call("mark_done", [self.key("events", run_key)],
                     [milliseconds(self.done_ttl if ttl is None else ttl, "ttl")])
 
-    def mark_done(self, run_key: str, ttl: float | None = None) -> None:
+    async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
         """End the event log of run `run_key`: followers stop, and it expires `ttl` seconds
         later (`done_ttl` by default). Marking it again only sets its expiry again."""
-        self.run_script(self._done(run_key, ttl))
-
-    async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
-        """Same as `mark_done`, on the asyncio client."""
         await self.arun_script(self._done(run_key, ttl))
 
-    def is_done(self, run_key: str) -> bool:
-        """Whether run `run_key` was marked done (False once its log expired)."""
-        return _events(self.client.xrevrange(self.key("events", run_key), "+", "-", count=1))[1]
-
     async def ais_done(self, run_key: str) -> bool:
-        """Same as `is_done`, on the asyncio client."""
+        """Whether run `run_key` was marked done (False once its log expired)."""
         client = await self.async_client()
         rows = await client.xrevrange(self.key("events", run_key), "+", "-", count=1)
         return _events(rows)[1]
@@ -119,7 +100,7 @@ class RunEventLog(RedisConnection):
     async def aend_run(self, thread_id: str, run_key: str, owner: str, token: int,
                        events_json: Sequence[str] = ()) -> bool:
         """End run `run_key` of `thread_id` in one step: log `events_json` (its last events),
-        `mark_done`, `clear_active` and `release_lease` (`owner`, `token`) at once, so whoever
+        `amark_done`, `aclear_active` and `arelease_lease` (`owner`, `token`) at once, so whoever
         hears the run's end finds its thread free. Events for a log already marked done are
         dropped. Whether the lease was still this owner's (and so was released).
         """
@@ -136,35 +117,21 @@ class RunEventLog(RedisConnection):
 
     # -- the active run of a thread -------------------------------------------------------------
 
-    def set_active(self, thread_id: str, run_key: str, ttl: float) -> None:
+    async def aset_active(self, thread_id: str, run_key: str, ttl: float) -> None:
         """Record `run_key` as the run active on `thread_id`, for `ttl` seconds (set it again
         to extend it)."""
-        self.client.set(self.key("active", thread_id), run_key, px=milliseconds(ttl, "ttl"))
-
-    async def aset_active(self, thread_id: str, run_key: str, ttl: float) -> None:
-        """Same as `set_active`, on the asyncio client."""
         client = await self.async_client()
         await client.set(self.key("active", thread_id), run_key, px=milliseconds(ttl, "ttl"))
 
-    def get_active(self, thread_id: str) -> str | None:
-        """The run key of the run active on `thread_id`, or None."""
-        run_key = self.client.get(self.key("active", thread_id))
-        return str(run_key) if run_key is not None else None
-
     async def aget_active(self, thread_id: str) -> str | None:
-        """Same as `get_active`, on the asyncio client."""
+        """The run key of the run active on `thread_id`, or None."""
         client = await self.async_client()
         run_key = await client.get(self.key("active", thread_id))
         return str(run_key) if run_key is not None else None
 
-    def clear_active(self, thread_id: str, run_key: str) -> bool:
+    async def aclear_active(self, thread_id: str, run_key: str) -> bool:
         """Forget the active run of `thread_id` if it is still `run_key` (a later run's record
         stays); whether it was."""
-        call = Call("clear_active", [self.key("active", thread_id)], [run_key])
-        return bool(self.run_script(call))
-
-    async def aclear_active(self, thread_id: str, run_key: str) -> bool:
-        """Same as `clear_active`, on the asyncio client."""
         call = Call("clear_active", [self.key("active", thread_id)], [run_key])
         return bool(await self.arun_script(call))
 

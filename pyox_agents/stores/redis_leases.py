@@ -31,7 +31,7 @@ class ThreadLeases(RedisConnection):
     def _release(self, thread_id: str, owner: str, token: int) -> Call:
         return Call("release_lease", [self.key("lease", thread_id)], [owner, str(token)])
 
-    def acquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
+    async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
         """Take the lease of `thread_id` for `ttl` seconds; its fencing token, or None if
         another owner holds it.
 
@@ -39,10 +39,6 @@ class ThreadLeases(RedisConnection):
         already held the lease (its older token is then stale). A holder that dies loses the
         lease `ttl` seconds after it last took or renewed it.
         """
-        return self._acquired(thread_id, self.run_script(self._acquire(thread_id, owner, ttl)))
-
-    async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
-        """Same as `acquire_lease`, on the asyncio client."""
         return self._acquired(thread_id,
                               await self.arun_script(self._acquire(thread_id, owner, ttl)))
 
@@ -52,13 +48,8 @@ class ThreadLeases(RedisConnection):
         self.tails.acquired(thread_id, int(reply))
         return int(reply)
 
-    def renew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
-        """Keep the lease `ttl` more seconds; False if `owner` with `token` no longer holds it."""
-        return self._renewed(thread_id, token,
-                             self.run_script(self._renew(thread_id, owner, token, ttl)))
-
     async def arenew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
-        """Same as `renew_lease`, on the asyncio client."""
+        """Keep the lease `ttl` more seconds; False if `owner` with `token` no longer holds it."""
         return self._renewed(thread_id, token,
                              await self.arun_script(self._renew(thread_id, owner, token, ttl)))
 
@@ -67,14 +58,9 @@ class ThreadLeases(RedisConnection):
             self.tails.released(thread_id, token)
         return bool(reply)
 
-    def release_lease(self, thread_id: str, owner: str, token: int) -> bool:
+    async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
         """Give the lease up; False (and nothing changes) if `owner` with `token` does not hold
         it any more."""
-        self.tails.released(thread_id, token)
-        return bool(self.run_script(self._release(thread_id, owner, token)))
-
-    async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
-        """Same as `release_lease`, on the asyncio client."""
         self.tails.released(thread_id, token)
         return bool(await self.arun_script(self._release(thread_id, owner, token)))
 

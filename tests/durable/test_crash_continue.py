@@ -214,7 +214,8 @@ def test_the_next_message_on_a_thread_leased_by_another_process_is_refused(
     store = store_of(child)
     try:
         thread_id = store.run_thread(run_id)
-        assert store.acquire_lease(thread_id, "server-b:42", 30.0) is not None
+        # (this test stays sync, no event loop running: `agent.run` below runs its own)
+        assert anyio.run(store.aacquire_lease, thread_id, "server-b:42", 30.0) is not None
         thread = store.load(thread_id)
         thread.add_message(Message.user(NEXT_TEXT))
         agent = Agent(ScriptedModel(["unused"]), tools=[make_charge(child.markers, False)],

@@ -13,7 +13,9 @@ import threading
 import uuid
 from typing import Any
 
+import anyio
 import httpx
+import pytest
 
 from tests.multiprocess.test_shared_redis import (
     AGENT,
@@ -143,25 +145,24 @@ def test_an_idle_edit_on_one_process_reaches_the_tabs_of_the_other(
                "B's run after the edit", cluster)
 
 
-def test_a_run_waits_out_another_processs_edit_holding_the_thread(
+@pytest.mark.anyio
+async def test_a_run_waits_out_another_processs_edit_holding_the_thread(
     cluster: Cluster,  # noqa: F811 - the fixture
 ) -> None:
     """Rule: a person's edit on one process holds the thread a moment (its lease), and a run
     that starts meanwhile on another process waits for it, not refused with 409."""
-    import time
-
     (a,) = cluster.start("A", lease_ttl=10)
     thread = f"t-{uuid.uuid4().hex[:8]}"
     run_on(a, thread, "note:one", state={"notes": []}).finish(cluster)
     store = cluster.store()
     try:
-        token = store.acquire_lease(thread, "B:an edit", 10)  # as B's edit holds it
+        token = await store.aacquire_lease(thread, "B:an edit", 10)  # as B's edit holds it
         assert token is not None
         running = run_on(a, thread, "note:two")
-        time.sleep(0.15)
-        assert store.release_lease(thread, "B:an edit", token)
+        await anyio.sleep(0.15)
+        assert await store.arelease_lease(thread, "B:an edit", token)
     finally:
-        store.close()
+        await store.aclose()
     frames = running.finish(cluster)
     assert running.status == 200, running.text
     assert frames[-1]["type"] == "RUN_FINISHED"

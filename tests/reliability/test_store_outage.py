@@ -136,5 +136,5 @@ async def test_a_store_outage_ends_the_run_cleanly_and_the_thread_goes_on_after(
                 await next_message_continues(client, url, added)
             thread = (await client.get(f"{url}/threads/t")).json()
             assert thread["state"] == {"items": ITEMS}, thread
-            assert not thread["running"], (thread, outage.store.get_active("t"))
+            assert not thread["running"], (thread, await outage.store.aget_active("t"))
         verify_runs(outage.store, "t")

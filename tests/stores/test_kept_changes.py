@@ -115,13 +115,14 @@ def test_changes_whose_versions_do_not_follow_are_refused_before_anything_is_wri
     assert store.load_kept_state("t") == first()
 
 
-def test_the_lease_holders_append_lands_and_a_stale_tokens_changes_nothing(
+@pytest.mark.anyio
+async def test_the_lease_holders_append_lands_and_a_stale_tokens_changes_nothing(
         shared_store: SharedStore) -> None:
-    stale = shared_store.acquire_lease("t", "a", ttl=0.05)
+    stale = await shared_store.aacquire_lease("t", "a", ttl=0.05)
     assert stale is not None
     shared_store.write_kept_state("t", first(), stale)
     wait_until_expired(shared_store, "t")
-    fresh = shared_store.acquire_lease("t", "b", ttl=30)
+    fresh = await shared_store.aacquire_lease("t", "b", ttl=30)
     assert fresh is not None
     shared_store.append_kept_changes("t", 1, [todo(2, "new holder")], fresh)
     before = snapshot(shared_store)
@@ -133,10 +134,10 @@ def test_the_lease_holders_append_lands_and_a_stale_tokens_changes_nothing(
 
 @pytest.mark.anyio
 async def test_a_stale_tokens_async_append_is_refused(shared_store: SharedStore) -> None:
-    stale = shared_store.acquire_lease("t", "a", ttl=0.05)
+    stale = await shared_store.aacquire_lease("t", "a", ttl=0.05)
     assert stale is not None
     wait_until_expired(shared_store, "t")
-    fresh = shared_store.acquire_lease("t", "b", ttl=30)
+    fresh = await shared_store.aacquire_lease("t", "b", ttl=30)
     assert fresh is not None
     await shared_store.awrite_kept_state("t", first(), fresh)
     with pytest.raises(StoreConflict, match=f"held by token {fresh}, not by token {stale}"):

@@ -16,24 +16,26 @@ B_KEPT = {"version": 2, "state": {"by": "B"}, "back": [[]]}
 A_KEPT = {"version": 2, "state": {"by": "A"}, "back": [[]]}
 
 
-def test_the_lease_holders_kept_state_lands(shared_store: SharedStore) -> None:
-    token = shared_store.acquire_lease("t", "a", ttl=30)
+@pytest.mark.anyio
+async def test_the_lease_holders_kept_state_lands(shared_store: SharedStore) -> None:
+    token = await shared_store.aacquire_lease("t", "a", ttl=30)
     assert token is not None
     shared_store.write_kept_state("t", A_KEPT, token)
     assert shared_store.load_kept_state("t") == A_KEPT
 
 
-def test_a_stale_token_cannot_overwrite_the_kept_state_of_the_new_holder(
+@pytest.mark.anyio
+async def test_a_stale_token_cannot_overwrite_the_kept_state_of_the_new_holder(
         shared_store: SharedStore) -> None:
     """A process whose lease expired (it was stopped) and was taken by another cannot replace
     the state the new holder kept."""
-    stale = shared_store.acquire_lease("t", "a", ttl=0.05)
+    stale = await shared_store.aacquire_lease("t", "a", ttl=0.05)
     assert stale is not None
     wait_until_expired(shared_store, "t")
     with pytest.raises(StoreConflict, match=r"lease of thread 't' is held by nobody"):
         shared_store.write_kept_state("t", A_KEPT, stale)
     assert shared_store.load_kept_state("t") is None
-    fresh = shared_store.acquire_lease("t", "b", ttl=30)
+    fresh = await shared_store.aacquire_lease("t", "b", ttl=30)
     assert fresh is not None
     shared_store.write_kept_state("t", B_KEPT, fresh)
     with pytest.raises(StoreConflict, match=f"held by token {fresh}, not by token {stale}"):
@@ -44,10 +46,10 @@ def test_a_stale_token_cannot_overwrite_the_kept_state_of_the_new_holder(
 @pytest.mark.anyio
 async def test_a_stale_tokens_async_kept_state_write_is_refused(
         shared_store: SharedStore) -> None:
-    stale = shared_store.acquire_lease("t", "a", ttl=0.05)
+    stale = await shared_store.aacquire_lease("t", "a", ttl=0.05)
     assert stale is not None
     wait_until_expired(shared_store, "t")
-    fresh = shared_store.acquire_lease("t", "b", ttl=30)
+    fresh = await shared_store.aacquire_lease("t", "b", ttl=30)
     assert fresh is not None
     await shared_store.awrite_kept_state("t", B_KEPT, fresh)
     with pytest.raises(StoreConflict, match=f"held by token {fresh}, not by token {stale}"):

@@ -26,7 +26,8 @@ async def other(postgres_store: PostgresStore) -> AsyncIterator[PostgresStore]:
         yield store
 
 
-def test_a_log_expires_after_its_run_ends(postgres_store: PostgresStore) -> None:
+@pytest.mark.anyio
+async def test_a_log_expires_after_its_run_ends(postgres_store: PostgresStore) -> None:
     store = PostgresStore(postgres_store.url, schema=postgres_store.schema, events_ttl=600,
                           done_ttl=60)
 
@@ -34,15 +35,15 @@ def test_a_log_expires_after_its_run_ends(postgres_store: PostgresStore) -> None
         return expires_in_ms(store.url, store.schema, "event_logs", "run_key", "run-1")
 
     try:
-        store.append_events("run-1", events("start"))
+        await store.aappend_events("run-1", events("start"))
         assert 60_000 < (ttl() or 0) <= 600_000  # while it runs: events_ttl
-        store.mark_done("run-1")
+        await store.amark_done("run-1")
         assert 0 < (ttl() or 0) <= 60_000
-        store.mark_done("run-1", ttl=0.05)
+        await store.amark_done("run-1", ttl=0.05)
         wait_for(lambda: (ttl() or 0) <= 0)
-        assert not store.is_done("run-1") and store.read_events("run-1") == []
+        assert not await store.ais_done("run-1") and await store.aread_events("run-1") == []
     finally:
-        store.close()
+        await store.aclose()
 
 
 def follower_backends(store: PostgresStore) -> list[tuple[Any, ...]]:
@@ -56,11 +57,16 @@ def follower_backends(store: PostgresStore) -> list[tuple[Any, ...]]:
 
 
 _APPEND_FROM_ANOTHER_PROCESS = """
+import asyncio
 import sys
 from pyox_agents.stores.postgres import PostgresStore
-with PostgresStore(sys.argv[1], schema=sys.argv[2]) as store:
-    store.append_events("run-1", ['{"type": "text"}'])
-    store.mark_done("run-1")
+
+async def main() -> None:
+    async with PostgresStore(sys.argv[1], schema=sys.argv[2]) as store:
+        await store.aappend_events("run-1", ['{"type": "text"}'])
+        await store.amark_done("run-1")
+
+asyncio.run(main())
 """
 
 

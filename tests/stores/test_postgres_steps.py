@@ -86,7 +86,8 @@ def test_a_database_with_a_newer_schema_version_is_refused_naming_both(
     assert postgres_store.entry_count("t") == 1  # nothing was touched
 
 
-def test_a_version_1_database_is_brought_up_to_date_and_keeps_what_it_held(
+@pytest.mark.anyio
+async def test_a_version_1_database_is_brought_up_to_date_and_keeps_what_it_held(
         postgres_store: PostgresStore) -> None:
     """A database made before threads had titles and checkpoints, and kept states had
     versions (schema version 1) is upgraded in place when a newer store opens it: its threads
@@ -103,7 +104,7 @@ def test_a_version_1_database_is_brought_up_to_date_and_keeps_what_it_held(
                      f" ALTER TABLE {schema}.kept_states DROP COLUMN version, DROP COLUMN size,"
                      f" DROP COLUMN generation; DROP FUNCTION {schema}.check_fence;"
                      f" UPDATE {schema}.schema_version SET version = 1".encode())
-    with PostgresStore(postgres_store.url, schema=schema) as upgraded:
+    async with PostgresStore(postgres_store.url, schema=schema) as upgraded:
         assert upgraded.load("t").messages[0].content == "kept from before"
         upgraded.update_thread("t", title="Older")
         assert [(t.id, t.title) for t in upgraded.list_owned(None)] == [("t", "Older")]
@@ -114,7 +115,7 @@ def test_a_version_1_database_is_brought_up_to_date_and_keeps_what_it_held(
         upgraded.write_kept_state("t", kept)
         upgraded.append_kept_changes("t", 1, [change])
         assert upgraded.load_kept_state("t") == {**kept, "version": 2}
-        token = upgraded.acquire_lease("t", "me", 30)  # a fenced write checks the lease
+        token = await upgraded.aacquire_lease("t", "me", 30)  # a fenced write checks the lease
         assert token is not None
         later = upgraded.load("t")
         later.add_message(Message.user("after the upgrade"))

@@ -52,11 +52,12 @@ def fast_record(store: RedisStore, state: State) -> StepRecord | str:
         return CONFLICT
 
 
-def test_a_step_is_built_without_reading_back_what_this_process_wrote(
+@pytest.mark.anyio
+async def test_a_step_is_built_without_reading_back_what_this_process_wrote(
         redis_store: RedisStore) -> None:
     """DESIGN.md: "Writes per step are appends"; the count and last entry a step continues are
     the ones this process's last fenced write left, known without a round trip."""
-    token = redis_store.acquire_lease("t", "me", 30)
+    token = await redis_store.aacquire_lease("t", "me", 30)
     assert token is not None
     state = State(id="t", messages=[Message.user("one")])
     redis_store.write_fenced(redis_store.record_for(state), "t", token)
@@ -71,26 +72,28 @@ def test_a_step_is_built_without_reading_back_what_this_process_wrote(
         "one", "more 0", "more 1", "more 2"]
 
 
-def test_a_thread_another_process_wrote_meanwhile_is_read_again(redis_store: RedisStore) -> None:
+@pytest.mark.anyio
+async def test_a_thread_another_process_wrote_meanwhile_is_read_again(
+        redis_store: RedisStore) -> None:
     """A process's lease expired and another took the thread and wrote it: the first process's
     stale write is refused by the fence, and once it holds the lease again its step follows
     what the other wrote (read from Redis, not from what it knew)."""
-    with RedisStore(redis_store.url, prefix=redis_store.prefix) as other:
-        token = redis_store.acquire_lease("t", "a", 0.05)
+    async with RedisStore(redis_store.url, prefix=redis_store.prefix) as other:
+        token = await redis_store.aacquire_lease("t", "a", 0.05)
         assert token is not None
         mine = State(id="t", messages=[Message.user("a1")])
         redis_store.write_fenced(redis_store.record_for(mine), "t", token)
         taken = None
         while taken is None:  # the lease expires
-            taken = other.acquire_lease("t", "b", 30)
+            taken = await other.aacquire_lease("t", "b", 30)
         theirs = other.load("t")
         theirs.add_message(Message.user("b1"))
         other.write_fenced(other.record_for(theirs), "t", taken)
-        other.release_lease("t", "b", taken)
+        await other.arelease_lease("t", "b", taken)
         mine.add_message(Message.user("a2"))
         with pytest.raises(StoreConflict):  # by the fence, or by the count: nothing written
             redis_store.write_fenced(redis_store.record_for(mine), "t", token)
-        again = redis_store.acquire_lease("t", "a", 30)
+        again = await redis_store.aacquire_lease("t", "a", 30)
         assert again is not None
         assert fast_record(redis_store, mine) == CONFLICT == slow_record(redis_store, mine)
         reloaded = redis_store.load("t")
@@ -104,10 +107,11 @@ turns = st.lists(st.tuples(st.integers(0, 1), st.booleans(), st.integers(0, 2),
                            st.integers(1, 3)), min_size=1, max_size=6)
 
 
+@pytest.mark.anyio
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=turns)
-def test_the_known_tail_gives_the_record_reading_redis_gives(redis_server: str,
-                                                             history: list[Any]) -> None:
+async def test_the_known_tail_gives_the_record_reading_redis_gives(redis_server: str,
+                                                                   history: list[Any]) -> None:
     """Two processes take turns on one thread, each under the lease: at every step, the record
     built from what the process knows equals the one built from Redis (or both refuse), and
     the thread ends up holding exactly what was written, in order."""
@@ -118,7 +122,7 @@ def test_the_known_tail_gives_the_record_reading_redis_gives(redis_server: str,
     try:
         for turn, (who, reload, messages, steps) in enumerate(history):
             store = stores[who]
-            token = store.acquire_lease("t", f"p{who}", 30)
+            token = await store.aacquire_lease("t", f"p{who}", 30)
             assert token is not None
             state = states[who]
             if reload or state is None:
@@ -137,13 +141,13 @@ def test_the_known_tail_gives_the_record_reading_redis_gives(redis_server: str,
                 store.write_fenced(fast, "t", token)
                 written = [m.content for m in state.messages]
             states[who] = state
-            assert store.release_lease("t", f"p{who}", token)
+            assert await store.arelease_lease("t", f"p{who}", token)
         if written:
             assert [m.content for m in stores[0].load("t").messages] == written
     finally:
         drop_keys(stores[0])
         for store in stores:
-            store.close()
+            await store.aclose()
 
 
 @pytest.mark.anyio

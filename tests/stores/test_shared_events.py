@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -43,41 +43,53 @@ def wait_for(done: Callable[[], bool], within: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-def test_events_appended_by_one_client_are_read_in_order_by_another(
+async def await_for(done: Callable[[], Awaitable[bool]], within: float = 5.0) -> None:
+    """`wait_for`, for a `done` that asks the store on its asyncio client."""
+    deadline = time.monotonic() + within
+    while not await done():
+        assert time.monotonic() < deadline, "the key did not expire"
+        await anyio.sleep(0.01)
+
+
+@pytest.mark.anyio
+async def test_events_appended_by_one_client_are_read_in_order_by_another(
         shared_store: SharedStore, other: SharedStore) -> None:
-    ids = shared_store.append_events("run-1", events("start", "text"))
-    ids += shared_store.append_events("run-1", events("end"))
-    assert other.read_events("run-1") == list(zip(ids, events("start", "text", "end"),
-                                                  strict=True))
-    assert other.read_events("run-1", after_id=ids[0]) == list(
+    ids = await shared_store.aappend_events("run-1", events("start", "text"))
+    ids += await shared_store.aappend_events("run-1", events("end"))
+    assert await other.aread_events("run-1") == list(zip(ids, events("start", "text", "end"),
+                                                         strict=True))
+    assert await other.aread_events("run-1", after_id=ids[0]) == list(
         zip(ids[1:], events("text", "end"), strict=True))
-    assert other.read_events("run-1", after_id=ids[-1]) == []
-    assert other.read_events("never-ran") == []
+    assert await other.aread_events("run-1", after_id=ids[-1]) == []
+    assert await other.aread_events("never-ran") == []
 
 
-def test_runs_have_separate_logs(shared_store: SharedStore) -> None:
-    shared_store.append_events("run-1", events("a"))
-    shared_store.append_events("run-2", events("b"))
-    assert [e for _, e in shared_store.read_events("run-2")] == events("b")
+@pytest.mark.anyio
+async def test_runs_have_separate_logs(shared_store: SharedStore) -> None:
+    await shared_store.aappend_events("run-1", events("a"))
+    await shared_store.aappend_events("run-2", events("b"))
+    assert [e for _, e in await shared_store.aread_events("run-2")] == events("b")
 
 
-def test_a_done_log_ends_and_takes_no_more_events(shared_store: SharedStore,
-                                                  other: SharedStore) -> None:
-    shared_store.append_events("run-1", events("start"))
-    assert not other.is_done("run-1")
-    shared_store.mark_done("run-1")
-    shared_store.mark_done("run-1")  # again: only its expiry is set again
-    assert other.is_done("run-1")
-    assert [e for _, e in other.read_events("run-1")] == events("start")  # no done mark
+@pytest.mark.anyio
+async def test_a_done_log_ends_and_takes_no_more_events(shared_store: SharedStore,
+                                                        other: SharedStore) -> None:
+    await shared_store.aappend_events("run-1", events("start"))
+    assert not await other.ais_done("run-1")
+    await shared_store.amark_done("run-1")
+    await shared_store.amark_done("run-1")  # again: only its expiry is set again
+    assert await other.ais_done("run-1")
+    assert [e for _, e in await other.aread_events("run-1")] == events("start")  # no done mark
     with pytest.raises(ValueError, match="'run-1' was marked done"):
-        other.append_events("run-1", events("late"))
-    assert [e for _, e in other.read_events("run-1")] == events("start")
-    assert not other.is_done("never-ran")
+        await other.aappend_events("run-1", events("late"))
+    assert [e for _, e in await other.aread_events("run-1")] == events("start")
+    assert not await other.ais_done("never-ran")
 
 
-def test_append_events_wants_a_list_of_texts(shared_store: SharedStore) -> None:
+@pytest.mark.anyio
+async def test_append_events_wants_a_list_of_texts(shared_store: SharedStore) -> None:
     with pytest.raises(TypeError, match=r"wrap it: \[event_json\]"):
-        shared_store.append_events("run-1", '{"type": "start"}')
+        await shared_store.aappend_events("run-1", '{"type": "start"}')
 
 
 @pytest.mark.anyio
@@ -135,28 +147,34 @@ async def test_following_from_an_id_gives_only_what_came_after(shared_store: Sha
     assert [item async for item in shared_store.follow_events("run-1", after_id=ids[-1])] == []
 
 
-def test_the_active_run_of_a_thread_is_seen_by_every_client(shared_store: SharedStore,
-                                                            other: SharedStore) -> None:
-    assert other.get_active("t") is None
-    shared_store.set_active("t", "run-1", ttl=30)
-    assert other.get_active("t") == "run-1"
-    assert not other.clear_active("t", "run-0")  # an older run's clear leaves it
-    assert other.get_active("t") == "run-1"
-    assert other.clear_active("t", "run-1")
-    assert shared_store.get_active("t") is None
-
-
-def test_an_active_record_expires_unless_set_again(shared_store: SharedStore) -> None:
-    shared_store.set_active("t", "run-1", ttl=0.05)
-    shared_store.set_active("t", "run-1", ttl=30)
-    ms = expires_in_ms(shared_store, "active", "t")
-    assert ms is not None and 1000 < ms <= 30_000
-    shared_store.set_active("t", "run-2", ttl=0.05)
-    wait_for(lambda: shared_store.get_active("t") is None)
+@pytest.mark.anyio
+async def test_the_active_run_of_a_thread_is_seen_by_every_client(shared_store: SharedStore,
+                                                                  other: SharedStore) -> None:
+    assert await other.aget_active("t") is None
+    await shared_store.aset_active("t", "run-1", ttl=30)
+    assert await other.aget_active("t") == "run-1"
+    assert not await other.aclear_active("t", "run-0")  # an older run's clear leaves it
+    assert await other.aget_active("t") == "run-1"
+    assert await other.aclear_active("t", "run-1")
+    assert await shared_store.aget_active("t") is None
 
 
 @pytest.mark.anyio
-async def test_the_async_active_run_methods_do_what_the_sync_ones_do(
+async def test_an_active_record_expires_unless_set_again(shared_store: SharedStore) -> None:
+    await shared_store.aset_active("t", "run-1", ttl=0.05)
+    await shared_store.aset_active("t", "run-1", ttl=30)
+    ms = expires_in_ms(shared_store, "active", "t")
+    assert ms is not None and 1000 < ms <= 30_000
+    await shared_store.aset_active("t", "run-2", ttl=0.05)
+
+    async def gone() -> bool:
+        return await shared_store.aget_active("t") is None
+
+    await await_for(gone)
+
+
+@pytest.mark.anyio
+async def test_the_active_run_of_a_thread_is_set_read_and_cleared_only_by_its_run(
         shared_store: SharedStore) -> None:
     await shared_store.aset_active("t", "run-1", ttl=30)
     assert await shared_store.aget_active("t") == "run-1"
@@ -165,18 +183,20 @@ async def test_the_async_active_run_methods_do_what_the_sync_ones_do(
     assert await shared_store.aget_active("t") is None
 
 
-def test_a_log_appended_with_keep_holds_only_its_latest_events(
+@pytest.mark.anyio
+async def test_a_log_appended_with_keep_holds_only_its_latest_events(
         shared_store: SharedStore, other: SharedStore) -> None:
     """Rule: `keep` bounds a log (a thread feed's) to its latest events; other logs keep all."""
-    shared_store.append_events("feed-1", events("a", "b"), keep=3)
-    ids = shared_store.append_events("feed-1", events("c", "d", "e"), keep=3)
-    assert other.read_events("feed-1") == list(zip(ids, events("c", "d", "e"), strict=True))
-    shared_store.append_events("run-1", events("a", "b", "c", "d"))
-    assert len(other.read_events("run-1")) == 4
+    await shared_store.aappend_events("feed-1", events("a", "b"), keep=3)
+    ids = await shared_store.aappend_events("feed-1", events("c", "d", "e"), keep=3)
+    assert await other.aread_events("feed-1") == list(
+        zip(ids, events("c", "d", "e"), strict=True))
+    await shared_store.aappend_events("run-1", events("a", "b", "c", "d"))
+    assert len(await other.aread_events("run-1")) == 4
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="keep must be a positive int"):
-            shared_store.append_events("feed-1", events("f"), keep=bad)  # type: ignore[arg-type]
-    assert len(other.read_events("feed-1")) == 3  # a refused append added nothing
+            await shared_store.aappend_events("feed-1", events("f"), keep=bad)  # type: ignore[arg-type]
+    assert len(await other.aread_events("feed-1")) == 3  # a refused append added nothing
 
 
 class _EndsAsItIsChecked:

@@ -35,63 +35,70 @@ def first_step(thread_id: str = "t") -> StepRecord:
                       shared_version=1)
 
 
-def test_a_second_owner_is_refused_while_the_lease_is_held(shared_store: SharedStore) -> None:
-    token = shared_store.acquire_lease("t", "process-a", ttl=30)
+@pytest.mark.anyio
+async def test_a_second_owner_is_refused_while_the_lease_is_held(shared_store: SharedStore) -> None:
+    token = await shared_store.aacquire_lease("t", "process-a", ttl=30)
     assert isinstance(token, int)
-    assert shared_store.acquire_lease("t", "process-b", ttl=30) is None
+    assert await shared_store.aacquire_lease("t", "process-b", ttl=30) is None
     assert shared_store.lease_holder("t") == ("process-a", token)
-    assert shared_store.acquire_lease("other-thread", "process-b", ttl=30) is not None
+    assert await shared_store.aacquire_lease("other-thread", "process-b", ttl=30) is not None
 
 
-def test_every_acquisition_gets_a_greater_token(shared_store: SharedStore) -> None:
-    first = shared_store.acquire_lease("t", "a", ttl=30)
-    again = shared_store.acquire_lease("t", "a", ttl=30)  # the same owner starting over
+@pytest.mark.anyio
+async def test_every_acquisition_gets_a_greater_token(shared_store: SharedStore) -> None:
+    first = await shared_store.aacquire_lease("t", "a", ttl=30)
+    again = await shared_store.aacquire_lease("t", "a", ttl=30)  # the same owner starting over
     assert first is not None and again is not None and again > first
-    assert shared_store.release_lease("t", "a", again)
-    taken = shared_store.acquire_lease("t", "b", ttl=30)
+    assert await shared_store.arelease_lease("t", "a", again)
+    taken = await shared_store.aacquire_lease("t", "b", ttl=30)
     assert taken is not None and taken > again
 
 
-def test_an_expired_lease_goes_to_the_next_owner_with_a_greater_token(
+@pytest.mark.anyio
+async def test_an_expired_lease_goes_to_the_next_owner_with_a_greater_token(
         shared_store: SharedStore) -> None:
-    dead = shared_store.acquire_lease("t", "died", ttl=0.05)
+    dead = await shared_store.aacquire_lease("t", "died", ttl=0.05)
     assert dead is not None
     wait_until_expired(shared_store, "t")
-    taken = shared_store.acquire_lease("t", "alive", ttl=30)
+    taken = await shared_store.aacquire_lease("t", "alive", ttl=30)
     assert taken is not None and taken > dead
-    assert not shared_store.renew_lease("t", "died", dead, ttl=30)
+    assert not await shared_store.arenew_lease("t", "died", dead, ttl=30)
     assert shared_store.lease_holder("t") == ("alive", taken)
 
 
-def test_renewing_keeps_the_lease_only_for_its_holder(shared_store: SharedStore) -> None:
-    token = shared_store.acquire_lease("t", "a", ttl=0.5)
+@pytest.mark.anyio
+async def test_renewing_keeps_the_lease_only_for_its_holder(shared_store: SharedStore) -> None:
+    token = await shared_store.aacquire_lease("t", "a", ttl=0.5)
     assert token is not None
-    assert shared_store.renew_lease("t", "a", token, ttl=30)
+    assert await shared_store.arenew_lease("t", "a", token, ttl=30)
     ms = expires_in_ms(shared_store, "lease", "t")
     assert ms is not None and 1000 < ms <= 30_000
-    assert not shared_store.renew_lease("t", "b", token, ttl=30)
-    assert not shared_store.renew_lease("t", "a", token - 1, ttl=30)
-    assert not shared_store.renew_lease("never-leased", "a", token, ttl=30)
+    assert not await shared_store.arenew_lease("t", "b", token, ttl=30)
+    assert not await shared_store.arenew_lease("t", "a", token - 1, ttl=30)
+    assert not await shared_store.arenew_lease("never-leased", "a", token, ttl=30)
 
 
-def test_only_the_holder_can_release_the_lease(shared_store: SharedStore) -> None:
-    token = shared_store.acquire_lease("t", "a", ttl=30)
+@pytest.mark.anyio
+async def test_only_the_holder_can_release_the_lease(shared_store: SharedStore) -> None:
+    token = await shared_store.aacquire_lease("t", "a", ttl=30)
     assert token is not None
-    assert not shared_store.release_lease("t", "b", token)
-    assert not shared_store.release_lease("t", "a", token + 1)
+    assert not await shared_store.arelease_lease("t", "b", token)
+    assert not await shared_store.arelease_lease("t", "a", token + 1)
     assert shared_store.lease_holder("t") == ("a", token)
-    assert shared_store.release_lease("t", "a", token)
+    assert await shared_store.arelease_lease("t", "a", token)
     assert shared_store.lease_holder("t") is None
-    assert not shared_store.release_lease("t", "a", token)  # released already
+    assert not await shared_store.arelease_lease("t", "a", token)  # released already
 
 
-def test_a_ttl_must_be_positive(shared_store: SharedStore) -> None:
+@pytest.mark.anyio
+async def test_a_ttl_must_be_positive(shared_store: SharedStore) -> None:
     with pytest.raises(ValueError, match="ttl must be a positive number of seconds, got 0"):
-        shared_store.acquire_lease("t", "a", ttl=0)
+        await shared_store.aacquire_lease("t", "a", ttl=0)
 
 
-def test_the_holders_fenced_write_lands(shared_store: SharedStore) -> None:
-    token = shared_store.acquire_lease("t", "a", ttl=30)
+@pytest.mark.anyio
+async def test_the_holders_fenced_write_lands(shared_store: SharedStore) -> None:
+    token = await shared_store.aacquire_lease("t", "a", ttl=30)
     assert token is not None
     shared_store.write_fenced(first_step(), "t", token)
     assert shared_store.entry_count("t") == 1
@@ -99,15 +106,17 @@ def test_the_holders_fenced_write_lands(shared_store: SharedStore) -> None:
     assert len(shared_store.load_audit(RUN_ID)) == 1
 
 
-def test_a_stale_tokens_write_is_refused_and_changes_nothing(shared_store: SharedStore) -> None:
-    stale = shared_store.acquire_lease("t", "died", ttl=0.05)
+@pytest.mark.anyio
+async def test_a_stale_tokens_write_is_refused_and_changes_nothing(
+        shared_store: SharedStore) -> None:
+    stale = await shared_store.aacquire_lease("t", "died", ttl=0.05)
     assert stale is not None
     wait_until_expired(shared_store, "t")
     before = snapshot(shared_store)
     with pytest.raises(StoreConflict, match=r"lease of thread 't' is held by nobody"):
         shared_store.write_fenced(first_step(), "t", stale)  # expired, nobody took it yet
     assert snapshot(shared_store) == before
-    fresh = shared_store.acquire_lease("t", "alive", ttl=30)
+    fresh = await shared_store.aacquire_lease("t", "alive", ttl=30)
     assert fresh is not None
     before = snapshot(shared_store)
     with pytest.raises(StoreConflict, match=f"held by token {fresh}, not by token {stale}"):
@@ -120,8 +129,9 @@ def test_a_stale_tokens_write_is_refused_and_changes_nothing(shared_store: Share
     assert shared_store.entry_count("t") == 1
 
 
-def test_a_subagents_thread_is_fenced_by_its_parents_lease(shared_store: SharedStore) -> None:
-    token = shared_store.acquire_lease("parent", "a", ttl=30)
+@pytest.mark.anyio
+async def test_a_subagents_thread_is_fenced_by_its_parents_lease(shared_store: SharedStore) -> None:
+    token = await shared_store.aacquire_lease("parent", "a", ttl=30)
     assert token is not None
     child = State(id="child", messages=[Message.user("research")])
     think(child, text="done")
@@ -134,8 +144,9 @@ def test_a_subagents_thread_is_fenced_by_its_parents_lease(shared_store: SharedS
     assert shared_store.entry_count("child2") == 0
 
 
-def test_a_fenced_write_still_checks_the_entry_count(shared_store: SharedStore) -> None:
-    token = shared_store.acquire_lease("t", "a", ttl=30)
+@pytest.mark.anyio
+async def test_a_fenced_write_still_checks_the_entry_count(shared_store: SharedStore) -> None:
+    token = await shared_store.aacquire_lease("t", "a", ttl=30)
     assert token is not None
     shared_store.write_fenced(first_step(), "t", token)
     before = snapshot(shared_store)
@@ -145,7 +156,7 @@ def test_a_fenced_write_still_checks_the_entry_count(shared_store: SharedStore) 
 
 
 @pytest.mark.anyio
-async def test_the_async_lease_methods_do_what_the_sync_ones_do(shared_store: SharedStore) -> None:
+async def test_a_lease_is_taken_renewed_fenced_and_released(shared_store: SharedStore) -> None:
     token = await shared_store.aacquire_lease("t", "a", ttl=30)
     assert token is not None
     assert await shared_store.aacquire_lease("t", "b", ttl=30) is None
