@@ -10,9 +10,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pyox_agents.adapters import ai_sdk
-from pyox_agents.service import RequestError, thread_view
+from pyox_agents.service import RequestError, thread_store, thread_view
 
-__all__ = ["ai_sdk_messages"]
+__all__ = ["ai_sdk_messages", "sdk_version"]
 
 
 async def ai_sdk_messages(server: Any, request: Request) -> Response:
@@ -22,21 +22,23 @@ async def ai_sdk_messages(server: Any, request: Request) -> Response:
     _, agent = server.agent(request)
     chat_id = request.path_params["chat_id"]
     await server.runs.check_owner(chat_id, principal, agent)
-    if server.store is None:
-        raise RequestError(404, "this server keeps no threads (it was created without a store)")
+    store = thread_store(server.store)
     try:
         view = await thread_view(server.runs, chat_id)
-        conversation = await server.store.aload(chat_id)
+        conversation = await store.aload(chat_id)
     except LookupError:
         raise RequestError(404, f"no chat {chat_id!r}") from None
     paused = await server.runs.paused(agent, chat_id)
     return JSONResponse(ai_sdk.history_to_ui_messages(
         conversation.history, view["state"], pending=paused.pending if paused else None,
-        sdk_version=_sdk_version(request), thread_id=chat_id))
+        sdk_version=sdk_version(request), thread_id=chat_id))
 
 
-def _sdk_version(request: Request) -> int:
-    """The client's `ai` major, as the POST reads it (header or `?v=`; 7 by default)."""
+def sdk_version(request: Request) -> int:
+    """The client's `ai` major: header `x-ai-sdk-version` or `?v=` (5, 6 or 7; 7 by default).
+
+    The header reaches the resume GET too (DefaultChatTransport sends its `headers` there).
+    """
     raw = request.headers.get("x-ai-sdk-version") or request.query_params.get("v", "7")
     if raw not in ("5", "6", "7"):
         raise RequestError(400, f"the `ai` major (header x-ai-sdk-version or ?v=) must be 5, 6 "

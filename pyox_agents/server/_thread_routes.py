@@ -9,7 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from pyox_agents.service import RequestError, thread_view
+from pyox_agents.service import RequestError, thread_store, thread_view
 
 __all__ = ["get_run", "get_thread"]
 
@@ -18,8 +18,7 @@ async def get_thread(server: Any, request: Request) -> Response:
     principal = await server.principal(request)
     thread_id = request.path_params["thread_id"]
     await server.runs.check_owner(thread_id, principal)
-    if server.store is None:
-        raise RequestError(404, "this server keeps no threads (it was created without a store)")
+    thread_store(server.store)
     try:
         return JSONResponse(await thread_view(server.runs, thread_id))
     except LookupError:

@@ -43,7 +43,7 @@ from pyox_agents.server._ag_ui_routes import (
     ag_ui_run,
     ag_ui_stop,
 )
-from pyox_agents.server._ai_sdk_messages import ai_sdk_messages
+from pyox_agents.server._ai_sdk_messages import ai_sdk_messages, sdk_version
 from pyox_agents.server._auth import Auth, bearer_tokens
 from pyox_agents.server._body import read_json_body
 from pyox_agents.server._cross_site import middleware_for, normalized_origins
@@ -302,7 +302,7 @@ def _routes(server: _Server, page: str | Path | None) -> list[Route | Mount]:
 async def _ai_sdk_run(server: _Server, request: Request) -> Response:
     principal = await server.principal(request)
     name, agent = server.agent(request)
-    version = _sdk_version(request)
+    version = sdk_version(request)
     chat, run_request = ai_sdk.parse_request(await server.body(request), agent.tools,
                                              sdk_version=version)
     # the chat is the run's from its start: a client that resumes the stream then replays it
@@ -355,18 +355,6 @@ async def _ai_sdk_stop(server: _Server, request: Request) -> Response:
     await server.runs.check_owner(request.path_params["chat_id"], principal, agent)
     stopped = await server.runs.stop(request.path_params["chat_id"])
     return JSONResponse({"stopped": stopped})
-
-
-def _sdk_version(request: Request) -> int:
-    """The client's `ai` major: header `x-ai-sdk-version` or `?v=` (5, 6 or 7; 7 by default).
-
-    The header reaches the resume GET too (DefaultChatTransport sends its `headers` there).
-    """
-    raw = request.headers.get("x-ai-sdk-version") or request.query_params.get("v", "7")
-    if raw not in ("5", "6", "7"):
-        raise RequestError(400, f"the `ai` major (header x-ai-sdk-version or ?v=) must be 5, 6 "
-                                f"or 7, got {raw!r}")
-    return int(raw)
 
 
 async def _list_agents(server: _Server, request: Request) -> Response:

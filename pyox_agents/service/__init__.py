@@ -12,6 +12,7 @@ from pyox_agents.service._owned_threads import (
     delete_thread,
     list_threads_page,
     thread_history,
+    thread_store,
     update_thread,
 )
 from pyox_agents.service._runs import LOOK_UP, RunService
@@ -39,6 +40,7 @@ __all__ = [
     "rejoin",
     "rewind_thread",
     "thread_history",
+    "thread_store",
     "thread_view",
     "thread_with_state",
     "undo_run",

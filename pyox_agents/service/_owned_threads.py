@@ -25,7 +25,8 @@ from pyox_agents.service._history import history_json
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.stores import Store, ThreadInfo, page_key
 
-__all__ = ["delete_thread", "list_threads_page", "thread_history", "update_thread"]
+__all__ = ["delete_thread", "list_threads_page", "thread_history", "thread_store",
+           "update_thread"]
 
 _log = logging.getLogger(__name__)
 
@@ -45,10 +46,11 @@ class Runs(Protocol):
         """Hold the thread while it is changed apart from a run."""
 
 
-def _store(runs: Runs) -> Store:
-    if runs.store is None:
+def thread_store(store: Store | None) -> Store:
+    """The store that keeps the server's threads; a 404 that says so when it keeps none."""
+    if store is None:
         raise RequestError(404, "this server keeps no threads (it was created without a store)")
-    return runs.store
+    return store
 
 
 def _cursor(text: str | None) -> tuple[str, str] | None:
@@ -83,7 +85,7 @@ async def list_threads_page(runs: Runs, principal: str | None, *,
         RequestError: 404 without a store; 400 a cursor this server did not give; 422 a limit
             that is not 1 to 200.
     """
-    store = _store(runs)
+    store = thread_store(runs.store)
     after = _cursor(cursor)
     try:
         infos = await store.alist_owned(principal, archived=archived, limit=limit, after=after)
@@ -108,7 +110,7 @@ async def update_thread(runs: Runs, thread_id: str, *, title: str | None = None,
     Raises:
         RequestError: 404 no such thread; 422 a title that is too long or of several lines.
     """
-    store = _store(runs)
+    store = thread_store(runs.store)
     try:
         await store.aupdate_thread(thread_id, title=title, archived=archived)
     except LookupError:
@@ -129,7 +131,7 @@ async def thread_history(runs: Runs, thread_id: str) -> dict[str, Any]:
     Raises:
         RequestError: 404 no such thread.
     """
-    store = _store(runs)
+    store = thread_store(runs.store)
     try:
         conversation = await store.aload(thread_id)
     except LookupError:
@@ -146,7 +148,7 @@ async def delete_thread(runs: Runs, thread_id: str, principal: str | None) -> li
     Raises:
         RequestError: 404 no such thread; 409 a run is going on it (stop it first).
     """
-    store = _store(runs)
+    store = thread_store(runs.store)
     async with runs.holding(thread_id, principal):
         try:
             conversation = await store.aload(thread_id)

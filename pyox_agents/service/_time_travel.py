@@ -14,6 +14,7 @@ from pyox_agents.service._checkpoints import before_and_after
 from pyox_agents.service._feed import Feeds
 from pyox_agents.service._history import Walk, run_end, walk
 from pyox_agents.service._kept_writes import write_kept
+from pyox_agents.service._owned_threads import thread_store
 from pyox_agents.service._thread_state import ThreadState, aligned
 from pyox_agents.state._ids import is_id
 from pyox_agents.state.conversation import State
@@ -38,12 +39,6 @@ class Runs(Protocol):
 
     async def kept_state(self, thread_id: str) -> ThreadState:
         """The thread's kept shared state."""
-
-
-def _store(runs: Runs) -> Store:
-    if runs.store is None:
-        raise RequestError(404, "this server keeps no threads (it was created without a store)")
-    return runs.store
 
 
 async def _opened(store: Store, thread_id: str) -> tuple[State, Walk]:
@@ -83,7 +78,7 @@ async def fork_thread(runs: Runs, thread_id: str, principal: str | None, *,
         RequestError: 404 no such thread; 409 the new id is taken, or the thread waited for a
             person at that point; 422 no such run or message, or a bad id.
     """
-    store = _store(runs)
+    store = thread_store(runs.store)
     if (run_id is None) == (message_id is None):
         raise RequestError(422, "a fork is at a run or at a message: give run_id or message_id",
                            "run_id")
@@ -166,7 +161,7 @@ async def rewind_thread(runs: Runs, thread_id: str, principal: str | None,
         RequestError: 404 no such thread; 409 a run is going or waits for a person; 422 no
             such run.
     """
-    store = _store(runs)
+    store = thread_store(runs.store)
     async with runs.holding(thread_id, principal) as token:
         conversation, found = await _opened(store, thread_id)
         _not_waiting(conversation, "rewind")
@@ -205,7 +200,7 @@ async def undo_run(runs: Runs, thread_id: str, principal: str | None,
             the run changed was changed again since (naming it); 422 no such run, or no state
             recorded for it.
     """
-    store = _store(runs)
+    store = thread_store(runs.store)
     if not runs.keep_state:
         raise RequestError(422, "this server keeps no shared state (create_app(..., "
                                 "keep_state=False)), so it has no run's changes to undo")
@@ -232,7 +227,7 @@ async def _commit(runs: Runs, thread_id: str, principal: str | None, kept: Threa
     kept.add(state)
     if kept.version == number:
         return
-    await write_kept(_store(runs), thread_id, kept, token)
+    await write_kept(thread_store(runs.store), thread_id, kept, token)
     runs.feeds.publish(thread_id, principal, [{
         "type": "state", "version": kept.version,
         "delta": [op.to_json() for op in diff(before, kept.frozen())], "by": "person",

@@ -161,3 +161,10 @@ def no_leases(store: object, token: int | None) -> None:
             f"{type(store).__name__} has no leases, so it cannot fence a kept-state write by "
             f"token {token}; call write_kept_state without a token, or share runs through a "
             "store with leases (RedisStore, PostgresStore)")
+
+
+def milliseconds(seconds: float, name: str) -> int:
+    """`seconds` in whole milliseconds (at least 1)."""
+    if not seconds > 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {seconds!r}")
+    return max(1, round(seconds * 1000))

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -92,6 +93,14 @@ class LoadedThread:
     shared_version: int | None = None
     owner: str | None = None
 
+    @classmethod
+    def from_texts(cls, thread_id: str, entries: Iterable[str], shared: str | None,
+                   version: Any, owner: str | None) -> LoadedThread:
+        """The thread a backend read as JSON texts (`version` a number, or its text)."""
+        return cls(thread_id, tuple(json.loads(entry) for entry in entries),
+                   json.loads(shared) if shared is not None else None,
+                   int(version) if version is not None else None, owner)
+
 
 class HeldEntries(Protocol):
     """What `continuing` reads of a store: how many entries a thread has, and its last."""
@@ -105,24 +114,30 @@ class HeldEntries(Protocol):
 
 def continuing(store: HeldEntries, state: State) -> StepRecord:
     """`Store.record_for`: the entries of `state` that `store` lacks, checked to continue what
-    it holds.
+    it holds (`record_after`)."""
+    held = store.entry_count(state.id)
+    return record_after(state, held, store.last_entry(state.id) if held else None)
+
+
+def record_after(state: State, count: int, last: Mapping[str, Any] | None) -> StepRecord:
+    """The entries of `state` after the store's end of the thread: its `count` entries, the
+    `last` of them.
 
     Raises:
         StoreConflict: the store holds a different State under this id.
     """
-    held = store.entry_count(state.id)
-    if not held:
+    if not count:
         entries = state._entries_since(0)
         return StepRecord(thread_id=state.id, first_seq=0,
                           entries=tuple(entry.to_json() for entry in entries),
                           parent_id=state.parent_id)
-    new = state._entries_since(held - 1)  # the last saved entry, then the new ones
-    if not new or store.last_entry(state.id) != new[0].to_json():
+    new = state._entries_since(count - 1)  # the last saved entry, then the new ones
+    if not new or last != new[0].to_json():
         raise StoreConflict(
-            f"the store holds a different State with id {state.id!r} ({held} entries that "
+            f"the store holds a different State with id {state.id!r} ({count} entries that "
             "this State's history does not start with): continue a saved State with "
             "store.load(id), not with a new State of the same id"
         )
-    return StepRecord(thread_id=state.id, first_seq=held,
+    return StepRecord(thread_id=state.id, first_seq=count,
                       entries=tuple(entry.to_json() for entry in new[1:]),
                       parent_id=state.parent_id)

@@ -123,13 +123,7 @@ class MemoryStore(Store):
                 raise missing_thread(thread_id, "this MemoryStore")
             entries = list(thread.entries)
             shared, version, owner = thread.shared_state, thread.shared_version, thread.owner
-        return LoadedThread(
-            id=thread_id,
-            entries=tuple(json.loads(entry) for entry in entries),
-            shared_state=json.loads(shared) if shared is not None else None,
-            shared_version=version,
-            owner=owner,
-        )
+        return LoadedThread.from_texts(thread_id, entries, shared, version, owner)
 
     def entry_count(self, thread_id: str) -> int:
         """How many entries `thread_id` has saved."""

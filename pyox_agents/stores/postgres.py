@@ -203,13 +203,7 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
         if not rows:
             raise missing_thread(thread_id, self._where())
         shared, version, owner, bodies = rows[0]
-        return LoadedThread(
-            id=thread_id,
-            entries=tuple(json.loads(body) for body in bodies),
-            shared_state=json.loads(shared) if shared is not None else None,
-            shared_version=int(version) if version is not None else None,
-            owner=owner,
-        )
+        return LoadedThread.from_texts(thread_id, bodies, shared, version, owner)
 
     def load_thread(self, thread_id: str) -> LoadedThread:
         """The saved entries of `thread_id` and its shared state; LookupError if there is none."""

@@ -26,6 +26,7 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 
 from pyox_agents._errors import PyoxError
 from pyox_agents._redact import redact_text, redact_url
+from pyox_agents.stores._encoding import milliseconds
 from pyox_agents.stores._outages import StoreUnavailable
 from pyox_agents.stores.postgres_schema import REFUSED, SCHEMA_VERSION, TABLES
 
@@ -78,13 +79,6 @@ def check_url(url: str) -> None:
     except psycopg.ProgrammingError as exc:
         raise ValueError(f"the PostgreSQL URL {redact_url(url)!r} is not valid "
                          f"({redact_text(str(exc))}); write it as {form}") from None
-
-
-def milliseconds(seconds: float, name: str) -> int:
-    """`seconds` in whole milliseconds (at least 1)."""
-    if not seconds > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {seconds!r}")
-    return max(1, round(seconds * 1000))
 
 
 def outage(store: PostgresConnection, exc: BaseException) -> StoreUnavailable | None:

@@ -45,12 +45,13 @@ from pyox_agents.stores._encoding import (
 from pyox_agents.stores._kept_changes import fold_texts
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores._owned import score
+from pyox_agents.stores._records import record_after
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
 from pyox_agents.stores.redis_connection import Call, outage
 from pyox_agents.stores.redis_events import RunEventLog
 from pyox_agents.stores.redis_kept import KeptStates
 from pyox_agents.stores.redis_leases import ThreadLeases
-from pyox_agents.stores.redis_tails import Tail, record_after
+from pyox_agents.stores.redis_tails import Tail
 from pyox_agents.stores.redis_threads import THREAD_FIELDS, ThreadRecords, thread_info
 
 if TYPE_CHECKING:
@@ -187,13 +188,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
         (count, shared, version, owner), rows = replies
         if count is None:
             raise missing_thread(thread_id, f"the RedisStore at {self.url} ({self.prefix!r})")
-        return LoadedThread(
-            id=thread_id,
-            entries=tuple(json.loads(row) for row in rows),
-            shared_state=json.loads(shared) if shared is not None else None,
-            shared_version=int(version) if version is not None else None,
-            owner=owner,
-        )
+        return LoadedThread.from_texts(thread_id, rows, shared, version, owner)
 
     def load_thread(self, thread_id: str) -> LoadedThread:
         """The saved entries of `thread_id` and its shared state; LookupError if there is none."""
@@ -241,7 +236,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
                 pipe.hget(self.key("thread", state.id), "entries")
                 pipe.lindex(self.key("entries", state.id), -1)
                 tail = _tail(pipe.execute())
-        return record_after(state, tail)
+        return record_after(state, tail.count, tail.last)
 
     async def arecord_for(self, state: State) -> StepRecord:
         """Same as `record_for`, on the asyncio client."""
@@ -252,7 +247,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
                 pipe.hget(self.key("thread", state.id), "entries")
                 pipe.lindex(self.key("entries", state.id), -1)
                 tail = _tail(await pipe.execute())
-        return record_after(state, tail)
+        return record_after(state, tail.count, tail.last)
 
     def entry_count(self, thread_id: str) -> int:
         """How many entries `thread_id` has saved."""

@@ -22,6 +22,7 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 
 from pyox_agents._redact import redact_text, redact_url
 from pyox_agents.stores import redis_scripts
+from pyox_agents.stores._encoding import milliseconds
 from pyox_agents.stores._outages import StoreUnavailable
 from pyox_agents.stores.redis_tails import ThreadTails
 
@@ -216,10 +217,3 @@ def outage(store: RedisConnection, exc: BaseException) -> StoreUnavailable | Non
         f"{redact_text(str(exc))}); what was "
         f"saved before stays as it was: try again in a few seconds, and check that "
         f"redis-server runs and answers there (redis-cli -u URL ping)")
-
-
-def milliseconds(seconds: float, name: str) -> int:
-    """`seconds` in whole milliseconds (at least 1)."""
-    if not seconds > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {seconds!r}")
-    return max(1, round(seconds * 1000))

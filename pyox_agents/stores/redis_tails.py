@@ -17,15 +17,12 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyox_agents.stores._encoding import EncodedRecord
-from pyox_agents.stores._records import LoadedThread, StepRecord, StoreConflict
+from pyox_agents.stores._records import LoadedThread
 
-if TYPE_CHECKING:
-    from pyox_agents.state.conversation import State
-
-__all__ = ["Tail", "ThreadTails", "record_after"]
+__all__ = ["Tail", "ThreadTails"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,27 +117,3 @@ class ThreadTails:
             known = self._tails.get(thread_id)
             if known is not None and known[0] == lease_thread:
                 del self._tails[thread_id]
-
-
-def record_after(state: State, tail: Tail) -> StepRecord:
-    """The entries of `state` after `tail`, the store's end of the thread (`Store.record_for`
-    with the count and last entry already known).
-
-    Raises:
-        StoreConflict: the store holds a different State under this id.
-    """
-    if not tail.count:
-        entries = state._entries_since(0)
-        return StepRecord(thread_id=state.id, first_seq=0,
-                          entries=tuple(entry.to_json() for entry in entries),
-                          parent_id=state.parent_id)
-    new = state._entries_since(tail.count - 1)  # the last saved entry, then the new ones
-    if not new or tail.last != new[0].to_json():
-        raise StoreConflict(
-            f"the store holds a different State with id {state.id!r} ({tail.count} entries "
-            "that this State's history does not start with): continue a saved State with "
-            "store.load(id), not with a new State of the same id"
-        )
-    return StepRecord(thread_id=state.id, first_seq=tail.count,
-                      entries=tuple(entry.to_json() for entry in new[1:]),
-                      parent_id=state.parent_id)

@@ -245,13 +245,8 @@ class SQLiteStore(Store):
         if head is None:
             raise missing_thread(thread_id, self.path)
         shared, version, owner = head
-        return LoadedThread(
-            id=thread_id,
-            entries=tuple(json.loads(body) for (body,) in rows),
-            shared_state=json.loads(shared) if shared is not None else None,
-            shared_version=version,
-            owner=owner,
-        )
+        return LoadedThread.from_texts(thread_id, (body for (body,) in rows), shared, version,
+                                       owner)
 
     def entry_count(self, thread_id: str) -> int:
         """How many entries `thread_id` has saved."""
