@@ -894,10 +894,14 @@ export function followAgent(thread, agent) {
   let on = true;
   let synced = clone(agent.state); // the state the agent was last given (or a run showed)
   let eventVersion = null; // the stateVersion of the last STATE event the agent applied
-  // The page's edits made during a run or a connect before the thread has a version, and
-  // those of them a state that stream brought has replaced: made again once it ends.
+  // The page's edits made while a run or a connect goes on, before the thread has a version
+  // (`early`); those of them a state that stream brought replaced (`lost`: made again once it
+  // ends); and, once it ended, all of them (`unsent`): sent when the thread has a version,
+  // unless a run takes them first as the thread's start. An edit made before the thread has a
+  // version with nothing going on is the agent's state, which the next run takes.
   let early = [];
   let lost = [];
+  let unsent = [];
 
   const warn = (error) =>
     console.warn(`followAgent: the agent's state change was not applied to the thread: ${error.message}`);
@@ -916,7 +920,7 @@ export function followAgent(thread, agent) {
     }
   };
   /** The page changed the agent's state since: that change, as an edit of the thread (before
-   * the thread has a version, the next run takes it as the thread's start). */
+   * the thread has a version: see `early`). */
   const capture = (state) => {
     if (deepEqual(state, synced)) return;
     const madeOn = synced;
@@ -925,7 +929,7 @@ export function followAgent(thread, agent) {
     if (thread.server.version != null) editThread(ops, madeOn);
     else if (agent.isRunning) early.push({ ops, madeOn });
   };
-  /** The edits a run or connect replaced while it went on, made again on what it brought. */
+  /** The edits a run or a connect replaced while it went on, made again on what it brought. */
   const replay = () => {
     const edits = lost;
     lost = [];
@@ -943,14 +947,20 @@ export function followAgent(thread, agent) {
         warn(error);
       }
     }
+    const ops = diffState(agent.state, state);
+    if (ops.length > 0) unsent.push({ ops, madeOn: clone(agent.state) });
     synced = clone(state);
     agent.setState(state);
   };
   const sync = () => {
     if (!on || agent.isRunning) return;
-    early = []; // (still in the agent's state)
+    unsent.push(...early); // (still in the agent's state)
+    early = [];
     if (lost.length > 0) replay();
     if (thread.server.version == null) return;
+    const edits = unsent;
+    unsent = [];
+    for (const { ops, madeOn } of edits) editThread(ops, madeOn);
     capture(agent.state);
     if (deepEqual(agent.state, thread.state)) return;
     synced = clone(thread.state);
@@ -979,6 +989,8 @@ export function followAgent(thread, agent) {
   agent.use((input, next) => {
     if (!on) return next.run(input);
     if (thread.server.version == null) {
+      early = []; // the run takes the page's edits: its state is the thread's start
+      unsent = [];
       if (eventVersion == null) return next.run(input);
       return next.run({ ...input, forwardedProps: { ...input.forwardedProps, stateVersion: eventVersion } });
     }
