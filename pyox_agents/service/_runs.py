@@ -13,7 +13,6 @@ import collections
 import contextlib
 import dataclasses
 import functools
-import json
 import os
 import secrets
 import socket
@@ -40,7 +39,7 @@ from pyox_agents.service._merge import merge_deltas
 from pyox_agents.service._open import LOOK_UP
 from pyox_agents.service._opening import open_run
 from pyox_agents.service._owners import check_owner
-from pyox_agents.service._sharing import keep_lease, published_meta, release
+from pyox_agents.service._sharing import keep_lease, published_meta, release, share_meta
 from pyox_agents.service._shutdown import drain
 from pyox_agents.service._thread_state import ThreadState
 from pyox_agents.state._ids import is_id
@@ -275,7 +274,7 @@ class RunService:
         """Share what an adapter keeps of a run (`meta`, JSON) with other processes (again:
         its keys replace those published before)."""
         if self.shared and live.run_key is not None:
-            await self._peers.aappend_events(f"{live.run_key}:meta", [json.dumps(dict(meta))])
+            await share_meta(self._peers, live.run_key, meta)
 
     async def stop(self, thread_id: str, run_id: str | None = None) -> bool:
         """Cancel the run active on `thread_id` (here, or through the store in the process

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -23,7 +23,7 @@ from pyox_agents.stores import StoreUnavailable
 from pyox_agents.stores._shared import EndsRuns
 from pyox_agents.stores.base import SharedRuns
 
-__all__ = ["keep_lease", "published_meta", "release", "share"]
+__all__ = ["keep_lease", "published_meta", "release", "share", "share_meta"]
 
 _log = logging.getLogger(__name__)
 
@@ -101,6 +101,11 @@ def _logged(event: RuntimeEvent) -> str:
     if type(event) is StateChanged and event.state is not NOT_KEPT:
         event = dataclasses.replace(event, state=NOT_KEPT)
     return json.dumps(event_to_json(event))
+
+
+async def share_meta(peers: SharedRuns, run_key: str, meta: Mapping[str, Any]) -> None:
+    """Log what an adapter keeps of run `run_key` (`meta`, JSON) for other processes."""
+    await peers.aappend_events(f"{run_key}:meta", [json.dumps(dict(meta))])
 
 
 async def published_meta(peers: SharedRuns, run_key: str) -> dict[str, Any]:
