@@ -36,8 +36,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy --strict pyox_agents
 
+# Two pytest workers (pytest-xdist), each file on one worker (its module fixtures made once):
+# most of the suite waits on servers, browsers and Node, so it takes half the time on 2 cores.
+# `make test WORKERS=0` runs it in one process.
+WORKERS ?= 2
+
 test: lint docs-build
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
 
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve -a 127.0.0.1:8001
