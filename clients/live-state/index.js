@@ -845,10 +845,12 @@ export class LiveThread {
       const body = await readJson(response);
       if (response.ok) {
         // Shown on top of the server's state until the feed (or this answer) brings its version.
+        // An answer with no delta made no version: its version is the latest, someone else's,
+        // which only the feed can bring.
         edit.status = "sent";
         edit.version = body.version;
         const at = this.server.version;
-        if (at != null && body.version === at + 1 && Array.isArray(body.delta)) {
+        if (at != null && body.version === at + 1 && Array.isArray(body.delta) && body.delta.length) {
           try {
             this.server = { version: body.version, state: applyOps(this.server.state, body.delta) };
           } catch {

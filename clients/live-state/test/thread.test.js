@@ -166,6 +166,25 @@ test("an edit whose version the feed brings before the server's answer is shown 
   thread.stop();
 });
 
+test("an edit that changed nothing does not take the latest version as its own", async () => {
+  // Another tab deleted "b" (version 2) before this tab's delete of "b" came: the server
+  // answers the edit that changed nothing with its latest version and no delta. That version
+  // is the other tab's: it comes with the feed, and the tab shows it, not version 1 again.
+  const server = fakeServer();
+  server.snapshot = () => ({ type: "snapshot", version: 1, state: todos("a", "b"), running: false });
+  const thread = new LiveThread({ baseUrl: "http://s", agent: "todo", threadId: "t1", fetch: server.fetch });
+  await thread.start();
+  server.answers.push([200, { version: 2, delta: [] }]);
+  const done = await thread.edit([{ op: "remove", path: "/todos/1" }]);
+  assert.deepEqual([done.version, done.delta], [2, []]);
+  server.push({ type: "state", version: 2, delta: [{ op: "remove", path: "/todos/1" }], by: "person" });
+  server.push({ type: "state", version: 3, delta: [{ op: "add", path: "/todos/1", value: { id: "c", done: false } }], by: "person" });
+  await until(() => thread.version === 3, "version 3");
+  assert.deepEqual(thread.state.todos.map((t) => t.id), ["a", "c"]);
+  assert.equal(thread.pending, 0);
+  thread.stop();
+});
+
 /** A fake @ag-ui/client agent: what followAgent uses of AbstractAgent. */
 function fakeAgent(state) {
   const agent = {

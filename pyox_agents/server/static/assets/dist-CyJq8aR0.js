@@ -1,4 +1,4 @@
-import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{G as t,K as n,W as r}from"./ConnectingAgent-eMPDQEa6.js";import{r as i}from"./random-id-Bfv5-YFg.js";import{A as a,C as o,D as s,E as c,O as l,S as u,T as d,_ as f,b as p,c as m,d as h,f as g,g as ee,h as te,k as ne,l as _,m as v,p as y,u as re,v as b,w as ie,x,y as S}from"./index-CvoAbEyf.js";function ae(e){return ne(m,e)}function oe(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
+import{r as e}from"./rolldown-runtime-COiEfhsA.js";import{G as t,K as n,W as r}from"./ConnectingAgent-CQYeGRwG.js";import{r as i}from"./random-id-DRdDZbBU.js";import{A as a,C as o,D as s,E as c,O as l,S as u,T as d,_ as f,b as p,c as m,d as h,f as g,g as ee,h as te,k as ne,l as _,m as v,p as y,u as re,v as b,w as ie,x,y as S}from"./index-BzywGJNs.js";function ae(e){return ne(m,e)}function oe(e){let t=e?.length?` `+e.join(` `):``;return`<!doctype html>
 <html>
 <head>
 <meta charset="utf-8" />

@@ -1,1 +1,0 @@
-export{h as Mermaid}from"./ConnectingAgent-eMPDQEa6.js";

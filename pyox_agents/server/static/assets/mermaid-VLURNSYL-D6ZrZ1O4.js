@@ -1,0 +1,1 @@
+export{h as Mermaid}from"./ConnectingAgent-CQYeGRwG.js";
