@@ -16,12 +16,16 @@ U = TypeVar("U")
 class Translating(Generic[B, U]):
     """An async iterator of the translation of each item `source` gives (`_translated`; an item
     that gives nothing is skipped), then of its end (`_last`). A read or a translation that
-    raises ends the stream with what `_failed` gives."""
+    raises ends the stream with what `_failed` gives. A cancelled `__anext__` loses nothing
+    when the source's does not (`cancel_safe`): it holds nothing across its wait."""
 
     def __init__(self, source: AsyncIterable[B]) -> None:
         self._read = source.__aiter__()
         self._over = False
         """The stream has ended: its last translation is made."""
+        self.cancel_safe: bool = getattr(self._read, "cancel_safe", False)
+        """A wait for the next item may be cancelled and the stream read on (its source's
+        may: a run's log as the service reads it)."""
 
     def __aiter__(self) -> Translating[B, U]:
         return self

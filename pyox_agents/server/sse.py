@@ -4,15 +4,15 @@ The response's own task does every write: each chunk as it comes, a keep-alive c
 chunk came for `keepalive` seconds, each write bounded by `send_timeout`. One timer per stream
 (`_Clock`) keeps both, re-armed once a `keepalive` or when it is due, not once per chunk (a
 paced stream writes a token every few milliseconds: two `asyncio.timeout`s a chunk were a
-tenth of the server's CPU): when the stream was silent long enough it hands the writer a
-keep-alive comment, and when a write has waited past `send_timeout` it ends the writer's wait
-with a `TimeoutError`. No timer callback writes to the socket, and the server's `send` is only
-ever awaited, in that task: a middleware's `send` (Starlette's `BaseHTTPMiddleware` hands it to
-a memory stream) needs a task. Beside it, one task listens for
-the client's disconnect (ASGI `receive()`) and one reads the chunks, so that the wait for the
-next chunk can time out without cancelling their iterator (an async generator that is
-cancelled is over). sse-starlette's response runs four tasks and takes a lock and a cancel
-scope per write.
+tenth of the server's CPU): when the stream was silent long enough it ends the writer's wait
+for the next chunk, and the writer sends a keep-alive comment; when a write has waited past
+`send_timeout` it ends the writer's wait with a `TimeoutError`. No timer callback writes to the
+socket, and the server's `send` is only ever awaited, in that task: a middleware's `send`
+(Starlette's `BaseHTTPMiddleware` hands it to a memory stream) needs a task. Beside it, one
+task listens for the client's disconnect. Chunks whose wait may not be cancelled (an async
+generator that is cancelled is over) are read ahead in a task of their own (`_ReadAhead`); a
+run's log is read in the writer's task. sse-starlette's response runs four tasks and takes a
+lock and a cancel scope per write.
 """
 
 from __future__ import annotations
@@ -41,7 +41,12 @@ class SendTimeoutError(PyoxError, TimeoutError):
 
 
 class Chunks(Protocol):
-    """What an `EventStreamResponse` streams: whole SSE frames, from an iterator it closes."""
+    """What an `EventStreamResponse` streams: whole SSE frames, from an iterator it closes.
+
+    An iterator with a true `cancel_safe` attribute is read in the response's own task: its
+    `__anext__` may be cancelled while it waits (for a keep-alive) and is then called again,
+    losing nothing. Any other (an async generator) is read ahead in a task of its own.
+    """
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         """The chunks, in order."""
@@ -86,18 +91,17 @@ class EventStreamResponse(Response):
             await self.chunks.aclose()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
-        ready = _Slot()
-        clock = _Clock(ready, self.keepalive, self.send_timeout)
-        reader = asyncio.create_task(self._read(ready), name="event stream: read chunks")
+        chunks: Chunks = self.chunks if getattr(self.chunks, "cancel_safe", False) \
+            else _ReadAhead(self.chunks)
+        clock = _Clock(self.keepalive, self.send_timeout)
         listener = asyncio.create_task(self._listen(receive, clock),
                                        name="event stream: listen for a disconnect")
         try:
-            await self._write(ready, send, clock)
+            await self._write(chunks, send, clock)
         finally:
-            reader.cancel()
             listener.cancel()
-            await asyncio.wait((reader, listener))
-            await self.chunks.aclose()
+            await asyncio.wait((listener,))
+            await chunks.aclose()
             if self.on_close is not None:
                 await self.on_close()
         if clock.gone:  # nobody to end the response for
@@ -119,20 +123,27 @@ class EventStreamResponse(Response):
             return
         self.raw_headers = list(encoded)
 
-    async def _write(self, ready: _Slot, send: Send, clock: _Clock) -> None:
+    async def _write(self, chunks: Chunks, send: Send, clock: _Clock) -> None:
         """Write each chunk as it comes, and a keep-alive comment after each silence of
         `keepalive` seconds, until the chunks end (or fail: their error is raised here), or
         the client goes."""
+        task, reads = clock.task, chunks.__aiter__()
         try:
             async with asyncio.timeout(None) as clock.limit:
                 while True:
-                    read = await ready.get()
-                    if read is _END:
+                    clock.waiting = True
+                    try:
+                        chunk = await anext(reads)
+                    except StopAsyncIteration:
                         return
-                    if isinstance(read, BaseException):
-                        raise read
+                    except asyncio.CancelledError:
+                        if not clock.silent or task.uncancel() > 0:  # (not the clock's alone)
+                            raise
+                        chunk = KEEPALIVE_FRAME  # the clock ended the wait: a silence
+                    finally:
+                        clock.waiting = clock.silent = False
                     clock.sends()
-                    await send({"type": "http.response.body", "body": read, "more_body": True})
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     clock.wrote()
         except TimeoutError:
             if clock.gone:
@@ -143,19 +154,6 @@ class EventStreamResponse(Response):
                                    "the next event; it was dropped") from None
         finally:
             clock.stop()
-
-    async def _read(self, ready: _Slot) -> None:
-        """Hand each chunk to the writer, then the end, or the error that ended the chunks."""
-        try:
-            async for chunk in self.chunks:
-                await ready.put(chunk)
-        except BaseException as exc:
-            task = asyncio.current_task()
-            if isinstance(exc, asyncio.CancelledError) and task and task.cancelling():
-                raise  # the response stops the reader: its stream has ended
-            await ready.put(exc)
-        else:
-            await ready.put(_END)
 
     async def _listen(self, receive: Receive, clock: _Clock) -> None:
         """Wait for the client's disconnect, then stop the writer. More of the request's body
@@ -172,20 +170,24 @@ class EventStreamResponse(Response):
 
 
 class _Clock:
-    """The timer of one stream's writer: it hands the writer a keep-alive comment once the
-    stream was silent `keepalive` seconds (when no chunk waits), and ends the writer's wait
-    (`limit`, a `TimeoutError`) once a write has waited `send_timeout` seconds. It runs when
-    one of these is due, however many chunks were written meanwhile. The client's disconnect
-    ends the writer's wait the same way (`leave`)."""
+    """The timer of one stream's writer (the task that makes it): once the stream was silent
+    `keepalive` seconds it cancels the writer's wait for the next chunk (`silent`: the writer
+    then sends a keep-alive comment), and it ends the writer's wait (`limit`, a
+    `TimeoutError`) once a write has waited `send_timeout` seconds. It runs when one of these
+    is due, however many chunks were written meanwhile. The client's disconnect ends the
+    writer's wait the same way (`leave`)."""
 
-    def __init__(self, ready: _Slot, keepalive: float,
-                 send_timeout: float | None) -> None:
+    def __init__(self, keepalive: float, send_timeout: float | None) -> None:
         self.loop = asyncio.get_running_loop()
-        self.ready = ready
+        task = asyncio.current_task()
+        assert task is not None
+        self.task = task
         self.keepalive = keepalive
         self.send_timeout = send_timeout
         self.limit: asyncio.Timeout | None = None
         self.sending: float | None = None  # when the write going on started
+        self.waiting = False  # the writer waits for the next chunk (a cancel there is safe)
+        self.silent = False  # the clock cancelled that wait: a keep-alive is due
         self.expired = False  # a write waited past `send_timeout`
         self.gone = False  # the client disconnected
         self.last = self.loop.time()  # the last write's end
@@ -218,8 +220,9 @@ class _Clock:
                 return
             due = self.sending + timeout if timeout is not None else now + self.keepalive
         elif now - self.last >= self.keepalive:
-            if self.ready.empty():  # (else a chunk is about to be written)
-                self.ready.put_nowait(KEEPALIVE_FRAME)
+            if self.waiting and not self.silent:  # (the writer is suspended there)
+                self.silent = True
+                self.task.cancel()
             due = now + self.keepalive
         else:
             due = self.last + self.keepalive
@@ -236,9 +239,55 @@ class _Clock:
         self._timer.cancel()
 
 
+class _ReadAhead:
+    """`chunks` read ahead in a task of their own, one chunk at a time: chunks whose wait may
+    not be cancelled (an async generator that is cancelled is over), given to the writer by a
+    wait that may (`cancel_safe`)."""
+
+    cancel_safe = True
+
+    def __init__(self, chunks: Chunks) -> None:
+        self._chunks = chunks
+        self._slot = _Slot()
+        self._task: asyncio.Task[None] | None = None
+
+    def __aiter__(self) -> _ReadAhead:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._task is None:
+            self._task = asyncio.create_task(self._read(), name="event stream: read chunks")
+        read = await self._slot.get()
+        if read is _END:
+            raise StopAsyncIteration
+        if isinstance(read, BaseException):
+            raise read
+        return read
+
+    async def aclose(self) -> None:
+        """Stop reading ahead, and close the chunks."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait((self._task,))
+        await self._chunks.aclose()
+
+    async def _read(self) -> None:
+        """Hand each chunk to the writer, then the end, or the error that ended the chunks."""
+        try:
+            async for chunk in self._chunks:
+                await self._slot.put(chunk)
+        except BaseException as exc:
+            task = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and task and task.cancelling():
+                raise  # the response stops the reader: its stream has ended
+            await self._slot.put(exc)
+        else:
+            await self._slot.put(_END)
+
+
 class _Slot:
     """What the reader hands the writer, one at a time: `asyncio.Queue(1)` without its three
-    deques (3 KiB a stream, a twentieth of an open stream's memory, bench/paced_streams.py)."""
+    deques (3 KiB a stream). A cancelled `get` leaves the item for the next."""
 
     __slots__ = ("_giver", "_item", "_loop", "_taker")
 
@@ -248,20 +297,13 @@ class _Slot:
         self._taker: asyncio.Future[None] | None = None  # the writer waits for an item
         self._giver: asyncio.Future[None] | None = None  # the reader waits for room
 
-    def empty(self) -> bool:
-        return self._item is None
-
-    def put_nowait(self, item: _Read) -> None:
-        """Hand over `item`; the slot is empty."""
-        self._item = item
-        _wake(self._taker)
-
     async def put(self, item: _Read) -> None:
         """Hand over `item` once the writer took the one before."""
         while self._item is not None:
             self._giver = self._loop.create_future()
             await self._giver
-        self.put_nowait(item)
+        self._item = item
+        _wake(self._taker)
 
     async def get(self) -> _Read:
         """The next item, once there is one."""

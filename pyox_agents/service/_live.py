@@ -40,7 +40,7 @@ from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.service._thread_state import ThreadState
 from pyox_agents.state.conversation import State
 
-__all__ = ["LiveRun"]
+__all__ = ["LiveRun", "LogReader"]
 
 _TAIL = 8
 """The latest events a log keeps as they are (the readers at its end read those)."""
@@ -188,24 +188,11 @@ class LiveRun:
         while not self.done:
             await self._wait()
 
-    async def read(self, after: int = -1
-                   ) -> AsyncGenerator[tuple[int, list[RuntimeEvent]], None]:
+    def read(self, after: int = -1) -> LogReader:
         """The events after index `after` (all, by default), each time all there are, with the
-        index of the first, until the run's end; waiting for more while it goes on."""
-        at = after + 1
-        self._reading += 1
-        try:
-            while True:
-                if at < self._count:
-                    batch = self._slice(at)
-                    yield at, batch
-                    at += len(batch)
-                elif self.done:
-                    return
-                else:
-                    await self._wait()
-        finally:
-            self._reading -= 1
+        index of the first, until the run's end; waiting for more while it goes on (a
+        `LogReader`: a wait that is cancelled loses nothing)."""
+        return LogReader(self, after + 1)
 
     async def follow_batches(self, start: int = 0
                              ) -> AsyncGenerator[list[RuntimeEvent], None]:
@@ -328,6 +315,53 @@ class LiveRun:
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
+
+
+class LogReader:
+    """A reader of a run's log from an index on (`LiveRun.read`): each `__anext__` gives all
+    the events there are after the last it gave, with the index of the first, waiting for
+    more while the run goes on. Its wait may be cancelled (a response that stops waiting to
+    send a keep-alive) and the next `__anext__` goes on where it was: `cancel_safe`. It counts
+    as one of the run's readers until it is closed, read to its end or dropped."""
+
+    __slots__ = ("_at", "_live")
+
+    cancel_safe = True
+    """A cancelled `__anext__` loses nothing: its reader may stop a wait (to send a keep-alive)
+    and read on."""
+
+    def __init__(self, live: LiveRun, at: int) -> None:
+        self._live: LiveRun | None = live
+        self._at = at
+        live._reading += 1
+
+    def __aiter__(self) -> LogReader:
+        return self
+
+    async def __anext__(self) -> tuple[int, list[RuntimeEvent]]:
+        while (live := self._live) is not None:
+            at = self._at
+            if at < live._count:
+                batch = live._slice(at)
+                self._at = at + len(batch)
+                return at, batch
+            if live.done:
+                self._leave()
+            else:
+                await live._wait()
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        """Stop reading: the run no longer counts this reader."""
+        self._leave()
+
+    def _leave(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live._reading -= 1
+
+    def __del__(self) -> None:
+        self._leave()
 
 
 class _Deltas:

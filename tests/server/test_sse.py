@@ -406,3 +406,86 @@ async def test_a_client_that_goes_as_a_blocked_write_times_out_ends_the_stream_q
         loop.set_exception_handler(None)
     assert closed == [True]
     assert errors == []
+
+
+class _Queued:
+    """Chunks from a queue, whose wait may be cancelled and read on (`cancel_safe`), as a run's
+    log is read: `None` ends them."""
+
+    cancel_safe = True
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.closed = False
+
+    def __aiter__(self) -> _Queued:
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = await self.queue.get()  # (a cancelled get takes nothing)
+        if chunk is None:
+            raise StopAsyncIteration
+        return chunk
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_cancel_safe_chunks_are_read_in_the_writers_task_beside_the_listener_alone() -> None:
+    """Rule: chunks whose wait may be cancelled (a run's log) are read in the response's own
+    task: while it streams, the listener for the disconnect is the only task beside it, and
+    keep-alives still fill the silences."""
+    chunks, sent = _Queued(), []
+    during: set[asyncio.Task[Any]] = set()
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message.get("body"))
+
+    before = asyncio.all_tasks()
+    task = asyncio.create_task(EventStreamResponse(chunks, keepalive=0.05)(
+        {"type": "http", "method": "GET"}, _blocked_receive, send))  # type: ignore[arg-type]
+    chunks.queue.put_nowait(b"data: 1\n\n")
+    await asyncio.sleep(0.2)  # a silence of several keep-alives
+    during = asyncio.all_tasks() - before - {task}
+    chunks.queue.put_nowait(b"data: 2\n\n")
+    chunks.queue.put_nowait(None)
+    await task
+    assert [t.get_coro().__qualname__ for t in during] == [  # type: ignore[union-attr]
+        "EventStreamResponse._listen"]
+    assert sent[1] == b"data: 1\n\n" and sent[-2:] == [b"data: 2\n\n", b""]
+    assert sent.count(KEEPALIVE_FRAME) >= 2 and chunks.closed
+
+
+@pytest.mark.parametrize("kind", ["cancel-safe", "async generator"])
+async def test_keep_alives_that_come_as_chunks_do_lose_none(kind: str) -> None:
+    """Rule: a keep-alive ends the writer's wait for the next chunk, never the chunk: with a
+    keep-alive due every millisecond and chunks coming as often, at random, every chunk is
+    written once, in order, keep-alives between them."""
+    import random
+
+    queued = _Queued()
+
+    async def generated() -> AsyncGenerator[bytes, None]:
+        async for chunk in queued:
+            yield chunk
+
+    sent: list[bytes] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message.get("body", b""))
+        if random.random() < 0.2:
+            await asyncio.sleep(0)
+
+    chunks = queued if kind == "cancel-safe" else generated()
+    task = asyncio.create_task(EventStreamResponse(chunks, keepalive=0.001)(
+        {"type": "http", "method": "GET"}, _blocked_receive, send))  # type: ignore[arg-type]
+    rng = random.Random(7)
+    for i in range(600):
+        queued.queue.put_nowait(f"data: {i}\n\n".encode())
+        await asyncio.sleep(rng.choice([0, 0, 0.0005, 0.001, 0.0015]))
+    queued.queue.put_nowait(None)
+    with anyio.fail_after(10):
+        await task
+    written = [chunk for chunk in sent if chunk not in (KEEPALIVE_FRAME, b"")]
+    assert written == [f"data: {i}\n\n".encode() for i in range(600)]
+    assert KEEPALIVE_FRAME in sent
