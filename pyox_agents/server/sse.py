@@ -71,9 +71,12 @@ class EventStreamResponse(Response):
     def __init__(self, chunks: Chunks, *, headers: Mapping[str, str] | None = None,
                  keepalive: float = 15.0, send_timeout: float | None = 30.0,
                  on_close: Callable[[], Awaitable[object]] | None = None) -> None:
-        if keepalive <= 0:
+        if not keepalive > 0:  # (NaN too)
             raise ValueError(f"keepalive is the seconds between keep-alive comments, > 0; got "
                              f"{keepalive!r}")
+        if send_timeout is not None and not send_timeout >= 0:
+            raise ValueError(f"send_timeout is the seconds a client may take to accept a "
+                             f"chunk, >= 0, or None for no limit; got {send_timeout!r}")
         self.chunks = chunks
         self.status_code = 200
         self.background = None
@@ -218,7 +221,9 @@ class _Clock:
                 if not self.limit.expired():  # (else it ends already: the client went)
                     self.limit.reschedule(now)  # it ends there, with a TimeoutError
                 return
-            due = self.sending + timeout if timeout is not None else now + self.keepalive
+            due = now + self.keepalive  # (a silence may follow the write: seen again then)
+            if timeout is not None:
+                due = min(due, self.sending + timeout)
         elif now - self.last >= self.keepalive:
             if self.waiting and not self.silent:  # (the writer is suspended there)
                 self.silent = True

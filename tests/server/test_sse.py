@@ -106,13 +106,49 @@ async def test_a_client_that_does_not_read_is_dropped_after_the_send_timeout() -
         writer.close()
 
 
-def test_keepalive_must_be_positive() -> None:
+def test_keepalive_must_be_positive_and_send_timeout_a_number() -> None:
+    """Rule: a keep-alive of 0 or NaN seconds, or a send timeout that is NaN or negative, is
+    refused as the response is made (NaN sent no keep-alive on asyncio, and failed the stream
+    on uvloop before its chunks could be closed)."""
     async def chunks() -> AsyncGenerator[bytes, None]:
         yield b""
 
     generator = chunks()
-    with pytest.raises(ValueError, match="keepalive is the seconds"):
-        EventStreamResponse(generator, keepalive=0)
+    for keepalive in (0, -1, float("nan")):
+        with pytest.raises(ValueError, match="keepalive is the seconds"):
+            EventStreamResponse(generator, keepalive=keepalive)
+    for send_timeout in (-1, float("nan")):
+        with pytest.raises(ValueError, match="send_timeout is the seconds"):
+            EventStreamResponse(generator, send_timeout=send_timeout)
+
+
+async def test_a_silence_after_a_slow_write_gets_its_keep_alives() -> None:
+    """Rule: a write slower than the keep-alive does not put the next keep-alive off to the
+    send timeout: the silence after it gets one every `keepalive` seconds (a proxy cuts a
+    stream silent for longer; behind uvloop and `BaseHTTPMiddleware` every write waits for
+    the middleware's task, so the timer often comes due during one)."""
+    release = asyncio.Event()
+    sent: list[tuple[float, bytes]] = []
+    loop = asyncio.get_running_loop()
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        yield b"data: slow\n\n"
+        await release.wait()
+        yield b"data: last\n\n"
+
+    async def send(message: dict[str, Any]) -> None:
+        if message.get("body") == b"data: slow\n\n":
+            await asyncio.sleep(0.15)  # three keep-alives long
+        sent.append((loop.time(), message.get("body", b"")))
+
+    task = asyncio.create_task(EventStreamResponse(chunks(), keepalive=0.05, send_timeout=3)(
+        {"type": "http", "method": "GET"}, _blocked_receive, send))  # type: ignore[arg-type]
+    await asyncio.sleep(0.75)
+    release.set()
+    await task
+    wrote = next(at for at, body in sent if body == b"data: slow\n\n")
+    alive = [at for at, body in sent if body == KEEPALIVE_FRAME and at > wrote]
+    assert len(alive) >= 4, (wrote, alive)
 
 
 async def test_an_error_in_the_servers_receive_is_raised_not_lost() -> None:
