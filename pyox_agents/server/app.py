@@ -53,7 +53,7 @@ from pyox_agents.server._live_state_routes import EditPace, live_state_routes
 from pyox_agents.server._refusals import handled, text_error
 from pyox_agents.server._resume import resume_cursor
 from pyox_agents.server._threads_api import thread_routes
-from pyox_agents.server.sse import Chunks, EventStreamResponse
+from pyox_agents.server.sse import Chunks, EventStreamResponse, check_times
 from pyox_agents.service import LiveRun, RequestError, RunService, ServerLimits
 from pyox_agents.stores.base import Store
 
@@ -227,10 +227,12 @@ def create_app(
 
     Raises:
         ValueError: no agents, a name that is not usable in a URL, an unknown `on_disconnect`,
+            a `keepalive` that is not > 0 or a `send_timeout` < 0 (or NaN),
             a value of `cors_origins` or `allowed_hosts` that is not an origin or a host, or
             agents that save to another store than the server's (or to two).
     """
     _check_config(agents, on_disconnect)
+    check_times(keepalive, send_timeout)
     origins = normalized_origins(cors_origins)
     hosts = None if allowed_hosts is None else normalized_hosts(allowed_hosts)
     server = _Server(agents, store, keepalive=keepalive, max_body=max_body,

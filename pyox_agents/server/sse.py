@@ -26,7 +26,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from pyox_agents._errors import PyoxError
 
-__all__ = ["KEEPALIVE_FRAME", "Chunks", "EventStreamResponse", "SendTimeoutError"]
+__all__ = ["KEEPALIVE_FRAME", "Chunks", "EventStreamResponse", "SendTimeoutError", "check_times"]
 
 KEEPALIVE_FRAME = b": keep-alive\n\n"
 """An SSE comment: clients ignore it, proxies see the connection in use."""
@@ -57,6 +57,21 @@ class Chunks(Protocol):
         ...
 
 
+def check_times(keepalive: float, send_timeout: float | None) -> None:
+    """Refuse a `keepalive` that is not a number of seconds > 0, or a `send_timeout` that is
+    not None nor one >= 0 (NaN: neither).
+
+    Raises:
+        ValueError: saying which, and what it got.
+    """
+    if not keepalive > 0:
+        raise ValueError(f"keepalive is the seconds between keep-alive comments, > 0; got "
+                         f"{keepalive!r}")
+    if send_timeout is not None and not send_timeout >= 0:
+        raise ValueError(f"send_timeout is the seconds a client may take to accept a chunk, "
+                         f">= 0, or None for no limit; got {send_timeout!r}")
+
+
 class EventStreamResponse(Response):
     """Stream `chunks` (whole SSE frames) as `text/event-stream`.
 
@@ -71,12 +86,7 @@ class EventStreamResponse(Response):
     def __init__(self, chunks: Chunks, *, headers: Mapping[str, str] | None = None,
                  keepalive: float = 15.0, send_timeout: float | None = 30.0,
                  on_close: Callable[[], Awaitable[object]] | None = None) -> None:
-        if not keepalive > 0:  # (NaN too)
-            raise ValueError(f"keepalive is the seconds between keep-alive comments, > 0; got "
-                             f"{keepalive!r}")
-        if send_timeout is not None and not send_timeout >= 0:
-            raise ValueError(f"send_timeout is the seconds a client may take to accept a "
-                             f"chunk, >= 0, or None for no limit; got {send_timeout!r}")
+        check_times(keepalive, send_timeout)
         self.chunks = chunks
         self.status_code = 200
         self.background = None

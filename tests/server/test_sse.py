@@ -108,8 +108,8 @@ async def test_a_client_that_does_not_read_is_dropped_after_the_send_timeout() -
 
 def test_keepalive_must_be_positive_and_send_timeout_a_number() -> None:
     """Rule: a keep-alive of 0 or NaN seconds, or a send timeout that is NaN or negative, is
-    refused as the response is made (NaN sent no keep-alive on asyncio, and failed the stream
-    on uvloop before its chunks could be closed)."""
+    refused as the response, or the app, is made (NaN sent no keep-alive on asyncio, and
+    failed the stream on uvloop before its chunks could be closed)."""
     async def chunks() -> AsyncGenerator[bytes, None]:
         yield b""
 
@@ -120,6 +120,15 @@ def test_keepalive_must_be_positive_and_send_timeout_a_number() -> None:
     for send_timeout in (-1, float("nan")):
         with pytest.raises(ValueError, match="send_timeout is the seconds"):
             EventStreamResponse(generator, send_timeout=send_timeout)
+    from pyox_agents import Agent
+    from pyox_agents.models import FunctionModel
+    from pyox_agents.server import create_app
+
+    agents = {"a": Agent(FunctionModel(lambda messages, tools: "hi"))}
+    with pytest.raises(ValueError, match="keepalive is the seconds"):  # (not a 500 a stream)
+        create_app(agents, keepalive=float("nan"))
+    with pytest.raises(ValueError, match="send_timeout is the seconds"):
+        create_app(agents, send_timeout=-5)
 
 
 async def test_a_silence_after_a_slow_write_gets_its_keep_alives() -> None:
