@@ -144,7 +144,6 @@ class EventStreamResponse(Response):
         try:
             async with asyncio.timeout(None) as clock.limit:
                 while True:
-                    clock.waiting = True
                     try:
                         chunk = await anext(reads)
                     except StopAsyncIteration:
@@ -154,7 +153,7 @@ class EventStreamResponse(Response):
                             raise
                         chunk = KEEPALIVE_FRAME  # the clock ended the wait: a silence
                     finally:
-                        clock.waiting = clock.silent = False
+                        clock.silent = False
                     clock.sends()
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     clock.wrote()
@@ -199,7 +198,6 @@ class _Clock:
         self.send_timeout = send_timeout
         self.limit: asyncio.Timeout | None = None
         self.sending: float | None = None  # when the write going on started
-        self.waiting = False  # the writer waits for the next chunk (a cancel there is safe)
         self.silent = False  # the clock cancelled that wait: a keep-alive is due
         self.expired = False  # a write waited past `send_timeout`
         self.gone = False  # the client disconnected
@@ -235,7 +233,7 @@ class _Clock:
             if timeout is not None:
                 due = min(due, self.sending + timeout)
         elif now - self.last >= self.keepalive:
-            if self.waiting and not self.silent:  # (the writer is suspended there)
+            if not self.silent:  # (not sending: the writer waits for the next chunk)
                 self.silent = True
                 self.task.cancel()
             due = now + self.keepalive
