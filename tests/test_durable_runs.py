@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from pyox_agents import (
@@ -316,3 +317,38 @@ async def test_a_planner_decides_from_a_copy_of_the_run_state() -> None:
     run = store.load_run(result.run_id)
     run.check()
     assert len(run.steps) == 3 and run.answer == {"notes": 2}
+
+
+async def test_a_model_that_reuses_its_call_ids_keeps_a_true_record_of_the_call_in_flight() -> None:
+    """Rule: a decision's calls are its own, however its model names them (local servers that
+    speak OpenAI's format give `call_0`, `call_1` in every reply): the record saved while the
+    second reply's last call runs names that call as the one in flight (the next step, its
+    key), as a crash there would leave it; every call runs once, and the record checks."""
+    store = MemoryStore()
+    seen: list[Any] = []
+
+    @tool
+    async def slow_note(ctx: RunContext, text: str) -> str:
+        """Write a note, after the other calls of its reply."""
+        await anyio.sleep(0.2)
+        record = store.load_run(ctx.run_id)  # what a crash now would leave
+        in_flight = record.in_flight
+        assert in_flight is not None
+        seen.append((in_flight["step"], in_flight["key"] == ctx.idempotency_key))
+        record.check()
+        ctx.state["notes"].append(text)
+        return "noted"
+
+    def reply(*texts: str) -> list[ToolCall]:
+        return [ToolCall("note", {"text": texts[0]}, id="call_0"),
+                ToolCall("slow_note", {"text": texts[1]}, id="call_1")]
+
+    agent = Agent(ScriptedModel([reply("a", "b"), reply("c", "d"), "done"]),
+                  tools=[note, slow_note], store=store)
+    result = await agent.arun("go", state={"notes": []})
+    assert result.state == {"notes": ["a", "b", "c", "d"]}
+    assert seen == [(1, True), (3, True)]  # this call, the next step
+    run = store.load_run(result.run_id)
+    run.check()
+    assert [s.call_id for s in run.steps] == ["call_0", "call_1", "call_0", "call_1", None]
+    assert [s.decision for s in run.steps] == [0, 0, 1, 1, 2]

@@ -178,8 +178,13 @@ class Journal:
         in_flight = self.in_flight
         if in_flight is None:
             return
-        recorded = {step.call_id for step in self.run.steps}
-        for item in in_flight["decision"]["calls"]:
+        decision = in_flight["decision"]
+        recorded: set[str | None] = set()  # the decision's steps: the last (not all the run's)
+        for step in reversed(self.run.steps):
+            if step.decision != decision["index"]:
+                break
+            recorded.add(step.call_id)
+        for item in decision["calls"]:
             if item["call_id"] not in recorded:
                 in_flight["step"] = len(self.run.steps)
                 in_flight["key"], in_flight["idempotent"] = item["key"], item["idempotent"]

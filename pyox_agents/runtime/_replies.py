@@ -46,6 +46,7 @@ from pyox_agents.state.messages import NO_USAGE, Reply, ToolCall
 
 __all__ = [
     "PREDICT_STATE",
+    "ReplyIds",
     "ReplyStream",
     "arguments_problem",
     "new_message_id",
@@ -98,21 +99,43 @@ def new_message_id() -> str:
     return "msg_" + secrets.token_hex(8)
 
 
-def reply_message_id(thread_id: str, history: Sequence[HistoryEntry], request: int) -> str:
-    """The id of the assistant message answering the model request `history[request]`.
+def reply_message_id(scope: str, request: int) -> str:
+    """The id of the assistant message answering the model request at index `request` of its
+    thread's history, `scope` being the run that request belongs to (`ReplyIds`).
 
-    Derived from what the thread keeps (the run the request belongs to, else the thread, and
-    the request's place in the append-only history), so the id streamed while the reply
-    arrives is the one the thread's messages give back later, on any process.
+    Derived from what the thread keeps (the run, else the thread, and the request's place in
+    the append-only history), so the id streamed while the reply arrives is the one the
+    thread's messages give back later, on any process.
     """
-    scope = thread_id
-    for index in range(request - 1, -1, -1):
-        entry = history[index]
-        if entry.kind == "run_start":
-            scope = entry.content or thread_id
-            break
     digest = hashlib.sha256(f"{scope}\n{request}".encode()).hexdigest()
     return "msg_" + digest[:16]
+
+
+class ReplyIds:
+    """The reply ids of one thread's history as it grows (`reply_message_id`): the scope of a
+    request is the id of the latest run started before it (a `run_start` entry's content),
+    else the thread's. Each entry is looked at once, going forward, not again for every reply
+    (a run of thousands of steps, a transcript of a long thread)."""
+
+    __slots__ = ("_history", "_scope", "_seen", "_thread_id")
+
+    def __init__(self, thread_id: str) -> None:
+        self._thread_id = thread_id
+        self._history: Sequence[HistoryEntry] | None = None
+        self._scope = thread_id
+        self._seen = 0
+        """The entries looked at: `_scope` is that of a request at this index."""
+
+    def of(self, history: Sequence[HistoryEntry], request: int) -> str:
+        """The id of the reply to the model request `history[request]`."""
+        if history is not self._history or request < self._seen:  # (another, or earlier)
+            self._history, self._scope, self._seen = history, self._thread_id, 0
+        for index in range(self._seen, request):
+            entry = history[index]
+            if entry.kind == "run_start":
+                self._scope = entry.content or self._thread_id
+        self._seen = request
+        return reply_message_id(self._scope, request)
 
 
 class ReplyStream:

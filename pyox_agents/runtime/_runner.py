@@ -49,7 +49,7 @@ from pyox_agents.runtime._process_runs import (
     stopping,
 )
 from pyox_agents.runtime._records import Gate
-from pyox_agents.runtime._replies import ReplyStream, reply_message_id
+from pyox_agents.runtime._replies import ReplyIds, ReplyStream
 from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused, discard
 from pyox_agents.runtime._state_note import PersonEdits
 from pyox_agents.state.conversation import State
@@ -91,6 +91,7 @@ class Runner(ToolCalls):
         self.emit = emit
         """Where the run's events go, a list at a time (its consumer sets it before it runs)."""
         self._stream: ReplyStream | None = None
+        self._reply_ids = ReplyIds(conversation.id)
         self._step: int | None = None
         self.usage = NO_USAGE
         self._rerun_lock = asyncio.Lock()  # its waiters' deque is made only when one waits
@@ -331,7 +332,7 @@ class Runner(ToolCalls):
             history = conversation._history
             if not history or history[-1].kind != "model_request":
                 return None
-            return reply_message_id(conversation.id, history, len(history) - 1)
+            return self._reply_ids.of(history, len(history) - 1)
 
     async def _system_messages(self, ctx: RunContext | None) -> list[Message]:
         return await system_messages(ctx, self.setup.instructions, self.context)

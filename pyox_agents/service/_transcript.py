@@ -4,7 +4,7 @@ Built from the thread's append-only history, not from `State.messages` (what the
 next): compaction and cleared results do not hide what was said, and notices (the loop's words
 to the model) are not shown. A restore takes back what came after the point it returns to.
 
-Ids: an assistant message has the id its reply streamed with (`reply_message_id`), a tool
+Ids: an assistant message has the id its reply streamed with (`ReplyIds`), a tool
 result `result-<call id>`, a user message the id its client gave it (`Message.id`), else
 `user_<digest>` of its place in the history. A user message sent while calls waited for their
 results comes after those results, as the model read it.
@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pyox_agents.runtime._replies import reply_message_id
+from pyox_agents.runtime._replies import ReplyIds
 from pyox_agents.state._shown_ids import user_message_id
 from pyox_agents.state.conversation import State
 from pyox_agents.state.history import (
@@ -78,6 +78,7 @@ def _upto(conversation: State, history: Sequence[HistoryEntry], end: int
     kept: list[tuple[int, dict[str, Any]]] = []
     waiting: set[str] = set()  # calls asked for that have no result yet
     held: list[tuple[int, dict[str, Any]]] = []  # user messages sent meanwhile: after them
+    replies = ReplyIds(thread_id)
     request = 0
     for index in range(end):
         entry = history[index]
@@ -89,7 +90,8 @@ def _upto(conversation: State, history: Sequence[HistoryEntry], end: int
             kept = [(at, record) for at, record in kept if at < length]
             held = [(at, record) for at, record in held if at < length]
             continue
-        records = [(index, r) for r in _records(thread_id, history, index, entry, request)]
+        records = [(index, r) for r in _records(thread_id, history, index, entry,
+                                                replies, request)]
         if isinstance(entry, UserMessageEntry) and waiting:
             held.extend(records)
             continue
@@ -105,7 +107,7 @@ def _upto(conversation: State, history: Sequence[HistoryEntry], end: int
 
 
 def _records(thread_id: str, history: Sequence[HistoryEntry], index: int, entry: HistoryEntry,
-             request: int) -> list[dict[str, Any]]:
+             replies: ReplyIds, request: int) -> list[dict[str, Any]]:
     match entry:
         case ImportEntry(content=messages):
             return [_record(user_message_id(thread_id, m, index, n, "import"), m)
@@ -114,7 +116,7 @@ def _records(thread_id: str, history: Sequence[HistoryEntry], index: int, entry:
             return [_record(user_message_id(thread_id, message, index, 0, "user"), message)]
         case ModelReplyEntry(purpose="think", content=reply):
             message = Message.assistant(reply.text, reply.tool_calls)
-            return [_record(reply_message_id(thread_id, history, request), message)]
+            return [_record(replies.of(history, request), message)]
         case ToolResultEntry():
             record = _record(result_message_id(entry.call.id), entry.message)
             record["is_error"] = entry.is_error or entry.outcome != "ok"
