@@ -22,9 +22,10 @@ from pyox_agents import (
     tool,
     verify_audit,
 )
-from pyox_agents.models import ScriptedModel, ToolCall
+from pyox_agents.models import FunctionModel, ScriptedModel, ToolCall
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._planning import Answer, CallTool
+from pyox_agents.state.messages import Message
 from pyox_agents.stores import MemoryStore, SQLiteStore
 
 pytestmark = pytest.mark.anyio
@@ -320,10 +321,10 @@ async def test_a_planner_decides_from_a_copy_of_the_run_state() -> None:
 
 
 async def test_a_model_that_reuses_its_call_ids_keeps_a_true_record_of_the_call_in_flight() -> None:
-    """Rule: a decision's calls are its own, however its model names them (local servers that
-    speak OpenAI's format give `call_0`, `call_1` in every reply): the record saved while the
-    second reply's last call runs names that call as the one in flight (the next step, its
-    key), as a crash there would leave it; every call runs once, and the record checks."""
+    """Rule: a decision's calls are its own, however its model names them (a model that numbers
+    each reply's calls from `call_0`): the second reply's calls get ids of their own, and the
+    record saved while its last call runs names that call as the one in flight (the next
+    step, its key), as a crash there would leave it; every call runs once, the record checks."""
     store = MemoryStore()
     seen: list[Any] = []
 
@@ -350,5 +351,35 @@ async def test_a_model_that_reuses_its_call_ids_keeps_a_true_record_of_the_call_
     assert seen == [(1, True), (3, True)]  # this call, the next step
     run = store.load_run(result.run_id)
     run.check()
-    assert [s.call_id for s in run.steps] == ["call_0", "call_1", "call_0", "call_1", None]
+    ids = [s.call_id for s in run.steps]
+    assert ids[:2] == ["call_0", "call_1"] and ids[4] is None
+    assert len(set(ids[:4])) == 4
     assert [s.decision for s in run.steps] == [0, 0, 1, 1, 2]
+
+
+async def test_calls_a_model_gave_one_id_each_run_once_and_the_model_reads_them_apart() -> None:
+    """Rule: calls given one id (twice in a reply, or again in a later reply or run of the
+    thread) each run once, with a result of their own; the model reads each call with its
+    result under an id no other call of the thread has, and the stream says the same ids."""
+    store = MemoryStore()
+
+    def model(messages: list[Any], tools: Any) -> Any:
+        last_user = max(i for i, m in enumerate(messages) if m.role == "user")
+        replies = sum(1 for m in messages[last_user:] if m.role == "assistant")
+        if replies < 2:  # each run: two replies of two calls, all named call_0
+            return [ToolCall("note", {"text": f"{messages[last_user].content}{replies}{n}"},
+                             id="call_0") for n in "ab"]
+        return "done"
+
+    agent = Agent(FunctionModel(model), tools=[note], store=store)
+    first = await agent.arun("go", state={"notes": []})
+    conversation = first.conversation
+    conversation.add_message(Message.user("again"))
+    streamed = [event.call_id async for event in agent.stream(conversation, state=first.state)
+                if isinstance(event, ToolResult)]
+    messages = (await store.aload(conversation.id)).messages
+    calls = [c.id for m in messages if m.role == "assistant" for c in m.tool_calls]
+    results = [m.call_id for m in messages if m.role == "tool"]
+    assert len(calls) == 8 and len(set(calls)) == 8 and sorted(results) == sorted(calls)
+    assert sorted(streamed) == sorted(calls[4:])
+    assert sorted(first.state["notes"]) == ["go0a", "go0b", "go1a", "go1b"]

@@ -41,8 +41,8 @@ from pyox_agents.models.base import (
 from pyox_agents.state._depth import deeper_than
 from pyox_agents.state._pieces import Pieces
 from pyox_agents.state.frozen import MAX_DEPTH, freeze, lone_surrogate
-from pyox_agents.state.history import HistoryEntry
-from pyox_agents.state.messages import NO_USAGE, Reply, ToolCall
+from pyox_agents.state.history import HistoryEntry, ImportEntry, ModelReplyEntry, ToolResultEntry
+from pyox_agents.state.messages import NO_USAGE, Reply, ToolCall, new_call_id
 
 __all__ = [
     "PREDICT_STATE",
@@ -51,6 +51,7 @@ __all__ = [
     "arguments_problem",
     "new_message_id",
     "reply_message_id",
+    "used_call_ids",
     "valid_json",
     "valid_text",
 ]
@@ -138,18 +139,42 @@ class ReplyIds:
         return reply_message_id(self._scope, request)
 
 
+def used_call_ids(history: Sequence[HistoryEntry]) -> set[str]:
+    """The ids of every tool call `history` holds (asked for by a model, imported, answered)."""
+    used: set[str] = set()
+    for entry in history:
+        if isinstance(entry, ModelReplyEntry):
+            used.update(call.id for call in entry.content.tool_calls)
+        elif isinstance(entry, ImportEntry):
+            for message in entry.content:
+                used.update(call.id for call in message.tool_calls)
+                if message.call_id is not None:
+                    used.add(message.call_id)
+        elif isinstance(entry, ToolResultEntry):
+            used.add(entry.call.id)
+    return used
+
+
 class ReplyStream:
     """One model reply as it arrives: `add` each chunk, then `finish` for the `Reply`.
 
     `predictions` maps a tool's name to its `predict_state` (state key -> argument name): a call
     of such a tool is preceded by `CustomEvent(PREDICT_STATE, [{state_key, tool,
     tool_argument}, ...])`, so a client can show the argument in its state as it streams.
+
+    `taken` gives the call ids the conversation has used (`used_call_ids`; asked for at the
+    reply's first call). A call whose id is one of them (a model that numbers each reply's
+    calls from `call_0`, or gives two calls one id), or that has none, gets a fresh id before
+    it is streamed: every record, result and client keys a call by its id. The reply adds its
+    calls' ids to that set.
     """
 
     def __init__(self, emit: Callable[[list[RuntimeEvent]], None],
                  predictions: Mapping[str, Mapping[str, str]] | None = None,
-                 message_id: str | None = None) -> None:
+                 message_id: str | None = None,
+                 taken: Callable[[], set[str]] | None = None) -> None:
         self._emit = emit
+        self._taken = taken
         """Takes each event, in a list of its own (the run's emit: no call between per token)."""
         self._predictions = predictions or {}
         self.message_id = message_id or new_message_id()
@@ -195,7 +220,12 @@ class ReplyStream:
                 raise ModelError(f"the model streamed arguments for tool call {index} before "
                                  "its name")
             self.close()
-            call = (valid_text(chunk.name), chunk.id or "call_" + secrets.token_hex(12), Pieces())
+            taken = self._taken() if self._taken is not None else set()
+            call_id = chunk.id
+            if not call_id or call_id in taken:
+                call_id = new_call_id()
+            taken.add(call_id)
+            call = (valid_text(chunk.name), call_id, Pieces())
             self._calls[index] = call
             self._open_call = index
             self._predict(call[0])

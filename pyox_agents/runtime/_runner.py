@@ -49,7 +49,7 @@ from pyox_agents.runtime._process_runs import (
     stopping,
 )
 from pyox_agents.runtime._records import Gate
-from pyox_agents.runtime._replies import ReplyIds, ReplyStream
+from pyox_agents.runtime._replies import ReplyIds, ReplyStream, used_call_ids
 from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused, discard
 from pyox_agents.runtime._state_note import PersonEdits
 from pyox_agents.state.conversation import State
@@ -92,6 +92,8 @@ class Runner(ToolCalls):
         """Where the run's events go, a list at a time (its consumer sets it before it runs)."""
         self._stream: ReplyStream | None = None
         self._reply_ids = ReplyIds(conversation.id)
+        self._call_ids: set[str] | None = None
+        """The call ids the conversation has used, once a reply of this run had a call."""
         self._step: int | None = None
         self.usage = NO_USAGE
         self._rerun_lock = asyncio.Lock()  # its waiters' deque is made only when one waits
@@ -301,7 +303,7 @@ class Runner(ToolCalls):
     async def _stream_reply(self, request: ModelRequest) -> Reply:
         self._stream = stream = ReplyStream(self.emit, {
             name: tool.predict_state for name, tool in self.setup.tools.items()},
-            self._reply_id())
+            self._reply_id(), self._used_call_ids)
         add = stream.add
         async for chunk in self.model.stream(request):
             add(chunk)
@@ -324,6 +326,15 @@ class Runner(ToolCalls):
         if stream is None or stream.message_id != message_id:
             return None
         return stream.text_so_far()
+
+    def _used_call_ids(self) -> set[str]:
+        """The call ids the conversation has used (`ReplyStream`): read once a run, then kept
+        by the replies that add theirs."""
+        if self._call_ids is None:
+            conversation = self.conversation
+            with conversation._lock:
+                self._call_ids = used_call_ids(conversation._history)
+        return self._call_ids
 
     def _reply_id(self) -> str | None:
         """The id of the reply to the model request just recorded (None: no request was)."""

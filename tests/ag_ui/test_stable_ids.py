@@ -32,6 +32,13 @@ REPLY = st.one_of(
         lambda texts: [ToolCall("add_todo", {"text": t}) for t in texts]),
 )
 RUN = st.lists(REPLY, max_size=3).map(lambda replies: [*replies, "done"])
+NUMBERED = st.one_of(  # a model that numbers each reply's calls from call_0
+    st.text(alphabet="abc ", min_size=1, max_size=5),
+    st.lists(st.sampled_from(["x", "y"]), min_size=1, max_size=3).map(
+        lambda texts: [ToolCall("add_todo", {"text": t}, id=f"call_{n % 2}")
+                       for n, t in enumerate(texts)]),
+)
+NUMBERED_RUN = st.lists(NUMBERED, max_size=3).map(lambda replies: [*replies, "done"])
 
 
 async def _runs(runs: list[list[Any]]) -> tuple[set[str], list[dict[str, Any]]]:
@@ -59,3 +66,18 @@ def test_every_streamed_id_is_a_message_of_the_thread_once(runs: list[list[Any]]
     ids = [m["id"] for m in messages]
     assert len(ids) == len(set(ids))
     assert streamed == {m["id"] for m in messages if m["role"] != "user"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(NUMBERED_RUN, min_size=1, max_size=3))
+def test_calls_a_model_gave_one_id_are_messages_of_their_own(runs: list[list[Any]]) -> None:
+    """Rule: a call's id is its own in its thread, whatever id the model gave it (`call_0` in
+    every reply, or twice in one): its call and its result are each a message of the thread
+    once, with the id they were streamed with."""
+    streamed, messages = anyio.run(_runs, runs)
+    ids = [m["id"] for m in messages]
+    assert len(ids) == len(set(ids))
+    assert streamed == {m["id"] for m in messages if m["role"] != "user"}
+    calls = [call["id"] for m in messages for call in m["tool_calls"]]
+    results = [m["call_id"] for m in messages if m["role"] == "tool"]
+    assert len(calls) == len(set(calls)) and sorted(calls) == sorted(results)
