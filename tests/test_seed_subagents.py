@@ -19,6 +19,7 @@ from pyox_agents import (
     SubagentStarted,
     tool,
 )
+from pyox_agents.events import ToolCallStarted, ToolResult
 from pyox_agents.models import FunctionModel, ScriptedModel, ToolCall
 from pyox_agents.state.run import RunState, RunStatus
 from pyox_agents.stores import MemoryStore, SQLiteStore
@@ -230,3 +231,29 @@ def test_a_grandchilds_approval_pauses_the_top_run(kind: str, tmp_path: Any) -> 
     done = top.resume(paused.run_id, approve=True)
     assert paid == [3] and done.state == {"paid": 3}
     assert done.answer == "top saw: middle saw: buyer saw: paid 3"
+
+
+@pytest.mark.anyio
+async def test_a_subagents_calls_have_ids_apart_from_its_parents_in_one_stream() -> None:
+    """Rule: one stream says each call once under its id: a subagent's model that names its call
+    `call_0`, as the parent's did for the call that runs the subagent, gets an id of its own
+    (else a client would take the subagent's result for the parent's call)."""
+
+    @tool
+    def note(ctx: RunContext, text: str) -> str:
+        """Write a note."""
+        return "noted"
+
+    helper = Agent(ScriptedModel([ToolCall("note", {"text": "c"}, id="call_0"), "helped"]),
+                   tools=[note], name="helper").as_tool()
+    parent = Agent(ScriptedModel([ToolCall("helper", {"task": "x"}, id="call_0"), "done"]),
+                   tools=[helper])
+    started: list[str] = []
+    results: list[tuple[str, Any]] = []
+    async for event in parent.stream("go"):
+        if isinstance(event, ToolCallStarted):
+            started.append(event.call_id)
+        elif isinstance(event, ToolResult):
+            results.append((event.call_id, event.result))
+    assert started[0] == "call_0" and len(started) == 2 and started[1] != "call_0"
+    assert dict(results) == {started[1]: "noted", "call_0": "helped"}

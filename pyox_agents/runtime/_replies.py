@@ -174,8 +174,8 @@ class ReplyStream:
                  message_id: str | None = None,
                  taken: Callable[[], set[str]] | None = None) -> None:
         self._emit = emit
-        self._taken = taken
         """Takes each event, in a list of its own (the run's emit: no call between per token)."""
+        self._taken = taken
         self._predictions = predictions or {}
         self.message_id = message_id or new_message_id()
         self._text = Pieces()

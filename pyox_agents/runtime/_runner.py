@@ -327,6 +327,15 @@ class Runner(ToolCalls):
             return None
         return stream.text_so_far()
 
+    def share_call_ids(self, outer: Runner) -> None:
+        """Give calls ids apart from those of `outer`'s stream, which this run's events go into
+        (a subagent's run inside its parent's call): one set of ids, which both runs' replies
+        add theirs to."""
+        taken = outer._used_call_ids()
+        with self.conversation._lock:
+            taken.update(used_call_ids(self.conversation._history))
+        self._call_ids = taken
+
     def _used_call_ids(self) -> set[str]:
         """The call ids the conversation has used (`ReplyStream`): read once a run, then kept
         by the replies that add theirs."""

@@ -72,6 +72,7 @@ async def run_subagent(ctx: RunContext, setup_for: Callable[[Store | None], Setu
     failure: list[AgentError] = []
     forward = _forwarder(parent, run_id, call_id, name, child.id, failure)
     runner = Runner(setup, child, child_access, journal=journal, emit=forward)
+    runner.share_call_ids(parent)  # its calls are streamed beside the parent's
     runner.recovering = cut
     try:
         async with toolsets_opened(*tools, runner):  # the subagent's toolsets, for its run
