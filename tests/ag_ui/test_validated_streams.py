@@ -72,3 +72,20 @@ async def test_a_run_with_a_subagent_is_a_valid_stream(tmp_path: Path) -> None:
     path = await recorded(parent, tmp_path / "subagent.sse")
     assert findings(path) == []
     assert '"SUBAGENT_STARTED"' in path.read_text()
+
+
+async def test_a_run_whose_models_reuse_call_ids_is_a_valid_stream(tmp_path: Path) -> None:
+    """A model that gives two calls of one reply one id, and a subagent whose model names its
+    call as the parent's model named the call that runs it: no `toolCallId` twice (AGUI205)."""
+    helper = Agent(ScriptedModel([ToolCall("look", {"q": "x"}, id="call_0"), "found x"]),
+                   tools=[look])
+    twice = [ToolCall("look", {"q": "a"}, id="call_0"), ToolCall("look", {"q": "b"}, id="call_0")]
+    parent = Agent(ScriptedModel([twice, ToolCall("helper", {"task": "find x"}, id="call_0"),
+                                  "done"]),
+                   tools=[look, helper.as_tool(name="helper", description="A helper.")])
+    path = await recorded(parent, tmp_path / "reused.sse")
+    assert findings(path) == []
+    events = [json.loads(line[5:]) for line in path.read_text().splitlines()
+              if line.startswith("data:")]
+    started = [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_START"]
+    assert len(started) == 4 == len(set(started)) and events[-1]["type"] == "RUN_FINISHED"
