@@ -185,7 +185,9 @@ class ReplyStream:
         self._usage = NO_USAGE
         self._text_open = False
         self._reasoning_open = False
-        self._open_call: int | None = None
+        self._open_calls: list[int] = []
+        """The calls started and not ended, in order: each ends with the reply (a model may
+        stream two calls' arguments in turns, by their index)."""
 
     def add(self, chunk: ModelChunk) -> None:
         """Take the next chunk, emitting the events it means."""
@@ -219,7 +221,8 @@ class ReplyStream:
             if chunk.name is None:
                 raise ModelError(f"the model streamed arguments for tool call {index} before "
                                  "its name")
-            self.close()
+            self._close_reasoning()
+            self._close_text()
             taken = self._taken() if self._taken is not None else set()
             call_id = chunk.id
             if not call_id or call_id in taken:
@@ -227,7 +230,7 @@ class ReplyStream:
             taken.add(call_id)
             call = (valid_text(chunk.name), call_id, Pieces())
             self._calls[index] = call
-            self._open_call = index
+            self._open_calls.append(index)
             self._predict(call[0])
             self._send(ToolCallStarted(call[1], call[0], self.message_id))
         if chunk.arguments:
@@ -250,10 +253,12 @@ class ReplyStream:
                      usage=self._usage)
 
     def close(self) -> None:
-        """Close the open reasoning, text and tool call (sending their end events)."""
+        """Close the open reasoning, text and tool calls (sending their end events)."""
         self._close_reasoning()
         self._close_text()
-        self._close_call()
+        for index in self._open_calls:
+            self._end_call(index)
+        self._open_calls = []
 
     def text_so_far(self) -> Callable[[], str]:
         """A function giving the reply's text so far, and all of it once the reply ended: the
@@ -265,9 +270,10 @@ class ReplyStream:
         off mid-JSON is not ended (nothing claims arguments that do not parse)."""
         self._close_reasoning()
         self._close_text()
-        if self._open_call is not None and self._call(self._open_call).raw_arguments is None:
-            self._close_call()
-        self._open_call = None
+        for index in self._open_calls:
+            if self._call(index).raw_arguments is None:
+                self._end_call(index)
+        self._open_calls = []
 
     def _call(self, index: int) -> ToolCall:
         name, call_id, arguments_text = self._calls[index]
@@ -283,11 +289,9 @@ class ReplyStream:
     def _send(self, event: RuntimeEvent) -> None:
         self._emit([event])
 
-    def _close_call(self) -> None:
-        if self._open_call is not None:
-            call = self._call(self._open_call)
-            self._open_call = None
-            self._send(ToolCallEnded(call.id, call.name, call.arguments))
+    def _end_call(self, index: int) -> None:
+        call = self._call(index)
+        self._send(ToolCallEnded(call.id, call.name, call.arguments))
 
     def _close_text(self) -> None:
         if self._text_open:

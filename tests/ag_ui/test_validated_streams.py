@@ -89,3 +89,37 @@ async def test_a_run_whose_models_reuse_call_ids_is_a_valid_stream(tmp_path: Pat
               if line.startswith("data:")]
     started = [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_START"]
     assert len(started) == 4 == len(set(started)) and events[-1]["type"] == "RUN_FINISHED"
+
+
+class Interleaved:
+    """A model that streams two calls' arguments in turns (each chunk names its call by index,
+    as OpenAI's wire format lets a server do), then answers."""
+
+    name = "interleaved"
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        if request.messages[-1].role == "tool":
+            yield TextChunk("done")
+            return
+        yield ToolCallChunk(index=0, name="look", id="a")
+        yield ToolCallChunk(index=1, name="look", id="b")
+        for piece in ('{"q": ', '"x', '"}'):
+            yield ToolCallChunk(index=0, arguments=piece)
+            yield ToolCallChunk(index=1, arguments=piece.replace("x", "y"))
+
+
+async def test_calls_whose_arguments_come_in_turns_stream_their_own(tmp_path: Path) -> None:
+    """Rule: each call's streamed arguments are the ones it runs with, however the model
+    interleaves them (a call ends with its reply, not when the next one starts)."""
+    path = await recorded(Agent(Interleaved(), tools=[look]), tmp_path / "turns.sse")
+    assert findings(path) == []
+    events = [json.loads(line[5:]) for line in path.read_text().splitlines()
+              if line.startswith("data:")]
+    args: dict[str, str] = {}
+    for event in events:
+        if event["type"] == "TOOL_CALL_ARGS":
+            args[event["toolCallId"]] = args.get(event["toolCallId"], "") + event["delta"]
+    assert {call: json.loads(text) for call, text in args.items()} == {"a": {"q": "x"},
+                                                                         "b": {"q": "y"}}
+    results = {e["toolCallId"]: e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"}
+    assert results == {"a": "found x", "b": "found y"}
