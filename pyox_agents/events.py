@@ -186,7 +186,8 @@ class ToolCallArgsDelta:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallEnded:
-    """The model finished asking for `call_id`; `arguments` is the parsed JSON object."""
+    """The model finished asking for `call_id`; `arguments` is the parsed JSON object. A reply's
+    calls end together, with the reply: a model may stream their arguments in turns."""
 
     call_id: str
     name: str
