@@ -42,6 +42,7 @@ try:
         RawContentBlockStopEvent,
         RawMessageDeltaEvent,
         RawMessageStartEvent,
+        RawMessageStopEvent,
         RedactedThinkingBlock,
         SignatureDelta,
         TextBlock,
@@ -210,8 +211,16 @@ class _EventReader:
         self.first_call_id: str | None = None
         self._input_tokens = 0
         self._output_tokens = 0
+        self._open_blocks: set[int] = set()  # content blocks started and not stopped
+        self._stopped = False  # the message's end came (`message_stop`)
 
     def read(self, event: RawMessageStreamEvent) -> list[ModelChunk]:
+        if isinstance(event, RawContentBlockStartEvent):
+            self._open_blocks.add(event.index)
+        elif isinstance(event, RawContentBlockStopEvent):
+            self._open_blocks.discard(event.index)
+        elif isinstance(event, RawMessageStopEvent):
+            self._stopped = True
         if isinstance(event, RawMessageStartEvent):
             self._input_tokens = _input_tokens(event.message.usage)
             self._output_tokens = event.message.usage.output_tokens
@@ -280,6 +289,12 @@ class _EventReader:
         return []
 
     def finish(self) -> list[ModelChunk]:
+        """The usage, once the stream ended. A stream that ended in the middle of a content
+        block, with no `message_stop`, was cut: a connection a proxy closed cleanly."""
+        if self._open_blocks and not self._stopped:
+            raise ProviderError(f"the stream of model {self._model!r} ended in the middle of "
+                                "its reply (no message_stop): the connection was cut; try again",
+                                code="connection")
         return [UsageChunk(priced_usage(self._model, self._input_tokens, self._output_tokens))]
 
 

@@ -202,6 +202,8 @@ class _ChunkReader:
         self._waiting: dict[int, list[str]] = {}  # arguments that came before the call's name
         self._next_index = 0
         self._usage: Usage | None = None
+        self._arguments: dict[int, list[str]] = {}  # each call's arguments so far
+        self._finished = False  # a choice said why it finished (`finish_reason`)
 
     def read(self, chunk: ChatCompletionChunk) -> list[ModelChunk]:
         pieces: list[ModelChunk] = []
@@ -209,6 +211,8 @@ class _ChunkReader:
             self._usage = priced_usage(self._model, chunk.usage.prompt_tokens or 0,
                                        chunk.usage.completion_tokens or 0)
         for choice in chunk.choices[:1]:
+            if choice.finish_reason is not None:
+                self._finished = True
             delta = choice.delta
             # OpenAI-compatible servers put reasoning in `reasoning_content` (DeepSeek, vLLM,
             # llama.cpp) or `reasoning` (Ollama, OpenRouter); OpenAI itself does not stream it.
@@ -230,6 +234,7 @@ class _ChunkReader:
         function = call.function
         name = function.name if function is not None else None
         arguments = (function.arguments if function is not None else None) or ""
+        self._arguments.setdefault(index, []).append(arguments)
         if index in self._started:
             return [ToolCallChunk(index, arguments=arguments)] if arguments else []
         if not name:  # a name that comes later: keep the arguments until then
@@ -245,8 +250,28 @@ class _ChunkReader:
         return index
 
     def finish(self) -> list[ModelChunk]:
+        """The usage, once the stream ended. A stream that ended with no `finish_reason` in the
+        middle of a call's arguments (JSON that does not parse) was cut: a connection a proxy
+        closed cleanly. (Only then: some compatible servers send no `finish_reason`.)"""
+        if not self._finished and any(_cut(pieces) for pieces in self._arguments.values()):
+            raise ProviderError(f"the stream of model {self._model!r} ended in the middle of a "
+                                "tool call's arguments, before the model finished (no "
+                                "finish_reason): the connection was cut; try again",
+                                code="connection")
         # A server that ignores stream_options sends no usage: still count the request.
         return [UsageChunk(self._usage or Usage(requests=1))]
+
+
+def _cut(pieces: list[str]) -> bool:
+    """Whether a call's arguments so far are JSON cut short (nothing, or an object, is not)."""
+    text = "".join(pieces).strip()
+    if not text:
+        return False
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return True
+    return False
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -242,6 +242,22 @@ async def test_malformed_tool_input_gives_the_model_an_error_and_the_run_goes_on
     assert results["content"][0]["is_error"] is True
 
 
+async def test_a_stream_cut_in_a_block_fails_the_run_as_a_lost_connection(
+    anthropic_server: FakeProvider,
+) -> None:
+    """Rule: a stream that ends in the middle of a content block, with no `message_stop` (a
+    proxy that closed the connection cleanly), is a cut connection, not a reply: the run fails
+    saying so and runs nothing."""
+    block = an_tool_block(0, "toolu_x", "add_item", '{"name": "te')
+    anthropic_server.script(Sse([an_start(), *block[:-1]]))  # no block stop, no message end
+    events = await collect(Agent(model=model_at(anthropic_server), tools=[add_item]),
+                           state={"cart": []})
+    failed = events[-1]
+    assert isinstance(failed, RunFailed) and failed.error.code == "connection"
+    assert "ended in the middle of its reply" in failed.error.message
+    assert not any(isinstance(e, ToolResult) for e in events)
+
+
 async def test_an_error_event_mid_stream_fails_the_run_with_the_providers_message(
     anthropic_server: FakeProvider,
 ) -> None:

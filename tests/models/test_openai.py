@@ -238,6 +238,28 @@ async def test_malformed_tool_arguments_give_the_model_an_error_and_the_run_goes
     assert "not a JSON object" in tool_message["content"]
 
 
+async def test_a_stream_cut_in_a_calls_arguments_fails_the_run_as_a_lost_connection(
+    openai_server: FakeProvider,
+) -> None:
+    """Rule: a stream that ends, with no `finish_reason`, in the middle of a call's arguments
+    (a proxy that closed the connection cleanly) is a cut connection, not a reply: the run
+    fails saying so and runs nothing; one whose arguments are whole goes on (a compatible
+    server that sends no `finish_reason` at all)."""
+    cut = oa_tool_calls(("call_x", "add_todo", ['{"text": "mi']))
+    openai_server.script(Sse(cut.frames[:-3]))  # no finish, no usage, no [DONE]
+    agent = Agent(model=model_at(openai_server), tools=[add_todo])
+    events = await collect(agent, state={"todos": []})
+    failed = events[-1]
+    assert isinstance(failed, RunFailed) and failed.error.code == "connection"
+    assert "ended in the middle of a tool call's arguments" in failed.error.message
+    assert not any(isinstance(e, ToolResult) for e in events)
+
+    whole = oa_tool_calls(("call_y", "add_todo", ['{"text": "milk"}']))
+    openai_server.script(Sse(whole.frames[:-3]), Sse(oa_text("Added.").frames[:-3]))
+    result = await agent.arun("add milk", state={"todos": []})
+    assert result.state == {"todos": ["milk"]} and result.answer == "Added."
+
+
 async def test_an_error_mid_stream_fails_the_run_with_the_providers_message(
     openai_server: FakeProvider,
 ) -> None:
