@@ -221,8 +221,7 @@ class ReplyStream:
             if chunk.name is None:
                 raise ModelError(f"the model streamed arguments for tool call {index} before "
                                  "its name")
-            self._close_reasoning()
-            self._close_text()
+            self._close_reasoning()  # (its text stays open: a model may write more of it)
             taken = self._taken() if self._taken is not None else set()
             call_id = chunk.id
             if not call_id or call_id in taken:

@@ -123,3 +123,31 @@ async def test_calls_whose_arguments_come_in_turns_stream_their_own(tmp_path: Pa
                                                                          "b": {"q": "y"}}
     results = {e["toolCallId"]: e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"}
     assert results == {"a": "found x", "b": "found y"}
+
+
+class TextAroundACall:
+    """A model whose reply writes text, asks for a call, then writes more text."""
+
+    name = "around"
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        if request.messages[-1].role == "tool":
+            yield TextChunk("done")
+            return
+        yield TextChunk("first ")
+        yield ToolCallChunk(index=0, name="look", id="a", arguments='{"q": "x"}')
+        yield TextChunk("then more")
+
+
+async def test_a_reply_with_text_around_its_call_is_one_message(tmp_path: Path) -> None:
+    """Rule: a reply is one message, its text started once: text after its call goes on in
+    the same message (not a second TEXT_MESSAGE_START of its id: AGUI104)."""
+    path = await recorded(Agent(TextAroundACall(), tools=[look]), tmp_path / "around.sse")
+    assert findings(path) == []
+    events = [json.loads(line[5:]) for line in path.read_text().splitlines()
+              if line.startswith("data:")]
+    first = next(e["messageId"] for e in events if e["type"] == "TEXT_MESSAGE_START")
+    text = "".join(e["delta"] for e in events
+                   if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] == first)
+    starts = [e for e in events if e["type"] == "TEXT_MESSAGE_START" and e["messageId"] == first]
+    assert text == "first then more" and len(starts) == 1
