@@ -215,21 +215,19 @@ class _EventReader:
         self._stopped = False  # the message's end came (`message_stop`)
 
     def read(self, event: RawMessageStreamEvent) -> list[ModelChunk]:
-        if isinstance(event, RawContentBlockStartEvent):
-            self._open_blocks.add(event.index)
-        elif isinstance(event, RawContentBlockStopEvent):
-            self._open_blocks.discard(event.index)
-        elif isinstance(event, RawMessageStopEvent):
-            self._stopped = True
         if isinstance(event, RawMessageStartEvent):
             self._input_tokens = _input_tokens(event.message.usage)
             self._output_tokens = event.message.usage.output_tokens
         elif isinstance(event, RawContentBlockStartEvent):
+            self._open_blocks.add(event.index)
             return self._start(event)
         elif isinstance(event, RawContentBlockDeltaEvent):
             return self._delta(event)
         elif isinstance(event, RawContentBlockStopEvent):
+            self._open_blocks.discard(event.index)
             return self._stop(event.index)
+        elif isinstance(event, RawMessageStopEvent):
+            self._stopped = True
         elif isinstance(event, RawMessageDeltaEvent):
             self._output_tokens = event.usage.output_tokens
             if event.usage.input_tokens is not None:  # cumulative when given

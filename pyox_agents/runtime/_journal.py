@@ -179,9 +179,10 @@ class Journal:
         if in_flight is None:
             return
         decision = in_flight["decision"]
+        index = decision["index"]
         recorded: set[str | None] = set()  # the decision's steps: the last (not all the run's)
         for step in reversed(self.run.steps):
-            if step.decision != decision["index"]:
+            if step.decision != index:
                 break
             recorded.add(step.call_id)
         for item in decision["calls"]:

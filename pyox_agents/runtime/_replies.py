@@ -171,8 +171,8 @@ class ReplyStream:
 
     def __init__(self, emit: Callable[[list[RuntimeEvent]], None],
                  predictions: Mapping[str, Mapping[str, str]] | None = None,
-                 message_id: str | None = None,
-                 taken: Callable[[], set[str]] | None = None) -> None:
+                 message_id: str | None = None, *,
+                 taken: Callable[[], set[str]]) -> None:
         self._emit = emit
         """Takes each event, in a list of its own (the run's emit: no call between per token)."""
         self._taken = taken
@@ -222,7 +222,7 @@ class ReplyStream:
                 raise ModelError(f"the model streamed arguments for tool call {index} before "
                                  "its name")
             self._close_reasoning()  # (its text stays open: a model may write more of it)
-            taken = self._taken() if self._taken is not None else set()
+            taken = self._taken()
             call_id = chunk.id
             if not call_id or call_id in taken:
                 call_id = new_call_id()

@@ -303,7 +303,7 @@ class Runner(ToolCalls):
     async def _stream_reply(self, request: ModelRequest) -> Reply:
         self._stream = stream = ReplyStream(self.emit, {
             name: tool.predict_state for name, tool in self.setup.tools.items()},
-            self._reply_id(), self._used_call_ids)
+            self._reply_id(), taken=self._used_call_ids)
         add = stream.add
         async for chunk in self.model.stream(request):
             add(chunk)
@@ -332,8 +332,7 @@ class Runner(ToolCalls):
         (a subagent's run inside its parent's call): one set of ids, which both runs' replies
         add theirs to."""
         taken = outer._used_call_ids()
-        with self.conversation._lock:
-            taken.update(used_call_ids(self.conversation._history))
+        taken.update(self._used_call_ids())
         self._call_ids = taken
 
     def _used_call_ids(self) -> set[str]:
