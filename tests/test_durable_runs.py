@@ -383,3 +383,17 @@ async def test_calls_a_model_gave_one_id_each_run_once_and_the_model_reads_them_
     assert len(calls) == 8 and len(set(calls)) == 8 and sorted(results) == sorted(calls)
     assert sorted(streamed) == sorted(calls[4:])
     assert sorted(first.state["notes"]) == ["go0a", "go0b", "go1a", "go1b"]
+
+
+async def test_a_call_id_with_a_lone_surrogate_is_kept_as_text() -> None:
+    """Rule: what a model sends that is not text (a lone surrogate) gets U+FFFD, in a call's id
+    too (it is stored and sent back to the model): the run goes on, and two such ids that
+    become one are still two calls."""
+    store = SQLiteStore(":memory:")
+    calls = [ToolCall("note", {"text": t}, id="call\ud800" + t) for t in "ab"]
+    calls.append(ToolCall("note", {"text": "c"}, id="call\ufffda"))  # what the first becomes
+    agent = Agent(ScriptedModel([calls, "done"]), tools=[note], store=store)
+    result = await agent.arun("go", state={"notes": []})
+    assert sorted(result.state["notes"]) == ["a", "b", "c"]
+    ids = [step.call_id for step in store.load_run(result.run_id).steps[:3]]
+    assert ids[:2] == ["call\ufffda", "call\ufffdb"] and len(set(ids)) == 3

@@ -223,7 +223,7 @@ class ReplyStream:
                                  "its name")
             self._close_reasoning()  # (its text stays open: a model may write more of it)
             taken = self._taken()
-            call_id = chunk.id
+            call_id = valid_text(chunk.id) if chunk.id else chunk.id  # (stored, sent back)
             if not call_id or call_id in taken:
                 call_id = new_call_id()
             taken.add(call_id)
