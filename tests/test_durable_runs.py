@@ -395,5 +395,5 @@ async def test_a_call_id_with_a_lone_surrogate_is_kept_as_text() -> None:
     agent = Agent(ScriptedModel([calls, "done"]), tools=[note], store=store)
     result = await agent.arun("go", state={"notes": []})
     assert sorted(result.state["notes"]) == ["a", "b", "c"]
-    ids = [step.call_id for step in store.load_run(result.run_id).steps[:3]]
-    assert ids[:2] == ["call\ufffda", "call\ufffdb"] and len(set(ids)) == 3
+    ids = {step.call_id for step in store.load_run(result.run_id).steps[:3]}  # (any order)
+    assert {"call\ufffda", "call\ufffdb"} <= ids and len(ids) == 3
