@@ -1,8 +1,9 @@
 """Await a store call to its end even when the awaiting task is cancelled meanwhile, as a call in
 a worker thread is: a write that was sent may have landed, so the run must know how it ended
 before it handles the cancel (its next save carries what this one did not write), and two writes
-of one thing never run at once (an older one never lands last). The one way the library shields
-a call from a cancel: anyio's shielded scopes do not hold off `Task.cancel()`, which stops runs."""
+of one thing never run at once (an older one never lands last). The service ends a run the same
+way (its end saved, then told: a second stop waits for it). The one way the library shields a
+call from a cancel: anyio's shielded scopes do not hold off `Task.cancel()`, which stops runs."""
 
 from __future__ import annotations
 

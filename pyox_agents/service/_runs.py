@@ -19,12 +19,11 @@ import socket
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-import anyio
-
 from pyox_agents._run_request import Busy, RequestError, RunRequest, run_tag
 from pyox_agents.agent import Agent
 from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._process_runs import SHUTDOWN
+from pyox_agents.runtime._to_the_end import to_the_end
 from pyox_agents.service._checkpoints import record_run
 from pyox_agents.service._client_runs import stop_live
 from pyox_agents.service._control import Control
@@ -265,10 +264,12 @@ class RunService:
             if not remembers:  # a rewind, an undo or a delete wrote the store: read it again
                 self.kept_states.remember(thread_id, None)
             self._remove_active(held)
-            if held.lease is not None:
-                with anyio.CancelScope(shield=True):
-                    await self._peers.arelease_lease(thread_id, self.owner, held.lease)
-            held.end()
+            try:
+                if held.lease is not None:
+                    await to_the_end(self._peers.arelease_lease(thread_id, self.owner,
+                                                                held.lease))
+            finally:
+                held.end()
 
     async def publish_meta(self, live: LiveRun, meta: Mapping[str, Any]) -> None:
         """Share what an adapter keeps of a run (`meta`, JSON) with other processes (again:
@@ -334,7 +335,7 @@ class RunService:
                             if live.run_key is not None:  # the store logs each event alone:
                                 batch = merge_deltas(batch)  # deltas that came together, one
                             if isinstance(batch[-1], RunFinished | RunFailed):  # the last ones
-                                await self._finish(live, batch)
+                                await to_the_end(self._finish(live, batch))
                                 continue
                             shown = await show(self.store, self._sharing, live, batch)
                             self.kept_states.remember(live.thread_id, live.kept_whole())
@@ -342,20 +343,21 @@ class RunService:
                 except asyncio.CancelledError:
                     if limit.expired():  # ended below, with `run_timeout`
                         raise
-                    await self._cancelled(live)
+                    await to_the_end(self._cancelled(live))  # (a second stop waits for it)
                     raise
         except TimeoutError:
             failed = RunFailed(AgentError("run_timeout", f"the run took longer than {deadline:g} "
                                           "s, the server's limit, and was stopped"))
-            await self._finish(live, [*live.open_texts(), failed])
+            await to_the_end(self._finish(live, [*live.open_texts(), failed]))
         finally:
             if keeper is not None:
                 keeper.cancel()
             self._remove_active(live)
-            if live.lease is not None:  # the run ended without telling its end
-                with anyio.CancelScope(shield=True):
-                    await release(self._peers, live, self.owner, self.lease_ttl)
-            live.end()
+            try:
+                if live.lease is not None:  # the run ended without telling its end
+                    await to_the_end(release(self._peers, live, self.owner, self.lease_ttl))
+            finally:
+                live.end()
 
     async def _cancelled(self, live: LiveRun) -> None:
         """End a run cancelled before its last event: "cancelled", or the server's shutdown.
@@ -372,14 +374,15 @@ class RunService:
 
     async def _finish(self, live: LiveRun, batch: Sequence[RuntimeEvent]) -> None:
         """Tell the run's end (`batch`'s last event, saying if keeping its state failed) once
-        its state is kept and its thread and lease freed: who hears it finds the thread free."""
+        its state is kept and its thread and lease freed: who hears it finds the thread free.
+        Its callers run it `to_the_end`: a cancel that lands meanwhile (a second stop) must not
+        leave the end saved but never told."""
         batch = await kept_end(self.store, live, batch)
         self.kept_states.remember(live.thread_id, live.kept_whole())
         await record_run(self.store, live, batch, self.keep_state)
         self._remove_active(live)
         if live.lease is not None:
-            with anyio.CancelScope(shield=True):
-                await release(self._peers, live, self.owner, self.lease_ttl, batch)
+            await release(self._peers, live, self.owner, self.lease_ttl, batch)
         live.add(batch)
         self._publish(live, batch)
 
