@@ -68,6 +68,49 @@ def test_messages_that_are_not_a_list_are_422() -> None:
     assert (caught.value.status, caught.value.field) == (422, "messages")
 
 
+MALFORMED = [  # (what the body holds, the field the 422 names)
+    ({"id": "c", "trigger": "submit-message"}, "messages"),
+    ({"id": "c", "messages": []}, "messages"),
+    ({"id": "c", "message": "hi"}, "message"),
+    ({"id": "c", "messages": [], "message": {"id": "u1", "role": "user"}}, "message.parts"),
+    ({"id": "c", "messages": [{"id": "u1", "role": "wizard", "parts": []}]},
+     "messages[0].role"),
+    ({"id": "c", "messages": [{"id": 5, "role": "user", "parts": []}]}, "messages[0].id"),
+    ({"id": "c", "messages": [{"id": "u1", "role": "user", "parts": "hello"}]},
+     "messages[0].parts"),
+    ({"id": "c", "messages": [{"id": "u1", "role": "user"}]}, "messages[0].parts"),
+    ({"id": "c", "messages": [{"id": "u1", "role": "user",
+                               "parts": [{"type": "text", "text": 5}]}]},
+     "messages[0].parts[0].text"),
+    ({"id": "c", "messages": [{"id": "u1", "role": "user",
+                               "parts": [{"type": "text", "text": None}]}]},
+     "messages[0].parts[0].text"),
+    ({"id": "c", "messages": [{"id": "u1", "role": "user", "parts": [5]}]}, "messages[0]"),
+    ({"id": "c", "messages": [{"id": "u1", "role": "user", "parts": []}]}, "messages[0]"),
+    ({"id": "c", "trigger": "send", "messages": [{"id": "u1", "role": "user",
+                                                  "parts": [{"type": "text", "text": "x"}]}]},
+     "trigger"),
+]
+
+
+@pytest.mark.parametrize(("sent", "field"), MALFORMED)
+def test_a_body_no_ai_client_sends_is_422_naming_the_field(sent: dict[str, Any], field: str
+                                                          ) -> None:
+    """Rule: bad input gets a clear error naming what was wrong, before any run: a message the
+    model would read nothing of is not run on an empty conversation."""
+    with pytest.raises(RequestError) as caught:
+        parse(json.dumps(sent).encode())
+    assert (caught.value.status, caught.value.field) == (422, field)
+    assert field.split(".")[0].split("[")[0] in str(caught.value)
+
+
+def test_the_newest_message_alone_is_read_when_messages_is_empty() -> None:
+    sent = {"id": "c", "messages": [], "message": {"id": "u9", "role": "user",
+                                                   "parts": [{"type": "text", "text": "hi"}]}}
+    _, request = parse(json.dumps(sent).encode())
+    assert [(m.role, m.content) for m in request.messages] == [("user", "hi")]
+
+
 def test_unsupported_sdk_version_is_refused() -> None:
     with pytest.raises(ValueError, match="5, 6 or 7"):
         parse(body(user("x")), v=8)

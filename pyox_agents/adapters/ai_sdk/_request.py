@@ -2,8 +2,9 @@
 
 The body is `{id, messages, trigger, messageId?, ...extras}` (extras from the transport's
 `body` option). `messages` are `UIMessage`s, parsed leniently: part types and fields this module
-does not know (newer `ai` majors add some every release) are ignored, never refused. Only a body
-that is not what any `ai` client sends (not JSON, no chat id, `messages` not a list) is a 4xx.
+does not know (newer `ai` majors add some every release) are ignored, never refused. A body
+that is not what any `ai` client sends (not JSON, no chat id, no messages, a message that is not
+a `UIMessage`, a new user message with nothing in it) is a 4xx naming the field.
 
 What the request carries, in the runtime's terms:
 
@@ -27,7 +28,7 @@ import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pyox_agents._run_request import (
     Decision,
@@ -37,6 +38,7 @@ from pyox_agents._run_request import (
     read_double_texting,
 )
 from pyox_agents.adapters._body import read_json
+from pyox_agents.adapters.ai_sdk._ui_checks import Trigger, read_trigger, read_ui_messages
 from pyox_agents.adapters.ai_sdk._user_parts import user_message
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.state.messages import Message, ToolCall
@@ -46,8 +48,6 @@ __all__ = ["SDK_VERSIONS", "Chat", "assistant_message_id", "parse_request",
 
 SDK_VERSIONS = (5, 6, 7)
 """The `ai` majors this adapter speaks (`sdk_version`)."""
-
-Trigger = Literal["submit-message", "regenerate-message"]
 
 _TOOL_RESULT_STATES = frozenset({"output-available", "output-error", "output-denied"})
 
@@ -131,12 +131,8 @@ def parse_request(body: bytes, tools: Collection[str] = (), *, sdk_version: int 
     if not isinstance(chat_id, str) or not chat_id:
         raise RequestError(422, f"id is {chat_id!r}: send the chat id as a non-empty string",
                            "id")
-    if "messages" not in data and isinstance(data.get("message"), dict):
-        ui_messages = [data["message"]]  # only the newest (the persistence guide's recipe)
-    else:
-        ui_messages = _ui_messages(data.get("messages", []))
-    trigger: Trigger = ("regenerate-message" if data.get("trigger") == "regenerate-message"
-                        else "submit-message")
+    ui_messages = read_ui_messages(data)
+    trigger = read_trigger(data.get("trigger", "submit-message"))
     last = ui_messages[-1] if ui_messages else None
     continuing = (trigger == "submit-message" and last is not None
                   and last.get("role") == "assistant")
@@ -165,18 +161,6 @@ def parse_request(body: bytes, tools: Collection[str] = (), *, sdk_version: int 
         state_version=(_last_state_part(ui_messages, "data-state-version")
                        if seen is not None else None))
     return chat, request
-
-
-def _ui_messages(raw: Any) -> list[dict[str, Any]]:
-    """The body's `messages`, checked to be a list of objects."""
-    if not isinstance(raw, list):
-        raise RequestError(422, f"messages is a {type(raw).__name__}: send a list of "
-                                "UIMessages", "messages")
-    for index, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise RequestError(422, f"messages[{index}] is a {type(item).__name__}: each message "
-                                    "is an object {id, role, parts}", f"messages[{index}]")
-    return raw
 
 
 def ui_messages_to_messages(ui_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
