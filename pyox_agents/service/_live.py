@@ -67,7 +67,10 @@ class LiveRun:
     start: list[Any] = field(default_factory=list)
     """The state the server chose for the run to start from (none for a resumed run)."""
     resumed: bool = False
-    """The run continues one that waited for a person (answered, or declined by a message)."""
+    """The run continues one that waited for a person (answered, or declined by a message), or
+    one a crash cut (its id is `last_run`'s)."""
+    last_run: str | None = None
+    """The id of the thread's last run when this one was started."""
     shutdown: bool = False
     """The server shuts down: the run stops at its next step boundary, left for recovery."""
     shared: int = 0

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from pyox_agents._run_request import Decision, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.runtime._handle import RunHandle
+from pyox_agents.runtime._recovery import last_run_id
 from pyox_agents.service._faults import kept_and_committed
 from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
@@ -93,6 +94,7 @@ async def open_run(
     start = await start_state(request, merged)
     check_news(request, conversation, placement, start, merged)
     conversation = open_conversation(request, conversation, placement)
+    live.last_run = last_run_id(conversation)  # (a crash cut it: the run continues it)
     live.start.append(start)
     with refused_as_request_errors(agent):
         handle = agent.start(

@@ -221,6 +221,8 @@ class RunService:
                 raise
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         await refuse_unsaved(live)
+        if live.run_id is not None and live.run_id == live.last_run:  # (no new run has its id)
+            live.resumed = True  # it took over the run a crash cut
         return live
 
     async def _running_here(self, thread_id: str) -> LiveRun | None:  # (awaited by the queue)

@@ -326,6 +326,8 @@ def continue_case(setting: Setting, survivor: Server, case: Case, servers: list[
         assert asked["prompt"] == CRASH_PROMPT, where
         assert setting.effects_of(case.thread) == before, f"a plain call ran unasked {where}"
         assert answer_text(case, frames) == "", f"the new message was answered first {where}"
+        if case.protocol == "ai-sdk":
+            asked_in_a_new_message(survivor, case, frames, asked, where)
         frames = post(survivor, case, answer(case, asked), servers)
         assert question(case, frames) is None, where
         after = setting.effects_of(case.thread)
@@ -344,6 +346,73 @@ def continue_case(setting: Setting, survivor: Server, case: Case, servers: list[
             verify_audit(store, run_id)
     finally:
         store.close()
+
+
+def asked_in_a_new_message(survivor: Server, case: Case, frames: list[Any],
+                           asked: dict[str, Any], where: str) -> dict[str, Any]:
+    """Check that the AI SDK stream asked about the cut call as an `ai` client can show and
+    answer it: in a new assistant message after the typed one (not the cut message again:
+    two messages with one id), whose tool part for the call comes before the request (`ai`
+    fails on a request for a call its message has no part of: "No tool invocation found"),
+    and that a reloaded page's messages end with that message, its part waiting for the
+    answer (`addToolApprovalResponse` answers in the last message). That message, answered
+    in place as the client does."""
+    started = frames[0]["messageId"]
+    kinds = [(f["type"], f.get("toolCallId")) for f in frames if isinstance(f, dict)]
+    assert kinds.index(("tool-input-available", asked["call_id"])) < kinds.index(
+        ("tool-approval-request", asked["call_id"])), f"{kinds} {where}"
+    reloaded = httpx.get(f"{survivor.url}/agents/worker/ai-sdk/{case.thread}/messages",
+                         timeout=WAIT).json()
+    last = reloaded[-1]
+    assert [m["role"] for m in reloaded[-2:]] == ["user", "assistant"], where
+    assert last["id"] == started, where
+    assert started not in [m["id"] for m in reloaded[:-1]], f"two messages {started} {where}"
+    (part,) = [p for p in last["parts"] if p.get("toolCallId") == asked["call_id"]]
+    assert part["state"] == "approval-requested" and part["approval"]["id"] == asked["id"]
+    part.update(state="approval-responded", approval={"id": asked["id"],
+                                                      "approved": case.approve})
+    return last
+
+
+@pytest.mark.parametrize("setting", ["sqlite"], indirect=True)
+def test_a_message_typed_on_a_thread_of_a_killed_server_is_answered_after_the_question(
+        setting: Setting) -> None:
+    """AI SDK: a message typed after a crash cut a plain call gets the question in a new
+    message the `ai` client can show; answered as a reloaded page answers it (its messages
+    from the server, the part answered in place), the call runs and the message is answered."""
+    case = Case(f"typed-{uuid.uuid4().hex[:6]}", "ai-sdk", [("plain", "s0!")], 0, True)
+    victim = setting.start("victim", victim=True)
+    survivor = setting.start("survivor", victim=False)
+    servers = [victim, survivor]
+    try:
+        for server in servers:
+            wait_until(lambda s=server: healthy(s), "a server to answer /healthz", servers)
+        reader = threading.Thread(target=_read_until_dropped, daemon=True, args=(
+            f"{victim.url}/agents/worker/ai-sdk", case.body([case.first])))
+        reader.start()
+        wait_until(lambda: setting.effects_of(case.thread), "the plain call to start", servers)
+        victim.process.send_signal(signal.SIGKILL)
+        victim.process.wait(timeout=WAIT)
+        frames = post(survivor, case, case.body([case.first, case.next]), servers)
+        asked = question(case, frames)
+        assert asked is not None and asked["prompt"] == CRASH_PROMPT
+        answered = asked_in_a_new_message(survivor, case, frames, asked, case.thread)
+        reloaded = httpx.get(f"{survivor.url}/agents/worker/ai-sdk/{case.thread}/messages",
+                             timeout=WAIT).json()
+        body = {"id": case.thread, "trigger": "submit-message",
+                "messages": [*reloaded[:-1], answered]}
+        frames = post(survivor, case, body, servers)
+        assert question(case, frames) is None
+        assert len(setting.effects_of(case.thread)) == 2
+        assert answer_text(case, frames) == f"done: {case.next}"
+        ended = [f for f in frames if isinstance(f, dict)
+                 and f["type"] == "tool-output-available"]
+        assert [f["toolCallId"] for f in ended] == [asked["call_id"]]
+    finally:
+        for server in servers:
+            if server.process.poll() is None:
+                server.process.kill()
+                server.process.wait(timeout=WAIT)
 
 
 @pytest.mark.parametrize("setting", ["sqlite"], indirect=True)

@@ -11,7 +11,8 @@
   its reasoning, text and tool parts in their final states (`output-available`,
   `output-error`, `output-denied`; a call waiting for a person `approval-requested` with its
   approval id, or for ai 5 the `data-approval-request` part; one waiting for the page's own
-  tool `input-available`);
+  tool `input-available`); a call a crash cut, which the run asks about once a message was
+  typed after it, is asked about in a new message after that one, as the stream asked;
 - the last assistant message ends with the `data-state` part of the thread's shared state.
 
 A `regenerate` went back in the history (`Restored`): what it replaced is left out. Live parts
@@ -70,23 +71,33 @@ def history_to_ui_messages(history: Sequence[Any], state: Any = None, *,
             if not waiting:
                 out.extend(held)
                 held.clear()
-    out.extend(held)
     if pending is not None and pending.call_id in calls:
-        _waiting(calls[pending.call_id], pending, out, sdk_version)
+        part = calls[pending.call_id]
+        message = next(m for m in reversed(out) if part in m["parts"])
+        if held and pending.call_id in waiting and run_id is not None:  # a crash cut the call:
+            # the run asks about it in a new message, answering the last one typed since
+            part = dict(part)
+            message = {"id": assistant_message_id(run_id, held[-1]["id"]), "role": "assistant",
+                       "parts": [{"type": "step-start"}]}
+            held.append(message)
+            if sdk_version >= 6:
+                message["parts"].append(part)
+        _waiting(part, pending, message, sdk_version)
+    out.extend(held)
     assistants = [m for m in out if m["role"] == "assistant"]
     if assistants and state is not None:
         assistants[-1]["parts"].append({"type": "data-state", "id": STATE_ID, "data": state})
     return out
 
 
-def _waiting(part: dict[str, Any], pending: ApprovalRequest, out: list[UIMessage],
+def _waiting(part: dict[str, Any], pending: ApprovalRequest, message: UIMessage,
              sdk_version: int) -> None:
     """Show the call waiting for a person as the stream did: an `approval-requested` part (ai 6
-    and 7), or (ai 5) the `data-approval-request` part the page answers with `approvals`."""
+    and 7), or (ai 5) the `data-approval-request` part, in `message`, that the page answers
+    with `approvals`."""
     if sdk_version >= 6:
         part.update(state="approval-requested", approval={"id": pending.id})
         return
-    message = next(m for m in reversed(out) if part in m["parts"])
     message["parts"].append({"type": "data-approval-request", "id": pending.id, "data": {
         "approvalId": pending.id, "toolCallId": pending.call_id, "toolName": pending.tool,
         "input": dict(pending.arguments), "prompt": pending.prompt}})
