@@ -43,6 +43,21 @@ def read_json(body: bytes | str, what: str, *, frozen: str | None = None) -> Any
 
 _UNSURE: Any = object()
 
+_DIGITS = 4300
+"""The most digits of an integer a body may hold (Python's own limit on reading one)."""
+
+
+class _TooLong(ValueError):
+    """An integer with more than `_DIGITS` digits."""
+
+
+def _integer(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > _DIGITS:
+        raise _TooLong(f"the body holds an integer of {digits:,} digits, more than the "
+                       f"{_DIGITS:,} a number may have: send a larger one as a string")
+    return int(text)
+
 
 def _read_fast(body: bytes | str, frozen: str | None) -> Any:
     """The body read by orjson, which refuses lone surrogates, invalid UTF-8, NaN and infinity
@@ -64,7 +79,9 @@ def _read_fast(body: bytes | str, frozen: str | None) -> Any:
 
 def _read_checked(body: bytes | str, what: str) -> Any:
     try:
-        data = json.loads(body)
+        data = json.loads(body, parse_int=_integer)
+    except _TooLong as exc:
+        raise RequestError(400, f"{exc}; send {what}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestError(400, f"the body is not JSON ({exc}); send {what}") from None
     except RecursionError:

@@ -41,3 +41,16 @@ def test_a_body_is_refused_exactly_when_its_json_holds_a_lone_surrogate(
 def test_a_str_body_with_a_raw_surrogate_is_refused() -> None:
     with pytest.raises(RequestError, match="lone surrogate"):
         read_json('{"text": "\ud800"}', "a test body")
+
+
+@pytest.mark.parametrize("where", ["state", "other"])
+def test_an_integer_of_more_digits_than_python_reads_is_refused_saying_so(where: str) -> None:
+    """Rule: every bad input gets an error the client can act on: a number too long to read
+    is named as one (not Python's advice to raise `sys.set_int_max_str_digits()`), and a long
+    one within the limit is read."""
+    too_long = f'{{"{where}": {{"n": {"7" * 5000}}}}}'.encode()
+    with pytest.raises(RequestError, match="integer of 5,000 digits") as refused:
+        read_json(too_long, "a test body", frozen="state")
+    assert refused.value.status == 400 and "sys." not in str(refused.value)
+    longest = f'{{"{where}": {{"n": -{"7" * 4300}}}}}'.encode()
+    assert read_json(longest, "a test body", frozen="state")[where]["n"] == -int("7" * 4300)
