@@ -311,7 +311,7 @@ async def _ai_sdk_run(server: _Server, request: Request) -> Response:
     live = await server.runs.start(agent, run_request, name=name, principal=principal,
                                    meta={"ai_sdk": chat.to_json()})
     users = [m.id for m in run_request.messages if m.role == "user"]
-    if live.resumed and chat.message_id is None and users:  # typed while the run waited:
+    if live.continues and chat.message_id is None and users:  # typed while the run waited:
         chat = dataclasses.replace(chat, answers=users[-1])  # it answers in a new message
         live.meta["ai_sdk"] = chat.to_json()
         await server.runs.publish_meta(live, live.meta)

@@ -67,8 +67,7 @@ class LiveRun:
     start: list[Any] = field(default_factory=list)
     """The state the server chose for the run to start from (none for a resumed run)."""
     resumed: bool = False
-    """The run continues one that waited for a person (answered, or declined by a message), or
-    one a crash cut (its id is `last_run`'s)."""
+    """The run continues one that waited for a person (answered, or declined by a message)."""
     last_run: str | None = None
     """The id of the thread's last run when this one was started."""
     shutdown: bool = False
@@ -82,6 +81,12 @@ class LiveRun:
     """Not a run: the thread held while it is changed apart from one (`RunService.holding`)."""
     handle: RunHandle | None = None
     """The run, once started (a person's edit of its state goes through it)."""
+
+    @property
+    def continues(self) -> bool:
+        """Whether the run continues an earlier one: one that waited for a person (`resumed`),
+        or one a crash cut (its id is `last_run`'s: a new run has an id of its own)."""
+        return self.resumed or (self.run_id is not None and self.run_id == self.last_run)
 
     @property
     def conversation(self) -> State | None:

@@ -221,8 +221,6 @@ class RunService:
                 raise
         live.task = asyncio.create_task(self._pump(live, batches), name=f"serve {name}")
         await refuse_unsaved(live)
-        if live.run_id is not None and live.run_id == live.last_run:  # (no new run has its id)
-            live.resumed = True  # it took over the run a crash cut
         return live
 
     async def _running_here(self, thread_id: str) -> LiveRun | None:  # (awaited by the queue)
@@ -238,8 +236,7 @@ class RunService:
         """404 unless `thread_id` is new or belongs to `principal` (others' threads are not
         there, as far as a principal can tell). `agent`: the one the request is for (without
         a store, it keeps the owners of its paused runs)."""
-        await check_owner(thread_id, principal, active=self._active, store=self.store,
-                          agent=agent)
+        await check_owner(thread_id, principal, active=self._active, store=self.store, agent=agent)
 
     @contextlib.asynccontextmanager
     async def holding(self, thread_id: str, principal: str | None, *,
@@ -257,8 +254,7 @@ class RunService:
         self._add_active(held)
         try:
             if self.shared:
-                held.lease = await self._peers.aacquire_lease(thread_id, self.owner,
-                                                              self.lease_ttl)
+                held.lease = await self._peers.aacquire_lease(thread_id, self.owner, self.lease_ttl)
                 if held.lease is None:
                     raise Busy(thread_id)
             yield held.lease
@@ -267,9 +263,8 @@ class RunService:
                 self.kept_states.remember(thread_id, None)
             self._remove_active(held)
             try:
-                if held.lease is not None:
-                    await to_the_end(self._peers.arelease_lease(thread_id, self.owner,
-                                                                held.lease))
+                if (lease := held.lease) is not None:
+                    await to_the_end(self._peers.arelease_lease(thread_id, self.owner, lease))
             finally:
                 held.end()
 
@@ -375,10 +370,11 @@ class RunService:
             await self._finish(live, [*live.open_texts(), final])
 
     async def _finish(self, live: LiveRun, batch: Sequence[RuntimeEvent]) -> None:
-        """Tell the run's end (`batch`'s last event, saying if keeping its state failed) once
-        its state is kept and its thread and lease freed: who hears it finds the thread free.
-        Its callers run it `to_the_end`: a cancel that lands meanwhile (a second stop) must not
-        leave the end saved but never told."""
+        """Tell the run's end (`batch`'s last event, saying if keeping its state failed) once its
+        state is kept and its thread and lease freed: who hears it finds the thread free. Run
+        `to_the_end`: a cancel meanwhile (a second stop) must not leave the end saved, untold."""
+        if isinstance(live.last(), RunFinished | RunFailed):
+            return  # told already (the time limit came as it was told)
         batch = await kept_end(self.store, live, batch)
         self.kept_states.remember(live.thread_id, live.kept_whole())
         await record_run(self.store, live, batch, self.keep_state)

@@ -15,8 +15,9 @@ import pytest
 
 from pyox_agents import Agent
 from pyox_agents.events import RunFailed, RunFinished, TextDelta, TextEnded
+from pyox_agents.models import ScriptedModel
 from pyox_agents.models.base import TextChunk
-from pyox_agents.service import RunRequest, RunService
+from pyox_agents.service import RunRequest, RunService, ServerLimits
 from pyox_agents.state.messages import Message
 from pyox_agents.stores import SQLiteStore
 from pyox_agents.stores.base import Checkpoint
@@ -74,6 +75,27 @@ def test_a_stop_while_the_first_stops_end_is_written_waits_for_that_end(
     assert [event.text for event in events if isinstance(event, TextEnded)] == ["hello"]
     assert answers[0] is True  # the stop that ended it; the later ones found it ending
     assert thread is not None and thread.messages[0].content == "go"
+
+
+def test_the_time_limit_that_comes_while_a_runs_end_is_written_tells_no_second_end(
+        tmp_path: Path) -> None:
+    """The run ended well within the server's time limit, which came while its end was being
+    written: the end told is the run's own, once (not a second one, "run_timeout")."""
+    async def scenario() -> list[Any]:
+        store = _SlowCheckpoints(tmp_path / "threads.db")
+        service = RunService(store=store, limits=ServerLimits(run_seconds=0.3))
+        request = RunRequest("t1", messages=(Message(role="user", content="go"),), state={})
+        live = await service.start(Agent(ScriptedModel(["hi"]), store=store), request)
+        followed = asyncio.create_task(_events(live.follow(), asyncio.Event()))
+        await asyncio.wait_for(store.writing.wait(), 10)
+        await asyncio.sleep(0.5)  # (past the time limit)
+        store.written.set()
+        return await asyncio.wait_for(followed, 10)
+
+    events = asyncio.run(scenario())
+    ends = [event for event in events if isinstance(event, RunFinished | RunFailed)]
+    assert len(ends) == 1 and events[-1] is ends[0]
+    assert isinstance(ends[0], RunFinished) and ends[0].answer == "hi"
 
 
 async def _events(follow: AsyncIterator[Any], streamed: asyncio.Event) -> list[Any]:
