@@ -381,18 +381,7 @@ def test_a_message_typed_on_a_thread_of_a_killed_server_is_answered_after_the_qu
     message the `ai` client can show; answered as a reloaded page answers it (its messages
     from the server, the part answered in place), the call runs and the message is answered."""
     case = Case(f"typed-{uuid.uuid4().hex[:6]}", "ai-sdk", [("plain", "s0!")], 0, True)
-    victim = setting.start("victim", victim=True)
-    survivor = setting.start("survivor", victim=False)
-    servers = [victim, survivor]
-    try:
-        for server in servers:
-            wait_until(lambda s=server: healthy(s), "a server to answer /healthz", servers)
-        reader = threading.Thread(target=_read_until_dropped, daemon=True, args=(
-            f"{victim.url}/agents/worker/ai-sdk", case.body([case.first])))
-        reader.start()
-        wait_until(lambda: setting.effects_of(case.thread), "the plain call to start", servers)
-        victim.process.send_signal(signal.SIGKILL)
-        victim.process.wait(timeout=WAIT)
+    with cut_by_a_crash(setting, case) as (survivor, servers):
         frames = post(survivor, case, case.body([case.first, case.next]), servers)
         asked = question(case, frames)
         assert asked is not None and asked["prompt"] == CRASH_PROMPT
@@ -408,11 +397,6 @@ def test_a_message_typed_on_a_thread_of_a_killed_server_is_answered_after_the_qu
         ended = [f for f in frames if isinstance(f, dict)
                  and f["type"] == "tool-output-available"]
         assert [f["toolCallId"] for f in ended] == [asked["call_id"]]
-    finally:
-        for server in servers:
-            if server.process.poll() is None:
-                server.process.kill()
-                server.process.wait(timeout=WAIT)
 
 
 @pytest.mark.parametrize("setting", ["sqlite"], indirect=True)
@@ -422,6 +406,22 @@ def test_regenerating_on_a_thread_of_a_killed_server_settles_the_cut_call_first(
     call has no result, so the cut run goes on (a plain call: the question) and nothing runs
     unasked; approved, the call runs once more and the run goes on."""
     case = Case(f"regen-{uuid.uuid4().hex[:6]}", "ai-sdk", [("plain", "s0!")], 0, True)
+    with cut_by_a_crash(setting, case) as (survivor, servers):
+        body = {**case.body([case.first]), "trigger": "regenerate-message"}
+        frames = post(survivor, case, body, servers)
+        asked = question(case, frames)
+        assert asked is not None and asked["prompt"] == CRASH_PROMPT
+        assert len(setting.effects_of(case.thread)) == 1
+        frames = post(survivor, case, answer(case, asked, [case.first]), servers)
+        effects = setting.effects_of(case.thread)
+        assert len(effects) == 2 and effects[0]["key"] == effects[1]["key"]
+        assert answer_text(case, frames) == f"done: {case.first}"
+
+
+@contextlib.contextmanager
+def cut_by_a_crash(setting: Setting, case: Case) -> Iterator[tuple[Server, list[Server]]]:
+    """A victim server killed while the case's first request runs its cut call, and the
+    survivor on the same store, which continues the thread: (survivor, both servers)."""
     victim = setting.start("victim", victim=True)
     survivor = setting.start("survivor", victim=False)
     servers = [victim, survivor]
@@ -434,15 +434,7 @@ def test_regenerating_on_a_thread_of_a_killed_server_settles_the_cut_call_first(
         wait_until(lambda: setting.effects_of(case.thread), "the plain call to start", servers)
         victim.process.send_signal(signal.SIGKILL)
         victim.process.wait(timeout=WAIT)
-        body = {**case.body([case.first]), "trigger": "regenerate-message"}
-        frames = post(survivor, case, body, servers)
-        asked = question(case, frames)
-        assert asked is not None and asked["prompt"] == CRASH_PROMPT
-        assert len(setting.effects_of(case.thread)) == 1
-        frames = post(survivor, case, answer(case, asked, [case.first]), servers)
-        effects = setting.effects_of(case.thread)
-        assert len(effects) == 2 and effects[0]["key"] == effects[1]["key"]
-        assert answer_text(case, frames) == f"done: {case.first}"
+        yield survivor, servers
     finally:
         for server in servers:
             if server.process.poll() is None:
