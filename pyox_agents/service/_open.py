@@ -19,7 +19,7 @@ from pyox_agents.service._placing import Placement, place
 from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.conversation import State
-from pyox_agents.state.frozen import NotJSON
+from pyox_agents.state.frozen import NotJSON, thaw
 from pyox_agents.state.rebase import Conflict
 from pyox_agents.state.run import RunState
 
@@ -161,15 +161,10 @@ async def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
     """
     client = request.state
     seen = request.state_seen
-    try:
-        with _state_not_json():
-            return await anyio.to_thread.run_sync(edit_running, versions, client,
-                                                  client if seen is None else seen,
-                                                  request.state_version)
-    except Conflict as conflict:
-        raise RequestError(409, f"the shared state changed at {conflict.path or '/'} while "
-                                "you edited it, in the paused run; reload the thread's state "
-                                "(GET /threads/{id}) and edit it again", "state") from None
+    with _state_not_json(), _refused_edits(versions, "in the paused run"):
+        return await anyio.to_thread.run_sync(edit_running, versions, client,
+                                              client if seen is None else seen,
+                                              request.state_version)
 
 
 async def start_state(request: RunRequest, kept: ThreadState | None) -> Any:
@@ -181,7 +176,7 @@ async def start_state(request: RunRequest, kept: ThreadState | None) -> Any:
     client sent the latest version as it is: a merge's work grows with the state's size (it is
     linear), and a big state must not hold the event loop.
     """
-    with _state_not_json():
+    with _state_not_json(), _refused_edits(kept, "since the version it was made on"):
         return await _start_state(request, kept)
 
 
@@ -233,6 +228,23 @@ def _branch(conversation: State, length: int) -> None:
 
 def _validation_message(exc: pydantic.ValidationError) -> str:
     return "state does not match the agent's state type: " + describe_problems(exc, root="state")
+
+
+@contextlib.contextmanager
+def _refused_edits(versions: ThreadState | None, where: str) -> Iterator[None]:
+    """A client's edits of the state that cannot be rebased (a place they write is gone) or
+    whose version is not kept: 409 with the current `version` and `state`, as an edit sent
+    alone gets; nothing of the request applies."""
+    try:
+        yield
+    except (Conflict, LookupError) as exc:
+        assert versions is not None
+        reason = (f"the shared state changed at {exc.path or '/'} {where}: a place your state "
+                  "changes is gone" if isinstance(exc, Conflict) else str(exc))
+        raise RequestError(409, f"{reason}; nothing of your request was applied: take the "
+                                "current state (in this answer) and send it again",
+                           "state", details={"version": versions.version,
+                                             "state": thaw(versions.frozen())}) from None
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ from typing import Any
 
 from pyox_agents.state.frozen import JSON, freeze
 from pyox_agents.state.patch import Op, apply, apply_json, diff, inverse, parse_patch
-from pyox_agents.state.rebase import Conflict, apart, rebase, rebase_edit
+from pyox_agents.state.rebase import rebase, rebase_edit
 
 __all__ = ["RECENT", "ThreadState", "aligned", "edit_running", "json_equal", "merge"]
 
@@ -191,16 +191,20 @@ class ThreadState:
 
 def merge(kept: ThreadState, client: Any, seen: Any, version: int | None = None) -> JSON:
     """The state a run starts from: the client's edits (`client` against the kept version it
-    last saw: `version` when the client names it and it is kept, else found from `seen`)
-    rebased onto the latest kept version.
+    last saw: `version` when the client names it, else found from `seen`) rebased onto the
+    latest kept version.
 
     Disjoint edits of the person and of runs are all kept (the parallel tools' rebase). Where
     both wrote one place, the person's write wins (`rebase_edit`), and the runs' other changes
-    are kept; if the two cannot be combined at all, the client's state is taken as sent.
+    are kept.
+
+    Raises:
+        Conflict: a place the person wrote is gone (a run or another person removed or
+            replaced it, or a place containing it): nothing of the edits applies.
+        LookupError: `version` is not one the server keeps.
     """
     latest = kept.frozen()
-    if version is None or not kept.keeps(version):
-        version = kept.closest(aligned(latest, seen))[0]
+    version = _base(kept, latest, seen, version)
     base = kept.at(version)
     mine_value = aligned(base, client)  # the person's edits are against the base, not latest
     mine = diff(base, mine_value)
@@ -209,36 +213,40 @@ def merge(kept: ThreadState, client: Any, seen: Any, version: int | None = None)
     theirs = kept.changes(version)
     if not theirs:
         return mine_value
-    try:
-        return apply(latest, rebase_edit(mine, theirs))
-    except (Conflict, ValueError):
-        pass
-    # The same place was written by both: the person's write wins over the finished run.
-    others = apart(theirs, mine)
-    try:
-        return apply(mine_value, rebase(others, mine))
-    except (Conflict, ValueError):
-        return mine_value
+    return apply(latest, rebase_edit(mine, theirs))
 
 
 def edit_running(versions: ThreadState, client: Any, seen: Any,
                  version: int | None = None) -> JSON | None:
-    """The person's edits (`client` against the version it saw, found from `seen`) applied to
-    the latest version of a run that is still going (paused for a person): rebased onto what it
-    committed since, with its refusal rule. None when the person changed nothing.
+    """The person's edits (`client` against the version it saw: `version`, else found from
+    `seen`) applied to the latest version of a run that is still going (paused for a person):
+    rebased onto what it committed since, with its refusal rule. None when the person changed
+    nothing.
 
     Raises:
         Conflict: the run wrote a place the person wrote too (nothing of the edit applies).
+        LookupError: `version` is not one the run's versions keep.
     """
     latest = versions.frozen()
-    if version is None or not versions.keeps(version):
-        version = versions.closest(aligned(latest, seen))[0]
+    version = _base(versions, latest, seen, version)
     base = versions.at(version)
     mine_value = aligned(base, client)
     mine = diff(base, mine_value)
     if not mine:
         return None
     return apply(latest, rebase(mine, versions.changes(version)))
+
+
+def _base(kept: ThreadState, latest: JSON, seen: Any, version: int | None) -> int:
+    """The version a client's state is edits on: the one it names, else the kept one its
+    `seen` state equals (or is the closest to: a client that names none cannot be told)."""
+    if version is None:
+        return kept.closest(aligned(latest, seen))[0]
+    if not kept.keeps(version):
+        raise LookupError(f"version {version} of the thread's state is not one the server "
+                          f"keeps (it keeps {max(1, kept.version - len(kept.back))} to "
+                          f"{kept.version})")
+    return version
 
 
 def _change(number: int, state: JSON, made: Sequence[Op] | None,

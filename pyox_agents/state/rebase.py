@@ -12,7 +12,7 @@ from pyox_agents.state.frozen import pointer
 from pyox_agents.state.jsonvalue import json_equal
 from pyox_agents.state.patch import Op, Path
 
-__all__ = ["Conflict", "apart", "rebase", "rebase_edit"]
+__all__ = ["Conflict", "rebase", "rebase_edit"]
 
 
 class Conflict(PyoxError):
@@ -175,13 +175,6 @@ def _refuse_overlaps(mine: list[Op], committed: list[Op] | tuple[Op, ...]) -> No
         met = places.met_by(op)
         if met is not None:
             raise Conflict(pointer(met))
-
-
-def apart(ops: list[Op] | tuple[Op, ...], others: list[Op] | tuple[Op, ...]) -> list[Op]:
-    """The ops of `ops` that write no place one of `others` writes, nor a place containing it
-    or inside it (both made on one state; the rule of `rebase`'s conflicts, paths as made)."""
-    places = _Places(others)
-    return [op for op in ops if places.met_by(op) is None]
 
 
 class _Places:

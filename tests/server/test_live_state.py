@@ -193,6 +193,58 @@ async def test_the_person_wins_where_both_wrote_and_a_gone_place_is_refused() ->
         assert await kept(http) == {"version": 4, "state": {}}
 
 
+async def test_a_whole_state_that_writes_inside_a_place_gone_meanwhile_is_refused() -> None:
+    """Rule (the same everywhere, a whole state sent with a request too): a stale tab's state
+    that renames a todo another tab deleted meanwhile, on the version it names, is refused
+    with 409 and the current version and state; nothing of the request applies (the todo is
+    not brought back, no message is added). (Without the version the server reads the state
+    by content, where it is a todo added to the latest: the guide says to send it.)"""
+    app = create_app({"todo": todo_agent()}, store=MemoryStore())
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        await post_run(http, "/agents/todo/ag-ui", ag_ui_body(messages=[
+            {"id": "u1", "role": "user", "content": "hi"}]))  # version 2: b ticked
+        deleted = await patch(http, 2, [{"op": "remove", "path": "/todos/1"}])
+        assert deleted.status_code == 200, deleted.text
+        before = await kept(http)
+        messages = (await http.get("/threads/t1")).json()["messages"]
+        stale = {"todos": [{"text": "a", "done": False}, {"text": "b!", "done": True}]}
+        response = await http.post("/agents/todo/ag-ui", json=ag_ui_body(
+            runId="r2", state=stale, forwardedProps={"stateVersion": 2},
+            messages=[{"id": "u1", "role": "user", "content": "hi"},
+                      {"id": "u2", "role": "user", "content": "more"}]))
+        assert response.status_code == 409, response.text
+        body = response.json()
+        assert body["field"] == "state" and "/todos/1" in body["error"]
+        assert (body["version"], body["state"]) == (before["version"], before["state"])
+        assert await kept(http) == before == {"version": 3, "state": {"todos": [
+            {"text": "a", "done": False}]}}
+        assert (await http.get("/threads/t1")).json()["messages"] == messages
+
+
+async def test_a_whole_state_made_on_a_version_no_longer_kept_is_refused() -> None:
+    """Rule: a tab away for longer than the kept versions names one the server cannot rebase
+    its state from: 409 with the current version and state, not a guess that puts its old
+    values over a run's work."""
+    app = create_app({"todo": todo_agent()}, store=MemoryStore())
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        await post_run(http, "/agents/todo/ag-ui", ag_ui_body(messages=[
+            {"id": "u1", "role": "user", "content": "hi"}]))
+        for number in range(20):  # 20 versions past the tab's 2
+            answer = await patch(http, 2 + number, [{"op": "add", "path": "/n",
+                                                     "value": number}])
+            assert answer.status_code == 200, answer.text
+        before = await kept(http)
+        response = await http.post("/agents/todo/ag-ui", json=ag_ui_body(
+            runId="r2", state={**TODOS, "note": "mine"}, forwardedProps={"stateVersion": 2},
+            messages=[{"id": "u1", "role": "user", "content": "hi"},
+                      {"id": "u2", "role": "user", "content": "more"}]))
+        assert response.status_code == 409, response.text
+        body = response.json()
+        assert "version 2 of the thread's state is not one the server keeps" in body["error"]
+        assert (body["version"], body["state"]) == (22, before["state"])
+        assert await kept(http) == before and before["state"]["n"] == 19
+
+
 @pytest.mark.parametrize(("body", "status", "field", "words"), [
     ({"base": 1, "patch": [{"op": "replace", "path": "/nope/0", "value": 1}]}, 422, "patch",
      "/nope does not exist"),

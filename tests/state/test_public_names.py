@@ -16,7 +16,7 @@ from pyox_agents.state import draft, frozen, patch, rebase, shared
              "lone_surrogate", "parse_pointer", "pointer", "python_path", "thaw"],
         ),
         (patch, ["Op", "Path", "apply", "apply_json", "diff", "inverse", "parse_patch"]),
-        (rebase, ["Conflict", "apart", "rebase", "rebase_edit"]),
+        (rebase, ["Conflict", "rebase", "rebase_edit"]),
         (draft, ["Draft", "DraftDict", "DraftList", "StateAccessDenied"]),
         (shared, ["EDIT_BACK", "Commit", "Refused", "SharedState", "json_size"]),
     ],
