@@ -41,7 +41,10 @@ from pyox_agents.state.history import (
 )
 from pyox_agents.state.messages import NOTICE_PREFIX, Message
 
-__all__ = ["Placement", "place"]
+__all__ = ["MAX_MESSAGE_ID", "Placement", "place"]
+
+MAX_MESSAGE_ID = 256
+"""The longest id a client may give a message (the clients' own are 16 to 36 characters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,7 @@ def place(conversation: State, sent: Sequence[Message]) -> Placement:
     users = [(message.id, message) for message in sent if message.role == "user"]
     if not users:
         return Placement()  # a continuation: tool outputs and answers only
+    _check_ids(users)
     branch = _branch(conversation)
     turns = branch.turns
     known = {turn.id: at for at, turn in enumerate(turns) if turn.id is not None}
@@ -180,6 +184,28 @@ def _branch(conversation: State) -> _Branch:
             branch.turns.append(_Turn(shown, entry.content, index))
             typed_over = branch.turns[-1]
     return branch
+
+
+def _check_ids(users: Sequence[tuple[str | None, Message]]) -> None:
+    """Refuse user message ids a client cannot mean: longer than `MAX_MESSAGE_ID`, or given to
+    two of the request's messages (clients merge the messages of one id into one).
+
+    Raises:
+        RequestError: 422 naming the id.
+    """
+    seen: set[str] = set()
+    for message_id, _ in users:
+        if message_id is None:
+            continue
+        if len(message_id) > MAX_MESSAGE_ID:
+            raise RequestError(422, f"a message id is {len(message_id):,} characters long; "
+                                    f"give each message an id of at most {MAX_MESSAGE_ID}",
+                               "messages")
+        if message_id in seen:
+            raise RequestError(422, f"message id {message_id!r} is the id of two of the "
+                                    "request's messages: give each message an id of its own",
+                               "messages")
+        seen.add(message_id)
 
 
 def _same(kept: Message, sent: Message) -> bool:

@@ -99,6 +99,29 @@ def test_a_body_that_cannot_be_placed_is_a_409_naming_the_message(url: str) -> N
     assert len(thread(url, "t")) == 4
 
 
+@pytest.mark.parametrize("protocol", ["ag-ui", "ai-sdk"])
+def test_a_message_id_no_client_means_is_a_422_and_changes_nothing(url: str,
+                                                                  protocol: str) -> None:
+    """Rule: each message has an id of its own (clients merge messages of one id into one):
+    two new messages with one id, or an id of 300 characters, are refused naming the id, and
+    the thread stays as it was."""
+    held = ag_ui(url, "t", [user("u1", "one")])
+    for ids, words in [(["u2", "u2"], "two of the request's messages"),
+                       (["u" * 300], "300 characters long")]:
+        if protocol == "ag-ui":
+            body: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": [
+                *held, *(user(i, f"new {n}") for n, i in enumerate(ids))]}
+        else:
+            body = {"id": "t", "trigger": "submit-message", "messages": [
+                ui_user("u1", "one"), *(ui_user(i, f"new {n}") for n, i in enumerate(ids))]}
+        response = httpx.post(f"{url}/agents/a/{protocol}", json=body)
+        assert response.status_code == 422, response.text
+        assert words in response.text  # (the AI SDK route answers in text, as `ai` shows it)
+        if protocol == "ag-ui":
+            assert response.json()["field"] == "messages"
+        assert thread(url, "t") == [("user", "one"), ("assistant", "re one (1 asked)")]
+
+
 # -- AI SDK -----------------------------------------------------------------------------------
 
 
