@@ -31,7 +31,7 @@ async def ai_sdk_messages(server: Any, request: Request) -> Response:
     paused = await server.runs.paused(agent, chat_id)
     return JSONResponse(ai_sdk.history_to_ui_messages(
         conversation.history, view["state"], pending=paused.pending if paused else None,
-        sdk_version=sdk_version(request), thread_id=chat_id))
+        sdk_version=sdk_version(request), thread_id=chat_id, version=view["version"]))
 
 
 def sdk_version(request: Request) -> int:

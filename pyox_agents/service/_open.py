@@ -15,7 +15,7 @@ from pyox_agents._run_request import Decision, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.models._inputs import InputNotAccepted, check_inputs
 from pyox_agents.runtime._starting import add_client_results
-from pyox_agents.service._placing import Placement, place
+from pyox_agents.service._placing import Placement, check_message_ids, place
 from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.conversation import State
@@ -57,6 +57,7 @@ async def opened(agent: Agent, request: RunRequest) -> tuple[State | None, Place
             file of the request's messages; 409 when the request cannot be placed.
     """
     _check_inputs(agent, request)
+    check_message_ids(request.messages)
     conversation = await agent.athread(request.thread_id)
     if conversation is None:
         return None, Placement(new=request.messages)
@@ -241,8 +242,9 @@ def _refused_edits(versions: ThreadState | None, where: str) -> Iterator[None]:
         assert versions is not None
         reason = (f"the shared state changed at {exc.path or '/'} {where}: a place your state "
                   "changes is gone" if isinstance(exc, Conflict) else str(exc))
-        raise RequestError(409, f"{reason}; nothing of your request was applied: take the "
-                                "current state (in this answer) and send it again",
+        raise RequestError(409, f"{reason}; nothing of your request was applied: send it "
+                                f"again on the current state (version {versions.version}: "
+                                "GET /threads/{id}, or an AI SDK chat's messages)",
                            "state", details={"version": versions.version,
                                              "state": thaw(versions.frozen())}) from None
 

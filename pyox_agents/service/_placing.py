@@ -41,7 +41,7 @@ from pyox_agents.state.history import (
 )
 from pyox_agents.state.messages import NOTICE_PREFIX, Message
 
-__all__ = ["MAX_MESSAGE_ID", "Placement", "place"]
+__all__ = ["MAX_MESSAGE_ID", "Placement", "check_message_ids", "place"]
 
 MAX_MESSAGE_ID = 256
 """The longest id a client may give a message (the clients' own are 16 to 36 characters)."""
@@ -100,7 +100,6 @@ def place(conversation: State, sent: Sequence[Message]) -> Placement:
     users = [(message.id, message) for message in sent if message.role == "user"]
     if not users:
         return Placement()  # a continuation: tool outputs and answers only
-    _check_ids(users)
     branch = _branch(conversation)
     turns = branch.turns
     known = {turn.id: at for at, turn in enumerate(turns) if turn.id is not None}
@@ -186,7 +185,7 @@ def _branch(conversation: State) -> _Branch:
     return branch
 
 
-def _check_ids(users: Sequence[tuple[str | None, Message]]) -> None:
+def check_message_ids(sent: Sequence[Message]) -> None:
     """Refuse user message ids a client cannot mean: longer than `MAX_MESSAGE_ID`, or given to
     two of the request's messages (clients merge the messages of one id into one).
 
@@ -194,7 +193,7 @@ def _check_ids(users: Sequence[tuple[str | None, Message]]) -> None:
         RequestError: 422 naming the id.
     """
     seen: set[str] = set()
-    for message_id, _ in users:
+    for message_id in (message.id for message in sent if message.role == "user"):
         if message_id is None:
             continue
         if len(message_id) > MAX_MESSAGE_ID:

@@ -204,7 +204,7 @@ def merge(kept: ThreadState, client: Any, seen: Any, version: int | None = None)
         LookupError: `version` is not one the server keeps.
     """
     latest = kept.frozen()
-    version = _base(kept, latest, seen, version)
+    version = _base(kept, latest, client, seen, version)
     base = kept.at(version)
     mine_value = aligned(base, client)  # the person's edits are against the base, not latest
     mine = diff(base, mine_value)
@@ -228,7 +228,7 @@ def edit_running(versions: ThreadState, client: Any, seen: Any,
         LookupError: `version` is not one the run's versions keep.
     """
     latest = versions.frozen()
-    version = _base(versions, latest, seen, version)
+    version = _base(versions, latest, client, seen, version)
     base = versions.at(version)
     mine_value = aligned(base, client)
     mine = diff(base, mine_value)
@@ -237,11 +237,15 @@ def edit_running(versions: ThreadState, client: Any, seen: Any,
     return apply(latest, rebase(mine, versions.changes(version)))
 
 
-def _base(kept: ThreadState, latest: JSON, seen: Any, version: int | None) -> int:
+def _base(kept: ThreadState, latest: JSON, client: Any, seen: Any, version: int | None) -> int:
     """The version a client's state is edits on: the one it names, else the kept one its
-    `seen` state equals (or is the closest to: a client that names none cannot be told)."""
+    `seen` state equals (or is the closest to: a client that names none cannot be told). A
+    state that is the latest is no edit, whatever version it names (a page that follows the
+    thread live, its messages naming an older one)."""
     if version is None:
         return kept.closest(aligned(latest, seen))[0]
+    if not kept.keeps(version) and kept.is_latest(client):
+        return kept.version
     if not kept.keeps(version):
         raise LookupError(f"version {version} of the thread's state is not one the server "
                           f"keeps (it keeps {max(1, kept.version - len(kept.back))} to "

@@ -69,12 +69,16 @@ def test_messages_keep_the_streamed_id_final_tool_parts_and_the_state(
     assert second["id"] == chunks[0]["messageId"] and second["role"] == "assistant"
     parts = second["parts"]
     assert [p["type"] for p in parts] == ["step-start", "tool-inc", "tool-boom", "step-start",
-                                          "text", "data-state"]
+                                          "text", "data-state", "data-state-version"]
     assert parts[1] == {"type": "tool-inc", "toolCallId": "c1", "state": "output-available",
                         "input": {"n": 2}, "output": 3}
     assert parts[2]["state"] == "output-error" and parts[2]["errorText"]
     assert parts[4] == {"type": "text", "text": "Done.", "state": "done"}
     assert parts[5] == {"type": "data-state", "id": "state", "data": {"count": 3}}
+    # its number, as the stream's last one named it: the page's next request names it
+    versions = [c["data"] for c in chunks if c["type"] == "data-state-version"]
+    assert parts[6] == {"type": "data-state-version", "id": "state-version",
+                        "data": versions[-1]}
 
 
 def test_a_call_waiting_for_a_person_is_approval_requested_with_the_streamed_id(
@@ -102,7 +106,8 @@ def test_a_continuation_after_an_approval_stays_one_message(live_server: Serve) 
     assert got[1]["id"] == first[0]["messageId"]
     (part,) = [p for p in got[1]["parts"] if p["type"] == "tool-reset"]
     assert part["state"] == "output-available" and part["output"] == "reset"
-    assert got[1]["parts"][-1]["data"] == {"count": 0}
+    (state,) = [p for p in got[1]["parts"] if p["type"] == "data-state"]
+    assert state["data"] == {"count": 0}
 
 
 def test_a_regenerated_reply_replaces_the_old_one(live_server: Serve) -> None:

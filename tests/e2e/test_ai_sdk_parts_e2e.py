@@ -124,14 +124,16 @@ def test_messages_pass_validate_ui_messages_and_continue_the_chat(
     assert message["id"] == streamed["id"]
     (part,) = [p for p in message["parts"] if p["type"] == "tool-add_todo"]
     assert part["state"] == "output-available" and part["output"] == "added"
-    assert message["parts"][-1]["data"] == {"todos": [{"text": "milk", "done": False}]}
+    assert [p["type"] for p in message["parts"][-2:]] == ["data-state", "data-state-version"]
+    assert message["parts"][-2]["data"] == {"todos": [{"text": "milk", "done": False}]}
     again = run_node("aisdk_chat.mjs", api, {"major": major, "chatId": f"hist-{major}",
                                              "initialMessages": loaded["messages"],
                                              "messages": ["anything else?"]})
     assert again["chunkErrors"] == [] and again["status"] == "ready", again["error"]
     ids = [m["id"] for m in again["messages"] if m["role"] == "assistant"]
     assert ids[0] == streamed["id"] and len(ids) == 2
-    assert again["requests"][0]["body"]["messages"][1]["parts"][-1]["type"] == "data-state"
+    sent = again["requests"][0]["body"]["messages"][1]["parts"]  # the version it holds named
+    assert [p["type"] for p in sent[-2:]] == ["data-state", "data-state-version"]
 
 
 def test_messages_show_a_waiting_approval_that_the_page_can_answer(

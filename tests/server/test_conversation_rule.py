@@ -120,6 +120,10 @@ def test_a_message_id_no_client_means_is_a_422_and_changes_nothing(url: str,
         if protocol == "ag-ui":
             assert response.json()["field"] == "messages"
         assert thread(url, "t") == [("user", "one"), ("assistant", "re one (1 asked)")]
+        fresh = {**body, "threadId": "new", "id": "new", "messages": body["messages"][1:]}
+        response = httpx.post(f"{url}/agents/a/{protocol}", json=fresh)  # a thread's first
+        assert response.status_code == 422 and words in response.text, response.text
+        assert httpx.get(f"{url}/threads/new").status_code == 404
 
 
 # -- AI SDK -----------------------------------------------------------------------------------

@@ -224,7 +224,8 @@ async def test_a_whole_state_that_writes_inside_a_place_gone_meanwhile_is_refuse
 async def test_a_whole_state_made_on_a_version_no_longer_kept_is_refused() -> None:
     """Rule: a tab away for longer than the kept versions names one the server cannot rebase
     its state from: 409 with the current version and state, not a guess that puts its old
-    values over a run's work."""
+    values over a run's work. A state that is the latest is no edit, whatever version its
+    messages name (a page that follows the thread live)."""
     app = create_app({"todo": todo_agent()}, store=MemoryStore())
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
         await post_run(http, "/agents/todo/ag-ui", ag_ui_body(messages=[
@@ -243,6 +244,11 @@ async def test_a_whole_state_made_on_a_version_no_longer_kept_is_refused() -> No
         assert "version 2 of the thread's state is not one the server keeps" in body["error"]
         assert (body["version"], body["state"]) == (22, before["state"])
         assert await kept(http) == before and before["state"]["n"] == 19
+        follows = await http.post("/agents/todo/ag-ui", json=ag_ui_body(  # a page that
+            runId="r3", state=before["state"], forwardedProps={"stateVersion": 2},  # follows
+            messages=[{"id": "u1", "role": "user", "content": "hi"},  # live: no edit
+                      {"id": "u2", "role": "user", "content": "more"}]))
+        assert follows.status_code == 200, follows.text
 
 
 @pytest.mark.parametrize(("body", "status", "field", "words"), [

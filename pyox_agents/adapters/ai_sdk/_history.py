@@ -13,7 +13,8 @@
   approval id, or for ai 5 the `data-approval-request` part; one waiting for the page's own
   tool `input-available`); a call a crash cut, which the run asks about once a message was
   typed after it, is asked about in a new message after that one, as the stream asked;
-- the last assistant message ends with the `data-state` part of the thread's shared state.
+- the last assistant message ends with the `data-state` part of the thread's shared state, and
+  its `data-state-version` part where the server numbers its versions, as the stream ends.
 
 A `regenerate` went back in the history (`Restored`): what it replaced is left out. Live parts
 (`data-<name>`, sources, files from tools) and message metadata are not kept in the history.
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pyox_agents.adapters.ai_sdk._request import assistant_message_id
-from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID
+from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID, VERSION_ID
 from pyox_agents.state._shown_ids import user_message_id
 from pyox_agents.state.frozen import thaw
 from pyox_agents.state.run import ApprovalRequest
@@ -37,9 +38,11 @@ UIMessage = dict[str, Any]
 
 def history_to_ui_messages(history: Sequence[Any], state: Any = None, *,
                            pending: ApprovalRequest | None = None,
-                           sdk_version: int = 7, thread_id: str = "") -> list[UIMessage]:
+                           sdk_version: int = 7, thread_id: str = "",
+                           version: int | None = None) -> list[UIMessage]:
     """The `UIMessage`s of a thread's `history` (`State.history` entries), its shared `state`
-    last, and `pending` (the approval the thread waits for) on its call's part. A user
+    last (with its `version`, where the server numbers them: the page's next request names
+    it), and `pending` (the approval the thread waits for) on its call's part. A user
     message has the id its client gave it, else one of its place in thread `thread_id`."""
     out: list[UIMessage] = []
     calls: dict[str, dict[str, Any]] = {}  # call id -> its tool part
@@ -84,10 +87,21 @@ def history_to_ui_messages(history: Sequence[Any], state: Any = None, *,
                 message["parts"].append(part)
         _waiting(part, pending, message, sdk_version)
     out.extend(held)
-    assistants = [m for m in out if m["role"] == "assistant"]
-    if assistants and state is not None:
-        assistants[-1]["parts"].append({"type": "data-state", "id": STATE_ID, "data": state})
+    _end_with_state(out, state, version)
     return out
+
+
+def _end_with_state(out: list[UIMessage], state: Any, version: int | None) -> None:
+    """The shared state, and its number where there is one, on the last assistant message, as
+    the stream ends its message."""
+    assistants = [m for m in out if m["role"] == "assistant"]
+    if not assistants or state is None:
+        return
+    parts = assistants[-1]["parts"]
+    parts.append({"type": "data-state", "id": STATE_ID, "data": state})
+    if version:
+        parts.append({"type": "data-state-version", "id": VERSION_ID,
+                      "data": {"version": version}})
 
 
 def _waiting(part: dict[str, Any], pending: ApprovalRequest, message: UIMessage,
