@@ -243,8 +243,8 @@ def _refused_edits(versions: ThreadState | None, where: str) -> Iterator[None]:
         reason = (f"the shared state changed at {exc.path or '/'} {where}: a place your state "
                   "changes is gone" if isinstance(exc, Conflict) else str(exc))
         raise RequestError(409, f"{reason}; nothing of your request was applied: send it "
-                                f"again on the current state (version {versions.version}: "
-                                "GET /threads/{id}, or an AI SDK chat's messages)",
+                                f"again on the current state (version {versions.version}, as "
+                                "the thread gives it: GET /threads/{id})",
                            "state", details={"version": versions.version,
                                              "state": thaw(versions.frozen())}) from None
 
