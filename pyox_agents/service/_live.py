@@ -46,7 +46,7 @@ _TAIL = 8
 """The latest events a log keeps as they are (the readers at its end read those)."""
 
 
-@dataclass
+@dataclass(slots=True, weakref_slot=True)
 class LiveRun:
     """One run as the server serves it: its events so far, and whether it has ended."""
 
