@@ -68,6 +68,8 @@ class FrameIds:
     (those up to `after`, when it resumes). `tag` starts each id once the run's start is seen
     (`begin`)."""
 
+    __slots__ = ("after", "tag")
+
     def __init__(self, after: Cursor | None = None) -> None:
         self.after = after
         self.tag = ""

@@ -26,6 +26,8 @@ class RunHandle:
     writes each list at once) or `events()`; `cancel()` stops it (what it committed stays).
     """
 
+    __slots__ = ("_batches", "_edit", "_keep_pace", "_texts", "_untaken", "conversation", "run_id")
+
     def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]],
                  texts: Callable[[str], Callable[[], str] | None] | None = None,
                  edit: Callable[[Sequence[Op], int], Commit | None] | None = None,

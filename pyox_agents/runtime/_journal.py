@@ -54,6 +54,10 @@ __all__ = ["Journal", "StoreError"]
 class Journal:
     """Keeps one run's `RunState` and audit chain, and writes them with the conversation."""
 
+    __slots__ = ("_audit", "_audited", "_awrite_lock", "_dropped", "_started", "_tickets",
+                 "_write_lock", "_written", "before_end", "conversation", "fence", "owner", "run",
+                 "shared", "store")
+
     def __init__(self, run: RunState, conversation: State, shared: SharedState,
                  store: Store | None) -> None:
         self.run = run

@@ -169,6 +169,9 @@ class ReplyStream:
     calls' ids to that set.
     """
 
+    __slots__ = ("_calls", "_emit", "_open_calls", "_predictions", "_reasoning", "_reasoning_open",
+                 "_taken", "_text", "_text_open", "_usage", "message_id")
+
     def __init__(self, emit: Callable[[list[RuntimeEvent]], None],
                  predictions: Mapping[str, Mapping[str, str]] | None = None,
                  message_id: str | None = None, *,

@@ -33,7 +33,7 @@ NO_ACCESS = (
 def discard(events: Sequence[RuntimeEvent]) -> None:
     """An `Emit` for turns nobody streams (custom loops, ask, compact)."""
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Setup:
     """What a runner needs of its agent."""
 
@@ -57,7 +57,7 @@ class Setup:
                 await outcome
 
 
-@dataclass
+@dataclass(slots=True)
 class Access:
     """How this run reaches the shared state: its own, its parent's, or none.
 

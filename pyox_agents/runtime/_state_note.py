@@ -35,6 +35,8 @@ class PersonEdits:
     commit the run streams as a `StateChanged` with `call_id` "", kept for the note the model
     reads at its next turn. None once the run has told its end (`ended`)."""
 
+    __slots__ = ("ended", "ops")
+
     def __init__(self) -> None:
         self.ops: list[dict[str, Any]] = []
         self.ended = False

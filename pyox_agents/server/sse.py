@@ -189,6 +189,9 @@ class _Clock:
     is due, however many chunks were written meanwhile. The client's disconnect ends the
     writer's wait the same way (`leave`)."""
 
+    __slots__ = ("_at", "_timer", "expired", "gone", "keepalive", "last", "limit", "loop",
+                 "send_timeout", "sending", "silent", "task")
+
     def __init__(self, keepalive: float, send_timeout: float | None) -> None:
         self.loop = asyncio.get_running_loop()
         task = asyncio.current_task()

@@ -31,7 +31,7 @@ from pyox_agents.state.jsonvalue import (
 from pyox_agents.state.messages import NOTICE_PREFIX, Image, Message, Reply, ToolCall, Usage
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ImportEntry:
     """The messages a State started from (`State(messages=...)`)."""
 
@@ -49,7 +49,7 @@ class ImportEntry:
         return entry_row(self.kind, self.at, [message_to_json(m) for m in self.content])
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ExtraDataEntry:
     """The full new extra_data, after `State(extra_data=...)` or an `edit_extra_data()` block."""
 
@@ -69,7 +69,7 @@ class ExtraDataEntry:
         return entry_row(self.kind, self.at, self.content)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class RunStartEntry:
     """A run began; `content` is its run id if the loop gave one.
 
@@ -109,7 +109,7 @@ def _user_message(entry: UserMessageEntry | NoticeEntry) -> None:
     set_field(entry, "content", message)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class UserMessageEntry:
     """A user message added with `add_message`."""
 
@@ -125,7 +125,7 @@ class UserMessageEntry:
         return entry_row(self.kind, self.at, message_to_json(self.content))
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class NoticeEntry:
     """A notice added with `add_message(Message.notice(...))`: its text starts "[notice] "."""
 
@@ -141,7 +141,7 @@ class NoticeEntry:
         return entry_row(self.kind, self.at, message_to_json(self.content))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestSummary:
     """What a model request was sent: how many messages, and the names of the tools offered.
 
@@ -161,7 +161,7 @@ class RequestSummary:
         set_field(self, "tool_names", names)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ModelRequestEntry:
     """A request began waiting on the model: a think (the turn counts from here), ask or compact."""
 
@@ -184,7 +184,7 @@ class ModelRequestEntry:
         return entry_row(self.kind, self.at, content, purpose=self.purpose)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ModelReplyEntry:
     """What the model answered to the open request: a `Reply` with its text and tool calls."""
 
@@ -204,7 +204,7 @@ class ModelReplyEntry:
         return entry_row(self.kind, self.at, reply_to_json(self.content), purpose=self.purpose)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ToolResultEntry:
     """A tool call closed: its `outcome`, result value (`content`) and the `text` the model reads.
 

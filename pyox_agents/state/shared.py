@@ -74,6 +74,9 @@ class SharedState:
         TypeError: `value` is not JSON (the message names the path, e.g. `state["tags"]`).
     """
 
+    __slots__ = ("_log", "_open", "_open_lock", "_recent", "_size", "_value", "_version",
+                 "max_bytes", "state_type")
+
     def __init__(self, value: object = None, *,
                  state_type: type[pydantic.BaseModel] | None = None,
                  max_bytes: int | None = None) -> None:

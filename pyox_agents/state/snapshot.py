@@ -88,6 +88,10 @@ class Fold:
     Not thread-safe by itself: a State calls it under its lock.
     """
 
+    __slots__ = ("answer", "answer_given", "calls", "child_ids", "created_at", "extra_data",
+                 "finished", "held", "length", "messages", "parent_call_id", "parent_id",
+                 "request", "results", "started", "stopped", "turn", "updated_at", "usage")
+
     def __init__(self) -> None:
         self.length = 0
         self.created_at: datetime.datetime | None = None
@@ -118,7 +122,8 @@ class Fold:
     def copy(self) -> Fold:
         """An independent copy."""
         other = Fold()
-        other.__dict__.update(self.__dict__)
+        for name in Fold.__slots__:
+            setattr(other, name, getattr(self, name))
         other._take(self)
         return other
 

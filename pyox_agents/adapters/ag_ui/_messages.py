@@ -49,7 +49,7 @@ def as_json(value: Any) -> Any:
         return str(value)
 
 
-@dataclass
+@dataclass(slots=True)
 class MessageDraft:
     """A message of this run as the client builds it from the stream."""
 

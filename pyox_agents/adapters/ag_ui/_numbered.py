@@ -54,6 +54,8 @@ class Reopened:
     """What the AG-UI events a reader got left open, in the order they were opened: what a
     stream that resumes must start again (with the `RUN_STARTED` before them)."""
 
+    __slots__ = ("_open", "_started")
+
     def __init__(self) -> None:
         self._started: BaseEvent | None = None
         self._open: dict[tuple[str, object, object], BaseEvent] = {}

@@ -39,7 +39,7 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass
+@dataclass(slots=True)
 class _Parts:
     """What one run (the stream's own, or a subagent's) has open."""
 

@@ -45,6 +45,8 @@ ToolEvent = CustomEvent | Progress | SourceCited | FileAttached | PreliminaryRes
 class ToolEvents:
     """The translation of one stream's tool events: it knows which activities it has shown."""
 
+    __slots__ = ("shown",)
+
     def __init__(self) -> None:
         self.shown: dict[str, bool] = {}
         """The activity ids this stream sent a snapshot of, each with whether its content was
