@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from hypothesis import given
+from ag_ui.core import UserMessage
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pyox_agents.adapters.ag_ui import APPROVAL_SCHEMA, translate
@@ -512,3 +513,24 @@ def test_a_float_field_is_written_as_pydantic_writes_it(value: float) -> None:
     for event in (RunFinishedEvent(thread_id="t", run_id="r", raw_event=value, result=value),
                   CustomEvent(name="n", value=value, timestamp=1)):
         assert encode_event(event) == event.model_dump_json(by_alias=True, exclude_none=False)
+
+
+@given(messages=st.lists(ag_ui_messages(st.text(st.characters(exclude_categories=()), max_size=4)),
+                         max_size=4, unique_by=lambda message: message.id))
+@example(messages=[UserMessage(id="u1", content="a lone \ud800 surrogate")])
+def test_the_final_snapshot_gives_the_clients_messages_back_as_they_were_sent(
+        messages: list[Any]) -> None:
+    """Rule: the final MESSAGES_SNAPSHOT gives the client's messages back first, each as the
+    client sent it (the stream keeps them as their JSON while the run goes on, or as models
+    where a text cannot be written so: a lone surrogate)."""
+    import asyncio
+    import json
+
+    from ag_ui.core import MessagesSnapshotEvent
+
+    from pyox_agents.adapters.ag_ui import encode_event
+
+    sent = run_input(messages=[m.model_dump(by_alias=True) for m in messages])
+    out = asyncio.run(translated([START, DONE], sent))
+    expected = json.loads(encode_event(MessagesSnapshotEvent(messages=sent.messages)))
+    assert of_type(out, "MESSAGES_SNAPSHOT")[-1]["messages"] == expected["messages"]

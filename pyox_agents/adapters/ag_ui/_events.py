@@ -36,6 +36,8 @@ from ag_ui.core import (
     TokenUsage,
     ToolCallArgsEvent,
 )
+from pydantic import TypeAdapter
+from pydantic_core import PydanticSerializationError
 
 from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.adapters.ag_ui._messages import as_json, reasoning_id, result_id
@@ -134,15 +136,33 @@ class StreamInput(NamedTuple):
     resume: bool
     v1: bool
     """The client reads AG-UI 1.0: it gets the 1.0-only fields (`declares_1_0`)."""
-    messages: list[Message]
+    messages: bytes | list[Message]
+    """The client's messages as JSON, read again at the run's end (`client_messages`): a model
+    a message held by every open stream was 0.7 KiB a message, 33 KiB for a CopilotKit client's
+    50 messages of history; their JSON is 12. The models themselves only where their JSON
+    cannot be written (a lone surrogate in a text)."""
+
+
+_MESSAGES = TypeAdapter(list[Message])
 
 
 def stream_input(run_input: RunAgentInput) -> StreamInput:
     """What a stream of `run_input` keeps of it. A server takes it before the run's first wait,
     so that the rest of the request (its state, tools, context) goes at once."""
+    messages: bytes | list[Message]
+    try:
+        messages = _MESSAGES.dump_json(run_input.messages, by_alias=True)
+    except PydanticSerializationError:
+        messages = list(run_input.messages)
     return StreamInput(run_input.thread_id, run_input.run_id, run_input.parent_run_id,
-                       bool(run_input.resume), declares_1_0(run_input),
-                       list(run_input.messages))
+                       bool(run_input.resume), declares_1_0(run_input), messages)
+
+
+def client_messages(kept: StreamInput) -> list[Message]:
+    """The client's messages a stream kept (`StreamInput.messages`), as models again."""
+    if isinstance(kept.messages, bytes):
+        return _MESSAGES.validate_json(kept.messages)
+    return list(kept.messages)
 
 
 class Translation(OpenParts):
@@ -158,8 +178,7 @@ class Translation(OpenParts):
         self.run_id = kept.run_id
         self.parent_run_id = kept.parent_run_id
         self.resume = kept.resume
-        self.messages = kept.messages
-        """The client's messages: the final `MESSAGES_SNAPSHOT` gives them back first."""
+        self._kept = kept
         self.v1 = kept.v1
         """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
         self.restore = restore
@@ -186,6 +205,11 @@ class Translation(OpenParts):
             return None
         return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
                 f'{self._id_json},"delta":{encode_basestring(delta)}}}')
+
+    @property
+    def messages(self) -> list[Message]:
+        """The client's messages: the final `MESSAGES_SNAPSHOT` gives them back first."""
+        return client_messages(self._kept)
 
     def _snapshot(self) -> list[Message]:
         """The client's messages (their ids kept), then this run's, with the streamed ids."""
