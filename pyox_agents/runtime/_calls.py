@@ -88,6 +88,8 @@ class _Call:
 class ToolCalls:
     """The tool-call part of a `Runner`: what it reads of the runner, and its calls' path."""
 
+    __slots__ = ("recovering",)  # (the rest are the runner's)
+
     setup: Setup
     access: Access
     conversation: State

@@ -71,6 +71,11 @@ _NO_SPAN = contextlib.nullcontext()
 class Runner(ToolCalls):
     """Executes a run, or single turns, of an agent on a conversation."""
 
+    __slots__ = ("_call_ids", "_reply_ids", "_rerun_lock", "_step", "_stream", "access",
+                 "client_tools", "context", "conversation", "emit", "forwarded_props",
+                 "handed_over", "journal", "model", "person", "run_id", "setup",
+                 "usage")
+
     def __init__(self, setup: Setup, conversation: State, access: Access, *,
                  journal: Journal | None = None, run_id: str | None = None, emit: Emit = discard,
                  client_tools: Sequence[ToolSpec] = (), context: Sequence[str] = (),

@@ -168,6 +168,10 @@ def client_messages(kept: StreamInput) -> list[Message]:
 class Translation(OpenParts):
     """The state of one stream's translation: what is open, and this run's messages."""
 
+    __slots__ = ("_id_json", "_kept", "_open_text", "ended", "numbered", "parent_run_id",
+                 "request", "restore", "resume", "run_id", "started", "thread_id", "tool_events",
+                 "v1")
+
     def __init__(self, run_input: RunAgentInput | StreamInput, *,
                  restore: bool = False) -> None:
         super().__init__()

@@ -52,6 +52,8 @@ class _Parts:
 class OpenParts:
     """What one stream's translation has open, and the messages of this run it streamed."""
 
+    __slots__ = ("call_message", "call_owner", "drafts", "parts", "subagents")
+
     def __init__(self) -> None:
         self.parts: dict[str | None, _Parts] = {None: _Parts()}
         self.subagents: dict[str, str | None] = {}
