@@ -18,6 +18,7 @@ from pyox_agents import (
     RunFailedError,
     RunFinished,
     RunStarted,
+    State,
     StepFinished,
     StepStarted,
     TextDelta,
@@ -309,3 +310,26 @@ async def test_the_agents_tool_timeout_applies_to_every_tool() -> None:
                   tool_timeout=0.05)
     (result,) = results(await collect(agent)).values()
     assert result.error is not None and "did not finish within 0.05 s" in result.error
+
+
+@pytest.mark.parametrize("messages", [
+    "a\ud800b",
+    State(messages=[Message.user("fine"), Message.user("x"), Message.user("bad \udc80")]),
+    State(messages=[Message(role="user", content="hi", name="n\ud800")]),
+], ids=["prompt", "a State's third message", "a name"])
+def test_a_message_whose_text_holds_a_lone_surrogate_is_refused_before_the_run(
+        messages: Any) -> None:
+    """Rule: every bad input gets a clear error: a prompt or a message whose text holds a lone
+    surrogate (UTF-8 cannot encode it) is refused before the run starts, naming the message,
+    the field and where the surrogate is; the model is not asked and nothing is saved. It
+    failed inside the run ("internal_error") when the run's audit record digested the prompt."""
+    from pyox_agents.models import InputNotAccepted
+    from pyox_agents.stores import MemoryStore
+
+    model, store = ScriptedModel(["never"]), MemoryStore()
+    with pytest.raises(InputNotAccepted, match=r"^messages\[\d\]\.(content|name) holds a lone "
+                                               r"surrogate \('\\ud[8c]\d\d' at index \d+\), "
+                                               r"which is not text") as caught:
+        Agent(model, store=store).run(messages)
+    assert caught.value.path in {"messages[0].content", "messages[2].content", "messages[0].name"}
+    assert model.requests == [] and store.list_threads() == []

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pyox_agents._errors import PyoxError
+from pyox_agents.state._pointers import lone_surrogate
 from pyox_agents.state.messages import File, Image, Message
 
 __all__ = ["ANY_INPUT", "InputKinds", "InputNotAccepted", "Source", "check_inputs",
@@ -62,7 +63,8 @@ ANY_INPUT = InputKinds({"*/*": ("data", "url")})
 
 
 class InputNotAccepted(PyoxError, ValueError):
-    """A message has an image or file the model cannot take; `path` names the part."""
+    """A message has an image or file the model cannot take, or text that is not text (a lone
+    surrogate); `path` names the part."""
 
     def __init__(self, message: str, path: str) -> None:
         super().__init__(message)
@@ -76,12 +78,15 @@ index) -> a path such as "messages[2].content[1]"."""
 
 def check_inputs(model: object, messages: Sequence[Message], paths: PartPaths | None = None
                  ) -> None:
-    """Refuse `messages` when `model` cannot take one of their images or files.
+    """Refuse `messages` when `model` cannot take one of their images or files, or when their
+    text holds a lone surrogate (UTF-8 cannot encode it: no model, store or audit can take it).
 
     Raises:
         InputNotAccepted: naming the part's path (from `paths`, else
-            "messages[i].files[j]"), its media type, and what the model takes.
+            "messages[i].files[j]"), its media type, and what the model takes; or the text's
+            path ("messages[i].content") and where the surrogate is.
     """
+    _check_text(messages)
     accepts = getattr(model, "accepts", None)
     if accepts is None:
         return
@@ -99,6 +104,18 @@ def check_inputs(model: object, messages: Sequence[Message], paths: PartPaths | 
             f"{where} is {what} of type {part.media_type} sent {how}, which model {name!r} "
             f"cannot take (it takes {takes}); send one of those, or run an agent whose model "
             f"takes {part.media_type}", where)
+
+
+def _check_text(messages: Sequence[Message]) -> None:
+    for index, message in enumerate(messages):
+        for field, text in (("content", message.content), ("name", message.name or "")):
+            at = lone_surrogate(text)
+            if at is not None:
+                where = f"messages[{index}].{field}"
+                raise InputNotAccepted(
+                    f"{where} holds a lone surrogate ({text[at]!r} at index {at}), which is not "
+                    f"text: decode bytes with errors='replace' (for a file name: "
+                    f"name.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace'))", where)
 
 
 def _parts(messages: Sequence[Message]) -> Iterator[tuple[int, str, int, Image | File]]:
