@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pyox_agents._errors import PyoxError
-from pyox_agents.state._pointers import lone_surrogate
+from pyox_agents.state._pointers import DECODE_HINT, lone_surrogate
 from pyox_agents.state.messages import File, Image, Message
 
 __all__ = ["ANY_INPUT", "InputKinds", "InputNotAccepted", "Source", "check_inputs",
@@ -112,10 +112,8 @@ def _check_text(messages: Sequence[Message]) -> None:
             at = lone_surrogate(text)
             if at is not None:
                 where = f"messages[{index}].{field}"
-                raise InputNotAccepted(
-                    f"{where} holds a lone surrogate ({text[at]!r} at index {at}), which is not "
-                    f"text: decode bytes with errors='replace' (for a file name: "
-                    f"name.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace'))", where)
+                raise InputNotAccepted(f"{where} holds a lone surrogate ({text[at]!r} at index "
+                                       f"{at}), which is not text: {DECODE_HINT}", where)
 
 
 def _parts(messages: Sequence[Message]) -> Iterator[tuple[int, str, int, Image | File]]:

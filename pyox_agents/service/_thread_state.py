@@ -244,13 +244,12 @@ def _base(kept: ThreadState, latest: JSON, client: Any, seen: Any, version: int 
     thread live, its messages naming an older one)."""
     if version is None:
         return kept.closest(aligned(latest, seen))[0]
-    if not kept.keeps(version) and kept.is_latest(client):
+    if kept.keeps(version):
+        return version
+    if kept.is_latest(client):
         return kept.version
-    if not kept.keeps(version):
-        raise LookupError(f"version {version} of the thread's state is not one the server "
-                          f"keeps (it keeps {max(1, kept.version - len(kept.back))} to "
-                          f"{kept.version})")
-    return version
+    raise LookupError(f"version {version} of the thread's state is not one the server keeps "
+                      f"(it keeps {max(1, kept.version - len(kept.back))} to {kept.version})")
 
 
 def _change(number: int, state: JSON, made: Sequence[Op] | None,

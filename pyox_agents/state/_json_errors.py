@@ -9,7 +9,7 @@ import enum
 from collections.abc import Sequence
 
 from pyox_agents._errors import ToolError
-from pyox_agents.state._pointers import lone_surrogate, python_path
+from pyox_agents.state._pointers import DECODE_HINT, lone_surrogate, python_path
 
 
 class NotJSON(ToolError, TypeError):
@@ -30,9 +30,7 @@ def check_text(text: str, path: str, at: Sequence[str | int], key: bool = False)
         what = f"has the key {text!r}, which" if key else "is a str that"
         raise NotJSON(
             f"{python_path(path, at)} {what} holds a lone surrogate ({text[index]!r} at index "
-            f"{index}); JSON text must be valid Unicode: decode bytes with errors='replace' "
-            f"(for a file name: name.encode('utf-8', 'surrogateescape').decode('utf-8', "
-            f"'replace'))")
+            f"{index}); JSON text must be valid Unicode: {DECODE_HINT}")
 
 
 def too_deep(path: str, at: Sequence[str | int]) -> str:

@@ -22,6 +22,11 @@ def lone_surrogate(text: str) -> int | None:
     return None if found is None else found.start()
 
 
+DECODE_HINT = ("decode bytes with errors='replace' (for a file name: name.encode('utf-8', "
+               "'surrogateescape').decode('utf-8', 'replace'))")
+"""What to do about a lone surrogate, for the messages that refuse one."""
+
+
 def python_path(path: str, tokens: Iterable[str | int]) -> str:
     """`path` followed by `tokens` as Python subscripts: `state["todos"][3]`."""
     parts = [path]

@@ -319,7 +319,7 @@ class Translation(OpenParts):
                               parent_run_id=self.parent_run_id,
                               protocol_version=PROTOCOL_VERSION if self.v1 else None)
         if self.restore or self.resume:  # a resume answers calls an earlier run made:
-            yield MessagesSnapshotEvent(messages=list(self.messages))  # name them first
+            yield MessagesSnapshotEvent(messages=self.messages)  # name them first
         if announce:
             self.numbered = version > 0
             yield StateSnapshotEvent(snapshot=state, **self._numbered(version))

@@ -247,16 +247,17 @@ class ChunkWriter:
         waiting = self._waiting_on(request.call_id)
         # a new message asks about a call an earlier one streamed (a crash cut it, and the
         # person typed a message): the call's part comes first, the request names it
-        shown = self.chat.message_id is None and request.call_id not in self._awaiting
+        elsewhere = self.chat.message_id is None and request.call_id not in self._awaiting
         for call_id in waiting:
             self._awaiting.pop(call_id, None)
         if self.version >= 6:
             extra = {"reason": request.prompt} if self.version >= 7 and request.prompt else {}
-            part: list[Chunk] = [{"type": "tool-input-available", "toolCallId": request.call_id,
-                                  "toolName": request.tool, "input": dict(request.arguments)}]
-            return [*(part if shown and waiting == [request.call_id] else []),
-                    *({"type": "tool-approval-request", "approvalId": request.id,
-                       "toolCallId": call_id, **extra} for call_id in waiting)]
+            part: list[Chunk] = []
+            if elsewhere and waiting == [request.call_id]:
+                part.append({"type": "tool-input-available", "toolCallId": request.call_id,
+                             "toolName": request.tool, "input": dict(request.arguments)})
+            return [*part, *({"type": "tool-approval-request", "approvalId": request.id,
+                              "toolCallId": call_id, **extra} for call_id in waiting)]
         return [{"type": "data-approval-request", "id": request.id, "data": {
             "approvalId": request.id, "toolCallId": request.call_id, "toolName": request.tool,
             "input": dict(request.arguments), "prompt": request.prompt}}]
