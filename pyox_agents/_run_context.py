@@ -21,9 +21,6 @@ from pyox_agents.state.run import Spent
 __all__ = ["ContextMisuse", "PersonDeclined", "PersonNeeded", "Preliminary", "RunContext",
            "RunLink"]
 
-_NO_VIEW: Any = object()
-
-
 class RunLink(Protocol):
     """What a tool's context needs of its run: a person's answer about a call, if given."""
 
@@ -115,9 +112,7 @@ class RunContext:
                 or reserved (`RESERVED_NAMES`).
             RuntimeError: called outside a tool of a run.
         """
-        if not isinstance(name, str) or not name:
-            raise ContextMisuse(f"ctx.emit needs a non-empty str name, got {name!r}")
-        _check_not_reserved("ctx.emit", name)
+        _check_name("ctx.emit", "name", name)
         value = freeze(value, path=f"ctx.emit({name!r}) value")
         self._deliver("ctx.emit", CustomEvent(name, value, id=id, transient=transient,
                                                 call_id=self.call_id))
@@ -134,14 +129,13 @@ class RunContext:
                 or reserved (`RESERVED_NAMES`).
             RuntimeError: called outside a tool of a run.
         """
-        if not isinstance(kind, str) or not kind:
-            raise ContextMisuse(f"ctx.progress needs a non-empty str kind, got {kind!r}")
-        _check_not_reserved("ctx.progress", kind)
+        _check_name("ctx.progress", "kind", kind)
         freeze(kind, path="ctx.progress kind")  # before the id made of it is checked
         view = id if id is not None else f"{self.call_id}-{kind}"
         content = freeze(content, path=f"ctx.progress({kind!r}) content")
-        before = self._views.get(view, _NO_VIEW)
-        delta = None if before is _NO_VIEW else [op.to_json() for op in diff(before, content)]
+        delta = None  # the view's first event: no previous content to patch
+        if view in self._views:
+            delta = [op.to_json() for op in diff(self._views[view], content)]
         self._deliver("ctx.progress", Progress(view, kind, content, delta, call_id=self.call_id))
         self._views[view] = content
         return view
@@ -261,7 +255,9 @@ _NOT_TEXT = frozenset({"value", "content", "delta", "transient", "call_id", "run
 """Fields of a tool's live event that are not text the tool gave (JSON values, or ours)."""
 
 
-def _check_not_reserved(where: str, name: str) -> None:
+def _check_name(where: str, what: str, name: Any) -> None:
+    if not isinstance(name, str) or not name:
+        raise ContextMisuse(f"{where} needs a non-empty str {what}, got {name!r}")
     if name in RESERVED_NAMES:
         raise ContextMisuse(f"{where}({name!r}, ...): {name!r} is reserved (the AI SDK part "
                          f"data-{name} is the runtime's own); pick another name, such as "
