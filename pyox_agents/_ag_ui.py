@@ -23,7 +23,6 @@ from pyox_agents.adapters.ag_ui import (
     upgrade_binary_parts,
 )
 from pyox_agents.agent import Agent
-from pyox_agents.events import RuntimeEvent
 from pyox_agents.service import LOOK_UP, RunService, rejoin
 from pyox_agents.state._validation import validation_problems
 from pyox_agents.state.run import RunState
@@ -58,13 +57,9 @@ def parse_request(body: bytes, agent: Agent) -> tuple[RunAgentInput, RunRequest]
     return run_input, request_from_input(run_input, paused.pending if paused else None)
 
 
-async def stream(
-    agent: Agent,
-    run_input: RunAgentInput | Mapping[str, Any],
-    *,
-    store: Store | None = None,
-    service: RunService | None = None,
-) -> AsyncIterator[BaseEvent]:
+async def stream(agent: Agent, run_input: RunAgentInput | Mapping[str, Any], *,
+                 store: Store | None = None, service: RunService | None = None,
+                 ) -> AsyncIterator[BaseEvent]:
     """Run `agent` for an AG-UI request and yield its AG-UI events, without our server.
 
     `store` saves threads and runs (an agent without a store of its own gets it), so a later
@@ -94,13 +89,9 @@ async def stream(
         yield event
 
 
-async def connect(
-    agent: Agent,
-    run_input: RunAgentInput | Mapping[str, Any],
-    *,
-    store: Store | None = None,
-    service: RunService | None = None,
-) -> AsyncIterator[BaseEvent]:
+async def connect(agent: Agent, run_input: RunAgentInput | Mapping[str, Any], *,
+                  store: Store | None = None, service: RunService | None = None,
+                  ) -> AsyncIterator[BaseEvent]:
     """The AG-UI events that bring a client back to the thread of `run_input` (a reload, or
     CopilotKit's `connectAgent`), without our server: `RUN_STARTED`, `MESSAGES_SNAPSHOT` (the
     thread's messages under the ids they were streamed with), `STATE_SNAPSHOT`, then the run
@@ -119,10 +110,10 @@ async def connect(
         agent = agent.with_store(store)
     runs = service if service is not None else RunService(agent.store)
     back = await rejoin(runs, agent, run_input.thread_id)
+    tail = None if back.tail is None else (batch async for _, batch in back.tail)  # no indices
     batches = connect_batches(run_input, thread_messages(back.messages, run_input.messages),
                               state=back.state, pending=back.pending,
-                              paused_run_id=back.paused_run_id,
-                              tail=None if back.tail is None else _unnumbered(back.tail))
+                              paused_run_id=back.paused_run_id, tail=tail)
     async for batch in batches:
         for event in batch:
             yield event
@@ -136,10 +127,3 @@ def _valid(run_input: RunAgentInput | Mapping[str, Any]) -> RunAgentInput:
     except pydantic.ValidationError as exc:
         where, what = validation_problems(exc, root="body")[0]
         raise RequestError(422, f"not a valid RunAgentInput: {where}: {what}", where) from None
-
-
-async def _unnumbered(reads: AsyncIterator[tuple[int, list[RuntimeEvent]]]
-                      ) -> AsyncIterator[list[RuntimeEvent]]:
-    """The batches of a run's log read with their indices, without them."""
-    async for _, batch in reads:
-        yield batch

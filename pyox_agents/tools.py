@@ -209,17 +209,10 @@ def tool(function: F | None = None, /, *, name: str | None = None,
     return make(function, 2) if function is not None else make
 
 
-def make_tool(
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    idempotent: bool = False,
-    approval: bool = False,
-    timeout: float | None = None,
-    predict_state: Mapping[str, str] | None = None,
-    local: Mapping[str, Any] | None = None,
-) -> Tool:
+def make_tool(fn: Callable[..., Any], *, name: str | None = None,
+              description: str | None = None, idempotent: bool = False, approval: bool = False,
+              timeout: float | None = None, predict_state: Mapping[str, str] | None = None,
+              local: Mapping[str, Any] | None = None) -> Tool:
     """`@tool` as a plain function, with `local` the namespace to resolve type hints in."""
     tool_name = _checked_name(fn, name, timeout)
     doc, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
