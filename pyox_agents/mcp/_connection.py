@@ -43,14 +43,13 @@ class Connection:
             async with Client(self._server) as client:
                 ready.set_result(client)
                 await self._stop.wait()
-        except BaseException as exc:
+        except Exception as exc:  # ends this task quietly; an opener still waiting gets it
             if not ready.done():
-                if isinstance(exc, Exception):
-                    ready.set_exception(exc)
-                else:
-                    ready.cancel()
-            if not isinstance(exc, Exception):
-                raise
+                ready.set_exception(exc)
+        except BaseException:
+            if not ready.done():
+                ready.cancel()
+            raise
 
     def usable(self) -> bool:
         """Whether the connection is open, in the running event loop."""

@@ -122,20 +122,20 @@ class MCPToolset:
         """
         connection = await self._connected()
         try:
-            listing = [tool for page in await self._pages(connection.client) for tool in page]
+            listing = await self._listing(connection.client)
         except Exception as exc:
             raise await self._unreachable(exc, connection) from None
         return [self._tool(spec) for spec in listing]
 
-    async def _pages(self, client: Client) -> list[list[mcp_types.Tool]]:
-        pages, cursor = [], None
+    async def _listing(self, client: Client) -> list[mcp_types.Tool]:
+        tools, cursor = [], None
         for _ in range(100):
             page = await client.list_tools(cursor=cursor)
-            pages.append(list(page.tools))
+            tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
                 break
-        return pages
+        return tools
 
     def _tool(self, spec: mcp_types.Tool) -> Tool:
         remote = spec.name
