@@ -25,8 +25,9 @@ from pydantic import BaseModel, Field
 
 from pyox_agents.agent import Agent
 from pyox_agents.demo._recipes import find_recipe
+from pyox_agents.examples._rules import model_for
 from pyox_agents.models.base import Model, ToolSpec
-from pyox_agents.models.demo import DemoModel, decide
+from pyox_agents.models.demo import decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
 from pyox_agents.tools import RunContext, ToolError, tool
 
@@ -281,7 +282,5 @@ def shop_agent(model: Model | str = "demo", *, name: str = AGENT_NAME) -> Agent:
     `model` is a `Model` or a model name: "demo" (offline, the default: `DemoModel(shop_reply)`),
     "openai:<model>", "ollama:<model>" and the other names `Agent(model=...)` takes.
     """
-    if model == "demo":
-        model = DemoModel(shop_reply)
-    return Agent(model=model, tools=demo_tools(), instructions=_instructions,
+    return Agent(model=model_for(model, shop_reply), tools=demo_tools(), instructions=_instructions,
                  state_type=DemoState, name=name)

@@ -22,9 +22,9 @@ from pydantic import BaseModel
 
 from pyox_agents.agent import Agent
 from pyox_agents.examples._pace import Paced
-from pyox_agents.examples._rules import answered, clean, last_user, model_for, offered
+from pyox_agents.examples._rules import answered, clean, last_user, offered
 from pyox_agents.models.base import Model, ToolSpec
-from pyox_agents.models.demo import decide
+from pyox_agents.models.demo import DemoModel, decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
 from pyox_agents.tools import RunContext, ToolError, tool
 
@@ -139,8 +139,7 @@ def predictive_state_updates_agent(model: Model | str = "demo", *, pause: float 
     `model` is a `Model` or a model name; "demo" is the offline `DemoModel(document_reply)`,
     which streams the argument in pieces `pause` seconds apart, so the page can be watched.
     """
-    chosen = model_for(model, document_reply)
-    if model == "demo" and not isinstance(chosen, str):
-        chosen = Paced(chosen, pause)
-    return Agent(model=chosen, tools=[write_document, undo_document], instructions=_instructions,
+    if model == "demo":
+        model = Paced(DemoModel(document_reply), pause)
+    return Agent(model=model, tools=[write_document, undo_document], instructions=_instructions,
                  state_type=DocumentState, name=PREDICTIVE_STATE_UPDATES)

@@ -72,13 +72,12 @@ class RemoteAgent:
                 `state`.
         """
         tool_name = as_tool_name(name or self.name, state, "RemoteAgent(url, name=...)")
-        remote = self
 
         async def run_remote_agent(ctx: RunContext, task: str) -> Any:
             """Args:
             task: What the agent should do, with everything it needs to know.
             """
-            return await remote._run(ctx, task, tool_name, state)
+            return await self._run(ctx, task, tool_name, state)
 
         return task_tool(run_remote_agent, tool_name, description)
 
