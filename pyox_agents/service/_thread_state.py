@@ -32,7 +32,17 @@ RECENT = 16
 
 def json_equal(a: Any, b: Any) -> bool:
     """Whether two JSON values are the same JSON (`true` is not `1`, `-0.0` is not `0.0`)."""
-    return _equal(a, b)
+    if a is b:
+        return True
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and len(a) == len(b)
+                and all(key in b and json_equal(value, b[key]) for key, value in a.items()))
+    if isinstance(a, list):
+        return (isinstance(b, list) and len(a) == len(b)
+                and all(json_equal(x, y) for x, y in zip(a, b, strict=True)))
+    if type(a) is not type(b) or isinstance(b, dict | list) or a != b:
+        return False
+    return not isinstance(a, float) or math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 @dataclass
@@ -203,17 +213,13 @@ def merge(kept: ThreadState, client: Any, seen: Any, version: int | None = None)
             replaced it, or a place containing it): nothing of the edits applies.
         LookupError: `version` is not one the server keeps.
     """
-    latest = kept.frozen()
-    version = _base(kept, latest, client, seen, version)
-    base = kept.at(version)
-    mine_value = aligned(base, client)  # the person's edits are against the base, not latest
-    mine = diff(base, mine_value)
+    version, mine_value, mine = _edits(kept, client, seen, version)
     if not mine:
-        return latest
+        return kept.frozen()
     theirs = kept.changes(version)
     if not theirs:
         return mine_value
-    return apply(latest, rebase_edit(mine, theirs))
+    return apply(kept.frozen(), rebase_edit(mine, theirs))
 
 
 def edit_running(versions: ThreadState, client: Any, seen: Any,
@@ -227,29 +233,31 @@ def edit_running(versions: ThreadState, client: Any, seen: Any,
         Conflict: the run wrote a place the person wrote too (nothing of the edit applies).
         LookupError: `version` is not one the run's versions keep.
     """
-    latest = versions.frozen()
-    version = _base(versions, latest, client, seen, version)
-    base = versions.at(version)
-    mine_value = aligned(base, client)
-    mine = diff(base, mine_value)
+    version, _, mine = _edits(versions, client, seen, version)
     if not mine:
         return None
-    return apply(latest, rebase(mine, versions.changes(version)))
+    return apply(versions.frozen(), rebase(mine, versions.changes(version)))
 
 
-def _base(kept: ThreadState, latest: JSON, client: Any, seen: Any, version: int | None) -> int:
-    """The version a client's state is edits on: the one it names, else the kept one its
-    `seen` state equals (or is the closest to: a client that names none cannot be told). A
-    state that is the latest is no edit, whatever version it names (a page that follows the
-    thread live, its messages naming an older one)."""
+def _edits(kept: ThreadState, client: Any, seen: Any, version: int | None
+           ) -> tuple[int, JSON, list[Op]]:
+    """The version `client`'s state is edits on, that state aligned on it, and the edits.
+
+    The version is the one the client names, else the kept one its `seen` state equals (or is
+    the closest to: a client that names none cannot be told). A state that is the latest is no
+    edit, whatever version it names (a page that follows the thread live, its messages naming
+    an older one)."""
     if version is None:
-        return kept.closest(aligned(latest, seen))[0]
-    if kept.keeps(version):
-        return version
-    if kept.is_latest(client):
-        return kept.version
-    raise LookupError(f"version {version} of the thread's state is not one the server keeps "
-                      f"(it keeps {max(1, kept.version - len(kept.back))} to {kept.version})")
+        version = kept.closest(aligned(kept.frozen(), seen))[0]
+    elif not kept.keeps(version):
+        if not kept.is_latest(client):
+            raise LookupError(f"version {version} of the thread's state is not one the server "
+                              f"keeps (it keeps {max(1, kept.version - len(kept.back))} to "
+                              f"{kept.version})")
+        version = kept.version
+    base = kept.at(version)
+    mine_value = aligned(base, client)  # the person's edits are against the base, not latest
+    return version, mine_value, diff(base, mine_value)
 
 
 def _change(number: int, state: JSON, made: Sequence[Op] | None,
@@ -294,16 +302,16 @@ def aligned(old: JSON, new: Any, at: list[str | int] | None = None) -> JSON:
         same = count == len(new)
         for index, value in enumerate(new):
             end = index - len(new) + count  # the same place counted from the end
-            if index < count and _equal(old[index], value):
+            if index < count and json_equal(old[index], value):
                 child = old[index]
-            elif 0 <= end < count and _equal(old[end], value):
+            elif 0 <= end < count and json_equal(old[end], value):
                 child = old[end]
             else:
                 child = _aligned_at(old[index], value, at, index) if index < count else value
             same = same and child is old[index]
             items.append(child)
         return old if same else freeze(items, "state", at=at)
-    return old if _equal(old, new) else freeze(new, "state", at=at)
+    return old if json_equal(old, new) else freeze(new, "state", at=at)
 
 
 def _aligned_at(old: JSON, new: Any, at: list[str | int], token: str | int) -> JSON:
@@ -311,18 +319,3 @@ def _aligned_at(old: JSON, new: Any, at: list[str | int], token: str | int) -> J
     child = aligned(old, new, at)
     at.pop()  # (not on a raise: the walk ends there)
     return child
-
-
-def _equal(a: Any, b: Any) -> bool:
-    """The same JSON (type-strict: `True` is not `1`, `-0.0` is not `0.0`)."""
-    if a is b:
-        return True
-    if isinstance(a, dict):
-        return (isinstance(b, dict) and len(a) == len(b)
-                and all(key in b and _equal(value, b[key]) for key, value in a.items()))
-    if isinstance(a, list):
-        return (isinstance(b, list) and len(a) == len(b)
-                and all(_equal(x, y) for x, y in zip(a, b, strict=True)))
-    if type(a) is not type(b) or isinstance(b, dict | list) or a != b:
-        return False
-    return not isinstance(a, float) or math.copysign(1.0, a) == math.copysign(1.0, b)
