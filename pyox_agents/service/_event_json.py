@@ -64,9 +64,8 @@ def event_from_json(row: Mapping[str, Any]) -> events.RuntimeEvent:
         values["stopped"] = stopped_from_json(values["stopped"])
     if "pending_call_ids" in values:
         values["pending_call_ids"] = tuple(values["pending_call_ids"])
-    for name in ("state",):
-        if name in values:
-            values[name] = freeze(values[name])
+    if "state" in values:
+        values["state"] = freeze(values["state"])
     if kind is events.StateChanged and "state" not in values:
         values["state"] = events.NOT_KEPT
     try:

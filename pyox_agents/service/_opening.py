@@ -87,7 +87,7 @@ async def open_run(
         if placement.rewind is None and placement.new:  # a message instead of an answer
             declined = Decision(pending.id, approve=False, answer=TYPED_OVER)
             return await _resume(runs, agent, request, live, paused, fence, placement.new,
-                           declined)
+                                 declined)
         if placement.rewind is not None:  # it goes back: the paused run ends there
             await agent.acancel_paused(paused.run_id, WENT_BACK)
             conversation, placement = await opened(agent, request)
@@ -97,27 +97,25 @@ async def open_run(
     live.last_run = last_run_id(conversation)  # (a crash cut it: the run continues it)
     live.start.append(start)
     with refused_as_request_errors(agent):
-        handle = agent.start(
+        return agent.start(
             conversation, state=start, client_tools=request.client_tools,
             context=request.context, forwarded_props=request.forwarded_props,
             fence=fence, owner=principal, state_bytes=runs.limits.state_bytes)
-    return handle
+
 
 async def _resume(
     runs: RunService, agent: Agent, request: RunRequest, live: LiveRun, paused: RunState | None,
-    fence: tuple[str, int] | None, messages: Sequence[Message],
-    decision: Decision | None = None,
+    fence: tuple[str, int] | None, messages: Sequence[Message], decision: Decision,
 ) -> RunHandle:
-    """Continue the thread's paused run with the person's answer (the request's, or
-    `decision`) and the `messages` the person sent with it."""
-    decision = decision or chosen_decision(request, paused)
+    """Continue the thread's paused run with the person's answer `decision` and the `messages`
+    the person sent with it."""
     assert paused is not None
     live.resumed = True
     edits = request.state if request.saw_thread else None
     if edits is not None:
         await _edit_paused(runs, agent, request, paused.run_id, fence)
     try:
-        handle = await agent.start_resume(
+        return await agent.start_resume(
             paused.run_id,
             approve=decision.approve,
             answer=decision.answer,
@@ -133,7 +131,7 @@ async def _resume(
         )
     except (ValueError, LookupError) as exc:
         raise RequestError(422, str(exc), "resume") from None
-    return handle
+
 
 async def _edit_paused(runs: RunService, agent: Agent, request: RunRequest, run_id: str,
                        fence: tuple[str, int] | None) -> None:

@@ -34,7 +34,7 @@ from pyox_agents.service._kept_writes import write_kept
 from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._thread_state import ThreadState
-from pyox_agents.state.frozen import JSON, thaw
+from pyox_agents.state.frozen import thaw
 from pyox_agents.state.patch import Op, parse_patch
 from pyox_agents.state.rebase import Conflict, rebase_edit
 from pyox_agents.state.shared import Refused, SharedState
@@ -160,9 +160,8 @@ async def _edit_kept(runs: Runs, agent: Agent, thread_id: str, principal: str | 
         shared = SharedState(kept.frozen(), state_type=agent.state_type,
                              max_bytes=runs.limits.state_bytes)
         commit = _committed(kept, lambda: shared.commit_edit(ops, 0))
-        number = kept.version
         if commit is None or not commit.delta:
-            return {"version": number, "delta": []}
+            return {"version": kept.version, "delta": []}
         kept.add(commit.state, ops=commit.ops)
         paused = await agent.apaused_run(thread_id)
         if paused is not None:  # it goes on from the person's version
@@ -252,6 +251,5 @@ def _committed(kept: ThreadState, commit: Any) -> Any:
 
 
 def _conflict(kept: ThreadState, message: str) -> RequestError:
-    state: JSON = kept.frozen()
     return RequestError(409, message, "base",
-                        details={"version": kept.version, "state": thaw(state)})
+                        details={"version": kept.version, "state": thaw(kept.frozen())})

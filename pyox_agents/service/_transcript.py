@@ -48,27 +48,28 @@ def transcript(conversation: State, *, before_run: str | None = None) -> list[di
     stop at the last start of that run (a run still going, whose messages its events give).
     """
     history = conversation.history
-    end = len(history)
-    if before_run is not None:
-        starts = [i for i, e in enumerate(history)
-                  if isinstance(e, RunStartEntry) and e.content == before_run]
-        end = starts[-1] if starts else end
-    return _upto(conversation, history, end)
+    end = _last_start(history, before_run) if before_run is not None else None
+    return _upto(conversation, history, len(history) if end is None else end)
 
 
 def run_messages(conversation: State, run_id: str) -> list[dict[str, Any]]:
     """The messages of run `run_id`'s turn, as `transcript` gives them: those its request
     added (the user messages right before its start) and its own."""
     history = conversation.history
-    starts = [i for i, e in enumerate(history)
-              if isinstance(e, RunStartEntry) and e.content == run_id]
-    if not starts:
+    cut = _last_start(history, run_id)
+    if cut is None:
         return []
-    cut = starts[-1]
     while cut > 0 and isinstance(history[cut - 1], UserMessageEntry):
         cut -= 1
     before = {record["id"] for record in _upto(conversation, history, cut)}
     return [r for r in _upto(conversation, history, len(history)) if r["id"] not in before]
+
+
+def _last_start(history: Sequence[HistoryEntry], run_id: str) -> int | None:
+    """The index of run `run_id`'s last start in `history`, or None."""
+    starts = [i for i, e in enumerate(history)
+              if isinstance(e, RunStartEntry) and e.content == run_id]
+    return starts[-1] if starts else None
 
 
 def _upto(conversation: State, history: Sequence[HistoryEntry], end: int
