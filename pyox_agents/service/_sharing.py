@@ -76,17 +76,16 @@ async def release(peers: SharedRuns, live: LiveRun, owner: str, ttl: float,
     last renewal."""
     assert live.run_key is not None and live.lease is not None
     token, live.lease = live.lease, None
-    if not isinstance(peers, EndsRuns) and not await share(peers, live, last) \
-            and live.store_away:  # unreachable: its next write would wait the timeout too
-        _log.warning("could not free thread %s; it is free again within %g s",
-                     live.thread_id, ttl)
-        return
     try:
         if isinstance(peers, EndsRuns):
             events = [*live.unshared(), *last]
             await peers.aend_run(live.thread_id, live.run_key, owner, token,
                                  [_logged(event) for event in events])
             live.shared += len(events)
+            return
+        if not await share(peers, live, last) and live.store_away:
+            _log.warning("could not free thread %s; it is free again within %g s",
+                         live.thread_id, ttl)  # unreachable: the next write would wait too
             return
         await peers.amark_done(live.run_key)
         await peers.aclear_active(live.thread_id, live.run_key)
