@@ -18,10 +18,11 @@ import base64
 import binascii
 import json
 import logging
-from typing import Any, Protocol
+from typing import Any
 
 from pyox_agents._run_request import RequestError
 from pyox_agents.service._history import history_json
+from pyox_agents.service._runs import RunService
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.stores import Store, ThreadInfo, page_key
 
@@ -29,21 +30,6 @@ __all__ = ["delete_thread", "list_threads_page", "thread_history", "thread_store
            "update_thread"]
 
 _log = logging.getLogger(__name__)
-
-
-class Runs(Protocol):
-    """What the threads' routes read of the `RunService`."""
-
-    store: Store | None
-
-    def active(self, thread_id: str) -> Any:
-        """The run active on the thread in this process, or None."""
-
-    async def running_elsewhere(self, thread_id: str) -> bool:
-        """Whether another process runs the thread."""
-
-    def holding(self, thread_id: str, principal: str | None) -> Any:
-        """Hold the thread while it is changed apart from a run."""
 
 
 def thread_store(store: Store | None) -> Store:
@@ -72,7 +58,7 @@ def _next(infos: list[ThreadInfo], limit: int) -> str | None:
     return base64.urlsafe_b64encode(json.dumps(page_key(infos[-1])).encode()).decode()
 
 
-async def list_threads_page(runs: Runs, principal: str | None, *,
+async def list_threads_page(runs: RunService, principal: str | None, *,
                             archived: bool | None = False, limit: int = 50,
                             cursor: str | None = None) -> dict[str, Any]:
     """`principal`'s threads, newest change first: `{threads: [{id, title, created_at,
@@ -103,7 +89,7 @@ async def list_threads_page(runs: Runs, principal: str | None, *,
     return {"threads": threads, "next": _next(infos, limit)}
 
 
-async def update_thread(runs: Runs, thread_id: str, *, title: str | None = None,
+async def update_thread(runs: RunService, thread_id: str, *, title: str | None = None,
                         archived: bool | None = None) -> dict[str, Any]:
     """Rename and/or archive `thread_id` (check its owner first); `{id, title, archived}`.
 
@@ -125,7 +111,7 @@ async def update_thread(runs: Runs, thread_id: str, *, title: str | None = None,
     return changed
 
 
-async def thread_history(runs: Runs, thread_id: str) -> dict[str, Any]:
+async def thread_history(runs: RunService, thread_id: str) -> dict[str, Any]:
     """`thread_id`'s runs and branches (see `history_json`), with its id.
 
     Raises:
@@ -140,7 +126,7 @@ async def thread_history(runs: Runs, thread_id: str) -> dict[str, Any]:
     return {"id": thread_id, **history_json(conversation, checkpoints)}
 
 
-async def delete_thread(runs: Runs, thread_id: str, principal: str | None) -> list[str]:
+async def delete_thread(runs: RunService, thread_id: str, principal: str | None) -> list[str]:
     """Erase `thread_id` and everything kept of it (see the module's docstring), once no run
     goes on it; the ids of the runs erased. The server's log keeps one line naming each
     erased run and its audit chain's head.

@@ -20,25 +20,22 @@ carry the thread's current version and state, so a page can show what is there n
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio.to_thread
 
 from pyox_agents._run_request import Busy, RequestError
 from pyox_agents.agent import Agent
 from pyox_agents.runtime._handle import RunEnded
-from pyox_agents.service._feed import EditLocks, Feeds
-from pyox_agents.service._kept_cache import KeptStates
 from pyox_agents.service._kept_writes import write_kept
-from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
+from pyox_agents.service._runs import RunService
 from pyox_agents.service._thread_state import ThreadState
 from pyox_agents.state.frozen import thaw
 from pyox_agents.state.patch import Op, parse_patch
 from pyox_agents.state.rebase import Conflict, rebase_edit
 from pyox_agents.state.shared import Refused, SharedState
-from pyox_agents.stores import Store
 
 __all__ = ["MAX_OPS", "TRIES", "edit_state", "thread_with_state"]
 
@@ -50,35 +47,7 @@ TRIES = 8
 process's run ends (its thread is free a moment after it tells its end)."""
 
 
-class Runs(Protocol):
-    """What an edit reads of the `RunService`."""
-
-    store: Store | None
-    keep_state: bool
-    shared: bool
-    limits: ServerLimits
-    feeds: Feeds
-    kept_states: KeptStates
-    edits: EditLocks
-
-    def active(self, thread_id: str) -> LiveRun | None:
-        """The run going on the thread here."""
-
-    async def running_elsewhere(self, thread_id: str) -> bool:
-        """Whether another process runs the thread."""
-
-    def holding(self, thread_id: str, principal: str | None, *, remembers: bool = False
-                ) -> Any:
-        """Hold the thread while it is changed apart from a run."""
-
-    async def kept_state(self, thread_id: str) -> ThreadState:
-        """The thread's kept shared state."""
-
-    async def follow(self, thread_id: str) -> tuple[AsyncIterator[Any], dict[str, Any]] | None:
-        """The events of the run going on the thread (here or elsewhere), to its end."""
-
-
-async def edit_state(runs: Runs, agent: Agent, thread_id: str, principal: str | None,
+async def edit_state(runs: RunService, agent: Agent, thread_id: str, principal: str | None,
                      base: int, patch: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Commit `patch`, made on version `base` of `thread_id`'s shared state, as its next version.
     Check the caller owns the thread first. `{version, delta}`: the version the edit made (or
@@ -119,7 +88,7 @@ async def edit_state(runs: Runs, agent: Agent, thread_id: str, principal: str | 
     raise Busy(thread_id)
 
 
-async def _run_ends_elsewhere(runs: Runs, thread_id: str) -> None:
+async def _run_ends_elsewhere(runs: RunService, thread_id: str) -> None:
     """Wait for the end of the run another process runs on the thread (its edit is then the
     kept state's: a finished run's changes, rebased under it with the person's rule), within
     the server's time limit of a run.
@@ -141,7 +110,7 @@ async def _run_ends_elsewhere(runs: Runs, thread_id: str) -> None:
                                 "GET /threads/{id}/events)", "base")
 
 
-async def thread_with_state(runs: Runs, thread_id: str) -> None:
+async def thread_with_state(runs: RunService, thread_id: str) -> None:
     """404 unless the thread has a state to edit (a thread not started yet is not there, as
     another principal's is not: the same answer, so ids cannot be probed)."""
     if runs.keep_state and runs.active(thread_id) is None \
@@ -149,7 +118,7 @@ async def thread_with_state(runs: Runs, thread_id: str) -> None:
         raise RequestError(404, f"no thread {thread_id!r}")
 
 
-async def _edit_kept(runs: Runs, agent: Agent, thread_id: str, principal: str | None,
+async def _edit_kept(runs: RunService, agent: Agent, thread_id: str, principal: str | None,
                      base: int, patch: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Commit the edit into the kept state, holding the thread as a run would (and into the
     record of a run that waits for a person, which goes on from it)."""

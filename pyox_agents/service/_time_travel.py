@@ -7,14 +7,14 @@ the place)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Protocol
+from typing import Any
 
 from pyox_agents._run_request import RequestError
 from pyox_agents.service._checkpoints import before_and_after
-from pyox_agents.service._feed import Feeds
 from pyox_agents.service._history import Walk, run_end, walk
 from pyox_agents.service._kept_writes import write_kept
 from pyox_agents.service._owned_threads import thread_store
+from pyox_agents.service._runs import RunService
 from pyox_agents.service._thread_state import ThreadState, aligned
 from pyox_agents.state._ids import is_id
 from pyox_agents.state.conversation import State
@@ -25,20 +25,6 @@ from pyox_agents.state.rebase import Conflict, rebase
 from pyox_agents.stores import Checkpoint, Store
 
 __all__ = ["fork_thread", "rewind_thread", "undo_run"]
-
-
-class Runs(Protocol):
-    """What going back reads of the `RunService`."""
-
-    store: Store | None
-    keep_state: bool
-    feeds: Feeds
-
-    def holding(self, thread_id: str, principal: str | None) -> Any:
-        """Hold the thread while it is changed apart from a run."""
-
-    async def kept_state(self, thread_id: str) -> ThreadState:
-        """The thread's kept shared state."""
 
 
 async def _opened(store: Store, thread_id: str) -> tuple[State, Walk]:
@@ -66,7 +52,7 @@ def _not_waiting(conversation: State, what: str) -> None:
                                 f"answer (or was cut short): answer or decline it, then {what}")
 
 
-async def fork_thread(runs: Runs, thread_id: str, principal: str | None, *,
+async def fork_thread(runs: RunService, thread_id: str, principal: str | None, *,
                       run_id: str | None = None, message_id: str | None = None,
                       new_id: str | None = None) -> dict[str, Any]:
     """A new thread for `principal` with `thread_id`'s conversation, and its shared state, as
@@ -151,7 +137,7 @@ async def _save_new(store: Store, forked: State, principal: str | None) -> None:
     await store.awrite(record)
 
 
-async def rewind_thread(runs: Runs, thread_id: str, principal: str | None,
+async def rewind_thread(runs: RunService, thread_id: str, principal: str | None,
                         run_id: str) -> dict[str, Any]:
     """Take `thread_id` back to right after run `run_id`: its conversation goes back with
     `State.restore` (the history keeps what came after, as a branch), and its shared state
@@ -189,7 +175,7 @@ async def _write(store: Store, record: Any, token: int | None) -> None:
         await store.awrite_fenced(record, record.thread_id, token)
 
 
-async def undo_run(runs: Runs, thread_id: str, principal: str | None,
+async def undo_run(runs: RunService, thread_id: str, principal: str | None,
                    run_id: str) -> dict[str, Any]:
     """Undo run `run_id`'s changes to `thread_id`'s shared state: its changes reversed, rebased
     onto the latest version (the parallel tools' rules), kept as the next version. The
@@ -218,7 +204,7 @@ async def undo_run(runs: Runs, thread_id: str, principal: str | None,
     return {"id": thread_id, "version": kept.version or None, "state": kept.state}
 
 
-async def _commit(runs: Runs, thread_id: str, principal: str | None, kept: ThreadState,
+async def _commit(runs: RunService, thread_id: str, principal: str | None, kept: ThreadState,
                   state: JSON, token: int | None) -> None:
     """Keep `state` as the thread's next version (if it differs from its latest), and tell
     the thread's followers, as a person's version: every open tab shows it."""
