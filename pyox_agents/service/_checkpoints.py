@@ -91,13 +91,8 @@ async def _before(store: Store, live: LiveRun, run_id: str) -> JSON:
 
 
 def before_and_after(checkpoint: Checkpoint) -> tuple[JSON, JSON]:
-    """The shared state a checkpointed run started from, and the one it left (read-only).
-
-    Raises:
-        LookupError: the checkpoint holds no state (its server kept none).
-    """
-    if checkpoint.state is None:
-        raise LookupError(f"run {checkpoint.run_id[:12]} has no recorded shared state (its "
-                          "server keeps none: create_app(..., keep_state=True))")
+    """The shared state a checkpointed run started from, and the one it left (read-only), of
+    a checkpoint that holds a state (one whose server keeps it)."""
+    assert checkpoint.state is not None, "the checkpoint's server kept no state"
     after = freeze(checkpoint.state["state"], "state")
     return apply_json(after, checkpoint.state["back"]), after

@@ -160,7 +160,7 @@ async def rewind_thread(runs: RunService, thread_id: str, principal: str | None,
         if end < len(conversation.history):
             conversation.restore(target.snapshot())
             await _write(store, await store.arecord_for(conversation), token)
-        kept = await runs.kept_state(thread_id) if runs.keep_state else ThreadState()
+        kept = await runs.kept_state(thread_id)  # (version 0 when the server keeps none)
         state = _after(checkpoint)
         if state is not None and runs.keep_state:
             await _commit(runs, thread_id, principal, kept, state, token)
