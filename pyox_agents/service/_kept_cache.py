@@ -56,9 +56,11 @@ class KeptStates:
                    ) -> ThreadState:
         """The thread's kept state: as last written here, else `load()`ed from the store and
         remembered, unless it was written (or read again) while it loaded."""
+        if self.shared:
+            return await load()
         found = self.get(thread_id)
-        if found is not None or self.shared:
-            return found if found is not None else await load()
+        if found is not None:
+            return found
         mark = self._reads[thread_id] = object()
         try:
             kept = await load()
