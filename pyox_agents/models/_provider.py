@@ -173,20 +173,22 @@ class LoopClient(Generic[C]):
 
     An SDK client keeps a connection pool tied to the event loop that opened it; `agent.run`
     starts a new loop each time, so a model used by several runs needs one client per loop. A
-    client this made (`closes=True`) is closed on the loop that opened it: when that loop shuts
-    down (`asyncio.run` closes async generators), or soon after this forgets it on a loop that
-    still runs. A client given by the caller stays the caller's to close.
+    client this made is closed on the loop that opened it: when that loop shuts down
+    (`asyncio.run` closes async generators), or soon after this forgets it on a loop that still
+    runs. A client `given` by the caller is used on every loop and stays the caller's to close.
     """
 
-    def __init__(self, make: Callable[[], C], *, closes: bool = True) -> None:
+    def __init__(self, make: Callable[[], C], given: C | None = None) -> None:
         self._make = make
-        self._closes = closes
+        self._given = given
         self._client: C | None = None
         self._loop: object = None
         self._closer: AsyncGenerator[None, None] | None = None
 
     def get(self) -> C:
         """The client for the running event loop, made now if needed."""
+        if self._given is not None:
+            return self._given
         try:
             loop: object = asyncio.get_running_loop()
         except RuntimeError:  # another async library (trio): one client
@@ -198,17 +200,19 @@ class LoopClient(Generic[C]):
             self._client = self._make()
             self._loop = loop
             self._closer = None  # a previous one closes its client on its own loop
-            if self._closes and loop is not None:
+            if loop is not None:
                 self._closer = _close_with_loop(self._client)
                 with contextlib.suppress(StopIteration):  # runs to its `yield`: registered
                     self._closer.asend(None).send(None)
         return self._client
 
-    def drop(self) -> C | None:
-        """Forget the client (the caller closes it); the next `get` makes a new one."""
+    async def aclose(self) -> None:
+        """Close the client this made (a given one stays open); the next `get` makes a new
+        one."""
         client, self._client, self._loop = self._client, None, None
-        self._quiet_closer()  # its client is the caller's to close now
-        return client
+        self._quiet_closer()  # it is closed here, not by its loop's shutdown
+        if client is not None:
+            await client.close()
 
     def _quiet_closer(self) -> None:
         """Stop the current closer without closing its client."""

@@ -106,9 +106,7 @@ class AnthropicModel:
         self.timeout = timeout
         self.max_retries = max_retries
         self.input_kinds = ANTHROPIC_INPUTS if inputs is None else inputs
-        self._given_client = client
-        self._clients: LoopClient[anthropic.AsyncAnthropic] = LoopClient(self._make_client,
-                                                                         closes=client is None)
+        self._clients: LoopClient[anthropic.AsyncAnthropic] = LoopClient(self._make_client, client)
         self._thinking: dict[str, list[dict[str, Any]]] = {}  # first tool call id -> blocks
 
     @property
@@ -125,9 +123,7 @@ class AnthropicModel:
 
     async def aclose(self) -> None:
         """Close the HTTP connections this model opened (a later request opens new ones)."""
-        client = self._clients.drop()
-        if client is not None and client is not self._given_client:
-            await client.close()
+        await self._clients.aclose()
 
     # -- one request -----------------------------------------------------------------------
 
@@ -166,8 +162,6 @@ class AnthropicModel:
     # -- helpers ---------------------------------------------------------------------------
 
     def _make_client(self) -> anthropic.AsyncAnthropic:
-        if self._given_client is not None:
-            return self._given_client
         env_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         if not self.api_key and not env_key:
             raise ProviderError(

@@ -104,9 +104,7 @@ class OpenAIModel:
         self.max_retries = max_retries
         self.provider = provider
         self.input_kinds = OPENAI_INPUTS if inputs is None else inputs
-        self._given_client = client
-        self._clients: LoopClient[openai.AsyncOpenAI] = LoopClient(self._make_client,
-                                                                   closes=client is None)
+        self._clients: LoopClient[openai.AsyncOpenAI] = LoopClient(self._make_client, client)
 
     @property
     def name(self) -> str:
@@ -123,9 +121,7 @@ class OpenAIModel:
 
     async def aclose(self) -> None:
         """Close the HTTP connections this model opened (a later request opens new ones)."""
-        client = self._clients.drop()
-        if client is not None and client is not self._given_client:
-            await client.close()
+        await self._clients.aclose()
 
     # -- one request -----------------------------------------------------------------------
 
@@ -160,8 +156,6 @@ class OpenAIModel:
     # -- helpers ---------------------------------------------------------------------------
 
     def _make_client(self) -> openai.AsyncOpenAI:
-        if self._given_client is not None:
-            return self._given_client
         base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = self.api_key or os.environ.get("OPENAI_API_KEY") or None
         if api_key is None:
@@ -199,7 +193,6 @@ class _ChunkReader:
     def __init__(self, model: str) -> None:
         self._model = model
         self._started: set[int] = set()
-        self._waiting: dict[int, list[str]] = {}  # arguments that came before the call's name
         self._next_index = 0
         self._usage: Usage | None = None
         self._arguments: dict[int, list[str]] = {}  # each call's arguments so far
@@ -229,7 +222,7 @@ class _ChunkReader:
         return pieces
 
     def _call_pieces(self, call: Any) -> list[ModelChunk]:
-        index = call.index if isinstance(call.index, int) else self._fresh_index()
+        index = call.index if isinstance(call.index, int) else self._next_index
         self._next_index = max(self._next_index, index + 1)
         function = call.function
         name = function.name if function is not None else None
@@ -237,17 +230,11 @@ class _ChunkReader:
         self._arguments.setdefault(index, []).append(arguments)
         if index in self._started:
             return [ToolCallChunk(index, arguments=arguments)] if arguments else []
-        if not name:  # a name that comes later: keep the arguments until then
-            self._waiting.setdefault(index, []).append(arguments)
+        if not name:  # a name that comes later: its arguments wait in `_arguments` until then
             return []
         self._started.add(index)
-        before = "".join(self._waiting.pop(index, []))
-        return [ToolCallChunk(index, arguments=before + arguments, name=name, id=call.id or None)]
-
-    def _fresh_index(self) -> int:
-        index = self._next_index
-        self._next_index += 1
-        return index
+        return [ToolCallChunk(index, arguments="".join(self._arguments[index]), name=name,
+                              id=call.id or None)]
 
     def finish(self) -> list[ModelChunk]:
         """The usage, once the stream ended. A stream that ended with no `finish_reason` in the
