@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable
 from typing import Generic, TypeVar
 
-__all__ = ["Translating"]
+__all__ = ["Translating", "sse_frames"]
 
 B = TypeVar("B")
 U = TypeVar("U")
@@ -70,3 +70,8 @@ class Translating(Generic[B, U]):
     def _failed(self, exc: Exception) -> U:
         """What the stream ends with when reading an item or translating one raised `exc`."""
         raise NotImplementedError
+
+
+def sse_frames(texts: list[str]) -> bytes:
+    """SSE `data:` frames for `texts` (each a frame's data), as one write."""
+    return "".join(f"data: {text}\n\n" for text in texts).encode()

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from pyox_agents import Agent, ag_ui, ai_sdk
-from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.models import ScriptedModel
+from pyox_agents.state._run_parts import INTERNAL_ERROR_MESSAGE
 from pyox_agents.state.history import RunStartEntry
 from pyox_agents.stores import MemoryStore
 

@@ -30,8 +30,8 @@ from pyox_agents import (
     ToolResult,
     ai_sdk,
 )
-from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.adapters.ai_sdk import Chat
+from pyox_agents.state._run_parts import INTERNAL_ERROR_MESSAGE
 from pyox_agents.state.stopped import StoppedByLimit
 
 from .helpers import bare, check_stream_rules, events_of, snapshots, translate, types

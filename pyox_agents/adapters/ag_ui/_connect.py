@@ -34,6 +34,7 @@ from ag_ui.core import (
 )
 
 from pyox_agents.adapters._event_ids import Cursor
+from pyox_agents.adapters._translating import sse_frames
 from pyox_agents.adapters.ag_ui._encode import encode_event
 from pyox_agents.adapters.ag_ui._messages import result_text
 from pyox_agents.adapters.ag_ui._numbered import Reads, frame_log
@@ -150,7 +151,7 @@ async def connect_frames(run_input: RunAgentInput, messages: Sequence[Message], 
             await frames.aclose()
         return
     async for batch in _idle(restored, state, pending, paused_run_id, version):
-        yield "".join(f"data: {encode_event(event)}\n\n" for event in batch).encode()
+        yield sse_frames([encode_event(event) for event in batch])
 
 
 async def _idle(restored: RunAgentInput, state: Any, pending: ApprovalRequest | None,

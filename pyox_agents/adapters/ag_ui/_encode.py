@@ -37,6 +37,7 @@ from ag_ui.core import BaseEvent, RunAgentInput, StateSnapshotEvent
 from ag_ui.encoder import EventEncoder
 from pydantic_core import PydanticSerializationError
 
+from pyox_agents.adapters._translating import sse_frames
 from pyox_agents.adapters.ag_ui._events import StreamInput
 from pyox_agents.adapters.ag_ui._translated import Translated
 from pyox_agents.events import RuntimeEvent
@@ -96,8 +97,4 @@ def frame_batches(run_input: RunAgentInput | StreamInput,
     one chunk. The same bytes as encoding `translate_batches`' events; a text delta of the
     run's own reply (most of a stream) is written from the runtime event, with no event
     model made for it (`Translation.text_json`)."""
-    return Translated(run_input, batches, encode_event, _frames, restore=restore, delta=str)
-
-
-def _frames(texts: list[str]) -> bytes:
-    return ("data: " + "\n\ndata: ".join(texts) + "\n\n").encode()
+    return Translated(run_input, batches, encode_event, sse_frames, restore=restore, delta=str)

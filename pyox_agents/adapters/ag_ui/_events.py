@@ -39,7 +39,6 @@ from ag_ui.core import (
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
 
-from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
 from pyox_agents.adapters.ag_ui._messages import as_json, reasoning_id, result_id
 from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
 from pyox_agents.adapters.ag_ui._tool_events import ToolEvents
@@ -70,6 +69,7 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
+from pyox_agents.state._run_parts import INTERNAL_ERROR_MESSAGE
 from pyox_agents.state.frozen import thaw
 from pyox_agents.state.run import AgentError, ApprovalRequest
 

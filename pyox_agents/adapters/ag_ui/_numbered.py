@@ -17,7 +17,7 @@ from collections.abc import AsyncIterable, Sequence
 from ag_ui.core import BaseEvent, EventType, RunAgentInput
 
 from pyox_agents.adapters._event_ids import Cursor, FrameIds
-from pyox_agents.adapters._translating import Translating
+from pyox_agents.adapters._translating import Translating, sse_frames
 from pyox_agents.adapters.ag_ui._encode import encode_event
 from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
 from pyox_agents.adapters.ag_ui._translated import stamped
@@ -147,13 +147,9 @@ class NumberedFrames(Translating[tuple[int, Sequence[RuntimeEvent]], bytes]):
 
     def _last(self) -> bytes | None:
         rest = [encode_event(stamped(e)) for e in self._translation.incomplete()]
-        return _frames(rest) if rest else None
+        return sse_frames(rest) if rest else None
 
     def _failed(self, exc: Exception) -> bytes:
         _log.error("reading the events of run %s (thread %s) failed",
                    self._translation.run_id, self._translation.thread_id, exc_info=exc)
-        return _frames([encode_event(stamped(e)) for e in self._translation.broken()])
-
-
-def _frames(texts: list[str]) -> bytes:
-    return "".join(f"data: {text}\n\n" for text in texts).encode()
+        return sse_frames([encode_event(stamped(e)) for e in self._translation.broken()])

@@ -24,11 +24,11 @@ from typing import Any
 
 from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters._event_ids import Cursor, FrameIds
-from pyox_agents.adapters._run_errors import INTERNAL_ERROR_MESSAGE
-from pyox_agents.adapters._translating import Translating
+from pyox_agents.adapters._translating import Translating, sse_frames
 from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
 from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
 from pyox_agents.events import RunFailed, RunStarted, RuntimeEvent, StateSnapshots
+from pyox_agents.state._run_parts import INTERNAL_ERROR_MESSAGE
 from pyox_agents.state.run import AgentError
 
 __all__ = ["DONE", "HEADERS", "Frames", "encode", "encode_chunk", "frame_batches", "frame_log",
@@ -164,11 +164,6 @@ class Frames(Translating[Any, bytes]):
             chunks = [{"type": "error", "errorText": INTERNAL_ERROR_MESSAGE},
                       {"type": "finish", "finishReason": "error"}]
         return sse_frames([*(encode_chunk(chunk) for chunk in chunks), DONE])
-
-
-def sse_frames(texts: list[str]) -> bytes:
-    """SSE `data:` frames for `texts` (JSON texts, or `DONE`), as one write."""
-    return "".join(f"data: {text}\n\n" for text in texts).encode()
 
 
 def encode_chunk(chunk: Mapping[str, Any]) -> str:
