@@ -11,7 +11,6 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pyox_agents.adapters.ag_ui import APPROVAL_SCHEMA, translate
-from pyox_agents.adapters.ag_ui._events import INTERNAL_ERROR_MESSAGE
 from pyox_agents.events import (
     ApprovalRequested,
     ReasoningDelta,
@@ -34,6 +33,7 @@ from pyox_agents.events import (
     ToolCallStarted,
     ToolResult,
 )
+from pyox_agents.state._run_parts import INTERNAL_ERROR_MESSAGE
 from pyox_agents.state.frozen import freeze
 from pyox_agents.state.messages import Usage
 from pyox_agents.state.run import AgentError, ApprovalRequest

@@ -11,9 +11,9 @@ from pyox_agents.adapters.ag_ui._events import (
     client_messages,
     declares_1_0,
     interrupt_reason,
-    result_id,
     stream_input,
 )
+from pyox_agents.adapters.ag_ui._messages import result_id
 from pyox_agents.adapters.ag_ui._numbered import frame_log
 from pyox_agents.adapters.ag_ui._parts import content_parts, upgrade_binary_parts
 from pyox_agents.adapters.ag_ui._request import read_input, request_from_input

@@ -39,7 +39,7 @@ from ag_ui.core import (
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
 
-from pyox_agents.adapters.ag_ui._messages import as_json, reasoning_id, result_id
+from pyox_agents.adapters.ag_ui._messages import as_json, reasoning_id
 from pyox_agents.adapters.ag_ui._open import OpenParts, now_ms
 from pyox_agents.adapters.ag_ui._tool_events import ToolEvents
 from pyox_agents.events import (
@@ -75,14 +75,11 @@ from pyox_agents.state.run import AgentError, ApprovalRequest
 
 __all__ = [
     "APPROVAL_SCHEMA",
-    "INTERNAL_ERROR_MESSAGE",
     "STATE_VERSION",
     "StreamInput",
     "Translation",
     "declares_1_0",
     "interrupt_reason",
-    "reasoning_id",
-    "result_id",
     "step_name",
     "stream_input",
 ]

@@ -2,13 +2,7 @@
 names of the agent's own tools) -> a `Chat` and a `RunRequest`, and runtime events -> chunks ->
 SSE frames. No Agent, no store, no service: `pyox_agents.ai_sdk` composes those."""
 
-from pyox_agents.adapters.ai_sdk._chunks import (
-    CHUNK_TYPES,
-    FINISH_REASONS,
-    STATE_ID,
-    Chunk,
-    finish_reason,
-)
+from pyox_agents.adapters.ai_sdk._chunks import Chunk
 from pyox_agents.adapters.ai_sdk._encode import (
     DONE,
     HEADERS,
@@ -27,7 +21,9 @@ from pyox_agents.adapters.ai_sdk._request import (
     parse_request,
     ui_messages_to_messages,
 )
+from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID
 from pyox_agents.adapters.ai_sdk._user_parts import user_ui_parts
+from pyox_agents.adapters.ai_sdk._versions import CHUNK_TYPES, FINISH_REASONS, finish_reason
 
 __all__ = [
     "CHUNK_TYPES",

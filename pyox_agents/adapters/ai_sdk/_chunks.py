@@ -16,13 +16,8 @@ from typing import Any, TypeAlias
 
 from pyox_agents.adapters.ai_sdk._live_parts import finish_metadata, live_part, start_metadata
 from pyox_agents.adapters.ai_sdk._request import Chat, assistant_message_id
-from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID, StateParts
-from pyox_agents.adapters.ai_sdk._versions import (
-    CHUNK_TYPES,
-    FINISH_REASONS,
-    STOPPED,
-    finish_reason,
-)
+from pyox_agents.adapters.ai_sdk._state_parts import StateParts
+from pyox_agents.adapters.ai_sdk._versions import STOPPED, approval_request_part, finish_reason
 from pyox_agents.events import (
     ApprovalRequested,
     CustomEvent,
@@ -52,7 +47,7 @@ from pyox_agents.events import (
     ToolResult,
 )
 
-__all__ = ["CHUNK_TYPES", "FINISH_REASONS", "STATE_ID", "Chunk", "ChunkWriter", "finish_reason"]
+__all__ = ["Chunk", "ChunkWriter"]
 
 Chunk: TypeAlias = dict[str, Any]
 """One UI message stream chunk: a JSON object with a `type`."""
@@ -258,9 +253,7 @@ class ChunkWriter:
                              "toolName": request.tool, "input": dict(request.arguments)})
             return [*part, *({"type": "tool-approval-request", "approvalId": request.id,
                               "toolCallId": call_id, **extra} for call_id in waiting)]
-        return [{"type": "data-approval-request", "id": request.id, "data": {
-            "approvalId": request.id, "toolCallId": request.call_id, "toolName": request.tool,
-            "input": dict(request.arguments), "prompt": request.prompt}}]
+        return [approval_request_part(request)]
 
     # -- the end ---------------------------------------------------------------------------------
 

@@ -26,7 +26,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pyox_agents.adapters.ai_sdk._request import assistant_message_id
-from pyox_agents.adapters.ai_sdk._state_parts import STATE_ID, VERSION_ID
+from pyox_agents.adapters.ai_sdk._state_parts import state_parts
+from pyox_agents.adapters.ai_sdk._versions import approval_request_part
 from pyox_agents.state._shown_ids import user_message_id
 from pyox_agents.state.frozen import thaw
 from pyox_agents.state.run import ApprovalRequest
@@ -95,13 +96,8 @@ def _end_with_state(out: list[UIMessage], state: Any, version: int | None) -> No
     """The shared state, and its number where there is one, on the last assistant message, as
     the stream ends its message."""
     assistants = [m for m in out if m["role"] == "assistant"]
-    if not assistants or state is None:
-        return
-    parts = assistants[-1]["parts"]
-    parts.append({"type": "data-state", "id": STATE_ID, "data": state})
-    if version:
-        parts.append({"type": "data-state-version", "id": VERSION_ID,
-                      "data": {"version": version}})
+    if assistants and state is not None:
+        assistants[-1]["parts"].extend(state_parts(state, version or 0))
 
 
 def _waiting(part: dict[str, Any], pending: ApprovalRequest, message: UIMessage,
@@ -112,9 +108,7 @@ def _waiting(part: dict[str, Any], pending: ApprovalRequest, message: UIMessage,
     if sdk_version >= 6:
         part.update(state="approval-requested", approval={"id": pending.id})
         return
-    message["parts"].append({"type": "data-approval-request", "id": pending.id, "data": {
-        "approvalId": pending.id, "toolCallId": pending.call_id, "toolName": pending.tool,
-        "input": dict(pending.arguments), "prompt": pending.prompt}})
+    message["parts"].append(approval_request_part(pending))
 
 
 def _in_effect(history: Sequence[Any]) -> list[tuple[int, Any]]:

@@ -20,7 +20,7 @@ from typing import Any
 from pyox_agents.events import NOT_KEPT, StateSnapshots
 from pyox_agents.state.patch import apply_json
 
-__all__ = ["STATE_ID", "VERSION_ID", "StateParts"]
+__all__ = ["STATE_ID", "VERSION_ID", "StateParts", "state_parts"]
 
 STATE_ID = "state"
 """The id of the `data-state` part: one part per assistant message, replaced in place."""
@@ -28,6 +28,18 @@ VERSION_ID = "state-version"
 """The id of the `data-state-version` part (`{version}`): the number of the state the message's
 `data-state` part holds, where the server numbers its threads' versions. The client sends it
 back with the message, so the server knows exactly which version the page last had."""
+
+
+def state_parts(state: Any, version: int = 0) -> list[dict[str, Any]]:
+    """The `data-state` part of `state`, then the `data-state-version` part of its number
+    where versions are numbered (0: not)."""
+    return [{"type": "data-state", "id": STATE_ID, "data": state}, *_version_part(version)]
+
+
+def _version_part(version: int) -> list[dict[str, Any]]:
+    if not version:
+        return []
+    return [{"type": "data-state-version", "id": VERSION_ID, "data": {"version": version}}]
 
 
 class StateParts:
@@ -52,7 +64,7 @@ class StateParts:
         """The run starts from `state`, version `version`."""
         self.state, self.known, self.version = state, True, version
         if self._seen is not None and state == self._seen:
-            return self._numbered()  # the client has it: its next patches apply to it
+            return _version_part(version)  # the client has it: its next patches apply to it
         return self._snapshot()
 
     def changed(self, delta: Sequence[Mapping[str, Any]], state: Any,
@@ -93,11 +105,4 @@ class StateParts:
 
     def _snapshot(self) -> list[dict[str, Any]]:
         self._written, self._behind = True, False
-        return [{"type": "data-state", "id": STATE_ID, "data": self.state}, *self._numbered()]
-
-    def _numbered(self) -> list[dict[str, Any]]:
-        """The `data-state-version` part of the latest state, where versions are numbered."""
-        if not self.version:
-            return []
-        return [{"type": "data-state-version", "id": VERSION_ID,
-                 "data": {"version": self.version}}]
+        return state_parts(self.state, self.version)

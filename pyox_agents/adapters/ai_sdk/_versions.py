@@ -23,11 +23,13 @@ unknown chunk type, or an unknown `finishReason`, fails the whole request on the
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from pyox_agents.events import RunFailed, RunFinished
+from pyox_agents.state.run import ApprovalRequest
 from pyox_agents.state.stopped import StoppedByFinish
 
-__all__ = ["CHUNK_TYPES", "FINISH_REASONS", "STOPPED", "finish_reason"]
+__all__ = ["CHUNK_TYPES", "FINISH_REASONS", "STOPPED", "approval_request_part", "finish_reason"]
 
 _COMMON = frozenset({
     "start", "start-step", "finish-step", "text-start", "text-delta", "text-end",
@@ -65,3 +67,11 @@ def finish_reason(event: RunFinished | RunFailed, sdk_version: int) -> str:
     if event.stopped is not None and not isinstance(event.stopped, StoppedByFinish):
         return "other"
     return "stop"
+
+
+def approval_request_part(request: ApprovalRequest) -> dict[str, Any]:
+    """The `data-approval-request` part that asks an ai 5 client, which has no approval parts,
+    to approve `request` (it answers with the `approvals` body field)."""
+    return {"type": "data-approval-request", "id": request.id, "data": {
+        "approvalId": request.id, "toolCallId": request.call_id, "toolName": request.tool,
+        "input": dict(request.arguments), "prompt": request.prompt}}
