@@ -111,14 +111,13 @@ def _may_hold_surrogates(body: bytes | str) -> bool:
     """Whether `json.loads(body)` may hold a lone surrogate: only a \\uD800-\\uDFFF escape,
     non-ASCII text (json.loads lets encoded surrogates through) or another encoding than UTF-8
     (NUL bytes) can put one in."""
-    if isinstance(body, str):
-        return not body.isascii() or _SURROGATE_ESCAPE.search(body) is not None
-    return (not body.isascii() or b"\x00" in body
-            or _SURROGATE_ESCAPE_BYTES.search(body) is not None)
+    if not body.isascii() or (isinstance(body, bytes) and b"\x00" in body):
+        return True
+    text = body if isinstance(body, str) else body.decode("ascii")
+    return _SURROGATE_ESCAPE.search(text) is not None
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _surrogate_path(value: Any) -> list[str | int]:

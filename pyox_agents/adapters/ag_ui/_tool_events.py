@@ -20,7 +20,7 @@ in the run's `MESSAGES_SNAPSHOT`: both client versions then keep the ones they b
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ag_ui.core import ActivityDeltaEvent, ActivitySnapshotEvent, BaseEvent
@@ -29,14 +29,7 @@ from ag_ui.core import CustomEvent as CustomAgUiEvent
 from pyox_agents.adapters.ag_ui._messages import as_json
 from pyox_agents.events import CustomEvent, FileAttached, PreliminaryResult, Progress, SourceCited
 
-__all__ = ["FILE", "PRELIMINARY_RESULT", "SOURCE", "ToolEvent", "ToolEvents"]
-
-SOURCE = "source"
-"""The `CUSTOM` name of a cited source (`ctx.cite`, `ctx.cite_document`)."""
-FILE = "file"
-"""The `CUSTOM` name of a file a tool attached (`ctx.attach_file`)."""
-PRELIMINARY_RESULT = "preliminary_result"
-"""The `CUSTOM` name of a partial result of an async generator tool."""
+__all__ = ["ToolEvent", "ToolEvents"]
 
 ToolEvent = CustomEvent | Progress | SourceCited | FileAttached | PreliminaryResult
 """The runtime events this module translates."""
@@ -60,14 +53,14 @@ class ToolEvents:
             case Progress():
                 yield self._activity(event, attributed)
             case SourceCited():
-                yield _custom(SOURCE, attributed, sourceId=event.source_id, url=event.url,
+                yield _custom("source", attributed, sourceId=event.source_id, url=event.url,
                               title=event.title, mediaType=event.media_type,
                               filename=event.filename, toolCallId=event.call_id)
             case FileAttached():
-                yield _custom(FILE, attributed, url=event.url, mediaType=event.media_type,
+                yield _custom("file", attributed, url=event.url, mediaType=event.media_type,
                               filename=event.filename, toolCallId=event.call_id)
             case PreliminaryResult():
-                yield _custom(PRELIMINARY_RESULT, attributed, toolCallId=event.call_id,
+                yield _custom("preliminary_result", attributed, toolCallId=event.call_id,
                               toolName=event.name, result=as_json(event.result))
 
     def _activity(self, event: Progress, attributed: Mapping[str, Any]) -> BaseEvent:
@@ -80,7 +73,8 @@ class ToolEvents:
             return ActivitySnapshotEvent(message_id=event.id, activity_type=event.kind,
                                          content={"value": content} if wrapped else content,
                                          **attributed)
-        patch = [_under_value(op) if wrapped else op for op in _plain_ops(event.delta)]
+        ops = [dict(as_json(op)) for op in event.delta]
+        patch = [_under_value(op) for op in ops] if wrapped else ops
         return ActivityDeltaEvent.model_validate({
             "message_id": event.id, "activity_type": event.kind, "patch": patch, **attributed})
 
@@ -88,10 +82,6 @@ class ToolEvents:
 def _custom(name: str, attributed: Mapping[str, Any], **fields: Any) -> BaseEvent:
     value = {key: field for key, field in fields.items() if field is not None}
     return CustomAgUiEvent(name=name, value=value, **attributed)
-
-
-def _plain_ops(delta: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [dict(as_json(op)) for op in delta]
 
 
 def _under_value(op: dict[str, Any]) -> dict[str, Any]:

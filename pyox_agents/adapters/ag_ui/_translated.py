@@ -51,7 +51,7 @@ async def translate_batches(run_input: RunAgentInput,
     `restore` (a connect): a `MESSAGES_SNAPSHOT` of `run_input.messages` follows `RUN_STARTED`;
     so it does for a resume, whose results answer calls an earlier run of the thread made.
     """
-    async for out in Translated(run_input, batches, stamped, _as_list, restore=restore):
+    async for out in Translated(run_input, batches, stamped, list, restore=restore):
         yield out
 
 
@@ -98,10 +98,6 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
                    self._translation.run_id, self._translation.thread_id,
                    exc_info=exc)
         return self._whole([self._write(stamped(e)) for e in self._translation.broken()])
-
-
-def _as_list(events: list[BaseEvent]) -> list[BaseEvent]:
-    return events
 
 
 def stamped(event: BaseEvent) -> BaseEvent:
