@@ -226,9 +226,7 @@ class Translation(OpenParts):
         if self.ended:
             return
         if not self.started:
-            yield from self._start(event.state if isinstance(event, RunStarted) else None,
-                                   announce=isinstance(event, RunStarted),
-                                   version=event.version if isinstance(event, RunStarted) else 0)
+            yield from self._start(event if isinstance(event, RunStarted) else None)
             if isinstance(event, RunStarted):
                 return
         match event:  # the deltas first: they are most of a stream
@@ -310,16 +308,17 @@ class Translation(OpenParts):
         server numbers its threads' versions (a client's edit names the one it was made on)."""
         return {"metadata": {STATE_VERSION: version}} if self.numbered else {}
 
-    def _start(self, state: Any, *, announce: bool, version: int = 0) -> Iterator[BaseEvent]:
+    def _start(self, event: RunStarted | None) -> Iterator[BaseEvent]:
+        """The stream's start; with no `RunStarted` (a run that failed first), no state."""
         self.started = True
         yield RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id,
                               parent_run_id=self.parent_run_id,
                               protocol_version=PROTOCOL_VERSION if self.v1 else None)
         if self.restore or self.resume:  # a resume answers calls an earlier run made:
             yield MessagesSnapshotEvent(messages=self.messages)  # name them first
-        if announce:
-            self.numbered = version > 0
-            yield StateSnapshotEvent(snapshot=state, **self._numbered(version))
+        if event is not None:
+            self.numbered = event.version > 0
+            yield StateSnapshotEvent(snapshot=event.state, **self._numbered(event.version))
 
     # -- the end -------------------------------------------------------------------------------
 
@@ -354,7 +353,7 @@ class Translation(OpenParts):
 
     def _failed(self, error: AgentError) -> Iterator[BaseEvent]:
         if not self.started:
-            yield from self._start(None, announce=False)
+            yield from self._start(None)
         yield from self._close_all()
         self.ended = True
         yield RunErrorEvent(message=error.public_message, code=error.code)
