@@ -58,10 +58,6 @@ def _trip(destination: str) -> tuple[str, ...]:
             "check passport and documents", "pack a bag")
 
 
-def _packing(kind: str) -> tuple[str, ...]:
-    return _PACKING.get(kind, _PACKING_DEFAULT)
-
-
 _PLANS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"^plan (?:a |my |our |the )?(?:trip|vacation|holiday|journey)"
                 r"(?:\s+(?:to|in)\s+(?P<place>[\w\s'-]+?))?$"), lambda m: _trip(m["place"] or "")),
@@ -69,7 +65,8 @@ _PLANS: tuple[tuple[re.Pattern[str], Any], ...] = (
      lambda m: ("plan the week's priorities", "grocery shopping", "exercise three times",
                 "call a friend", "review how the week went")),
     (re.compile(r"^(?:pack|packing list)(?: for)? (?:a |my |our |the )?(?P<kind>\w+)?\s*"
-                r"(?:holiday|vacation|trip|weekend)$"), lambda m: _packing(m["kind"] or "")),
+                r"(?:holiday|vacation|trip|weekend)$"),
+     lambda m: _PACKING.get(m["kind"] or "", _PACKING_DEFAULT)),
     (re.compile(r"^plan (?:a |my |our |the )?(?:birthday |dinner )?party$"),
      lambda m: ("send the invitations", "order a cake", "buy drinks and snacks",
                 "decorate the room", "make a playlist")),

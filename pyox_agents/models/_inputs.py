@@ -16,8 +16,8 @@ from pyox_agents._errors import PyoxError
 from pyox_agents.state._pointers import DECODE_HINT, lone_surrogate
 from pyox_agents.state.messages import File, Image, Message
 
-__all__ = ["ANY_INPUT", "InputKinds", "InputNotAccepted", "Source", "check_inputs",
-           "source_of"]
+__all__ = ["ANY_INPUT", "InputKinds", "InputNotAccepted", "Source", "base_media_type",
+           "check_inputs", "source_of"]
 
 Source = Literal["data", "url"]
 """Where a part's bytes are: carried in a `data:` URL, or at a URL the provider fetches."""
@@ -25,6 +25,12 @@ Source = Literal["data", "url"]
 _SOURCES: Mapping[frozenset[str], str] = {frozenset({"data", "url"}): "data or URL",
                                           frozenset({"data"}): "data only",
                                           frozenset({"url"}): "URL only"}
+
+
+def base_media_type(media_type: str) -> str:
+    """`media_type` without its parameters, in lower case: "Text/Plain; charset=utf-8" ->
+    "text/plain"."""
+    return media_type.split(";")[0].strip().lower()
 
 
 def source_of(url: str) -> Source:
@@ -45,8 +51,7 @@ class InputKinds:
 
     def accepts(self, media_type: str, source: Source = "data") -> bool:
         """Whether a part of `media_type` from `source` is taken."""
-        media_type = media_type.split(";")[0].strip().lower()
-        return any(fnmatch.fnmatchcase(media_type, pattern) and source in sources
+        return any(fnmatch.fnmatchcase(base_media_type(media_type), pattern) and source in sources
                    for pattern, sources in self.kinds.items())
 
     def describe(self) -> str:

@@ -14,7 +14,7 @@ import binascii
 import urllib.parse
 from typing import Any
 
-from pyox_agents.models._inputs import InputKinds
+from pyox_agents.models._inputs import InputKinds, base_media_type
 from pyox_agents.state.messages import File, Message
 
 __all__ = ["ANTHROPIC_INPUTS", "OPENAI_INPUTS", "anthropic_blocks", "data_base64",
@@ -64,7 +64,7 @@ def openai_parts(message: Message) -> list[dict[str, Any]]:
 
 
 def _openai_file(file: File) -> dict[str, Any]:
-    media_type = _base(file.media_type)
+    media_type = base_media_type(file.media_type)
     data = data_base64(file.url)
     if media_type.startswith("image/"):
         return {"type": "image_url", "image_url": {"url": file.url}}
@@ -72,8 +72,9 @@ def _openai_file(file: File) -> dict[str, Any]:
         return {"type": "input_audio",
                 "input_audio": {"data": data[1], "format": _AUDIO_FORMATS[media_type]}}
     if data is not None:
+        name = file.filename or f"file.{media_type.split('/')[-1]}"
         return {"type": "file", "file": {"file_data": f"data:{media_type};base64,{data[1]}",
-                                         "filename": file.filename or _default_name(file)}}
+                                         "filename": name}}
     raise ValueError(f"Chat Completions cannot take a {file.media_type} file by URL "
                      f"({file.url[:60]}); send its data")
 
@@ -98,7 +99,7 @@ def _anthropic_image(url: str, media_type: str) -> dict[str, Any]:
 
 
 def _anthropic_file(file: File) -> dict[str, Any]:
-    media_type = _base(file.media_type)
+    media_type = base_media_type(file.media_type)
     if media_type.startswith("image/"):
         return _anthropic_image(file.url, media_type)
     data = data_base64(file.url)
@@ -120,12 +121,3 @@ def _text(data: str) -> str:
         return base64.b64decode(data, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError) as exc:
         raise ValueError(f"a text/plain file's data is not base64 of UTF-8 text: {exc}") from None
-
-
-def _base(media_type: str) -> str:
-    return media_type.split(";")[0].strip().lower()
-
-
-def _default_name(file: File) -> str:
-    subtype = _base(file.media_type).split("/")[-1]
-    return f"file.{subtype}"

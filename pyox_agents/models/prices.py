@@ -58,11 +58,9 @@ def price_of(model: str) -> tuple[float, float] | None:
     """The (input, output) price of `model` per million tokens, or None when unknown."""
     if model in PRICES:
         return PRICES[model]
-    best: str | None = None
-    for known in PRICES:
-        if model.startswith(known + "-") and (best is None or len(known) > len(best)):
-            best = known
-    return PRICES[best] if best is not None else None
+    longest = max((known for known in PRICES if model.startswith(known + "-")), key=len,
+                  default=None)
+    return PRICES[longest] if longest is not None else None
 
 
 def cost_of(model: str, input_tokens: int, output_tokens: int) -> float:
