@@ -88,11 +88,10 @@ def request_from_input(run_input: RunAgentInput, pending: ApprovalRequest | None
             answers it with an invalid payload.
     """
     messages, outputs, paths = _messages(run_input)
-    state = run_input.state
     return RunRequest(
         thread_id=run_input.thread_id,
         messages=messages,
-        state=state,
+        state=run_input.state,
         saw_thread=any(isinstance(m, AssistantMessage) for m in run_input.messages),
         tool_outputs=outputs,
         decisions=_decisions(run_input, pending),

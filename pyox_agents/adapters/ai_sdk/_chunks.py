@@ -36,7 +36,6 @@ from pyox_agents.events import (
     StateSnapshots,
     StepFinished,
     StepStarted,
-    SubagentFinished,
     SubagentStarted,
     TextDelta,
     TextEnded,
@@ -145,10 +144,8 @@ class ChunkWriter:
                 out += self._fail(event)
             case SubagentStarted(run_id=run_id, call_id=call_id):
                 self._subagent_calls[run_id] = call_id  # its own calls are nested parts
-            case SubagentFinished():
-                pass  # the subagent is its parent's tool call: its output ends it
-            case _:
-                pass  # a subagent's text, reasoning and steps: its answer is the tool's output
+            case _:  # a subagent's text, reasoning, steps and end: it is its parent's tool
+                pass  # call, whose output is its answer
         return out
 
     def delta_json(self, event: RuntimeEvent) -> str | None:
