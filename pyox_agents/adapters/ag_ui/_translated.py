@@ -11,7 +11,6 @@ from typing import Generic, TypeVar
 
 from ag_ui.core import BaseEvent, RunAgentInput
 
-from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters._translating import Translating
 from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
 from pyox_agents.adapters.ag_ui._open import now_ms
@@ -38,8 +37,9 @@ async def translate(run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent
     (`protocolVersion`, `pendingToolCallIds`, the cancelled outcome) go only to a client whose
     `run_input` declares `protocolVersion` 1.0 or later (`declares_1_0`).
     """
-    async for event in flattened(translate_batches(run_input, one_each(events))):
-        yield event
+    async for batch in translate_batches(run_input, ((event,) async for event in events)):
+        for out in batch:
+            yield out
 
 
 async def translate_batches(run_input: RunAgentInput,

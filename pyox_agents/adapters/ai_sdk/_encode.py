@@ -22,7 +22,6 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from pyox_agents.adapters._batches import flattened, one_each
 from pyox_agents.adapters._event_ids import Cursor, FrameIds
 from pyox_agents.adapters._translating import Translating, sse_frames
 from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
@@ -55,10 +54,11 @@ async def translate(chat: Chat, events: AsyncIterable[RuntimeEvent], *, sdk_vers
     Raises:
         ValueError: `sdk_version` is not 5, 6 or 7.
     """
-    batches = translate_batches(chat, one_each(events), sdk_version=sdk_version,
-                                state_snapshots=state_snapshots)
-    async for chunk in flattened(batches):
-        yield chunk
+    batches = translate_batches(chat, ((event,) async for event in events),
+                                sdk_version=sdk_version, state_snapshots=state_snapshots)
+    async for batch in batches:
+        for chunk in batch:
+            yield chunk
 
 
 async def translate_batches(chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
