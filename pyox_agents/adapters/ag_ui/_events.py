@@ -207,15 +207,10 @@ class Translation(OpenParts):
         return (f'{{"type":"TEXT_MESSAGE_CONTENT","timestamp":{now_ms()},"messageId":'
                 f'{self._id_json},"delta":{encode_basestring(delta)}}}')
 
-    @property
-    def messages(self) -> list[Message]:
-        """The client's messages: the final `MESSAGES_SNAPSHOT` gives them back first."""
-        return client_messages(self._kept)
-
     def _snapshot(self) -> list[Message]:
         """The client's messages (their ids kept), then this run's, with the streamed ids."""
         mine = {ident: draft.to_message() for ident, draft in self.drafts.items()}
-        messages = [mine.pop(m.id, m) for m in self.messages]
+        messages = [mine.pop(m.id, m) for m in client_messages(self._kept)]
         return [*messages, *mine.values()]
 
     # -- one case per runtime event ------------------------------------------------------------
@@ -315,7 +310,7 @@ class Translation(OpenParts):
                               parent_run_id=self.parent_run_id,
                               protocol_version=PROTOCOL_VERSION if self.v1 else None)
         if self.restore or self.resume:  # a resume answers calls an earlier run made:
-            yield MessagesSnapshotEvent(messages=self.messages)  # name them first
+            yield MessagesSnapshotEvent(messages=client_messages(self._kept))  # name them first
         if event is not None:
             self.numbered = event.version > 0
             yield StateSnapshotEvent(snapshot=event.state, **self._numbered(event.version))

@@ -144,7 +144,6 @@ class NumberedFrames(Translating[tuple[int, Sequence[RuntimeEvent]], bytes]):
             self._resumed = True
             out.extend(f"data: {encode_event(e)}\n\n" for e in self._had.events())
 
-
     def _last(self) -> bytes | None:
         rest = [encode_event(stamped(e)) for e in self._translation.incomplete()]
         return sse_frames(rest) if rest else None

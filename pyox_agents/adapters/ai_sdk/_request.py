@@ -133,11 +133,10 @@ def parse_request(body: bytes, tools: Collection[str] = (), *, sdk_version: int 
                            "id")
     ui_messages = read_ui_messages(data)
     trigger = read_trigger(data.get("trigger", "submit-message"))
-    last = ui_messages[-1] if ui_messages else None
-    continuing = (trigger == "submit-message" and last is not None
-                  and last.get("role") == "assistant")
+    last = ui_messages[-1]  # (there is one: `read_ui_messages` refuses none)
+    continuing = trigger == "submit-message" and last.get("role") == "assistant"
     message_id = None
-    if continuing and last is not None:
+    if continuing:
         message_id = last.get("id") if isinstance(last.get("id"), str) else None
         if message_id is None and isinstance(data.get("messageId"), str):
             message_id = data["messageId"]
