@@ -123,7 +123,11 @@ class Frames(Translating[Any, bytes]):
             return self._numbered(*batch)
         texts: list[str] = []
         for event in batch:
-            texts.extend(self._texts(event))
+            text = self._writer.delta_json(event)  # a delta: its chunk's JSON straight from it
+            if text is not None:
+                texts.append(text)
+            else:
+                texts.extend(encode_chunk(chunk) for chunk in self._writer.write(event))
         return sse_frames(texts) if texts else None
 
     def _numbered(self, first: int, batch: Sequence[RuntimeEvent]) -> bytes | None:
@@ -144,13 +148,6 @@ class Frames(Translating[Any, bytes]):
             if skip < len(texts):
                 out.append(ids.written(index, texts, skip))
         return "".join(out).encode() if out else None
-
-    def _texts(self, event: RuntimeEvent) -> list[str]:
-        """The `data:` texts of the frames of `event`."""
-        text = self._writer.delta_json(event)  # a delta: its chunk's JSON straight from it
-        if text is not None:
-            return [text]
-        return [encode_chunk(chunk) for chunk in self._writer.write(event)]
 
     def _last(self) -> bytes:
         return sse_frames([DONE])
