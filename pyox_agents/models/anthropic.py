@@ -199,7 +199,6 @@ class _EventReader:
         self._model = model
         self._tool_index: dict[int, int] = {}  # content block index -> our tool call index
         self._tool_input: dict[int, dict[str, Any]] = {}  # input given whole at block start
-        self._streamed_input: set[int] = set()
         self._thinking_block: dict[int, dict[str, Any]] = {}
         self.thinking: list[dict[str, Any]] = []
         self.first_call_id: str | None = None
@@ -256,7 +255,7 @@ class _EventReader:
             index = self._tool_index.get(event.index)
             if index is None or not delta.partial_json:
                 return []
-            self._streamed_input.add(event.index)
+            self._tool_input.pop(event.index, None)  # streamed: not sent again whole
             return [ToolCallChunk(index, arguments=delta.partial_json)]
         if isinstance(delta, ThinkingDelta):
             block = self._thinking_block.get(event.index)
@@ -273,11 +272,10 @@ class _EventReader:
         thinking = self._thinking_block.pop(block_index, None)
         if thinking is not None:
             self.thinking.append(thinking)
-        index = self._tool_index.get(block_index)
         given = self._tool_input.pop(block_index, None)
-        if index is not None and given and block_index not in self._streamed_input:
-            # a server that sent the whole input at the block's start and no deltas
-            return [ToolCallChunk(index, arguments=json.dumps(given, ensure_ascii=False))]
+        if given:  # a server that sent the whole input at the block's start and no deltas
+            return [ToolCallChunk(self._tool_index[block_index],
+                                  arguments=json.dumps(given, ensure_ascii=False))]
         return []
 
     def finish(self) -> list[ModelChunk]:
