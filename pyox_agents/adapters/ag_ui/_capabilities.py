@@ -49,9 +49,7 @@ def agent_capabilities(name: str, tools: Sequence[ToolSpec], *,
         "custom": {"customEvents": True, "activity": True, "connect": persistent,
                    "predictState": predicted},
     })
-    dumped: dict[str, Any] = capabilities.model_dump(mode="json", by_alias=True,
-                                                     exclude_none=True)
-    return dumped
+    return capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 _KINDS = {"image": "image/png", "audio": "audio/wav", "video": "video/mp4",
