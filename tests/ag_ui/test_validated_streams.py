@@ -5,6 +5,7 @@ the parent's open `step-0`: AGUI606)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from collections.abc import AsyncIterator
@@ -12,11 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from pyox_agents import Agent, RunContext, ag_ui, tool
 from pyox_agents.models import ModelError, ScriptedModel, ToolCall
 from pyox_agents.models.base import TextChunk, ToolCallChunk
+from pyox_agents.server import create_app
+from tests.ag_ui.servers import frames, serving
+from tests.ag_ui.verify import check_stream
 from tests.e2e.test_ag_ui_e2e import validator
 
 pytestmark = pytest.mark.anyio
@@ -151,3 +156,51 @@ async def test_a_reply_with_text_around_its_call_is_one_message(tmp_path: Path) 
                    if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] == first)
     starts = [e for e in events if e["type"] == "TEXT_MESSAGE_START" and e["messageId"] == first]
     assert text == "first then more" and len(starts) == 1
+
+
+class StoppedMidArguments:
+    """A model that writes half a tool call's arguments, then thinks (until the run is
+    stopped)."""
+
+    name = "half"
+
+    def __init__(self) -> None:
+        self.writing = anyio.Event()
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        yield ToolCallChunk(index=0, name="look", id="call_half")
+        yield ToolCallChunk(index=0, arguments='{"q": "ha')
+        self.writing.set()
+        await anyio.sleep(60)
+        yield ToolCallChunk(index=0, arguments='lf"}')
+
+
+@pytest.mark.parametrize("client", ["1.0", "0.0"])
+async def test_a_run_stopped_mid_arguments_ends_with_run_error(tmp_path: Path,
+                                                               client: str) -> None:
+    """Rule (AG-UI 1.0): a stopped run closes everything it opened before RUN_FINISHED, or
+    ends with RUN_ERROR if it cannot. A call stopped while its arguments stream cannot be
+    closed (TOOL_CALL_END over arguments that do not parse: AGUI204), and RUN_FINISHED with it
+    open is refused by the client ("Cannot send 'RUN_FINISHED' while tool calls are still
+    active"): the stream ends with RUN_ERROR "cancelled", valid for both client versions."""
+    model = StoppedMidArguments()
+    app = create_app({"a": Agent(model, tools=[look])})
+    body: dict[str, Any] = {"threadId": "t", "runId": "r", "state": {}, "tools": [],
+                            "context": [], "forwardedProps": {},
+                            "messages": [{"id": "u1", "role": "user", "content": "go"}]}
+    if client == "1.0":
+        body["protocolVersion"] = "1.0"
+    async with serving(app) as base, httpx.AsyncClient(base_url=base, timeout=30) as http:
+        run = asyncio.create_task(http.post("/agents/a/ag-ui", json=body))
+        with anyio.fail_after(10):
+            await model.writing.wait()
+        assert (await http.post("/agents/a/ag-ui/t/stop")).status_code == 200
+        response = await run
+    events = frames(response.text)
+    assert [e["type"] for e in events if e["type"].startswith("TOOL_CALL")] == \
+        ["TOOL_CALL_START", "TOOL_CALL_ARGS"]
+    assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "cancelled"
+    check_stream(events, state={}, thread_id="t", run_id="r", client=client)
+    path = tmp_path / "stopped.sse"
+    path.write_text(response.text)
+    assert findings(path) == []

@@ -322,6 +322,11 @@ class Translation(OpenParts):
         if event.outcome == "interrupt" and request is None:
             yield from self._failed(AgentError("internal_error", INTERNAL_ERROR_MESSAGE))
             return
+        if event.outcome == "cancelled" and self.cut_mid_arguments():
+            yield from self._failed(AgentError(
+                "cancelled", "the run was stopped while the model was writing a tool call's "
+                             "arguments; that call did not run"))
+            return
         yield from self._close_all()
         if self.drafts or not self.restore:  # a connect that streamed nothing said it all
             yield MessagesSnapshotEvent(messages=self._snapshot())

@@ -205,6 +205,13 @@ class OpenParts:
             parts.steps.remove(name)
             yield StepFinishedEvent(step_name=name, **self._attributed(owner))
 
+    def cut_mid_arguments(self) -> bool:
+        """Whether a tool call is open with arguments that do not parse (the run ended while
+        the model wrote them): no TOOL_CALL_END can close it, so only `RUN_ERROR` ends such a
+        run validly (AG-UI 1.0: a stopped run "closes everything it opened", or errs)."""
+        return any(not _parses(self.drafts[self.call_message[call_id]].calls[call_id].text())
+                   for parts in self.parts.values() for call_id in parts.calls)
+
     def _close_all(self) -> Iterator[BaseEvent]:
         yield from self._close_subagents()
         yield from self._close_parts(None)
