@@ -13,17 +13,20 @@ from pyox_agents._run_request import RequestError, RunRequest
 from pyox_agents.adapters.ag_ui import (
     APPROVAL_SCHEMA,
     MEDIA_TYPE,
+    StreamInput,
     connect_batches,
+    continued,
     encode,
     encode_event,
     read_input,
     request_from_input,
+    stream_input,
     thread_messages,
     translate,
     upgrade_binary_parts,
 )
 from pyox_agents.agent import Agent
-from pyox_agents.service import LOOK_UP, RunService, rejoin
+from pyox_agents.service import LOOK_UP, RunService, rejoin, transcript
 from pyox_agents.state._validation import validation_problems
 from pyox_agents.state.run import RunState
 from pyox_agents.stores.base import Store
@@ -85,7 +88,11 @@ async def stream(agent: Agent, run_input: RunAgentInput | Mapping[str, Any], *,
     pending = paused.pending if isinstance(paused, RunState) else None
     request = request_from_input(run_input, pending)
     live = await runs.start(agent, request, name=agent.name or "", paused=paused)
-    async for event in translate(run_input, live.follow()):
+    given: RunAgentInput | StreamInput = run_input
+    if live.continues and live.conversation is not None:  # its results answer earlier calls
+        given = continued(stream_input(run_input),
+                          transcript(live.conversation, before_run=live.run_id))
+    async for event in translate(given, live.follow()):
         yield event
 
 

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 
 from pyox_agents.adapters import ag_ui
 from pyox_agents.server._resume import resume_cursor
-from pyox_agents.service import CLIENT_RUN_ID, LOOK_UP, RequestError, rejoin
+from pyox_agents.service import CLIENT_RUN_ID, LOOK_UP, RequestError, rejoin, transcript
 from pyox_agents.state.run import RunState
 
 __all__ = ["ag_ui_capabilities", "ag_ui_connect", "ag_ui_run", "ag_ui_stop"]
@@ -37,6 +37,8 @@ async def ag_ui_run(server: Any, request: Request) -> Response:
     del run_input  # its models go now, not once a burst of requests has all started
     live = await server.runs.start(agent, run_request, name=name, principal=principal,
                                    paused=paused, meta={CLIENT_RUN_ID: kept.run_id})
+    if live.continues and live.conversation is not None:  # its results answer earlier calls
+        kept = ag_ui.continued(kept, transcript(live.conversation, before_run=live.run_id))
     response: Response = server.sse(ag_ui.frame_log(kept, live.read()), live)
     return response
 

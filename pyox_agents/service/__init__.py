@@ -19,6 +19,7 @@ from pyox_agents.service._runs import LOOK_UP, RunService
 from pyox_agents.service._state_edits import edit_state, thread_with_state
 from pyox_agents.service._threads import thread_view
 from pyox_agents.service._time_travel import fork_thread, rewind_thread, undo_run
+from pyox_agents.service._transcript import transcript
 
 __all__ = [
     "CLIENT_RUN_ID",
@@ -43,6 +44,7 @@ __all__ = [
     "thread_store",
     "thread_view",
     "thread_with_state",
+    "transcript",
     "undo_run",
     "update_thread",
 ]

@@ -20,8 +20,9 @@ from pyox_agents import Agent, RunContext, ag_ui, tool
 from pyox_agents.models import ModelError, ScriptedModel, ToolCall
 from pyox_agents.models.base import TextChunk, ToolCallChunk
 from pyox_agents.server import create_app
+from pyox_agents.stores import MemoryStore
 from tests.ag_ui.servers import frames, serving
-from tests.ag_ui.verify import check_stream
+from tests.ag_ui.verify import check_stream, results_before_their_calls
 from tests.e2e.test_ag_ui_e2e import validator
 
 pytestmark = pytest.mark.anyio
@@ -204,3 +205,42 @@ async def test_a_run_stopped_mid_arguments_ends_with_run_error(tmp_path: Path,
     path = tmp_path / "stopped.sse"
     path.write_text(response.text)
     assert findings(path) == []
+
+
+@tool(approval=True)
+def pay(amount: int) -> str:
+    """Pay `amount`."""
+    return f"paid {amount}"
+
+
+@pytest.mark.parametrize("history", ["none", "all"])
+async def test_a_resume_names_the_call_its_result_answers(tmp_path: Path, history: str) -> None:
+    """Rule: a stream names a tool call before its result (ag-ui-validate AGUI207). A resume's
+    results answer calls an earlier run made: its opening MESSAGES_SNAPSHOT names them, from
+    the thread as the server holds it when the client sent none of its history, and as the
+    client sent them when it sent all of it."""
+    store = MemoryStore()
+    agent = Agent(ScriptedModel([ToolCall("pay", {"amount": 3}), "done"]), tools=[pay],
+                  store=store)
+    body: dict[str, Any] = {"threadId": "t", "runId": "r1", "state": {}, "tools": [],
+                            "context": [], "forwardedProps": {}, "protocolVersion": "1.0",
+                            "messages": [{"id": "u1", "role": "user", "content": "pay 3"}]}
+    first = [e.model_dump(by_alias=True, exclude_none=True, mode="json")
+             async for e in ag_ui.stream(agent, body)]
+    (interrupt,) = first[-1]["outcome"]["interrupts"]
+    held = first[-2]["messages"] if history == "all" else []
+    answer = {**body, "runId": "r2", "messages": held, "resume": [
+        {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}]}
+    path = tmp_path / "resume.sse"
+    path.write_bytes(b"".join([frame async for frame in
+                               ag_ui.encode(ag_ui.stream(agent, answer))]))
+    assert findings(path) == []
+    events = frames(path.read_text())
+    assert results_before_their_calls(events) == [] and events[-1]["type"] == "RUN_FINISHED"
+    opening = events[1]
+    assert opening["type"] == "MESSAGES_SNAPSHOT"
+    if history == "all":
+        assert opening["messages"] == held
+    else:
+        assert [m["role"] for m in opening["messages"]] == ["user", "assistant"]
+        assert opening["messages"][0] == {"id": "u1", "role": "user", "content": "pay 3"}

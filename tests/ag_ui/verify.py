@@ -198,3 +198,19 @@ def sse_events(body: str) -> list[dict[str, Any]]:
         if data:
             out.append(json.loads("\n".join(data)))
     return out
+
+
+def results_before_their_calls(events: list[dict[str, Any]]) -> list[str]:
+    """The calls whose TOOL_CALL_RESULT comes before the stream named them (TOOL_CALL_START,
+    or an assistant message of a MESSAGES_SNAPSHOT): ag-ui-validate's AGUI207, which the
+    clients themselves let pass."""
+    named: set[str] = set()
+    unnamed = []
+    for event in events:
+        if event["type"] == "TOOL_CALL_START":
+            named.add(event["toolCallId"])
+        elif event["type"] == "MESSAGES_SNAPSHOT":
+            named |= {c["id"] for m in event["messages"] for c in m.get("toolCalls") or ()}
+        elif event["type"] == "TOOL_CALL_RESULT" and event["toolCallId"] not in named:
+            unnamed.append(event["toolCallId"])
+    return unnamed

@@ -40,6 +40,7 @@ import pytest
 from pyox_agents import verify_audit
 from pyox_agents.stores import SQLiteStore
 from pyox_agents.stores.redis import RedisStore
+from tests.ag_ui.verify import results_before_their_calls
 from tests.redis_server import redis_server  # noqa: F401 - a fixture, used by name
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -212,6 +213,7 @@ def post(server: Server, case: Case, body: dict[str, Any], servers: list[Server]
     if case.protocol == "ag-ui":
         assert frames[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR"), frames[-3:]
         assert frames[-1]["type"] == "RUN_FINISHED", frames[-1]
+        assert results_before_their_calls(frames) == []  # a cut call's result names its call first
     else:
         assert frames[-1] == "[DONE]" and frames[-2]["type"] == "finish", frames[-3:]
     return frames

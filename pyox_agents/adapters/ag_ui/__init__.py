@@ -3,7 +3,12 @@ service looked up: the approval request a paused run waits for), and runtime eve
 events -> SSE frames. No Agent, no store, no service: `pyox_agents.ag_ui` composes those."""
 
 from pyox_agents.adapters.ag_ui._capabilities import agent_capabilities
-from pyox_agents.adapters.ag_ui._connect import connect_batches, connect_frames, thread_messages
+from pyox_agents.adapters.ag_ui._connect import (
+    connect_batches,
+    connect_frames,
+    continued,
+    thread_messages,
+)
 from pyox_agents.adapters.ag_ui._encode import MEDIA_TYPE, encode, encode_event, frame_batches
 from pyox_agents.adapters.ag_ui._events import (
     APPROVAL_SCHEMA,
@@ -28,6 +33,7 @@ __all__ = [
     "connect_batches",
     "connect_frames",
     "content_parts",
+    "continued",
     "declares_1_0",
     "encode",
     "encode_event",

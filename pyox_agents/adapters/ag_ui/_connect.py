@@ -9,8 +9,8 @@ CopilotKit's `connectAgent`) gets its history, its state and the live tail of a 
     with the interrupt outcome when a paused run waits on a person.
 
 A message the client still holds keeps the client's id (a user message by its place among the
-user messages, a tool result by its tool call id, an assistant message by one of its calls), so
-no message reaches a client under two ids.
+user messages, counted from the latest, a tool result by its tool call id, an assistant message
+by one of its calls), so no message reaches a client under two ids.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from ag_ui.core import (
 from pyox_agents.adapters._event_ids import Cursor
 from pyox_agents.adapters._translating import sse_frames
 from pyox_agents.adapters.ag_ui._encode import encode_event
+from pyox_agents.adapters.ag_ui._events import StreamInput, client_messages, kept_messages
 from pyox_agents.adapters.ag_ui._messages import result_text
 from pyox_agents.adapters.ag_ui._numbered import Reads, frame_log
 from pyox_agents.adapters.ag_ui._parts import content_parts
@@ -47,7 +48,7 @@ from pyox_agents.state.messages import Image
 from pyox_agents.state.messages import Message as PlainMessage
 from pyox_agents.state.run import ApprovalRequest
 
-__all__ = ["connect_batches", "connect_frames", "thread_messages"]
+__all__ = ["connect_batches", "connect_frames", "continued", "thread_messages"]
 
 
 def thread_messages(records: Sequence[Mapping[str, Any]], client: Sequence[Message]
@@ -55,13 +56,18 @@ def thread_messages(records: Sequence[Mapping[str, Any]], client: Sequence[Messa
     """The thread's messages (transcript records) as AG-UI messages, each one the client
     holds under the client's id."""
     known = _client_ids(client)
-    users = iter(m.id for m in client if m.role == "user")
+    users = [m.id for m in client if m.role == "user"]
+    held = sum(record["role"] == "user" for record in records)
+    skip = max(0, held - len(users))  # a client that sent only its latest: the latest are its
     out: list[Message] = []
     for record in records:
         role = record["role"]
         message_id = str(record["id"])
         if role == "user":
-            message_id = next(users, message_id)
+            if skip:
+                skip -= 1
+            elif users:
+                message_id = users.pop(0)
         elif role == "tool":
             message_id = known.get(("tool", record["call_id"]), message_id)
         elif role == "assistant":
@@ -69,6 +75,20 @@ def thread_messages(records: Sequence[Mapping[str, Any]], client: Sequence[Messa
                                if ("call", c["id"]) in known), message_id)
         out.append(_message(message_id, record))
     return out
+
+
+def continued(kept: StreamInput, records: Sequence[Mapping[str, Any]]) -> StreamInput:
+    """The stream input of a run that continues an earlier one (a person's answer, or a run a
+    crash cut, taken over): a resume, whose opening `MESSAGES_SNAPSHOT` names the calls the
+    run's results answer. The thread's messages (`records`, as `thread_messages` takes them)
+    stand for the client's when the client's name none of some call of the thread (a client
+    that sends only its latest message); else the client's stay as it sent them."""
+    client = client_messages(kept)
+    calls = {("call", c["id"]) for r in records if r["role"] == "assistant"
+             for c in r["tool_calls"]}
+    if calls <= _client_ids(client).keys():
+        return kept._replace(resume=True)
+    return kept._replace(resume=True, messages=kept_messages(thread_messages(records, client)))
 
 
 def _client_ids(client: Sequence[Message]) -> dict[tuple[str, str], str]:

@@ -11,7 +11,7 @@ precedes `RUN_FINISHED`: the client merges that snapshot by id, so its ids are t
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
@@ -146,13 +146,18 @@ _MESSAGES = TypeAdapter(list[Message])
 def stream_input(run_input: RunAgentInput) -> StreamInput:
     """What a stream of `run_input` keeps of it. A server takes it before the run's first wait,
     so that the rest of the request (its state, tools, context) goes at once."""
-    messages: bytes | list[Message]
-    try:
-        messages = _MESSAGES.dump_json(run_input.messages, by_alias=True)
-    except PydanticSerializationError:
-        messages = list(run_input.messages)
     return StreamInput(run_input.thread_id, run_input.run_id, run_input.parent_run_id,
-                       bool(run_input.resume), declares_1_0(run_input), messages)
+                       bool(run_input.resume), declares_1_0(run_input),
+                       kept_messages(run_input.messages))
+
+
+def kept_messages(messages: Sequence[Message]) -> bytes | list[Message]:
+    """`messages` as a stream keeps them (`StreamInput.messages`): their JSON, or the models
+    where the JSON cannot be written (a lone surrogate in a text)."""
+    try:
+        return _MESSAGES.dump_json(list(messages), by_alias=True)
+    except PydanticSerializationError:
+        return list(messages)
 
 
 def client_messages(kept: StreamInput) -> list[Message]:

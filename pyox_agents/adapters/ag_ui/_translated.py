@@ -24,7 +24,8 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
-async def translate(run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent]
+async def translate(run_input: RunAgentInput | StreamInput,
+                    events: AsyncIterable[RuntimeEvent]
                     ) -> AsyncIterator[BaseEvent]:
     """The AG-UI events of one run, from its runtime events.
 
@@ -42,7 +43,7 @@ async def translate(run_input: RunAgentInput, events: AsyncIterable[RuntimeEvent
             yield out
 
 
-async def translate_batches(run_input: RunAgentInput,
+async def translate_batches(run_input: RunAgentInput | StreamInput,
                             batches: AsyncIterable[Sequence[RuntimeEvent]], *, restore: bool = False
                             ) -> AsyncIterator[list[BaseEvent]]:
     """`translate`, a batch at a time: the AG-UI events of each batch of runtime events.
