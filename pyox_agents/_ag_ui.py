@@ -83,7 +83,7 @@ async def stream(agent: Agent, run_input: RunAgentInput | Mapping[str, Any], *,
     run_input = _valid(run_input)
     if store is not None and agent.store is None:
         agent = agent.with_store(store)
-    runs = service if service is not None else RunService(store)
+    runs = service if service is not None else RunService(agent.store)
     paused = await runs.paused(agent, run_input.thread_id) if run_input.resume else LOOK_UP
     pending = paused.pending if isinstance(paused, RunState) else None
     request = request_from_input(run_input, pending)

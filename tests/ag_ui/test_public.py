@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pyox_agents import Agent, ag_ui
+from pyox_agents import Agent, ag_ui, ai_sdk
 from pyox_agents.models import ScriptedModel
-from pyox_agents.service import RunService
+from pyox_agents.service import RunService, thread_history
 from pyox_agents.stores import MemoryStore
 from tests.ag_ui.servers import frames
 from tests.ag_ui.verify import check_stream
@@ -78,3 +78,25 @@ async def test_connect_without_the_server_gives_back_a_threads_messages_and_stat
                                             "STATE_SNAPSHOT", "RUN_FINISHED"]
     assert [m.id for m in back[1].messages][1:] == [streamed]  # type: ignore[attr-defined]
     assert back[2].snapshot == {"n": 1}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("protocol", ["ag-ui", "ai-sdk"])
+async def test_a_run_on_an_agent_with_its_own_store_is_in_the_threads_history(
+        protocol: str) -> None:
+    """Rule: `ag_ui.stream` and `ai_sdk.stream` serve an agent that has a store of its own with
+    that store (no `store=` given): each run's end is recorded in the thread's history (its
+    status; the threads API lists it and can fork or rewind at it). `ag_ui.stream` served it
+    with no store, so the run was listed with no status."""
+    store = MemoryStore()
+    agent = Agent(ScriptedModel(["hi"]), store=store)
+    if protocol == "ag-ui":
+        body = {"threadId": "t", "runId": "r1", "state": {}, "tools": [], "context": [],
+                "forwardedProps": {}, "messages": [{"id": "u1", "role": "user",
+                                                    "content": "hello"}]}
+        [event async for event in ag_ui.stream(agent, body)]
+    else:
+        chat = {"id": "t", "messages": [{"id": "u1", "role": "user",
+                                         "parts": [{"type": "text", "text": "hello"}]}]}
+        [chunk async for chunk in ai_sdk.stream(agent, chat)]
+    (run,) = (await thread_history(RunService(store), "t"))["runs"]
+    assert run["status"] == "completed"
