@@ -13,11 +13,12 @@ from typing import Any
 import httpx
 import pytest
 from ag_ui.core import UserMessage
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from pyox_agents import Agent, File, Image, Message, State, ag_ui
 from pyox_agents.adapters.ag_ui._parts import content_parts, user_content
+from pyox_agents.adapters.ai_sdk import history_to_ui_messages
 from pyox_agents.adapters.ai_sdk._user_parts import user_message, user_ui_parts
 from pyox_agents.models import InputKinds, InputNotAccepted, ScriptedModel
 from pyox_agents.server import create_app
@@ -238,3 +239,16 @@ def test_ai_sdk_ui_parts_give_back_the_same_message(message: Message) -> None:
     again, _ = user_message({"role": "user", "parts": user_ui_parts(message)}, "messages[0]")
     expected = message if message.content or message.images or message.files else None
     assert again == expected
+
+
+@given(user_messages)
+def test_a_reloaded_ai_sdk_history_gives_back_each_user_message(message: Message) -> None:
+    """Rule: a thread's history as `useChat` reloads it (`history_to_ui_messages`) holds each
+    user message as the client sent it: its text, images and files (a PDF's part and its
+    filename were dropped, and a file-only message got an empty text part)."""
+    assume(message.content or message.images or message.files)
+    conversation = State()
+    conversation.add_message(message)
+    (user,) = history_to_ui_messages(conversation.history)
+    again, _ = user_message(user, "messages[0]")
+    assert again == message

@@ -27,9 +27,11 @@ from typing import Any
 
 from pyox_agents.adapters.ai_sdk._request import assistant_message_id
 from pyox_agents.adapters.ai_sdk._state_parts import state_parts
+from pyox_agents.adapters.ai_sdk._user_parts import user_ui_parts
 from pyox_agents.adapters.ai_sdk._versions import approval_request_part
 from pyox_agents.state._shown_ids import user_message_id
 from pyox_agents.state.frozen import thaw
+from pyox_agents.state.messages import Message
 from pyox_agents.state.run import ApprovalRequest
 
 __all__ = ["history_to_ui_messages"]
@@ -122,11 +124,8 @@ def _in_effect(history: Sequence[Any]) -> list[tuple[int, Any]]:
     return kept
 
 
-def _user(message: Any, message_id: str) -> UIMessage:
-    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
-    parts += [{"type": "file", "mediaType": image.media_type, "url": image.url}
-              for image in message.images]
-    return {"id": message_id, "role": "user", "parts": parts}
+def _user(message: Message, message_id: str) -> UIMessage:
+    return {"id": message_id, "role": "user", "parts": user_ui_parts(message)}
 
 
 def _reply_parts(reply: Any, calls: dict[str, dict[str, Any]]) -> Iterable[dict[str, Any]]:
