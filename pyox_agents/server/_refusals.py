@@ -35,8 +35,6 @@ def json_error(exc: RequestError) -> Response:
     body: dict[str, Any] = {"error": _text(exc), **exc.details}
     if exc.field is not None:
         body["field"] = exc.field
-    if isinstance(exc, _Unreachable):
-        body["store"] = "unreachable"
     return JSONResponse(body, status_code=exc.status, headers=exc.headers)
 
 
@@ -51,18 +49,14 @@ def _text(exc: RequestError) -> str:
     return str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-class _Unreachable(RequestError):
-    """503: the store cannot be reached now; retry after `Retry-After` seconds."""
-
-
 def store_unreachable(exc: StoreUnavailable) -> RequestError:
     """The refusal of a request the store's outage stopped: 503 with `Retry-After`, saying
     only that; what the store said is logged."""
     wait = max(1, math.ceil(exc.retry_after))
     _log.warning("a request was refused with 503: %s", redact_text(str(exc)))
-    return _Unreachable(503, f"the store is unreachable or cannot be written (a full disk), so "
+    return RequestError(503, f"the store is unreachable or cannot be written (a full disk), so "
                              f"this request was not done; try again in {wait} s",
-                        headers={"Retry-After": str(wait)})
+                        headers={"Retry-After": str(wait)}, details={"store": "unreachable"})
 
 
 def handled(server: Any, endpoint: Any,
