@@ -25,7 +25,6 @@ from starlette.routing import Route
 
 from pyox_agents.adapters import read_json
 from pyox_agents.server._refusals import handled
-from pyox_agents.server._thread_routes import get_run, get_thread
 from pyox_agents.service import (
     RequestError,
     delete_thread,
@@ -33,6 +32,8 @@ from pyox_agents.service import (
     list_threads_page,
     rewind_thread,
     thread_history,
+    thread_store,
+    thread_view,
     undo_run,
     update_thread,
 )
@@ -94,6 +95,15 @@ async def list_threads(server: Any, request: Request) -> Response:
         cursor=query.get("cursor")))
 
 
+async def get_thread(server: Any, request: Request) -> Response:
+    _, thread_id = await _owned(server, request)
+    thread_store(server.store)
+    try:
+        return JSONResponse(await thread_view(server.runs, thread_id))
+    except LookupError:
+        raise RequestError(404, f"no thread {thread_id!r}") from None
+
+
 async def patch_thread(server: Any, request: Request) -> Response:
     _, thread_id = await _owned(server, request)
     body = await _fields(server, request, title=str, archived=bool)
@@ -140,3 +150,20 @@ async def _run_id(server: Any, request: Request) -> str:
         raise RequestError(422, "give the run_id of one of the thread's runs (GET "
                                 "/threads/{id}/history lists them)", "run_id")
     return str(run_id)
+
+
+async def get_run(server: Any, request: Request) -> Response:
+    run_id = request.path_params["run_id"]
+    if server.store is None:
+        raise RequestError(404, "this server keeps no runs (it was created without a store)")
+    principal = await server.principal(request)
+    try:
+        record = await server.store.aload_run_record(run_id)
+        thread_id = await server.store.arun_thread(run_id)
+    except LookupError:
+        raise RequestError(404, f"no run {run_id!r}") from None
+    try:
+        await server.runs.check_owner(thread_id, principal)
+    except RequestError:
+        raise RequestError(404, f"no run {run_id!r}") from None
+    return JSONResponse(dict(record))
