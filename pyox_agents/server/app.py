@@ -315,7 +315,7 @@ async def _ai_sdk_run(server: _Server, request: Request) -> Response:
         chat = dataclasses.replace(chat, answers=users[-1])  # it answers in a new message
         live.meta["ai_sdk"] = chat.to_json()
         await server.runs.publish_meta(live, live.meta)
-    return _ai_sdk_response(server, live, chat, version, agent)
+    return _ai_sdk_events(server, live.read(), chat, version, live, agent)
 
 
 async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
@@ -334,11 +334,6 @@ async def _ai_sdk_resume(server: _Server, request: Request) -> Response:
         chat = ai_sdk.Chat.from_json(chat)
     # the run speaks the major it was started with
     return _ai_sdk_events(server, reads, chat, chat.sdk_version, None, agent, after)
-
-
-def _ai_sdk_response(server: _Server, live: LiveRun, chat: Any, version: int,
-                     agent: Agent) -> Response:
-    return _ai_sdk_events(server, live.read(), chat, version, live, agent)
 
 
 def _ai_sdk_events(server: _Server, reads: AsyncIterator[Any], chat: Any, version: int,
