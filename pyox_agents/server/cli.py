@@ -174,14 +174,15 @@ def _agents_of(target: Any, name: str) -> dict[str, Any] | None:
 
 
 def _create_app(agents: Mapping[str, Any], args: argparse.Namespace, store: Store | None,
-                **options: Any) -> Any:
-    """`create_app` for the command's agents, with its options (`--cors`, the hosts, ...)."""
+                origins: tuple[str, ...], hosts: tuple[str, ...] | None,
+                page: Path | None = None) -> Any:
+    """`create_app` for the command's agents, with its options (`--cors` and the hosts, as
+    `_checked` gives them, `--body-timeout`, ...)."""
     from pyox_agents.server import create_app
 
-    origins, hosts = checked(args)
-    body_timeout = args.body_timeout or DEFAULT_BODY_TIMEOUT
     return create_app(agents, store=store, tune_gc=True, cors_origins=origins,
-                      allowed_hosts=hosts, body_timeout=body_timeout, **options)
+                      allowed_hosts=hosts, body_timeout=args.body_timeout or DEFAULT_BODY_TIMEOUT,
+                      page=page)
 
 
 def _common(sub: argparse.ArgumentParser, store_help: str) -> None:
@@ -242,17 +243,16 @@ def _parser() -> argparse.ArgumentParser:
 def _serve(app: Any, args: argparse.Namespace, wrap: Any = None) -> None:
     from pyox_agents.server._graceful import serve
 
-    options = {"loop": args.loop, "http": args.http, "header_timeout": args.header_timeout,
-               "max_pending": args.max_pending_connections, "wrap": wrap}
-    if args.listen_fd is None:
-        serve(app, args.host, args.port, args.grace, **options)
-    else:  # a worker: the socket its parent bound and handed down
+    sock = None
+    if args.listen_fd is not None:  # a worker: the socket its parent bound and handed down
         from pyox_agents.server._workers import end_with_parent
 
         if args.parent_pid:  # started by `--workers` (else by whoever passed the socket)
             end_with_parent(args.parent_pid)
-        serve(app, args.host, args.port, args.grace, sock=socket.socket(fileno=args.listen_fd),
-              **options)
+        sock = socket.socket(fileno=args.listen_fd)
+    serve(app, args.host, args.port, args.grace, loop=args.loop, http=args.http, sock=sock,
+          header_timeout=args.header_timeout, max_pending=args.max_pending_connections,
+          wrap=wrap)
 
 
 def _is_worker(args: argparse.Namespace) -> bool:
@@ -321,7 +321,7 @@ def _demo(args: argparse.Namespace, argv: Sequence[str]) -> None:
         _supervise(args, argv)
         return
     store = open_store(args.store or f"sqlite:{default_store_path()}")
-    _serve(_create_app(agents, args, store, page=STATIC_DIR), args)
+    _serve(_create_app(agents, args, store, origins, hosts, page=STATIC_DIR), args)
 
 
 def _checked(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
@@ -351,7 +351,7 @@ def _serve_target(args: argparse.Namespace, argv: Sequence[str]) -> None:
         return
     store = open_store(args.store) if args.store else None
     if agents is not None:
-        _serve(_create_app(agents, args, store), args)
+        _serve(_create_app(agents, args, store, origins, hosts), args)
         return
     _serve(target, args, host_check(hosts))
 
