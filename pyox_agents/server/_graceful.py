@@ -26,14 +26,12 @@ class GracefulServer(uvicorn.Server):
     `timeout_graceful_shutdown` is `grace`: a connection still open then is cancelled.
     """
 
-    def __init__(self, config: uvicorn.Config, grace: float, *, served: Any = None) -> None:
-        if not grace > 0:
-            raise ValueError(f"--grace is the seconds runs get at shutdown, > 0; got {grace!r}")
+    def __init__(self, config: uvicorn.Config, grace: float, *, served: Any) -> None:
         config.timeout_graceful_shutdown = max(1, round(grace))
         super().__init__(config)
         self.grace = grace
-        self.served = config.app if served is None else served
-        """The app whose runs are drained (the config's may be wrapped in middleware)."""
+        self.served = served
+        """The app whose runs are drained (the config's is wrapped in middleware)."""
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         """Stop listening, drain the runs and the connections, then end the app."""

@@ -126,7 +126,23 @@ class HeadGuard:
     def app(self, app: ASGIApp) -> ASGIApp:
         """`app`, telling this guard when a request's head is complete (the app is called) and
         when its response has ended (the app returned): the connection then waits again."""
-        return _GuardedApp(app, self)
+
+        async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+            connection = _CONNECTION.get()
+            if connection is None or scope["type"] == "lifespan":
+                await app(scope, receive, send)
+                return
+            if scope["type"] != "http":  # a WebSocket: its own protocol reads the connection now
+                self._forget(connection)
+                await app(scope, receive, send)
+                return
+            self._begin(connection)
+            try:
+                await app(scope, receive, send)
+            finally:
+                self._end(connection)
+
+        return guarded
 
     def _wait(self, connection: _Connection) -> None:
         """`connection` waits for a request head from now: closed if none comes in time."""
@@ -187,26 +203,3 @@ def _late_head(timeout: float) -> bytes:
     return (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
             b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n"
             + body)
-
-
-class _GuardedApp:
-    """An ASGI app that tells a `HeadGuard` when each request begins and ends."""
-
-    def __init__(self, app: ASGIApp, guard: HeadGuard) -> None:
-        self.app = app
-        self.guard = guard
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        connection = _CONNECTION.get()
-        if connection is None or scope["type"] == "lifespan":
-            await self.app(scope, receive, send)
-            return
-        if scope["type"] != "http":  # a WebSocket: its own protocol reads the connection now
-            self.guard._forget(connection)
-            await self.app(scope, receive, send)
-            return
-        self.guard._begin(connection)
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.guard._end(connection)
