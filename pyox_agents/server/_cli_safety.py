@@ -15,12 +15,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pyox_agents.server._cli_values import connections_of, positive_seconds
-from pyox_agents.server._cross_site import normalized_origins
 from pyox_agents.server._hosts import LOOPBACK_HOSTS, HostCheck, is_loopback, normalized_hosts
 from pyox_agents.server._stalls import DEFAULT_HEADER_TIMEOUT
 
 __all__ = ["DEFAULT_BODY_TIMEOUT", "add_safety_options", "allowed_hosts_for", "base_url",
-           "checked", "host_check", "say_endpoints", "say_exposure"]
+           "host_check", "say_endpoints", "say_exposure"]
 
 DEFAULT_BODY_TIMEOUT = 30.0
 """`--body-timeout`: the seconds a request's body may take to arrive (`create_app`'s default)."""
@@ -48,16 +47,6 @@ def add_safety_options(sub: argparse.ArgumentParser) -> None:
                      help="connections that may wait for a request's headers at once; over it, "
                           "the one that waited longest is closed (default: half the process's "
                           "file descriptor limit)")
-
-
-def checked(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
-    """The `--cors` origins and the hosts to answer (None: any), checked.
-
-    Raises:
-        ValueError: an origin or a host that is not one, with how to write it.
-    """
-    origins = normalized_origins(args.cors)
-    return origins, allowed_hosts_for(args.host, normalized_hosts(args.allowed_host))
 
 
 def allowed_hosts_for(bind: str, extra: Sequence[str]) -> tuple[str, ...] | None:

@@ -36,13 +36,15 @@ from pyox_agents.server._cli_new import add_new_command, run_new
 from pyox_agents.server._cli_safety import (
     DEFAULT_BODY_TIMEOUT,
     add_safety_options,
+    allowed_hosts_for,
     base_url,
-    checked,
     host_check,
     say_endpoints,
     say_exposure,
 )
 from pyox_agents.server._cli_values import count_of, pace_of, seconds_of
+from pyox_agents.server._cross_site import normalized_origins
+from pyox_agents.server._hosts import normalized_hosts
 from pyox_agents.server._workers import LISTEN_FD_OPTION, PARENT_OPTION
 from pyox_agents.starter import StarterError
 
@@ -325,9 +327,11 @@ def _demo(args: argparse.Namespace, argv: Sequence[str]) -> None:
 
 
 def _checked(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
-    """`checked(args)`, its mistakes as the command's."""
+    """The `--cors` origins and the hosts to answer (None: any), checked: an origin or a host
+    that is not one is the command's mistake."""
     try:
-        return checked(args)
+        origins = normalized_origins(args.cors)
+        return origins, allowed_hosts_for(args.host, normalized_hosts(args.allowed_host))
     except ValueError as exc:
         raise CliError(str(exc).replace("cors_origins: ", "--cors: ")) from None
 
