@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -59,8 +59,9 @@ def store_unreachable(exc: StoreUnavailable) -> RequestError:
                         headers={"Retry-After": str(wait)}, details={"store": "unreachable"})
 
 
-def handled(server: Any, endpoint: Any,
-             refusal: Callable[[RequestError], Response] = json_error) -> Any:
+def handled(server: Any, endpoint: Callable[[Any, Request], Awaitable[Response]],
+            refusal: Callable[[RequestError], Response] = json_error
+            ) -> Callable[[Request], Awaitable[Response]]:
     """Answer a `RequestError` as its status, and a store outage as 503, with the body the
     route's protocol reads; refuse a cross-site request that could change something first
     (`server.cors_origins`: the origins allowed besides the server's own)."""
@@ -68,8 +69,7 @@ def handled(server: Any, endpoint: Any,
     async def handle(request: Request) -> Response:
         try:
             check_origin(request, server.cors_origins)
-            response: Response = await endpoint(server, request)
-            return response
+            return await endpoint(server, request)
         except RequestError as exc:
             return refusal(exc)
         except StoreUnavailable as exc:
