@@ -30,7 +30,8 @@ class Pieces:
         """Add `piece` at the end."""
         buffer = self._buffer
         if buffer is None:
-            self._buffer = buffer = bytearray(_utf8(self._text)) if self._text else bytearray()
+            text = self._text or ""
+            self._buffer = buffer = bytearray(text.encode("utf-8", "surrogatepass"))
             self._text = None
         try:
             buffer += piece.encode()
@@ -53,7 +54,3 @@ class Pieces:
     def __bool__(self) -> bool:
         """Whether any piece was added (an empty one too) or a text adopted."""
         return self._buffer is not None or self._text is not None
-
-
-def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")

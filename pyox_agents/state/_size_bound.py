@@ -37,16 +37,8 @@ def json_size_over(value: object, limit: int) -> int | None:
     from orjson's text passes `limit`.
     """
     if isinstance(value, FrozenDict | FrozenList):
-        known = _known
-        if known and known[0][0] is value:
-            bound = known[0][1]
-            known.clear()  # measured: the state is not kept here any longer
-        else:
-            try:
-                bound = _upper_bound(orjson.dumps(value))
-            except orjson.JSONEncodeError:  # an int past 64 bits: measure exactly
-                bound = limit + 1
-        if bound <= limit:
+        bound = _frozen_bound(value, forget=True)
+        if bound is not None and bound <= limit:
             return None
     size = len(json.dumps(value, separators=(",", ":")))
     return size if size > limit else None
@@ -56,14 +48,26 @@ def json_size_bound(value: object) -> int:
     """At least the size of `value` as compact JSON text, and for a frozen value seldom more
     than a few bytes per float or non-ASCII character above it (exact otherwise)."""
     if isinstance(value, FrozenDict | FrozenList):
-        known = _known
-        if known and known[0][0] is value:
-            return known[0][1]
-        try:
-            return _upper_bound(orjson.dumps(value))
-        except orjson.JSONEncodeError:  # an int past 64 bits: measure exactly
-            pass
+        bound = _frozen_bound(value)
+        if bound is not None:
+            return bound
     return len(json.dumps(value, separators=(",", ":")))
+
+
+def _frozen_bound(value: object, *, forget: bool = False) -> int | None:
+    """The bound `note_text` kept for `value` (then dropped with `forget`: once measured, the
+    state is not kept here any longer), else one from orjson's text of it; None when orjson
+    cannot write it (an int past 64 bits: measure exactly)."""
+    known = _known
+    if known and known[0][0] is value:
+        bound = known[0][1]
+        if forget:
+            known.clear()
+        return bound
+    try:
+        return _upper_bound(orjson.dumps(value))
+    except orjson.JSONEncodeError:
+        return None
 
 
 def note_text(value: object, text: bytes) -> None:
