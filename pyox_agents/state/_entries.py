@@ -1,8 +1,8 @@
-"""`HistoryEntry`: the union of every history entry class, and `ENTRY_TYPES`, the classes."""
+"""`HistoryEntry`: the union of every history entry class, and `ENTRY_TYPES`, its classes."""
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import TypeAlias, get_args
 
 from pyox_agents.state._change_entries import (
     ContextChangeEntry,
@@ -30,8 +30,4 @@ HistoryEntry: TypeAlias = (
 """One thing that happened to a State; `kind` tells which class it is."""
 
 
-ENTRY_TYPES: tuple[type, ...] = (
-    ImportEntry, ExtraDataEntry, RunStartEntry, UserMessageEntry, NoticeEntry, ModelRequestEntry,
-    ModelReplyEntry, ToolResultEntry, StateChangeEntry, ContextChangeEntry, FinishEntry,
-    StopEntry, ErrorEntry,
-)
+ENTRY_TYPES: tuple[type, ...] = get_args(HistoryEntry)

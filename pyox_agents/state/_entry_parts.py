@@ -4,22 +4,18 @@ its JSON row, and the words of a request's purpose and a tool call's outcome."""
 from __future__ import annotations
 
 import datetime
-from typing import Literal, cast
+from typing import Literal, cast, get_args
 
 from pyox_agents.state.frozen import JSON
 
 Purpose = Literal["think", "ask", "compact"]
 """Why a model request was made: a think (a turn), an `agent.ask`, or an `agent.compact`."""
+PURPOSES = get_args(Purpose)
 
 
 Outcome = Literal["ok", "error", "denied", "cancelled"]
 """How a tool call closed."""
-
-
-PURPOSES = ("think", "ask", "compact")
-
-
-OUTCOMES = ("ok", "error", "denied", "cancelled")
+OUTCOMES = get_args(Outcome)
 
 
 def utc_now() -> datetime.datetime:
