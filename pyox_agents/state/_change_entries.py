@@ -4,20 +4,13 @@ context (compacted, cleared, restored), and how a run ended (finish, stop, error
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from pyox_agents.state._entry_parts import PURPOSES, check_at, entry_row, set_field
 from pyox_agents.state.frozen import JSON, FrozenList
 from pyox_agents.state.jsonvalue import frozen_delta, to_json_value
-from pyox_agents.state.stopped import (
-    Stopped,
-    StoppedByFinish,
-    StoppedByLimit,
-    StoppedByPermission,
-    StoppedByUntil,
-    stopped_to_json,
-)
+from pyox_agents.state.stopped import Stopped, stopped_to_json
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,14 +102,7 @@ class ContextChangeEntry:
 
     def to_json(self) -> dict[str, JSON]:
         """This entry as one JSON row."""
-        match self.content:
-            case Compacted(summary=summary):
-                content: dict[str, JSON] = {"change": "compact", "summary": summary}
-            case ClearedToolResults(keep_last=keep_last):
-                content = {"change": "clear", "keep_last": keep_last}
-            case Restored(history_length=length):
-                content = {"change": "restore", "history_length": length}
-        return entry_row(self.kind, self.at, content)
+        return entry_row(self.kind, self.at, {"change": self.change, **asdict(self.content)})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,8 +132,7 @@ class StopEntry:
 
     def __post_init__(self) -> None:
         check_at(self)
-        if not isinstance(self.content, StoppedByFinish | StoppedByPermission | StoppedByUntil
-                          | StoppedByLimit):
+        if not isinstance(self.content, Stopped):
             raise TypeError(f"StopEntry.content must be a Stopped value, got {self.content!r}")
 
     def to_json(self) -> dict[str, JSON]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy as _copy
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pyox_agents.state._run_parts import LIMIT_REASONS as LIMIT_REASONS
@@ -115,7 +115,7 @@ class RunState:
             "status": self.status.value,
             "stop_reason": self.stop_reason.value if self.stop_reason else None,
             "steps": [_step_to_dict(step) for step in self.steps],
-            "spent": {f.name: getattr(self.spent, f.name) for f in fields(Spent)},
+            "spent": asdict(self.spent),
             "answer": _copy.deepcopy(self.answer),
             "pending": _approval_to_dict(self.pending) if self.pending else None,
             "in_flight": _copy.deepcopy(self.in_flight),
