@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeAlias
 
 from pyox_agents.state._json_errors import MAX_DEPTH, NotJSON, check_text, not_json, too_deep
@@ -51,6 +51,15 @@ _READ_ONLY = (
 
 def _refuse(copy: str) -> NoReturn:
     raise TypeError(_READ_ONLY.format(copy=copy))
+
+
+def _refusing(copy: str) -> Callable[..., NoReturn]:
+    """A method that refuses every call: what each way to change a frozen value is."""
+
+    def refuse(self: object, *args: object, **kwargs: object) -> NoReturn:
+        _refuse(copy)
+
+    return refuse
 
 
 class _Sealed(type):
@@ -88,35 +97,8 @@ class FrozenDict(dict[str, JSON], metaclass=_Sealed):
     def __init__(self, *args: object, **kwargs: object) -> None:
         _refuse("dict(value)")
 
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        _refuse("dict(value)")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        _refuse("dict(value)")
-
-    def __setitem__(self, key: str, value: JSON) -> NoReturn:
-        _refuse("dict(value)")
-
-    def __delitem__(self, key: str) -> NoReturn:
-        _refuse("dict(value)")
-
-    def __ior__(self, other: object) -> NoReturn:  # type: ignore[misc]
-        _refuse("dict(value)")
-
-    def update(self, *args: object, **kwargs: object) -> NoReturn:
-        _refuse("dict(value)")
-
-    def pop(self, *args: object) -> NoReturn:
-        _refuse("dict(value)")
-
-    def popitem(self) -> NoReturn:
-        _refuse("dict(value)")
-
-    def clear(self) -> NoReturn:
-        _refuse("dict(value)")
-
-    def setdefault(self, *args: object) -> NoReturn:
-        _refuse("dict(value)")
+    __setattr__ = __delattr__ = __setitem__ = __delitem__ = __ior__ = _refusing("dict(value)")
+    update = pop = popitem = clear = setdefault = _refusing("dict(value)")
 
     @classmethod
     def fromkeys(cls, keys: Iterable[object], value: object = None) -> FrozenDict:  # type: ignore[override]
@@ -157,47 +139,9 @@ class FrozenList(list[JSON], metaclass=_Sealed):
     def __init__(self, *args: object, **kwargs: object) -> None:
         _refuse("list(value)")
 
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        _refuse("list(value)")
-
-    def __setitem__(self, index: object, value: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def __delitem__(self, index: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def __iadd__(self, other: object) -> NoReturn:  # type: ignore[misc]
-        _refuse("list(value)")
-
-    def __imul__(self, other: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def append(self, value: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def extend(self, values: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def insert(self, index: object, value: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def remove(self, value: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def pop(self, *args: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def clear(self) -> NoReturn:
-        _refuse("list(value)")
-
-    def sort(self, *args: object, **kwargs: object) -> NoReturn:
-        _refuse("list(value)")
-
-    def reverse(self) -> NoReturn:
-        _refuse("list(value)")
+    __setattr__ = __delattr__ = __setitem__ = __delitem__ = _refusing("list(value)")
+    __iadd__ = __imul__ = _refusing("list(value)")
+    append = extend = insert = remove = pop = clear = sort = reverse = _refusing("list(value)")
 
     def __copy__(self) -> list[JSON]:
         return list(self)
