@@ -114,9 +114,7 @@ def _plain(value: object, where: str, at: tuple[str | int, ...] = ()) -> object:
         return out
     if isinstance(value, list | tuple):
         return [_plain(item, where, (*at, index)) for index, item in enumerate(value)]
-    if isinstance(value, bool):  # subclasses of the JSON scalars
-        return bool(value)
-    if isinstance(value, int):
+    if isinstance(value, int):  # subclasses of the JSON scalars (bool has none)
         return int(value)
     if isinstance(value, float):
         return _plain(float(value), where, at)
