@@ -14,6 +14,7 @@ than one Python call per record.
 from __future__ import annotations
 
 import gc
+import math
 from collections import deque
 from collections.abc import Callable
 from itertools import chain, compress, repeat, starmap
@@ -100,7 +101,7 @@ def freeze_parsed(value: Any, levels: int) -> JSON:
             _freeze_columns(dicts, room, walk, _set_in_dict)
     # no float from 1e16 on (`1e+16`); a `+` in a string (`C++`) costs a second look
     if not PLUS_EXPONENT or (b"+" in text and b"e+" in text):
-        _check_all_floats(frozen)
+        _check_levels(frozen, math.inf, FrozenDict, FrozenList)  # depth: checked as it froze
     note_text(frozen, text)
     return frozen
 
@@ -111,18 +112,26 @@ def fits_parsed(value: Any, levels: int) -> None:
     Raises:
         Unsure: it nests deeper than `levels`, or holds a float of magnitude 2**63 or more.
     """
-    level = [value]
+    _check_levels(value, levels, dict, list)
+
+
+def _check_levels(value: Any, levels: float, dict_type: type[dict[str, Any]],
+                  list_type: type[list[Any]]) -> None:
+    """Raise `Unsure` if `value`, whose containers are of `dict_type` and `list_type`, nests
+    deeper than `levels` or holds a float of magnitude 2**63 or more; one level at a time,
+    with C-level map over the items of each."""
+    level: list[Any] = [value]
     while level:
         kinds = set(map(type, level))
         if float in kinds:
             _check_floats(level)
-        if dict not in kinds and list not in kinds:
+        if dict_type not in kinds and list_type not in kinds:
             return
         levels -= 1
         if levels < 1:
             raise Unsure
-        dicts = [item for item in level if type(item) is dict] if dict in kinds else []
-        lists = [item for item in level if type(item) is list] if list in kinds else []
+        dicts = [item for item in level if type(item) is dict_type] if dict_type in kinds else []
+        lists = [item for item in level if type(item) is list_type] if list_type in kinds else []
         level = list(chain(chain.from_iterable(map(dict.values, dicts)),
                            chain.from_iterable(lists)))
 
@@ -130,20 +139,6 @@ def fits_parsed(value: Any, levels: int) -> None:
 def _check_floats(items: Any) -> None:
     if any(abs(item) >= _BIG for item in items if type(item) is float):
         raise Unsure
-
-
-def _check_all_floats(value: JSON) -> None:
-    """Raise `Unsure` if the frozen `value` holds a float of magnitude 2**63 or more; one level
-    at a time, with C-level map over the items of each."""
-    level: list[Any] = [value]
-    while level:
-        kinds = set(map(type, level))
-        if float in kinds:
-            _check_floats(level)
-        dicts = [item for item in level if type(item) is FrozenDict] if FrozenDict in kinds else []
-        lists = [item for item in level if type(item) is FrozenList] if FrozenList in kinds else []
-        level = list(chain(chain.from_iterable(map(dict.values, dicts)),
-                           chain.from_iterable(lists)))
 
 
 class _Walk:
