@@ -49,6 +49,14 @@ class ImportEntry:
         return entry_row(self.kind, self.at, [message_to_json(m) for m in self.content])
 
 
+def frozen_extra_data(value: object) -> FrozenDict:
+    """`value` as a State's extra_data: a read-only dict in JSON form (else `TypeError`)."""
+    frozen = to_json_value(value, "extra_data")
+    if not isinstance(frozen, FrozenDict):
+        raise TypeError(f"extra_data must be a dict, got {type(value).__name__}")
+    return frozen
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ExtraDataEntry:
     """The full new extra_data, after `State(extra_data=...)` or an `edit_extra_data()` block."""
@@ -59,10 +67,7 @@ class ExtraDataEntry:
 
     def __post_init__(self) -> None:
         check_at(self)
-        value = to_json_value(self.content, "extra_data")
-        if not isinstance(value, FrozenDict):
-            raise TypeError(f"extra_data must be a dict, got {type(self.content).__name__}")
-        set_field(self, "content", value)
+        set_field(self, "content", frozen_extra_data(self.content))
 
     def to_json(self) -> dict[str, JSON]:
         """This entry as one JSON row."""

@@ -1,15 +1,13 @@
-"""What `State(...)` checks in its arguments: the id, the messages, `extra_data`, and the
-keywords of 0.4 that are gone."""
+"""What `State(...)` checks in its arguments: the id, the messages, and the keywords of 0.4
+that are gone."""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from pyox_agents.state._ids import ID_RULE, is_id
-from pyox_agents.state.frozen import FrozenDict
-from pyox_agents.state.jsonvalue import frozen_message, to_json_value
+from pyox_agents.state.jsonvalue import frozen_message
 from pyox_agents.state.messages import Message
 
 NO_MESSAGES: tuple[Message, ...] = ()
@@ -35,12 +33,6 @@ def check_id(id: object) -> str:
         raise ValueError(f"id {id[:140]!r} is not a State id: use {ID_RULE} (or leave it out "
                          f"for a random one)")
     return id
-
-
-def frozen_dict(value: Mapping[str, Any]) -> FrozenDict:
-    frozen = to_json_value(value, "extra_data")
-    assert isinstance(frozen, FrozenDict)
-    return frozen
 
 
 def check_messages(messages: object) -> tuple[Message, ...]:

@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Never
 
+from pyox_agents.state._message_entries import frozen_extra_data
 from pyox_agents.state._state_checks import (
     NO_MESSAGES,
     REMOVED,
     check_id,
     check_messages,
-    frozen_dict,
     new_id,
 )
 from pyox_agents.state._state_reads import StateReads
@@ -102,7 +102,7 @@ class State(StateReads):
         if extra_data is not None:
             if not isinstance(extra_data, Mapping):
                 raise TypeError(f"extra_data must be a dict, got {type(extra_data).__name__}")
-            data = frozen_dict(extra_data)  # checked before anything is recorded
+            data = frozen_extra_data(extra_data)  # checked before anything is recorded
         if start:
             self._record(ImportEntry(at=utc_now(), content=start), "import")
         if data:  # stamped after the import: history is oldest first
@@ -229,7 +229,7 @@ class State(StateReads):
                 data = thaw(self._fold.extra_data)
                 assert isinstance(data, dict)
                 yield data
-                entry = ExtraDataEntry(at=utc_now(), content=frozen_dict(data))
+                entry = ExtraDataEntry(at=utc_now(), content=frozen_extra_data(data))
                 if not json_equal(entry.content, self._fold.extra_data):
                     self._record(entry, "edit extra_data")
             finally:
