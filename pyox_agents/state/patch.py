@@ -222,9 +222,10 @@ def _tokens(root: JSON, text: str, *, append: bool) -> Path:
     return tuple(path)
 
 
-def _get(root: JSON, path: Path, verb: str) -> JSON:
+def _get(root: JSON, path: Path, verb: str, levels: int | None = None) -> JSON:
+    """The value at `path` in `root` (at its first `levels` tokens, if given)."""
     node = root
-    for depth, token in enumerate(path, start=1):
+    for depth, token in enumerate(path[:levels], start=1):
         node = _child(_container(node, verb, path, depth - 1), token, verb, path, depth)
     return node
 
@@ -291,19 +292,13 @@ def inverse(root: JSON, ops: list[Op] | tuple[Op, ...]) -> list[Op]:
         elif op.inserts:
             back.append(Op("remove", op.path))
         else:
-            parent = state
-            for token in op.path[:-1]:
-                parent = _child(_container(parent, op.kind, op.path, 0), token, op.kind,
-                                op.path, 0)
-            token = op.path[-1]
-            there = isinstance(parent, dict) and token in parent
-            if op.kind == "remove" or (op.kind == "replace" and not isinstance(parent, dict)):
-                old = _child(_container(parent, op.kind, op.path, 0), token, op.kind, op.path, 0)
+            parent, token = _get(state, op.path, op.kind, len(op.path) - 1), op.path[-1]
+            if isinstance(parent, dict) and op.kind != "remove":  # a key set: back as it was
+                back.append(Op("replace", op.path, parent[token]) if token in parent
+                            else Op("remove", op.path))
+            else:  # an item replaced, or a key or item removed: its old value goes back
+                old = _get(state, op.path, op.kind)
                 back.append(Op("add" if op.kind == "remove" else "replace", op.path, old))
-            elif there:
-                back.append(Op("replace", op.path, parent[token]))  # type: ignore[index]
-            else:
-                back.append(Op("remove", op.path))
         state = apply(state, [op])
     back.reverse()
     return back
