@@ -53,7 +53,7 @@ from pyox_agents.runtime._replies import ReplyIds, ReplyStream, used_call_ids
 from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused, discard
 from pyox_agents.runtime._state_note import PersonEdits
 from pyox_agents.state.conversation import State
-from pyox_agents.state.messages import NO_USAGE, Message, Reply
+from pyox_agents.state.messages import NO_USAGE, Reply
 from pyox_agents.state.patch import Op
 from pyox_agents.state.run import AgentError, ApprovalRequest, RunState, StopReason
 from pyox_agents.state.shared import Commit
@@ -77,7 +77,7 @@ class Runner(ToolCalls):
                  "usage")
 
     def __init__(self, setup: Setup, conversation: State, access: Access, *,
-                 journal: Journal | None = None, run_id: str | None = None, emit: Emit = discard,
+                 journal: Journal | None = None, emit: Emit = discard,
                  client_tools: Sequence[ToolSpec] = (), context: Sequence[str] = (),
                  forwarded_props: Any = None) -> None:
         self.setup = setup
@@ -92,7 +92,7 @@ class Runner(ToolCalls):
         self.conversation = conversation
         self.access = access
         self.journal = journal
-        self.run_id = journal.run.run_id if journal else (run_id or secrets.token_hex(32))
+        self.run_id = journal.run.run_id if journal else secrets.token_hex(32)
         self.emit = emit
         """Where the run's events go, a list at a time (its consumer sets it before it runs)."""
         self._stream: ReplyStream | None = None
@@ -270,13 +270,13 @@ class Runner(ToolCalls):
         conversation._check_can_run()
         setup = self.setup  # a context only for those who read it (held while the model streams)
         ctx = self._context() if setup.reporters or callable(setup.instructions) else None
-        await self.setup.report("on_think_start", ctx)
-        messages = (*await self._system_messages(ctx), *conversation.messages,
-                    *self.person.note(self.setup.state_note))
-        tools = (*(t.spec for t in self.setup.tools.values()), *self.client_tools.values())
+        await setup.report("on_think_start", ctx)
+        messages = (*await system_messages(ctx, setup.instructions, self.context),
+                    *conversation.messages, *self.person.note(setup.state_note))
+        tools = (*(t.spec for t in setup.tools.values()), *self.client_tools.values())
         conversation._begin_think(len(messages), [t.name for t in tools])
         try:
-            reply = await self._ask_model(ModelRequest(messages, tools))
+            reply = await self.complete(ModelRequest(messages, tools))
             conversation._end_think(reply)
         except BaseException as exc:
             conversation._fail_think(request_failure(exc))
@@ -285,16 +285,13 @@ class Runner(ToolCalls):
             conversation.finish(self.model.answer.value)  # keep a planner's answer as it is
             self.model.answer = None
         self.usage = self.usage + reply.usage
-        await self.setup.report("on_think_end", ctx, reply)
+        await setup.report("on_think_end", ctx, reply)
         return reply
 
-    async def complete(self, request: ModelRequest) -> Reply:
-        """The model's reply to `request`, streamed as events (used by ask and compact too)."""
-        return await self._ask_model(request)
-
-    def _ask_model(self, request: ModelRequest) -> Coroutine[Any, Any, Reply]:
-        """The model's reply, streamed: `_stream_reply` itself when tracing is off (no
-        coroutine around it to resume per token), else inside the request's span."""
+    def complete(self, request: ModelRequest) -> Coroutine[Any, Any, Reply]:
+        """The model's reply to `request`, streamed as events (used by ask and compact too):
+        `_stream_reply` itself when tracing is off (no coroutine around it to resume per
+        token), else inside the request's span."""
         if _tracing.on is None:
             return self._stream_reply(request)
         return self._traced_reply(request)
@@ -357,9 +354,6 @@ class Runner(ToolCalls):
             if not history or history[-1].kind != "model_request":
                 return None
             return self._reply_ids.of(history, len(history) - 1)
-
-    async def _system_messages(self, ctx: RunContext | None) -> list[Message]:
-        return await system_messages(ctx, self.setup.instructions, self.context)
 
     # -- helpers -------------------------------------------------------------------------------
 

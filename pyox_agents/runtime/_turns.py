@@ -12,6 +12,7 @@ import pydantic
 from pyox_agents.models.base import ModelRequest
 from pyox_agents.runtime._asking import strip_fences, without_open_calls
 from pyox_agents.runtime._failures import request_failure
+from pyox_agents.runtime._instructions import system_messages
 from pyox_agents.runtime._runner import Runner
 from pyox_agents.runtime._toolsets import toolsets_opened
 from pyox_agents.state._validation import describe_problems
@@ -54,7 +55,8 @@ async def ask(runner: Runner, question: str, returns: type[T]) -> T:
         schema = json.dumps(adapter.json_schema())
         prompt = (f"{question}\n\nAnswer with only a JSON value that matches this JSON "
                   f"schema, and no other text:\n{schema}")
-    system = await runner._system_messages(runner._context())
+    system = await system_messages(runner._context(), runner.setup.instructions,
+                                   runner.context)
     settled = without_open_calls(conversation.messages, conversation.pending_calls)
     messages = [*system, *settled, Message.user(prompt)]
     problem = ""
