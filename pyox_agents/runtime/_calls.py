@@ -20,7 +20,7 @@ from pyox_agents.events import PreliminaryResult, RuntimeEvent, StateChanged, To
 from pyox_agents.models.base import ToolSpec
 from pyox_agents.runtime import _tracing
 from pyox_agents.runtime._failures import tool_failure
-from pyox_agents.runtime._journal import Journal
+from pyox_agents.runtime._journal import Journal, close_pending
 from pyox_agents.runtime._permissions import Ask, Deny, decide, permission_name
 from pyox_agents.runtime._records import ClosedCall, Gate, new_request, spent_plus
 from pyox_agents.runtime._replies import arguments_problem, valid_text
@@ -124,7 +124,7 @@ class ToolCalls:
                     for call in calls:
                         group.start_soon(self._call_tool, call, step)
         except BaseException:
-            self._close_pending("cancelled: the run was stopped")
+            close_pending(self.conversation, self.journal, "cancelled: the run was stopped")
             raise
         finally:
             self.recovering = False
@@ -350,16 +350,6 @@ class ToolCalls:
     def _error(self, call: ToolCall, message: str, *, outcome: str = "error") -> _Call:
         message = valid_text(message)  # an exception's text may quote a surrogate-escaped name
         return _Call([ToolResult(call.id, call.name, error=message)], outcome=outcome, text=message)
-
-    def _close_pending(self, reason: str) -> None:
-        """Give every call still pending a "cancelled" result (and step), so the conversation
-        and the run's record can go on."""
-        calls = self.conversation.pending_calls
-        for call in calls:
-            self.conversation._add_tool_result(call, "cancelled", reason, is_error=True,
-                                               text=reason)
-        if calls and self.journal is not None and self.journal.run.in_flight is not None:
-            self.journal.close_calls(calls, reason)
 
 
 def _is_cancel(exc: BaseException) -> bool:

@@ -48,7 +48,17 @@ from pyox_agents.state.shared import SharedState
 from pyox_agents.stores import StoreUnavailable
 from pyox_agents.stores.base import StepRecord, Store
 
-__all__ = ["Journal", "StoreError"]
+__all__ = ["Journal", "StoreError", "close_pending"]
+
+
+def close_pending(conversation: State, journal: Journal | None, reason: str) -> None:
+    """Give every call still pending a "cancelled" result (and, in a run, its step), so the
+    conversation and the run's record can go on."""
+    calls = conversation.pending_calls
+    for call in calls:
+        conversation._add_tool_result(call, "cancelled", reason, is_error=True, text=reason)
+    if calls and journal is not None and journal.run.in_flight is not None:
+        journal.close_calls(calls, reason)
 
 
 class Journal:
@@ -112,7 +122,8 @@ class Journal:
                    ) -> list[DecisionCall]:
         first = len(self.run.steps)
         return [DecisionCall(call_id=call.id, tool=call.name, arguments=dict(call.arguments),
-                             key=self.key_for(first + position, call),
+                             key=idempotency_key(self.run.run_id, first + position, call.id,
+                                                 call.arguments),
                              idempotent=idempotent.get(call.name, False))
                 for position, call in enumerate(calls)]
 
@@ -123,27 +134,20 @@ class Journal:
                 step=len(self.run.steps), key=first["key"], idempotent=first["idempotent"],
                 attempt=1, decision={"index": index, "calls": described}, gates=[]))
 
-    def key_for(self, step: int, call: ToolCall) -> str:
-        """The idempotency key of `call` as step `step` of this run."""
-        return idempotency_key(self.run.run_id, step, call.id, call.arguments)
-
     def call_key(self, call_id: str) -> str | None:
         """The idempotency key the in-flight decision gave `call_id`."""
-        for item in self.decision_calls():
-            if item["call_id"] == call_id:
-                return str(item["key"])
-        return None
+        item = self._decision_call(call_id)
+        return None if item is None else str(item["key"])
 
     @property
     def in_flight(self) -> InFlight | None:
         """The run's `in_flight` record, read through its shape."""
         return cast("InFlight | None", self.run.in_flight)
 
-    def decision_calls(self) -> list[DecisionCall]:
-        """The calls of the decision in flight, as saved."""
-        if self.in_flight is None:
-            return []
-        return list(self.in_flight["decision"]["calls"])
+    def _decision_call(self, call_id: str) -> DecisionCall | None:
+        """Call `call_id` of the decision in flight, as saved."""
+        calls = [] if self.in_flight is None else self.in_flight["decision"]["calls"]
+        return next((item for item in calls if item["call_id"] == call_id), None)
 
     def record_steps(self, closed: Mapping[str, ClosedCall], calls: tuple[ToolCall, ...],
                      child_spent: Spent | None = None) -> None:
@@ -162,7 +166,7 @@ class Journal:
                                        "outcome": outcome, "error": error.to_dict() if error
                                        else None})
         if child_spent is not None:
-            self.add_spent(child_spent)
+            run.spent = spent_plus(run.spent, child_spent)
         self._point_at_open_call()
 
     async def save_closed(self, closed: Mapping[str, ClosedCall], calls: tuple[ToolCall, ...],
@@ -207,10 +211,9 @@ class Journal:
 
     def subagent_link(self, call_id: str) -> dict[str, str] | None:
         """Where the paused subagent run of `call_id` is, if the call waits on one."""
-        for item in self.decision_calls():
-            if item["call_id"] == call_id and isinstance(item.get("subagent"), Mapping):
-                return dict(item["subagent"])
-        return None
+        item = self._decision_call(call_id)
+        link = None if item is None else item.get("subagent")
+        return dict(link) if isinstance(link, Mapping) else None
 
     def hand_over(self, calls: tuple[ToolCall, ...]) -> None:
         """Calls the client's own tools run: each gets a step with outcome "client", so the
@@ -222,10 +225,6 @@ class Journal:
                                        outcome="client"))
             self.audit("handed_over", {"call_id": call.id, "tool": call.name})
         self._point_at_open_call()
-
-    def add_spent(self, other: Spent) -> None:
-        """Count a subagent's spend toward this run's."""
-        self.run.spent = spent_plus(self.run.spent, other)
 
     def _decision_index(self) -> int:
         if self.in_flight is not None:

@@ -249,33 +249,29 @@ class ReplyStream:
 
     def finish(self) -> Reply:
         """Close what is open and return the whole reply."""
-        self.close()
+        self._close(cut=False)
         return Reply(text=self._text.text(), reasoning=self._reasoning.text(),
                      tool_calls=tuple(self._call(index) for index in sorted(self._calls)),
                      usage=self._usage)
 
-    def close(self) -> None:
+    def cut(self) -> None:
+        """Close what is open of a reply cut short (the run fails): a tool call whose arguments
+        were cut off mid-JSON is not ended (nothing claims arguments that do not parse)."""
+        self._close(cut=True)
+
+    def _close(self, cut: bool) -> None:
         """Close the open reasoning, text and tool calls (sending their end events)."""
         self._close_reasoning()
         self._close_text()
         for index in self._open_calls:
-            self._end_call(index)
+            if not cut or self._call(index).raw_arguments is None:
+                self._end_call(index)
         self._open_calls = []
 
     def text_so_far(self) -> Callable[[], str]:
         """A function giving the reply's text so far, and all of it once the reply ended: the
         one copy the reply keeps, for a reader that would otherwise keep its deltas."""
         return self._text.text
-
-    def cut(self) -> None:
-        """`close` for a reply cut short (the run fails): a tool call whose arguments were cut
-        off mid-JSON is not ended (nothing claims arguments that do not parse)."""
-        self._close_reasoning()
-        self._close_text()
-        for index in self._open_calls:
-            if self._call(index).raw_arguments is None:
-                self._end_call(index)
-        self._open_calls = []
 
     def _call(self, index: int) -> ToolCall:
         name, call_id, arguments_text = self._calls[index]

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 
 from pyox_agents.runtime._answers import check_answer
-from pyox_agents.runtime._journal import Journal
+from pyox_agents.runtime._journal import Journal, close_pending
 from pyox_agents.runtime._parts import AgentParts
 from pyox_agents.runtime._recovery import last_run_id
 from pyox_agents.runtime._runner import Access, Runner
@@ -149,10 +149,6 @@ async def cancel_paused(agent: AgentParts, run_id: str, reason: str) -> None:
     shared = SharedState(await kept_state(agent, run_id, conversation),
                          state_type=agent.state_type)
     journal = Journal(run, conversation, shared, agent.store)
-    calls = conversation.pending_calls
-    for call in calls:
-        conversation._add_tool_result(call, "cancelled", reason, is_error=True, text=reason)
-    if calls and run.in_flight is not None:
-        journal.close_calls(calls, reason)
+    close_pending(conversation, journal, reason)
     journal.stop(StopReason.CANCELLED, reason)
     await journal.save()

@@ -36,7 +36,7 @@ from pyox_agents.runtime._calls import ToolCalls
 from pyox_agents.runtime._ending import run_over
 from pyox_agents.runtime._failures import StoreError, internal_error, request_failure, run_error
 from pyox_agents.runtime._instructions import system_messages
-from pyox_agents.runtime._journal import Journal
+from pyox_agents.runtime._journal import Journal, close_pending
 from pyox_agents.runtime._planning import PlannerModel
 from pyox_agents.runtime._process_runs import (
     SHUTDOWN,
@@ -167,7 +167,7 @@ class Runner(ToolCalls):
         journal = self.journal
         assert journal is not None
         with anyio.CancelScope(shield=True):
-            self._close_pending("cancelled: the run was stopped")
+            close_pending(self.conversation, journal, "cancelled: the run was stopped")
             if left_for_recovery(self.run_id):  # a shutdown: the record stays as saved
                 return
             self.conversation._fail_run("cancelled")
@@ -382,7 +382,8 @@ class Runner(ToolCalls):
         if self._step is not None:
             self._send(StepFinished(self._step))
             self._step = None
-        self._close_pending(f"the run failed: {error.public_message}")  # the thread's: public
+        close_pending(self.conversation, self.journal,  # the thread's words: public
+                      f"the run failed: {error.public_message}")
         self.conversation._fail_run(error.public_message)
         if self.journal is not None:
             self.journal.fail(error)

@@ -37,7 +37,7 @@ __all__ = ["run_subagent"]
 async def run_subagent(ctx: RunContext, setup_for: Callable[[Store | None], Setup],
                        paused: PausedRuns, task: str, name: str,
                        mode: Literal["read", "write"] | None,
-                       tools: tuple[Mapping[str, Tool], Sequence[Toolset]] = ({}, ())) -> Any:
+                       tools: tuple[Mapping[str, Tool], Sequence[Toolset]]) -> Any:
     """Run a subagent (`setup_for(store)` sets up its runs; `paused` keeps its paused runs
     without a store; `tools` are its own tools and toolsets) on `task` as a child of the run
     behind `ctx`; return its answer.
