@@ -10,7 +10,7 @@ from typing import Any
 
 from pyox_agents.events import RuntimeEvent
 from pyox_agents.models.base import Model
-from pyox_agents.runtime._in_order import InOrder
+from pyox_agents.runtime._in_order import Emit, InOrder
 from pyox_agents.runtime._limits import Limits
 from pyox_agents.runtime._permissions import Permission
 from pyox_agents.state.conversation import State
@@ -22,7 +22,6 @@ from pyox_agents.tools import PersonNeeded, RunContext, Tool
 
 __all__ = ["NO_ACCESS", "Access", "Emit", "Instructions", "Setup", "SubagentPaused", "discard"]
 
-Emit = Callable[[Sequence[RuntimeEvent]], None]
 Instructions = str | Callable[[RunContext], Any] | None
 
 NO_ACCESS = (

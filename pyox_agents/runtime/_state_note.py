@@ -89,8 +89,7 @@ def _line(op: Mapping[str, Any]) -> str:
     path = op.get("path") or "/"
     if op.get("op") == "remove":
         return f"removed {path}"
-    verb = "added" if op.get("op") == "add" else "set"
     value = json.dumps(op.get("value"), ensure_ascii=False)
     if len(value) > _VALUE_CHARS:
         value = value[:_VALUE_CHARS] + "…"
-    return f"{verb} {path} to {value}" if verb == "set" else f"added {value} at {path}"
+    return f"added {value} at {path}" if op.get("op") == "add" else f"set {path} to {value}"

@@ -20,7 +20,7 @@ from pyox_agents.runtime._runner import Access, Runner
 from pyox_agents.runtime._toolsets import toolsets_opened
 from pyox_agents.state.shared import SharedState
 
-__all__ = ["batches", "events", "handle", "run_sync"]
+__all__ = ["events", "handle", "run_sync"]
 
 T = TypeVar("T")
 
@@ -28,15 +28,9 @@ T = TypeVar("T")
 def handle(agent: AgentParts, runner: Runner, *, resumed: bool = False,
            state_given: bool = True) -> RunHandle:
     """The run as its caller holds it: its `batches`."""
-    stream = batches(agent, runner, resumed=resumed, state_given=state_given)
+    stream = RunStream(agent, runner, resumed=resumed, state_given=state_given)
     return RunHandle(runner.run_id, stream, runner.text_of, runner.edit_state,
                      runner.conversation, stream.keep_pace, stream.untaken)
-
-
-def batches(agent: AgentParts, runner: Runner, *, resumed: bool = False,
-            state_given: bool = True) -> RunStream:
-    """The run's events, all those there are at a time (see `RunStream`)."""
-    return RunStream(agent, runner, Outbox(), resumed=resumed, state_given=state_given)
 
 
 class RunStream:
@@ -53,11 +47,11 @@ class RunStream:
 
     __slots__ = ("_agent", "_outbox", "_resumed", "_runner", "_state_given")
 
-    def __init__(self, agent: AgentParts, runner: Runner, outbox: Outbox, *, resumed: bool,
-                 state_given: bool) -> None:
+    def __init__(self, agent: AgentParts, runner: Runner, *, resumed: bool, state_given: bool
+                 ) -> None:
         self._agent = agent
         self._runner = runner
-        self._outbox = outbox
+        self._outbox = Outbox()
         self._resumed = resumed
         self._state_given = state_given
 
@@ -133,8 +127,8 @@ def _ended(agent: AgentParts, runner: Runner, outbox: Outbox) -> None:
 
 def events(agent: AgentParts, runner: Runner, *, resumed: bool = False,
            state_given: bool = True) -> AsyncIterator[RuntimeEvent]:
-    """The run's events one at a time (see `batches`)."""
-    batched = batches(agent, runner, resumed=resumed, state_given=state_given)
+    """The run's events one at a time (see `RunStream`)."""
+    batched = RunStream(agent, runner, resumed=resumed, state_given=state_given)
     return RunHandle(runner.run_id, batched).events()
 
 
