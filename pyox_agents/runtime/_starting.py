@@ -21,7 +21,7 @@ from pyox_agents.state.messages import Message
 from pyox_agents.state.run import RunState
 from pyox_agents.state.shared import SharedState
 
-__all__ = ["NOT_GIVEN", "Client", "add_client_results", "prepare", "turn_runner", "validated"]
+__all__ = ["NOT_GIVEN", "Client", "add_client_results", "prepare", "turn_runner"]
 
 
 class _NotGiven:
@@ -47,7 +47,9 @@ def prepare(agent: AgentParts, conversation: State | str, state: Any,
     conversation._check_can_run()
     setup = agent._setup()
     check_inputs(setup.model, conversation.messages)
-    value = validated(agent, {} if state is NOT_GIVEN else state)
+    value = {} if state is NOT_GIVEN else state
+    if agent.state_type is not None:
+        value = agent.state_type.model_validate(value).model_dump(mode="json")
     shared = SharedState(value, state_type=agent.state_type)
     goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
     journal = Journal(RunState(secrets.token_hex(32), goal), conversation, shared, setup.store)
@@ -93,10 +95,3 @@ def turn_runner(agent: AgentParts, conversation: State) -> Runner:
     setup = agent._setup()
     check_inputs(setup.model, conversation.messages)
     return Runner(setup, conversation, Access(shared, conversation))
-
-
-def validated(agent: AgentParts, state: Any) -> Any:
-    """`state` validated against the agent's `state_type`, as JSON."""
-    if agent.state_type is None:
-        return state
-    return agent.state_type.model_validate(state).model_dump(mode="json")

@@ -30,9 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RunSpan", "Tracing", "chat_span", "disable", "enable", "on", "run_span", "tool_span"]
 
-INSTALL = "pip install 'pyox-agents[otel]'"
-
-
 @dataclass(frozen=True)
 class Tracing:
     """What `enable` set: the tracer spans come from, and whether they carry messages."""
@@ -56,7 +53,7 @@ def enable(tracer_provider: TracerProvider | None = None, *, capture_content: bo
         from opentelemetry import trace
     except ImportError as exc:
         raise ImportError(f"tracing needs the OpenTelemetry API, which is not installed ({exc}); "
-                          f"install it with: {INSTALL}") from exc
+                          "install it with: pip install 'pyox-agents[otel]'") from exc
     global on
     tracer = trace.get_tracer("pyox_agents", _version(), tracer_provider=tracer_provider)
     on = Tracing(tracer, bool(capture_content))
@@ -103,7 +100,7 @@ class RunSpan:
 
 
 @contextmanager
-def run_span(run: TracedRun, resumed: bool) -> Iterator[RunSpan]:
+def run_span(run: TracedRun, resumed: bool) -> Iterator[None]:
     """The span of one run (or of its resume), current while it runs; the run's events go
     through it while it is open."""
     assert on is not None
@@ -118,10 +115,9 @@ def run_span(run: TracedRun, resumed: bool) -> Iterator[RunSpan]:
     name = f"invoke_agent {agent}" if agent else "invoke_agent"
     with _span(on.tracer, name, "INTERNAL", attributes) as span:
         emit = run.emit
-        traced = RunSpan(span, emit)
-        run.emit = traced.emit  # every event through the span
+        run.emit = RunSpan(span, emit).emit  # every event through the span
         try:
-            yield traced
+            yield
         except anyio.get_cancelled_exc_class():
             span.set_attribute("pyox_agents.run.outcome", "cancelled")
             raise
