@@ -29,9 +29,6 @@ __all__ = ["StoreError", "internal_error", "request_failure", "run_error", "tool
 
 _log = logging.getLogger(__name__)
 
-UNEXPECTED = "the tool failed with an unexpected {kind}; the server's log has the details"
-"""What the model and the client read of an exception no one wrote for them."""
-
 
 class StoreError(PyoxError, RuntimeError):
     """Saving a run's record failed (the disk, the database); the run cannot go on safely.
@@ -89,7 +86,8 @@ def tool_failure(exc: BaseException, tool: str, call_id: str) -> tuple[str, str]
         public, detail = exc.public_message, redact_text(str(exc))
         told = detail if public != str(exc) else None
     else:
-        public = UNEXPECTED.format(kind=type(exc).__name__)
+        public = (f"the tool failed with an unexpected {type(exc).__name__}; the server's log "
+                  "has the details")
         detail = redact_text(f"{type(exc).__name__}: {exc}")
         told = redact_text("".join(traceback.format_exception(exc)))
     if told is not None and not isinstance(exc, Exception):

@@ -137,12 +137,10 @@ class Runner(ToolCalls):
                 self._send(RunFailed(SHUTDOWN))
             except Interrupted:
                 await self._record_interrupt()
-            except (ModelError, StoreError) as exc:
-                await self._fail(run_error(exc, self.run_id))
             except anyio.get_cancelled_exc_class():
                 await self._record_cancel()
                 raise
-            except Exception as exc:  # a bug in a hook or in pyox-agents: report, never raise
+            except Exception as exc:  # a model's or store's error, or a bug: report, never raise
                 await self._fail_inside(exc)
             else:
                 self._finished(paused)
