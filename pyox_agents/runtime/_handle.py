@@ -12,7 +12,7 @@ from pyox_agents.state.conversation import State
 from pyox_agents.state.patch import Op
 from pyox_agents.state.shared import Commit
 
-__all__ = ["Outbox", "RunEnded", "RunHandle"]
+__all__ = ["Outbox", "RunEnded", "RunHandle", "one_by_one"]
 
 
 class RunEnded(PyoxError):
@@ -29,11 +29,10 @@ class RunHandle:
     __slots__ = ("_batches", "_edit", "_keep_pace", "_texts", "_untaken", "conversation", "run_id")
 
     def __init__(self, run_id: str, batches: AsyncIterator[list[RuntimeEvent]],
-                 texts: Callable[[str], Callable[[], str] | None] | None = None,
-                 edit: Callable[[Sequence[Op], int], Commit | None] | None = None,
-                 conversation: State | None = None,
-                 keep_pace: Callable[[], None] | None = None,
-                 untaken: Callable[[], list[RuntimeEvent]] | None = None) -> None:
+                 texts: Callable[[str], Callable[[], str] | None],
+                 edit: Callable[[Sequence[Op], int], Commit | None], conversation: State,
+                 keep_pace: Callable[[], None], untaken: Callable[[], list[RuntimeEvent]]
+                 ) -> None:
         self.run_id = run_id
         """The run's id (64 hex digits; a crash-cut run that this one continues keeps its id)."""
         self.conversation = conversation
@@ -58,8 +57,6 @@ class RunHandle:
             LookupError: `base_version` is not a version the run can rebase from.
             RunEnded: the run has told its end.
         """
-        if self._edit is None:
-            raise LookupError("this run takes no edits of its state")
         return self._edit(ops, base_version)
 
     def text_of(self, message_id: str) -> Callable[[], str] | None:
@@ -67,7 +64,7 @@ class RunHandle:
         function that keeps giving all of it, also after the reply ended. None for any other
         message. A reader that keeps the run's text deltas can keep this instead: the run keeps
         the text anyway."""
-        return None if self._texts is None else self._texts(message_id)
+        return self._texts(message_id)
 
     def batches(self, *, keep_pace: bool = False) -> AsyncIterator[list[RuntimeEvent]]:
         """The run's events, as lists of those there are at a time; closing this stops it.
@@ -77,7 +74,7 @@ class RunHandle:
         A server that keeps each version of the state before it shows it reads so: a crash
         between that save and keeping the run's last version would lose the version.
         """
-        if keep_pace and self._keep_pace is not None:
+        if keep_pace:
             self._keep_pace()
         return self._batches
 
@@ -85,18 +82,23 @@ class RunHandle:
         """The events the run emitted that its reader of `batches` did not take, once (a reader
         cancelled as the run handed it a batch): what the reader must still keep of the run,
         such as a version of the state the run committed."""
-        return [] if self._untaken is None else self._untaken()
+        return self._untaken()
 
-    async def events(self) -> AsyncIterator[RuntimeEvent]:
+    def events(self) -> AsyncIterator[RuntimeEvent]:
         """The run's events one at a time; closing this stops the run."""
-        async with contextlib.aclosing(self._batches):  # type: ignore[type-var]
-            async for batch in self._batches:
-                for event in batch:
-                    yield event
+        return one_by_one(self._batches)
 
     async def cancel(self) -> None:
         """Stop the run: it ends `cancelled`, its running tools are cancelled."""
         await self._batches.aclose()  # type: ignore[attr-defined]
+
+
+async def one_by_one(batches: AsyncIterator[list[RuntimeEvent]]) -> AsyncIterator[RuntimeEvent]:
+    """The events of a run's `batches` one at a time; closing this closes them (stops the run)."""
+    async with contextlib.aclosing(batches):  # type: ignore[type-var]
+        async for batch in batches:
+            for event in batch:
+                yield event
 
 
 class Outbox:

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import anyio
 
 from pyox_agents.events import RuntimeEvent
-from pyox_agents.runtime._handle import Outbox, RunHandle
+from pyox_agents.runtime._handle import Outbox, RunHandle, one_by_one
 from pyox_agents.runtime._parts import AgentParts
 from pyox_agents.runtime._paused import Paused
 from pyox_agents.runtime._recovery import take_over_crashed
@@ -128,8 +128,7 @@ def _ended(agent: AgentParts, runner: Runner, outbox: Outbox) -> None:
 def events(agent: AgentParts, runner: Runner, *, resumed: bool = False,
            state_given: bool = True) -> AsyncIterator[RuntimeEvent]:
     """The run's events one at a time (see `RunStream`)."""
-    batched = RunStream(agent, runner, resumed=resumed, state_given=state_given)
-    return RunHandle(runner.run_id, batched).events()
+    return one_by_one(RunStream(agent, runner, resumed=resumed, state_given=state_given))
 
 
 async def _continue_with_kept_state(agent: AgentParts, runner: Runner) -> None:
