@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from pyox_agents.state.conversation import State
@@ -49,21 +49,15 @@ def loop(body: Body | None = None, /, *, until: Until | Sequence[Until] | None =
 
             @functools.wraps(fn)
             async def run_async(agent: Any, state: State, *args: Any, **kwargs: Any) -> None:
-                _begin(state)
-                turns = 0
-                while not _should_stop(state, untils, limit, turns):
+                for _ in _turns(state, untils, limit):
                     await fn(agent, state, *args, **kwargs)
-                    turns += 1
 
             return run_async  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def run(agent: Any, state: State, *args: Any, **kwargs: Any) -> None:
-            _begin(state)
-            turns = 0
-            while not _should_stop(state, untils, limit, turns):
+            for _ in _turns(state, untils, limit):
                 fn(agent, state, *args, **kwargs)
-                turns += 1
 
         return run  # type: ignore[return-value]
 
@@ -82,11 +76,16 @@ def _untils(until: Until | Sequence[Until] | None) -> tuple[Until, ...]:
     return items
 
 
-def _begin(state: State) -> None:
+def _turns(state: State, untils: tuple[Until, ...], limit: int | None) -> Iterator[None]:
+    """Begin a call of the loop on `state`, then yield before each turn until a stop."""
     if not isinstance(state, State):
         raise TypeError(f"a @loop body is called as body(agent, state) with a State, got {state!r}")
     if not state.finished:
         state._start_run(state.parent_id, state.parent_call_id)
+    turns = 0
+    while not _should_stop(state, untils, limit, turns):
+        yield
+        turns += 1
 
 
 def _should_stop(state: State, untils: tuple[Until, ...], limit: int | None, turns: int) -> bool:
