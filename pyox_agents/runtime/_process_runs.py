@@ -8,17 +8,9 @@ from __future__ import annotations
 from pyox_agents.state.run import AgentError
 
 __all__ = [
-    "SHUTDOWN",
-    "Interrupted",
-    "StoppedForShutdown",
-    "executing",
-    "interrupt_at_step_boundary",
-    "interrupting",
-    "leave_for_recovery",
-    "left_for_recovery",
-    "running_here",
-    "stop_at_step_boundary",
-    "stopping",
+    "SHUTDOWN", "Interrupted", "StoppedForShutdown", "executing", "interrupt_at_step_boundary",
+    "interrupting", "leave_for_recovery", "left_for_recovery", "running_here",
+    "stop_at_step_boundary", "stopping",
 ]
 
 _RUNNING: set[str] = set()
@@ -29,6 +21,9 @@ _LEFT: set[str] = set()
 
 _STOPPING: set[str] = set()
 """The ids of the runs to stop before their next step, because their process shuts down."""
+
+_INTERRUPTING: set[str] = set()
+"""The ids of the runs to stop before their next step, for a newer message on their thread."""
 
 SHUTDOWN = AgentError("server_shutdown", "the server is shutting down; the run stopped after "
                       "its last saved step: send a message (or reload) to continue it")
@@ -41,10 +36,6 @@ class StoppedForShutdown(Exception):
 
 class Interrupted(Exception):
     """The run stopped at a step boundary because a newer message interrupts it."""
-
-
-_INTERRUPTING: set[str] = set()
-"""The ids of the runs to stop before their next step, for a newer message on their thread."""
 
 
 class executing:  # (a function to its callers: `with executing(run_id):`)

@@ -45,15 +45,8 @@ from pyox_agents.state.history import HistoryEntry, ImportEntry, ModelReplyEntry
 from pyox_agents.state.messages import NO_USAGE, Reply, ToolCall, new_call_id
 
 __all__ = [
-    "PREDICT_STATE",
-    "ReplyIds",
-    "ReplyStream",
-    "arguments_problem",
-    "new_message_id",
-    "reply_message_id",
-    "used_call_ids",
-    "valid_json",
-    "valid_text",
+    "PREDICT_STATE", "ReplyIds", "ReplyStream", "arguments_problem", "new_message_id",
+    "reply_message_id", "used_call_ids", "valid_json", "valid_text",
 ]
 
 PREDICT_STATE = "PredictState"
