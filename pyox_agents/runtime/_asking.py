@@ -31,6 +31,5 @@ def strip_fences(text: str) -> str:
     """The JSON inside a ```json fenced block, or the text itself."""
     stripped = text.strip()
     if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.rsplit("```", 1)[0]
+        stripped = stripped.partition("\n")[2].rsplit("```", 1)[0]  # after the fence's line
     return stripped.strip()
