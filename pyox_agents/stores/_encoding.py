@@ -131,6 +131,32 @@ def check_audit(next_seq: int, encoded: EncodedRecord) -> None:
         )
 
 
+def step_refusal(encoded: EncodedRecord, fence: tuple[str, int] | None, outcome: str,
+                 held: str) -> StoreConflict | None:
+    """The StoreConflict a backend's refusal of a step stands for (it changed nothing):
+    `outcome` names the check that failed ("entries", "audit", "fence" for a write fenced by
+    the lease `fence`) and `held` what the store holds; None for any other outcome."""
+    try:
+        if outcome == "entries":
+            check_append(int(held), encoded.record)
+        elif outcome == "audit":
+            check_audit(int(held), encoded)
+    except StoreConflict as conflict:
+        return conflict
+    if outcome == "fence" and fence is not None:
+        return StoreConflict(
+            f"the lease of thread {fence[0]!r} is held by {_holder(held)}, not by token "
+            f"{fence[1]}: another process may be running this thread, so this write was "
+            "refused; stop this run, or acquire the lease again and reload the thread"
+        )
+    return None
+
+
+def _holder(held: str) -> str:
+    """Who holds a lease whose token is `held` ("" when it expired)."""
+    return f"token {held}" if held else "nobody (it expired)"
+
+
 def missing_thread(thread_id: str, where: str) -> LookupError:
     """The error of a load of a thread that is not saved."""
     return LookupError(f"no thread {thread_id!r} in {where}: save a State under this id first "
@@ -146,11 +172,10 @@ def missing_run(run_id: str, where: str) -> LookupError:
 def stale_keeper(thread_id: str, token: int, held: str) -> StoreConflict:
     """The refusal of a kept-state write whose lease token is not the holder's (`held`, or ""
     when the lease expired): the thread passed on to another process, whose state stands."""
-    holder = f"token {held}" if held else "nobody (it expired)"
     return StoreConflict(
-        f"the lease of thread {thread_id!r} is held by {holder}, not by token {token}: another "
-        "process may have taken this thread over, so its kept state was left as that process "
-        "wrote it; this process's run of it is stale"
+        f"the lease of thread {thread_id!r} is held by {_holder(held)}, not by token {token}: "
+        "another process may have taken this thread over, so its kept state was left as that "
+        "process wrote it; this process's run of it is stale"
     )
 
 

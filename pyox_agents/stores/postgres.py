@@ -22,11 +22,10 @@ from typing import Any
 
 from pyox_agents.stores._encoding import (
     EncodedRecord,
-    check_append,
-    check_audit,
     encode,
     missing_run,
     missing_thread,
+    step_refusal,
 )
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
@@ -124,19 +123,11 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
 
     def write(self, record: StepRecord) -> None:
         """Apply `record` in one transaction, or raise and change nothing."""
-        encoded = encode(record)  # fails before the database is touched if it is not JSON
-        try:
-            self.run(self._step(encoded, None))
-        except ChangeRefused as refused:
-            raise self._conflict(encoded, None, refused) from None
+        self._write(record, None)
 
     async def awrite(self, record: StepRecord) -> None:
         """Same as `write`, on the asyncio pool."""
-        encoded = encode(record)
-        try:
-            await self.arun(self._step(encoded, None))
-        except ChangeRefused as refused:
-            raise self._conflict(encoded, None, refused) from None
+        await self._awrite(record, None)
 
     def write_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
         """Same as `write`, if `token` is the current lease token of `thread_id`.
@@ -148,54 +139,25 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
             StoreConflict: the lease expired or another owner took it since (and everything
                 `write` refuses); nothing was written.
         """
-        encoded = encode(record)
-        fence = (thread_id, token)
-        try:
-            self.run(self._step(encoded, fence))
-        except ChangeRefused as refused:
-            raise self._conflict(encoded, fence, refused) from None
+        self._write(record, (thread_id, token))
 
     async def awrite_fenced(self, record: StepRecord, thread_id: str, token: int) -> None:
         """Same as `write_fenced`, on the asyncio pool."""
-        encoded = encode(record)
-        fence = (thread_id, token)
+        await self._awrite(record, (thread_id, token))
+
+    def _write(self, record: StepRecord, fence: tuple[str, int] | None) -> None:
+        encoded = encode(record)  # fails before the database is touched if it is not JSON
         try:
-            await self.arun(self._step(encoded, fence))
+            self.run(_step(encoded, fence))
         except ChangeRefused as refused:
-            raise self._conflict(encoded, fence, refused) from None
+            raise _conflict(encoded, fence, refused) from None
 
-    @staticmethod
-    def _step(encoded: EncodedRecord, fence: tuple[str, int] | None) -> Query:
-        record = encoded.record
-        return Query(_WRITE_STEP, (
-            record.thread_id, record.first_seq, list(encoded.entries), record.parent_id,
-            record.owner, encoded.created_at, encoded.updated_at, encoded.shared_state,
-            record.shared_version, encoded.run_id, encoded.run,
-            encoded.audit[0][0] if encoded.audit else None,
-            [text for _, text in encoded.audit],
-            fence[0] if fence else None, fence[1] if fence else None,
-        ))
-
-    @staticmethod
-    def _conflict(encoded: EncodedRecord, fence: tuple[str, int] | None,
-                  refused: ChangeRefused) -> StoreConflict:
-        """The StoreConflict a refusal of `write_step` stands for (it changed nothing)."""
+    async def _awrite(self, record: StepRecord, fence: tuple[str, int] | None) -> None:
+        encoded = encode(record)
         try:
-            if refused.outcome == "entries":
-                check_append(int(refused.held), encoded.record)
-            elif refused.outcome == "audit":
-                check_audit(int(refused.held), encoded)
-        except StoreConflict as conflict:
-            return conflict
-        if refused.outcome == "fence" and fence is not None:
-            holder = f"token {refused.held}" if refused.held else "nobody (it expired)"
-            return StoreConflict(
-                f"the lease of thread {fence[0]!r} is held by {holder}, not by token {fence[1]}: "
-                "another process may be running this thread, so this write was refused; stop "
-                "this run, or acquire the lease again and reload the thread"
-            )
-        return StoreConflict(f"the database refused the step of thread "
-                             f"{encoded.record.thread_id!r} ({refused.outcome}: {refused.held})")
+            await self.arun(_step(encoded, fence))
+        except ChangeRefused as refused:
+            raise _conflict(encoded, fence, refused) from None
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -307,3 +269,23 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
         """The owner and token of the lease of `thread_id`, or None if nobody holds it."""
         rows = self.run(Query(_HOLDER, (thread_id,)))
         return (str(rows[0][0]), int(rows[0][1])) if rows else None
+
+
+def _step(encoded: EncodedRecord, fence: tuple[str, int] | None) -> Query:
+    record = encoded.record
+    return Query(_WRITE_STEP, (
+        record.thread_id, record.first_seq, list(encoded.entries), record.parent_id,
+        record.owner, encoded.created_at, encoded.updated_at, encoded.shared_state,
+        record.shared_version, encoded.run_id, encoded.run,
+        encoded.audit[0][0] if encoded.audit else None,
+        [text for _, text in encoded.audit],
+        fence[0] if fence else None, fence[1] if fence else None,
+    ))
+
+
+def _conflict(encoded: EncodedRecord, fence: tuple[str, int] | None,
+              refused: ChangeRefused) -> StoreConflict:
+    """The StoreConflict a refusal of `write_step` stands for (it changed nothing)."""
+    return step_refusal(encoded, fence, refused.outcome, refused.held) or StoreConflict(
+        f"the database refused the step of thread {encoded.record.thread_id!r} "
+        f"({refused.outcome}: {refused.held})")

@@ -36,17 +36,16 @@ from typing import TYPE_CHECKING, Any
 
 from pyox_agents.stores._encoding import (
     EncodedRecord,
-    check_append,
-    check_audit,
     encode,
     missing_run,
     missing_thread,
+    step_refusal,
 )
 from pyox_agents.stores._kept_changes import fold_texts
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores._owned import score
 from pyox_agents.stores._records import record_after
-from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
+from pyox_agents.stores.base import LoadedThread, StepRecord, Store, ThreadInfo
 from pyox_agents.stores.redis_connection import Call, outage
 from pyox_agents.stores.redis_events import RunEventLog
 from pyox_agents.stores.redis_kept import KeptStates
@@ -164,18 +163,9 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
     @staticmethod
     def _check(encoded: EncodedRecord, fence: tuple[str, int] | None, reply: Any) -> None:
         """Raise the StoreConflict the script's refusal stands for (it changed nothing)."""
-        outcome, held = str(reply[0]), str(reply[1])
-        if outcome == "entries":
-            check_append(int(held), encoded.record)
-        elif outcome == "audit":
-            check_audit(int(held), encoded)
-        elif outcome == "fence" and fence is not None:
-            holder = f"token {held}" if held else "nobody (it expired)"
-            raise StoreConflict(
-                f"the lease of thread {fence[0]!r} is held by {holder}, not by token {fence[1]}: "
-                "another process may be running this thread, so this write was refused; stop "
-                "this run, or acquire the lease again and reload the thread"
-            )
+        conflict = step_refusal(encoded, fence, str(reply[0]), str(reply[1]))
+        if conflict is not None:
+            raise conflict
 
     # -- reads ----------------------------------------------------------------------------------
 
