@@ -19,11 +19,12 @@ from typing import Any
 
 from pyox_agents.state.frozen import FrozenDict, freeze
 from pyox_agents.state.patch import apply_json
-from pyox_agents.stores._encoding import dumps
+from pyox_agents.stores._encoding import dumps, stale_keeper
 from pyox_agents.stores._records import StoreConflict
 
-__all__ = ["COMPACT_SHARE", "MAX_CHANGES", "EncodedChanges", "compacted", "encode_changes",
-           "fold", "fold_texts", "kept_version", "moved", "wants_compaction"]
+__all__ = ["COMPACT_SHARE", "MAX_CHANGES", "NOT_FOLDED", "EncodedChanges", "compacted",
+           "encode_changes", "fold", "fold_texts", "kept_refusal", "kept_version",
+           "moved", "wants_compaction"]
 
 MAX_CHANGES = 500
 """How many appended versions a store holds before it writes the whole kept state again."""
@@ -31,6 +32,9 @@ MAX_CHANGES = 500
 COMPACT_SHARE = 0.5
 """The share of the base's size the appended changes may reach before the store writes the
 whole kept state again (a small state is then written whole nearly every time: it is cheap)."""
+
+NOT_FOLDED = "thread %s: its kept state's changes were not folded into it"
+"""What a store logs when a compaction failed (the next append folds the changes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,15 @@ def moved(thread_id: str, since: int, held: int | None) -> StoreConflict:
         f"the kept state of thread {thread_id!r} is at {now}, not at version {since} that "
         "these changes extend: another writer kept a version meanwhile, or an earlier write "
         "did not land; write the whole state (write_kept_state), or load it again")
+
+
+def kept_refusal(thread_id: str, encoded: EncodedChanges | None, token: int | None,
+                 outcome: str, held: str) -> StoreConflict:
+    """The StoreConflict of a backend's refusal of a kept-state write: "moved" (`held` is the
+    version the kept state is at) or "fence" (`held` is the lease holder's token)."""
+    if outcome == "moved" and encoded is not None:
+        return moved(thread_id, encoded.since, int(held) if held else None)
+    return stale_keeper(thread_id, token or 0, held)
 
 
 def fold(base: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:

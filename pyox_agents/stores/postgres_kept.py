@@ -17,18 +17,18 @@ from typing import Any
 
 import anyio.to_thread
 
-from pyox_agents.stores._encoding import dumps, stale_keeper
+from pyox_agents.stores._encoding import dumps
 from pyox_agents.stores._kept_changes import (
     COMPACT_SHARE,
     MAX_CHANGES,
+    NOT_FOLDED,
     EncodedChanges,
     compacted,
     encode_changes,
     fold_texts,
+    kept_refusal,
     kept_version,
-    moved,
 )
-from pyox_agents.stores._records import StoreConflict
 from pyox_agents.stores.postgres_connection import ChangeRefused, PostgresConnection, Query
 
 __all__ = ["KeptStates"]
@@ -65,7 +65,8 @@ class KeptStates(PostgresConnection):
         try:
             self.run(_whole(thread_id, kept, token))
         except ChangeRefused as refused:
-            raise _refusal(thread_id, None, token, refused) from None
+            raise kept_refusal(thread_id, None, token, refused.outcome,
+                               refused.held) from None
 
     async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                                 token: int | None = None) -> None:
@@ -73,7 +74,8 @@ class KeptStates(PostgresConnection):
         try:
             await self.arun(_whole(thread_id, kept, token))
         except ChangeRefused as refused:
-            raise _refusal(thread_id, None, token, refused) from None
+            raise kept_refusal(thread_id, None, token, refused.outcome,
+                               refused.held) from None
 
     def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """What `write_kept_state` kept last for `thread_id`, with the changes appended since
@@ -95,15 +97,15 @@ class KeptStates(PostgresConnection):
         try:
             rows = self.run(_append(thread_id, encoded, token))
         except ChangeRefused as refused:
-            raise _refusal(thread_id, encoded, token, refused) from None
+            raise kept_refusal(thread_id, encoded, token, refused.outcome,
+                               refused.held) from None
         if rows[0][0] is not None:  # many changes: fold them into the base
             try:
                 compaction = _compaction(thread_id, self.run(Query(_LOAD, (thread_id,))))
                 if compaction is not None:
                     self.run(compaction)
             except Exception:  # the changes are kept: the next append folds them
-                _log.warning("thread %s: its kept state's changes were not folded into it",
-                             thread_id, exc_info=True)
+                _log.warning(NOT_FOLDED, thread_id, exc_info=True)
 
     async def aappend_kept_changes(self, thread_id: str, since: int,
                                    changes: Sequence[Mapping[str, Any]],
@@ -113,7 +115,8 @@ class KeptStates(PostgresConnection):
         try:
             rows = await self.arun(_append(thread_id, encoded, token))
         except ChangeRefused as refused:
-            raise _refusal(thread_id, encoded, token, refused) from None
+            raise kept_refusal(thread_id, encoded, token, refused.outcome,
+                               refused.held) from None
         if rows[0][0] is not None:
             try:
                 read = await self.arun(Query(_LOAD, (thread_id,)))
@@ -122,8 +125,7 @@ class KeptStates(PostgresConnection):
                 if compaction is not None:
                     await self.arun(compaction)
             except Exception:
-                _log.warning("thread %s: its kept state's changes were not folded into it",
-                             thread_id, exc_info=True)
+                _log.warning(NOT_FOLDED, thread_id, exc_info=True)
 
 
 def _whole(thread_id: str, kept: Mapping[str, Any], token: int | None) -> Query:
@@ -144,12 +146,4 @@ def _compaction(thread_id: str, rows: list[tuple[Any, ...]]) -> Query | None:
     base, generation, versions, texts = rows[0]
     text = compacted(thread_id, base, texts)
     return Query(_COMPACT, (text, len(text), thread_id, generation, versions[-1]))
-
-
-def _refusal(thread_id: str, encoded: EncodedChanges | None, token: int | None,
-             refused: ChangeRefused) -> StoreConflict:
-    """The StoreConflict a refusal of `keep_state` or `append_kept` stands for."""
-    if refused.outcome == "moved" and encoded is not None:
-        return moved(thread_id, encoded.since, int(refused.held) if refused.held else None)
-    return stale_keeper(thread_id, token or 0, refused.held)
 

@@ -19,23 +19,23 @@ from typing import Any
 
 import anyio.to_thread
 
-from pyox_agents.stores._encoding import dumps, stale_keeper
+from pyox_agents.stores._encoding import dumps
 from pyox_agents.stores._kept_changes import (
     COMPACT_SHARE,
     MAX_CHANGES,
+    NOT_FOLDED,
     EncodedChanges,
     compacted,
     encode_changes,
     fold_texts,
+    kept_refusal,
     kept_version,
-    moved,
 )
 from pyox_agents.stores.redis_connection import Call, RedisConnection
 
 __all__ = ["KeptStates"]
 
 _log = logging.getLogger(__name__)
-_NOT_FOLDED = "thread %s: its kept state's changes were not folded into it"
 
 
 class KeptStates(RedisConnection):
@@ -84,7 +84,7 @@ class KeptStates(RedisConnection):
             if compaction is not None:
                 self.run_script(compaction)
         except Exception:  # the changes are kept: the next append folds them
-            _log.warning(_NOT_FOLDED, thread_id, exc_info=True)
+            _log.warning(NOT_FOLDED, thread_id, exc_info=True)
 
     async def aappend_kept_changes(self, thread_id: str, since: int,
                                    changes: Sequence[Mapping[str, Any]],
@@ -104,7 +104,7 @@ class KeptStates(RedisConnection):
             if compaction is not None:
                 await self.arun_script(compaction)
         except Exception:
-            _log.warning(_NOT_FOLDED, thread_id, exc_info=True)
+            _log.warning(NOT_FOLDED, thread_id, exc_info=True)
 
     def kept_reads(self, pipe: Any, thread_id: str) -> None:
         """Queue the reads of the kept state on `pipe`: its base, then its changes."""
@@ -147,8 +147,6 @@ def _answered(reply: Any, thread_id: str, encoded: EncodedChanges | None,
             the changes extend.
     """
     outcome, detail = str(reply[0]), str(reply[1])
-    if outcome == "fence":
-        raise stale_keeper(thread_id, token or 0, detail)
-    if outcome == "moved" and encoded is not None:
-        raise moved(thread_id, encoded.since, int(detail) if detail else None)
+    if outcome != "ok":
+        raise kept_refusal(thread_id, encoded, token, outcome, detail)
     return detail == "1"
