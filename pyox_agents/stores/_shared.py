@@ -79,3 +79,22 @@ def feed_log_key(thread_id: str, principal: str | None) -> str:
     """The event log that carries the feed of `principal`'s thread `thread_id` between server
     processes (`GET /threads/{id}/events`); erasing the thread erases it."""
     return "feed:" + json.dumps([principal, thread_id], separators=(",", ":"))
+
+
+def check_events(events_json: Sequence[str], method: str) -> None:
+    """Refuse one str given for a list of events' JSON texts."""
+    if isinstance(events_json, str):
+        raise TypeError(f"{method}() takes a list of JSON texts, got one str; "
+                        "wrap it: [event_json]")
+
+
+def check_keep(keep: int | None) -> None:
+    """Refuse a `keep` (how many events a log keeps) that is neither None nor a positive int."""
+    if keep is not None and (type(keep) is not int or keep < 1):
+        raise ValueError(f"keep must be a positive int (the events a log keeps), got {keep!r}")
+
+
+def log_done(run_key: str) -> ValueError:
+    """The refusal of an append to the event log of a run that was marked done."""
+    return ValueError(f"run {run_key!r} was marked done, so its event log takes no more "
+                      "events; start a new run key for a new run")

@@ -23,6 +23,7 @@ from typing import Any
 from pyox_agents.stores._encoding import (
     EncodedRecord,
     encode,
+    milliseconds,
     missing_run,
     missing_thread,
     step_refusal,
@@ -33,7 +34,6 @@ from pyox_agents.stores.postgres_connection import (
     ChangeRefused,
     Query,
     SchemaVersionError,
-    milliseconds,
     outage,
 )
 from pyox_agents.stores.postgres_events import RunEventLog
@@ -239,12 +239,6 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
 
     # -- leases ---------------------------------------------------------------------------------
 
-    def _acquire(self, thread_id: str, owner: str, ttl: float) -> Query:
-        return Query(_ACQUIRE, (thread_id, owner, milliseconds(ttl, "ttl")))
-
-    def _renew(self, thread_id: str, owner: str, token: int, ttl: float) -> Query:
-        return Query(_RENEW, (milliseconds(ttl, "ttl"), thread_id, owner, token))
-
     async def aacquire_lease(self, thread_id: str, owner: str, ttl: float) -> int | None:
         """Take the lease of `thread_id` for `ttl` seconds; its fencing token, or None if
         another owner holds it.
@@ -253,12 +247,13 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
         already held the lease (its older token is then stale). A holder that dies loses the
         lease `ttl` seconds after it last took or renewed it (by the database's clock).
         """
-        rows = await self.arun(self._acquire(thread_id, owner, ttl))
+        rows = await self.arun(Query(_ACQUIRE, (thread_id, owner, milliseconds(ttl, "ttl"))))
         return int(rows[0][0]) if rows else None
 
     async def arenew_lease(self, thread_id: str, owner: str, token: int, ttl: float) -> bool:
         """Keep the lease `ttl` more seconds; False if `owner` with `token` no longer holds it."""
-        return bool(await self.arun(self._renew(thread_id, owner, token, ttl)))
+        return bool(await self.arun(Query(_RENEW, (milliseconds(ttl, "ttl"), thread_id, owner,
+                                                    token))))
 
     async def arelease_lease(self, thread_id: str, owner: str, token: int) -> bool:
         """Give the lease up; False (and nothing changes) if `owner` with `token` does not hold

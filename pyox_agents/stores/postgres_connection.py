@@ -26,7 +26,6 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 
 from pyox_agents._errors import PyoxError
 from pyox_agents._redact import redact_text, redact_url
-from pyox_agents.stores._encoding import milliseconds
 from pyox_agents.stores._outages import StoreUnavailable
 from pyox_agents.stores.postgres_schema import REFUSED, SCHEMA_VERSION, TABLES
 
@@ -35,7 +34,6 @@ __all__ = [
     "PostgresConnection",
     "Query",
     "SchemaVersionError",
-    "milliseconds",
     "outage",
 ]
 

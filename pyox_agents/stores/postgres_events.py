@@ -14,12 +14,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from pyox_agents.stores.postgres_connection import (
-    ChangeRefused,
-    PostgresConnection,
-    Query,
-    milliseconds,
-)
+from pyox_agents.stores._encoding import milliseconds
+from pyox_agents.stores._shared import check_events, check_keep, log_done
+from pyox_agents.stores.postgres_connection import ChangeRefused, PostgresConnection, Query
 
 __all__ = ["RunEventLog"]
 
@@ -56,29 +53,8 @@ def _after(after_id: str) -> int:
                          "read_events/follow_events, or '0' for the first event") from None
 
 
-def _trim(run_key: str, keep: int | None) -> Query | None:
-    """The statement that deletes the events of `run_key`'s log before its latest `keep`."""
-    if keep is None:
-        return None
-    if type(keep) is not int or keep < 1:
-        raise ValueError(f"keep must be a positive int (the events a log keeps), got {keep!r}")
-    return Query(_TRIM, (run_key, run_key, keep))
-
-
 class RunEventLog(PostgresConnection):
     """The run event logs and active-run records of a PostgresStore (which is one of these)."""
-
-    def _append(self, run_key: str, events: Sequence[str]) -> Query:
-        if isinstance(events, str):
-            raise TypeError("aappend_events() takes a list of JSON texts, got one str; "
-                            "wrap it: [event_json]")
-        return Query("SELECT {s}.append_events(%s, %s, %s::text[])",
-                     (run_key, milliseconds(self.events_ttl, "events_ttl"), list(events)))
-
-    @staticmethod
-    def _done_error(run_key: str) -> ValueError:
-        return ValueError(f"run {run_key!r} was marked done, so its event log takes no more "
-                          "events; start a new run key for a new run")
 
     async def aappend_events(self, run_key: str, events_json: Sequence[str],
                              keep: int | None = None) -> list[str]:
@@ -88,13 +64,16 @@ class RunEventLog(PostgresConnection):
         Raises:
             ValueError: the run was marked done, or `keep` is not a positive int.
         """
-        trim = _trim(run_key, keep)
+        check_keep(keep)
+        check_events(events_json, "aappend_events")
+        append = Query("SELECT {s}.append_events(%s, %s, %s::text[])",
+                       (run_key, milliseconds(self.events_ttl, "events_ttl"), list(events_json)))
         try:
-            ids = [str(id) for (id,) in await self.arun(self._append(run_key, events_json))]
+            ids = [str(id) for (id,) in await self.arun(append)]
         except ChangeRefused:
-            raise self._done_error(run_key) from None
-        if trim is not None:
-            await self.arun(trim)
+            raise log_done(run_key) from None
+        if keep is not None:
+            await self.arun(Query(_TRIM, (run_key, run_key, keep)))
         return ids
 
     async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
@@ -138,14 +117,11 @@ class RunEventLog(PostgresConnection):
         finally:
             await conn.close()
 
-    def _mark(self, run_key: str, ttl: float | None) -> Query:
-        return Query("SELECT {s}.mark_done(%s, %s)",
-                     (run_key, milliseconds(self.done_ttl if ttl is None else ttl, "ttl")))
-
     async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
         """End the event log of run `run_key`: followers stop, and it expires `ttl` seconds
         later (`done_ttl` by default). Marking it again only sets its expiry again."""
-        await self.arun(self._mark(run_key, ttl))
+        await self.arun(Query("SELECT {s}.mark_done(%s, %s)", (
+            run_key, milliseconds(self.done_ttl if ttl is None else ttl, "ttl"))))
 
     async def ais_done(self, run_key: str) -> bool:
         """Whether run `run_key` was marked done (False once its log expired)."""
@@ -153,13 +129,10 @@ class RunEventLog(PostgresConnection):
 
     # -- the active run of a thread -------------------------------------------------------------
 
-    def _set_active(self, thread_id: str, run_key: str, ttl: float) -> Query:
-        return Query(_SET_ACTIVE, (thread_id, run_key, milliseconds(ttl, "ttl")))
-
     async def aset_active(self, thread_id: str, run_key: str, ttl: float) -> None:
         """Record `run_key` as the run active on `thread_id`, for `ttl` seconds (set it again
         to extend it)."""
-        await self.arun(self._set_active(thread_id, run_key, ttl))
+        await self.arun(Query(_SET_ACTIVE, (thread_id, run_key, milliseconds(ttl, "ttl"))))
 
     async def aget_active(self, thread_id: str) -> str | None:
         """The run key of the run active on `thread_id`, or None."""

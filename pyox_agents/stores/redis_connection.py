@@ -22,11 +22,10 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 
 from pyox_agents._redact import redact_text, redact_url
 from pyox_agents.stores import redis_scripts
-from pyox_agents.stores._encoding import milliseconds
 from pyox_agents.stores._outages import StoreUnavailable
 from pyox_agents.stores.redis_tails import ThreadTails
 
-__all__ = ["SCRIPTS", "Call", "LoopClient", "RedisConnection", "milliseconds", "outage"]
+__all__ = ["SCRIPTS", "Call", "LoopClient", "RedisConnection", "outage"]
 
 SCRIPTS = {
     "write_step": redis_scripts.WRITE_STEP,

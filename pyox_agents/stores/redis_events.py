@@ -12,26 +12,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from pyox_agents.stores.redis_connection import Call, RedisConnection, milliseconds
+from pyox_agents.stores._encoding import milliseconds
+from pyox_agents.stores._shared import check_events, check_keep, log_done
+from pyox_agents.stores.redis_connection import Call, RedisConnection
 
 __all__ = ["RunEventLog"]
 
 
 class RunEventLog(RedisConnection):
     """The run event logs and active-run records of a RedisStore (which is one of these)."""
-
-    def _append(self, run_key: str, events: Sequence[str], keep: int | None) -> Call:
-        if isinstance(events, str):
-            raise TypeError("aappend_events() takes a list of JSON texts, got one str; "
-                            "wrap it: [event_json]")
-        return Call("append_events", [self.key("events", run_key)],
-                    [milliseconds(self.events_ttl, "events_ttl"), _kept(keep), *events])
-
-    def _appended(self, run_key: str, ids: Any) -> list[str]:
-        if ids is None:
-            raise ValueError(f"run {run_key!r} was marked done, so its event log takes no more "
-                             "events; start a new run key for a new run")
-        return [str(id) for id in ids]
 
     async def aappend_events(self, run_key: str, events_json: Sequence[str],
                              keep: int | None = None) -> list[str]:
@@ -41,8 +30,14 @@ class RunEventLog(RedisConnection):
         Raises:
             ValueError: the run was marked done, or `keep` is not a positive int.
         """
-        call = self._append(run_key, events_json, keep)
-        return self._appended(run_key, await self.arun_script(call))
+        check_events(events_json, "aappend_events")
+        check_keep(keep)
+        ids = await self.arun_script(Call(
+            "append_events", [self.key("events", run_key)],
+            [milliseconds(self.events_ttl, "events_ttl"), keep or 0, *events_json]))
+        if ids is None:
+            raise log_done(run_key)
+        return [str(id) for id in ids]
 
     async def aread_events(self, run_key: str, after_id: str = "0") -> list[tuple[str, str]]:
         """The events of run `run_key` after stream id `after_id` ("0": all), as (id, JSON)."""
@@ -82,14 +77,11 @@ class RunEventLog(RedisConnection):
             if rows:
                 last = str(rows[-1][0])
 
-    def _done(self, run_key: str, ttl: float | None) -> Call:
-        return Call("mark_done", [self.key("events", run_key)],
-                    [milliseconds(self.done_ttl if ttl is None else ttl, "ttl")])
-
     async def amark_done(self, run_key: str, ttl: float | None = None) -> None:
         """End the event log of run `run_key`: followers stop, and it expires `ttl` seconds
         later (`done_ttl` by default). Marking it again only sets its expiry again."""
-        await self.arun_script(self._done(run_key, ttl))
+        await self.arun_script(Call("mark_done", [self.key("events", run_key)], [
+            milliseconds(self.done_ttl if ttl is None else ttl, "ttl")]))
 
     async def ais_done(self, run_key: str) -> bool:
         """Whether run `run_key` was marked done (False once its log expired)."""
@@ -104,9 +96,7 @@ class RunEventLog(RedisConnection):
         hears the run's end finds its thread free. Events for a log already marked done are
         dropped. Whether the lease was still this owner's (and so was released).
         """
-        if isinstance(events_json, str):
-            raise TypeError("aend_run() takes a list of JSON texts, got one str; "
-                            "wrap it: [event_json]")
+        check_events(events_json, "aend_run")
         self.tails.released(thread_id, token)
         call = Call("end_run", [self.key("events", run_key), self.key("active", thread_id),
                                 self.key("lease", thread_id)],
@@ -163,11 +153,3 @@ def _events(rows: Any) -> tuple[list[tuple[str, str]], bool]:
         events.append((str(id), str(fields["event"])))
     return events, False
 
-
-def _kept(keep: int | None) -> int:
-    """`keep` as the append script takes it (0: every event)."""
-    if keep is None:
-        return 0
-    if type(keep) is not int or keep < 1:
-        raise ValueError(f"keep must be a positive int (the events a log keeps), got {keep!r}")
-    return keep
