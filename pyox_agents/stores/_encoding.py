@@ -169,6 +169,14 @@ def missing_run(run_id: str, where: str) -> LookupError:
                        "check the run id (64 hexadecimal digits)")
 
 
+def run_record(run_id: str, text: str | bytes | None, where: str) -> Mapping[str, Any]:
+    """The run record a store kept as JSON `text`; LookupError when it has none (None)."""
+    if text is None:
+        raise missing_run(run_id, where)
+    loaded: Mapping[str, Any] = json.loads(text)
+    return loaded
+
+
 def stale_keeper(thread_id: str, token: int, held: str) -> StoreConflict:
     """The refusal of a kept-state write whose lease token is not the holder's (`held`, or ""
     when the lease expired): the thread passed on to another process, whose state stands."""

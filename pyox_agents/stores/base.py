@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio.to_thread
 
@@ -244,7 +244,7 @@ class Store:
     def close(self) -> None:
         """Release the backend's resources. The store cannot be used afterwards."""
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
@@ -275,11 +275,14 @@ class Store:
         Raises:
             LookupError: no State is saved under this id.
         """
+        return self._bound(self.load_thread(thread_id))
+
+    def _bound(self, loaded: LoadedThread) -> State:
+        """The State of the thread `loaded`, bound to this store."""
         from pyox_agents.state.conversation import State
         from pyox_agents.state.history import entry_from_json
 
-        loaded = self.load_thread(thread_id)
-        state = State(id=thread_id, history=[entry_from_json(entry) for entry in loaded.entries])
+        state = State(id=loaded.id, history=[entry_from_json(entry) for entry in loaded.entries])
         state._bind_store(self)
         return state
 

@@ -23,6 +23,7 @@ from pyox_agents.stores._encoding import (
     missing_thread,
     no_leases,
     parse_time,
+    run_record,
 )
 from pyox_agents.stores._kept_changes import (
     compacted,
@@ -152,10 +153,7 @@ class MemoryStore(Store):
 
     def delete(self, thread_id: str) -> None:
         """Forget the thread; its runs and audit records stay."""
-        with self._lock:
-            self._threads.pop(thread_id, None)
-            self._kept.pop(thread_id, None)
-            self._checkpoints.pop(thread_id, None)
+        self.erase_records([thread_id], [])
 
     def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                          token: int | None = None) -> None:
@@ -271,10 +269,7 @@ class MemoryStore(Store):
         """The saved record of `run_id` (JSON); LookupError if there is none."""
         with self._lock:
             text = self._runs.get(run_id)
-        if text is None:
-            raise missing_run(run_id, "this MemoryStore")
-        loaded: Mapping[str, Any] = json.loads(text)
-        return loaded
+        return run_record(run_id, text, "this MemoryStore")
 
     def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
         """The audit records of `run_id`, in order of seq."""

@@ -26,6 +26,7 @@ from pyox_agents.stores._encoding import (
     milliseconds,
     missing_run,
     missing_thread,
+    run_record,
     step_refusal,
 )
 from pyox_agents.stores._outages import reports_outages
@@ -108,9 +109,6 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
             says what to check).
         SchemaVersionError: the database holds a newer version of the schema.
     """
-
-    def __enter__(self) -> PostgresStore:
-        return self
 
     async def __aenter__(self) -> PostgresStore:
         return self
@@ -219,19 +217,16 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
             raise missing_run(run_id, self._where())
         return str(rows[0][0])
 
-    def _run_body(self, run_id: str, rows: list[Any]) -> Mapping[str, Any]:
-        if not rows:
-            raise missing_run(run_id, self._where())
-        loaded: Mapping[str, Any] = json.loads(rows[0][0])
-        return loaded
-
     def load_run_record(self, run_id: str) -> Mapping[str, Any]:
         """The saved record of `run_id` (JSON); LookupError if there is none."""
-        return self._run_body(run_id, self.run(Query(_RUN_BODY, (run_id,))))
+        return self._run_record(run_id, self.run(Query(_RUN_BODY, (run_id,))))
 
     async def aload_run_record(self, run_id: str) -> Mapping[str, Any]:
         """Same as `load_run_record`, on the asyncio pool."""
-        return self._run_body(run_id, await self.arun(Query(_RUN_BODY, (run_id,))))
+        return self._run_record(run_id, await self.arun(Query(_RUN_BODY, (run_id,))))
+
+    def _run_record(self, run_id: str, rows: list[Any]) -> Mapping[str, Any]:
+        return run_record(run_id, rows[0][0] if rows else None, self._where())
 
     def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
         """The audit records of `run_id`, in order of seq."""

@@ -39,6 +39,7 @@ from pyox_agents.stores._encoding import (
     encode,
     missing_run,
     missing_thread,
+    run_record,
     step_refusal,
 )
 from pyox_agents.stores._kept_changes import fold_texts
@@ -75,9 +76,6 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
     command not answered within `command_timeout`, raises
     `StoreUnavailable` (not retried: see `RedisConnection`).
     """
-
-    def __enter__(self) -> RedisStore:
-        return self
 
     async def __aenter__(self) -> RedisStore:
         return self
@@ -177,7 +175,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
     def _loaded(self, thread_id: str, replies: list[Any]) -> LoadedThread:
         (count, shared, version, owner), rows = replies
         if count is None:
-            raise missing_thread(thread_id, f"the RedisStore at {self.url} ({self.prefix!r})")
+            raise missing_thread(thread_id, self._where())
         return LoadedThread.from_texts(thread_id, rows, shared, version, owner)
 
     def load_thread(self, thread_id: str) -> LoadedThread:
@@ -205,7 +203,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
         """The thread as loaded under the lease this process holds, if not written since."""
         known = self.tails.get(thread_id)
         if known is not None and known.missing:
-            raise missing_thread(thread_id, f"the RedisStore at {self.url} ({self.prefix!r})")
+            raise missing_thread(thread_id, self._where())
         return known.thread if known is not None else None
 
     def _learnt(self, thread_id: str, replies: list[Any], token: int | None) -> LoadedThread:
@@ -259,7 +257,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
         client = await self.async_client()
         count, owner = await client.hmget(self.key("thread", thread_id), ["entries", "owner"])
         if count is None:
-            raise missing_thread(thread_id, f"the RedisStore at {self.url} ({self.prefix!r})")
+            raise missing_thread(thread_id, self._where())
         return str(owner) if owner is not None else None
 
     def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
@@ -289,13 +287,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
 
     async def aload(self, thread_id: str) -> State:
         """Same as `load`, on the asyncio client."""
-        from pyox_agents.state.conversation import State
-        from pyox_agents.state.history import entry_from_json
-
-        loaded = await self.aload_thread(thread_id)
-        state = State(id=thread_id, history=[entry_from_json(entry) for entry in loaded.entries])
-        state._bind_store(self)
-        return state
+        return self._bound(await self.aload_thread(thread_id))
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
@@ -307,32 +299,23 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
         return [info for thread_id, fields in zip(ids, heads, strict=True)
                 if (info := thread_info(thread_id, fields)) is not None]  # (or deleted since)
 
-    def _missing_run(self, run_id: str) -> LookupError:
-        return missing_run(run_id, f"the RedisStore at {self.url} ({self.prefix!r})")
-
     def run_thread(self, run_id: str) -> str:
         """The thread run `run_id` belongs to; LookupError if there is no such run."""
         thread_id = self.client.hget(self.key("run", run_id), "thread_id")
         if thread_id is None:
-            raise self._missing_run(run_id)
+            raise missing_run(run_id, self._where())
         return str(thread_id)
 
     def load_run_record(self, run_id: str) -> Mapping[str, Any]:
         """The saved record of `run_id` (JSON); LookupError if there is none."""
-        body = self.client.hget(self.key("run", run_id), "body")
-        return self._run_body(run_id, body)
+        return run_record(run_id, self.client.hget(self.key("run", run_id), "body"),
+                          self._where())
 
     async def aload_run_record(self, run_id: str) -> Mapping[str, Any]:
         """Same as `load_run_record`, on the asyncio client."""
         client = await self.async_client()
         body = await client.hget(self.key("run", run_id), "body")
-        return self._run_body(run_id, body)
-
-    def _run_body(self, run_id: str, body: Any) -> Mapping[str, Any]:
-        if body is None:
-            raise self._missing_run(run_id)
-        loaded: Mapping[str, Any] = json.loads(body)
-        return loaded
+        return run_record(run_id, body, self._where())
 
     def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
         """The audit records of `run_id`, in order of seq."""

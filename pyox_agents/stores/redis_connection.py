@@ -132,6 +132,10 @@ class RedisConnection:
         self.tails = ThreadTails()
         """What this process knows of the ends of the threads whose leases it holds."""
 
+    def _where(self) -> str:
+        """This store, for an error message: its URL and prefix."""
+        return f"the RedisStore at {self.url} ({self.prefix!r})"
+
     def key(self, kind: str, id: str | None = None) -> str:
         """The name of the key of `kind` for `id` (see the key layout in `redis.py`)."""
         return f"{self.prefix}{kind}" if id is None else f"{self.prefix}{kind}:{id}"

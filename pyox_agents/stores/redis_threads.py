@@ -103,7 +103,7 @@ class ThreadRecords(RedisConnection):
         call = Call("update_thread", [self.key("thread", thread_id)],
                     [self.prefix, thread_id, "0" if title is None else "1", title or "", flag])
         if not int(self.run_script(call)):
-            raise missing_thread(thread_id, f"the RedisStore at {self.url} ({self.prefix!r})")
+            raise missing_thread(thread_id, self._where())
 
     def _checkpoint(self, thread_id: str, checkpoint: Checkpoint) -> Call:
         encoded = encode_checkpoint(thread_id, checkpoint)

@@ -27,6 +27,7 @@ from pyox_agents.stores._encoding import (
     missing_thread,
     no_leases,
     parse_time,
+    run_record,
 )
 from pyox_agents.stores._kept_changes import encode_changes, kept_version
 from pyox_agents.stores._outages import StoreUnavailable, reports_outages
@@ -375,10 +376,7 @@ class SQLiteStore(Store):
     def load_run_record(self, run_id: str) -> Mapping[str, Any]:
         """The saved record of `run_id` (JSON); LookupError if there is none."""
         rows = self._query("SELECT body FROM runs WHERE run_id = ?", run_id)
-        if not rows:
-            raise missing_run(run_id, self.path)
-        loaded: Mapping[str, Any] = json.loads(rows[0][0])
-        return loaded
+        return run_record(run_id, rows[0][0] if rows else None, self.path)
 
     def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
         """The audit records of `run_id`, in order of seq."""
