@@ -8,10 +8,8 @@ Every operation is one statement (`Query`), run the same way by `run` (sync pool
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
-from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +25,7 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 from pyox_agents._errors import PyoxError
 from pyox_agents._redact import redact_text, redact_url
 from pyox_agents.stores._outages import StoreUnavailable
+from pyox_agents.stores._per_loop import Close, PerLoop
 from pyox_agents.stores.postgres_schema import REFUSED, SCHEMA_VERSION, TABLES
 
 __all__ = [
@@ -92,22 +91,6 @@ def channel(schema: str, run_key: str) -> str:
     return "pyox_" + hashlib.md5(f"{schema}:{run_key}".encode(), usedforsecurity=False).hexdigest()
 
 
-async def _close_at_shutdown(pool: AsyncConnectionPool) -> AsyncGenerator[None, None]:
-    """Parked in its loop: when the loop shuts down it finalizes this, which closes `pool`."""
-    try:
-        yield
-    finally:
-        await pool.close()
-
-
-@dataclass
-class LoopPool:
-    """The asyncio pool of one event loop, and the generator that closes it with the loop."""
-
-    pool: AsyncConnectionPool
-    closer: AsyncGenerator[None, None]
-
-
 class PostgresConnection:
     """The pools of one PostgresStore at `url`, its tables in schema `schema`.
 
@@ -145,7 +128,8 @@ class PostgresConnection:
                                    kwargs=self._connection_kwargs(), name="pyox_agents",
                                    timeout=pool_timeout, check=ConnectionPool.check_connection)
         """The sync pool (psycopg_pool's `ConnectionPool`, autocommit connections)."""
-        self._async: dict[asyncio.AbstractEventLoop, LoopPool] = {}
+        self._loops = PerLoop(self._loop_pool, "PostgresStore's async methods need a running "
+                              "asyncio event loop; call the sync method instead")
 
     def _where(self) -> str:
         """This store, for an error message: its URL (without secrets) and schema."""
@@ -223,7 +207,7 @@ class PostgresConnection:
 
     async def arun(self, query: Query) -> list[tuple[Any, ...]]:
         """Same as `run`, on the running loop's asyncio pool."""
-        pool = await self._loop_pool()
+        pool = await self._loops.get()
         try:
             async with pool.connection() as conn:
                 cursor = await conn.execute(self.sql(query.sql).encode(), query.params)
@@ -244,27 +228,14 @@ class PostgresConnection:
             return self.unreachable(exc)
         return exc
 
-    async def _loop_pool(self) -> AsyncConnectionPool:
-        """The asyncio pool of the running loop (a pool's connections belong to one loop)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise RuntimeError("PostgresStore's async methods need a running asyncio event "
-                               "loop; call the sync method instead") from None
-        held = self._async.get(loop)
-        if held is None:
-            for old in [old for old in self._async if old.is_closed()]:
-                del self._async[old]
-            pool = AsyncConnectionPool(self.url, min_size=1, max_size=self._pool_size,
-                                       open=False, kwargs=self._connection_kwargs(),
-                                       name="pyox_agents-async", timeout=self.pool_timeout,
-                                       check=AsyncConnectionPool.check_connection)
-            await pool.open()
-            closer = _close_at_shutdown(pool)
-            await closer.asend(None)
-            held = LoopPool(pool, closer)
-            self._async[loop] = held
-        return held.pool
+    async def _loop_pool(self) -> tuple[AsyncConnectionPool, list[Close]]:
+        """A new asyncio pool for the running loop, open, and how to close it."""
+        pool = AsyncConnectionPool(self.url, min_size=1, max_size=self._pool_size, open=False,
+                                   kwargs=self._connection_kwargs(), name="pyox_agents-async",
+                                   timeout=self.pool_timeout,
+                                   check=AsyncConnectionPool.check_connection)
+        await pool.open()
+        return pool, [pool.close]
 
     async def listener(self, run_key: str) -> psycopg.AsyncConnection[Any]:
         """A new connection that listens to the NOTIFY channel of event log `run_key` (the
@@ -284,12 +255,10 @@ class PostgresConnection:
         down, or earlier with `aclose` (or `async with`) on that loop.
         """
         self.pool.close()
-        self._async.clear()
+        self._loops.forget()
 
     async def aclose(self) -> None:
         """Close the running loop's asyncio pool and the sync pool."""
-        held = self._async.pop(asyncio.get_running_loop(), None)
-        if held is not None:
-            await held.closer.aclose()
+        await self._loops.aclose()
         self.close()
 

@@ -3,8 +3,6 @@ Lua scripts registered on each; what its parts (`redis.py`, `redis_events.py`) b
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,25 +21,14 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
 from pyox_agents._redact import redact_text, redact_url
 from pyox_agents.stores import redis_scripts
 from pyox_agents.stores._outages import StoreUnavailable
+from pyox_agents.stores._per_loop import Close, PerLoop
 from pyox_agents.stores.redis_tails import ThreadTails
 
 __all__ = ["SCRIPTS", "Call", "LoopClient", "RedisConnection", "outage"]
 
-SCRIPTS = {
-    "write_step": redis_scripts.WRITE_STEP,
-    "acquire_lease": redis_scripts.ACQUIRE_LEASE,
-    "renew_lease": redis_scripts.RENEW_LEASE,
-    "release_lease": redis_scripts.RELEASE_LEASE,
-    "append_events": redis_scripts.APPEND_EVENTS,
-    "mark_done": redis_scripts.MARK_DONE,
-    "clear_active": redis_scripts.CLEAR_ACTIVE,
-    "keep_kept": redis_scripts.KEEP_KEPT,
-    "append_kept": redis_scripts.APPEND_KEPT,
-    "compact_kept": redis_scripts.COMPACT_KEPT,
-    "end_run": redis_scripts.END_RUN,
-    "update_thread": redis_scripts.UPDATE_THREAD,
-    "write_checkpoint": redis_scripts.WRITE_CHECKPOINT,
-}
+SCRIPTS = {name.lower(): getattr(redis_scripts, name) for name in redis_scripts.__all__}
+"""The Lua scripts by the name a `Call` gives them: `WRITE_STEP` is "write_step"."""
+
 
 @dataclass(frozen=True, slots=True)
 class Call:
@@ -54,16 +41,10 @@ class Call:
 
 @dataclass
 class LoopClient:
-    """The asyncio client of one event loop, with the scripts registered on it.
-
-    `closer` is an async generator parked in the loop: when the loop shuts down
-    (`asyncio.run`, `asyncio.Runner.close`, anyio) it finalizes its async generators, and this
-    one closes the client there, while the loop still runs.
-    """
+    """The asyncio client of one event loop, with the scripts registered on it."""
 
     redis: aredis.Redis
     scripts: dict[str, Any]
-    closer: AsyncGenerator[None, None]
     followers: aredis.Redis
     """The client of `follow_events`: each follower holds a connection while it waits in
     XREAD BLOCK, so they have their own, one each, and leave `redis`'s to the other calls."""
@@ -88,14 +69,6 @@ def _identity() -> dict[str, Any]:
     except ImportError:  # pragma: no cover - depends on the redis-py installed
         return {}
     return {"driver_info": DriverInfo()}
-
-
-async def _close_at_shutdown(*clients: aredis.Redis) -> AsyncGenerator[None, None]:
-    try:
-        yield
-    finally:
-        for client in clients:
-            await client.aclose()
 
 
 class RedisConnection:
@@ -128,7 +101,10 @@ class RedisConnection:
         """The sync client (redis-py's `redis.Redis`, decoding replies to str)."""
         self._scripts = {name: self.client.register_script(text)
                          for name, text in SCRIPTS.items()}
-        self._async: dict[asyncio.AbstractEventLoop, LoopClient] = {}
+        self._loops = PerLoop(self._loop_client,
+                              "RedisStore's async methods need a running asyncio event loop "
+                              "(redis.asyncio works only on asyncio); call the sync method "
+                              "instead")
         self.tails = ThreadTails()
         """What this process knows of the ends of the threads whose leases it holds."""
 
@@ -146,52 +122,38 @@ class RedisConnection:
 
     async def arun_script(self, call: Call) -> Any:
         """Same as `run_script`, on the asyncio client."""
-        client = await self._loop_client()
+        client = await self._loops.get()
         return await client.scripts[call.script](keys=call.keys, args=call.args)
 
     async def async_client(self) -> aredis.Redis:
         """The `redis.asyncio` client of the running event loop."""
-        return (await self._loop_client()).redis
+        return (await self._loops.get()).redis
 
     async def follower_client(self) -> aredis.Redis:
         """The `redis.asyncio` client of the running event loop for XREAD BLOCK (one connection
         per follower, apart from the pool of the other calls)."""
-        return (await self._loop_client()).followers
+        return (await self._loops.get()).followers
 
-    async def _loop_client(self) -> LoopClient:
-        """The asyncio client of the running loop (a client's connections belong to one loop)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise RuntimeError("RedisStore's async methods need a running asyncio event loop "
-                               "(redis.asyncio works only on asyncio); call the sync method "
-                               "instead") from None
-        client = self._async.get(loop)
-        if client is None:
-            for old in [old for old in self._async if old.is_closed()]:
-                del self._async[old]
-            # calls beyond the pool wait for a free connection (redis-py's default pool refuses
-            # the 101st with "Too many connections"), within the command timeout; outages are
-            # bounded and not retried (see the class docstring)
-            bounds: dict[str, Any] = {"socket_connect_timeout": self.connect_timeout,
-                                      "socket_timeout": self.command_timeout,
-                                      "retry": AsyncRetry(NoBackoff(), 0), **self._identity}
-            connection = aredis.Redis(
-                connection_pool=aredis.BlockingConnectionPool.from_url(
-                    self.url, decode_responses=True, max_connections=COMMAND_CONNECTIONS,
-                    timeout=self.command_timeout, **bounds),
-                retry=AsyncRetry(NoBackoff(), 0))
-            # a follower's XREAD BLOCK waits at most half of command_timeout (redis_events.py),
-            # on a connection of its own
-            followers = aredis.Redis.from_url(self.url, decode_responses=True,
-                                              max_connections=FOLLOWER_CONNECTIONS, **bounds)
-            closer = _close_at_shutdown(connection, followers)
-            await closer.asend(None)
-            client = LoopClient(connection, {name: connection.register_script(text)
-                                               for name, text in SCRIPTS.items()}, closer,
-                                followers)
-            self._async[loop] = client
-        return client
+    async def _loop_client(self) -> tuple[LoopClient, list[Close]]:
+        """A new asyncio client for the running loop, and how to close it."""
+        # calls beyond the pool wait for a free connection (redis-py's default pool refuses
+        # the 101st with "Too many connections"), within the command timeout; outages are
+        # bounded and not retried (see the class docstring)
+        bounds: dict[str, Any] = {"socket_connect_timeout": self.connect_timeout,
+                                  "socket_timeout": self.command_timeout,
+                                  "retry": AsyncRetry(NoBackoff(), 0), **self._identity}
+        connection = aredis.Redis(
+            connection_pool=aredis.BlockingConnectionPool.from_url(
+                self.url, decode_responses=True, max_connections=COMMAND_CONNECTIONS,
+                timeout=self.command_timeout, **bounds),
+            retry=AsyncRetry(NoBackoff(), 0))
+        # a follower's XREAD BLOCK waits at most half of command_timeout (redis_events.py),
+        # on a connection of its own
+        followers = aredis.Redis.from_url(self.url, decode_responses=True,
+                                          max_connections=FOLLOWER_CONNECTIONS, **bounds)
+        scripts = {name: connection.register_script(text) for name, text in SCRIPTS.items()}
+        return (LoopClient(connection, scripts, followers),
+                [connection.aclose, followers.aclose])
 
     def close(self) -> None:
         """Close the sync client and forget the asyncio ones.
@@ -200,13 +162,11 @@ class RedisConnection:
         down, or earlier with `aclose` (or `async with`) on that loop.
         """
         self.client.close()
-        self._async.clear()
+        self._loops.forget()
 
     async def aclose(self) -> None:
         """Close the running loop's asyncio client and the sync client."""
-        client = self._async.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.closer.aclose()  # closes the client
+        await self._loops.aclose()
         self.close()
 
 def outage(store: RedisConnection, exc: BaseException) -> StoreUnavailable | None:
