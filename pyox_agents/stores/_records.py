@@ -7,7 +7,7 @@ import datetime
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pyox_agents._errors import PyoxError
 
@@ -102,21 +102,14 @@ class LoadedThread:
                    int(version) if version is not None else None, owner)
 
 
-class HeldEntries(Protocol):
-    """What `continuing` reads of a store: how many entries a thread has, and its last."""
+def bound_state(loaded: LoadedThread, store: object) -> State:
+    """The State of the thread `loaded`, bound to `store` (so `child` can load its subagents)."""
+    from pyox_agents.state.conversation import State
+    from pyox_agents.state.history import entry_from_json
 
-    def entry_count(self, thread_id: str) -> int:
-        """How many history entries `thread_id` has saved."""
-
-    def last_entry(self, thread_id: str) -> Mapping[str, Any] | None:
-        """The last saved entry of `thread_id`, or None."""
-
-
-def continuing(store: HeldEntries, state: State) -> StepRecord:
-    """`Store.record_for`: the entries of `state` that `store` lacks, checked to continue what
-    it holds (`record_after`)."""
-    held = store.entry_count(state.id)
-    return record_after(state, held, store.last_entry(state.id) if held else None)
+    state = State(id=loaded.id, history=[entry_from_json(entry) for entry in loaded.entries])
+    state._bind_store(store)
+    return state
 
 
 def record_after(state: State, count: int, last: Mapping[str, Any] | None) -> StepRecord:
@@ -126,18 +119,15 @@ def record_after(state: State, count: int, last: Mapping[str, Any] | None) -> St
     Raises:
         StoreConflict: the store holds a different State under this id.
     """
-    if not count:
-        entries = state._entries_since(0)
-        return StepRecord(thread_id=state.id, first_seq=0,
-                          entries=tuple(entry.to_json() for entry in entries),
-                          parent_id=state.parent_id)
-    new = state._entries_since(count - 1)  # the last saved entry, then the new ones
-    if not new or last != new[0].to_json():
-        raise StoreConflict(
-            f"the store holds a different State with id {state.id!r} ({count} entries that "
-            "this State's history does not start with): continue a saved State with "
-            "store.load(id), not with a new State of the same id"
-        )
+    new = state._entries_since(max(count - 1, 0))  # the last saved entry, then the new ones
+    if count:
+        if not new or last != new[0].to_json():
+            raise StoreConflict(
+                f"the store holds a different State with id {state.id!r} ({count} entries "
+                "that this State's history does not start with): continue a saved State with "
+                "store.load(id), not with a new State of the same id"
+            )
+        new = new[1:]
     return StepRecord(thread_id=state.id, first_seq=count,
-                      entries=tuple(entry.to_json() for entry in new[1:]),
+                      entries=tuple(entry.to_json() for entry in new),
                       parent_id=state.parent_id)

@@ -23,7 +23,8 @@ from pyox_agents.stores._records import (
     StepRecord,
     StoreConflict,
     ThreadInfo,
-    continuing,
+    bound_state,
+    record_after,
 )
 from pyox_agents.stores._shared import SharedRuns
 
@@ -275,16 +276,7 @@ class Store:
         Raises:
             LookupError: no State is saved under this id.
         """
-        return self._bound(self.load_thread(thread_id))
-
-    def _bound(self, loaded: LoadedThread) -> State:
-        """The State of the thread `loaded`, bound to this store."""
-        from pyox_agents.state.conversation import State
-        from pyox_agents.state.history import entry_from_json
-
-        state = State(id=loaded.id, history=[entry_from_json(entry) for entry in loaded.entries])
-        state._bind_store(self)
-        return state
+        return bound_state(self.load_thread(thread_id), self)
 
     def record_for(self, state: State) -> StepRecord:
         """The entries of `state` this store lacks (maybe none), checked to continue what it
@@ -293,7 +285,8 @@ class Store:
         Raises:
             StoreConflict: the store holds a different State under this id.
         """
-        return continuing(self, state)
+        held = self.entry_count(state.id)
+        return record_after(state, held, self.last_entry(state.id) if held else None)
 
     # -- async twins ---------------------------------------------------------------------------
 

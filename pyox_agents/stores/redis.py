@@ -45,7 +45,7 @@ from pyox_agents.stores._encoding import (
 from pyox_agents.stores._kept_changes import fold_texts
 from pyox_agents.stores._outages import reports_outages
 from pyox_agents.stores._owned import score
-from pyox_agents.stores._records import record_after
+from pyox_agents.stores._records import bound_state, record_after
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, ThreadInfo
 from pyox_agents.stores.redis_connection import Call, outage
 from pyox_agents.stores.redis_events import RunEventLog
@@ -287,7 +287,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
 
     async def aload(self, thread_id: str) -> State:
         """Same as `load`, on the asyncio client."""
-        return self._bound(await self.aload_thread(thread_id))
+        return bound_state(await self.aload_thread(thread_id), self)
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
