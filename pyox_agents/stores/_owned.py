@@ -10,11 +10,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pyox_agents.stores._encoding import dumps
+from pyox_agents.stores._encoding import dumps, parse_time
 from pyox_agents.stores._records import Checkpoint, LoadedThread, ThreadInfo
 from pyox_agents.stores._shared import feed_log_key
 
 __all__ = [
+    "INFO_COLUMNS",
     "OPENING_ENTRIES",
     "TITLE_CHARS",
     "Belongings",
@@ -23,6 +24,7 @@ __all__ = [
     "check_title",
     "decode_checkpoint",
     "encode_checkpoint",
+    "info_of_row",
     "opening_title",
     "page",
     "page_key",
@@ -108,6 +110,17 @@ def encode_checkpoint(thread_id: str, checkpoint: Checkpoint) -> EncodedCheckpoi
 def decode_checkpoint(run_id: str, head: str, state: str | None) -> Checkpoint:
     """The `Checkpoint` a backend kept as `head` and `state` text."""
     return Checkpoint(run_id, json.loads(head), json.loads(state) if state is not None else None)
+
+
+INFO_COLUMNS = "id, parent_id, entries, created_at, updated_at, owner, title, archived, run_status"
+"""The columns of a SQL backend's `threads` table a `ThreadInfo` is made of (`info_of_row`)."""
+
+
+def info_of_row(row: Sequence[Any]) -> ThreadInfo:
+    """A `ThreadInfo` from a row that starts with the `INFO_COLUMNS`."""
+    id, parent, count, created, updated, owner, title, archived, status = row[:9]
+    return ThreadInfo(id, parent, int(count), parse_time(created), parse_time(updated), owner,
+                      title, bool(archived), status)
 
 
 def check_limit(limit: int) -> None:

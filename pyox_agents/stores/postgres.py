@@ -30,6 +30,7 @@ from pyox_agents.stores._encoding import (
     step_refusal,
 )
 from pyox_agents.stores._outages import reports_outages
+from pyox_agents.stores._owned import INFO_COLUMNS, info_of_row
 from pyox_agents.stores.base import LoadedThread, StepRecord, Store, StoreConflict, ThreadInfo
 from pyox_agents.stores.postgres_connection import (
     ChangeRefused,
@@ -39,7 +40,7 @@ from pyox_agents.stores.postgres_connection import (
 )
 from pyox_agents.stores.postgres_events import RunEventLog
 from pyox_agents.stores.postgres_kept import KeptStates
-from pyox_agents.stores.postgres_threads import INFO, ThreadRecords, info
+from pyox_agents.stores.postgres_threads import ThreadRecords
 
 __all__ = ["PostgresStore", "SchemaVersionError"]
 
@@ -61,7 +62,7 @@ _DELETE = (
     " c AS (DELETE FROM {s}.checkpoints WHERE thread_id = %s)"
     " DELETE FROM {s}.threads WHERE id = %s"
 )
-_LIST = f"SELECT {INFO} FROM {{s}}.threads ORDER BY first_saved"
+_LIST = f"SELECT {INFO_COLUMNS} FROM {{s}}.threads ORDER BY first_saved"
 _RUN_THREAD = "SELECT thread_id FROM {s}.runs WHERE run_id = %s"
 _RUN_BODY = "SELECT body FROM {s}.runs WHERE run_id = %s"
 _AUDIT = "SELECT body FROM {s}.audit WHERE run_id = %s ORDER BY seq"
@@ -208,7 +209,7 @@ class PostgresStore(ThreadRecords, RunEventLog, KeptStates, Store):
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
-        return [info(row) for row in self.run(Query(_LIST))]
+        return [info_of_row(row) for row in self.run(Query(_LIST))]
 
     def run_thread(self, run_id: str) -> str:
         """The thread run `run_id` belongs to; LookupError if there is no such run."""

@@ -9,22 +9,21 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pyox_agents.stores._encoding import missing_thread, parse_time
+from pyox_agents.stores._encoding import missing_thread
 from pyox_agents.stores._owned import (
+    INFO_COLUMNS,
     OPENING_ENTRIES,
     check_limit,
     check_title,
     decode_checkpoint,
     encode_checkpoint,
+    info_of_row,
     opening_title,
 )
 from pyox_agents.stores._records import Checkpoint, ThreadInfo
 from pyox_agents.stores.postgres_connection import PostgresConnection, Query
 
-__all__ = ["INFO", "ThreadRecords", "info"]
-
-INFO = "id, parent_id, entries, created_at, updated_at, owner, title, archived, run_status"
-"""The columns of `threads` a `ThreadInfo` is made of (`info`)."""
+__all__ = ["ThreadRecords"]
 
 _ORDER = "coalesce(updated_at, '') COLLATE \"C\""
 _OWNED = (
@@ -58,13 +57,6 @@ _ERASE = (
 )
 
 
-def info(row: Sequence[Any]) -> ThreadInfo:
-    """A `ThreadInfo` from a row of `INFO`'s columns."""
-    id, parent, count, created, updated, owner, title, archived, status = row[:9]
-    return ThreadInfo(id, parent, int(count), parse_time(created), parse_time(updated), owner,
-                      title, bool(archived), status)
-
-
 class ThreadRecords(PostgresConnection):
     """The owners' threads, titles, checkpoints and erasing of a PostgresStore."""
 
@@ -74,7 +66,7 @@ class ThreadRecords(PostgresConnection):
         check_limit(limit)
         flag = () if archived is None else (archived,)  # None: both
         sql = _OWNED.format(
-            info=", ".join(f"t.{column}" for column in INFO.split(", ")), s="{s}",
+            info=", ".join(f"t.{column}" for column in INFO_COLUMNS.split(", ")), s="{s}",
             owner="t.owner IS NULL" if owner is None else "t.owner = %s", order=_ORDER,
             archived=" AND archived = %s" if flag else "",
             after="" if after is None else f" AND ({_ORDER}, id COLLATE \"C\") < (%s, %s)")
@@ -130,7 +122,7 @@ class ThreadRecords(PostgresConnection):
 def _titled(row: Sequence[Any]) -> ThreadInfo:
     """The `ThreadInfo` of a row of `_OWNED`: an untitled thread's title from its first
     entries (the row's last column)."""
-    found = info(row)
+    found = info_of_row(row)
     if found.title is not None or row[9] is None:
         return found
     return dataclasses.replace(found, title=opening_title(json.loads(body) for body in row[9]))

@@ -52,7 +52,7 @@ from pyox_agents.stores.redis_events import RunEventLog
 from pyox_agents.stores.redis_kept import KeptStates
 from pyox_agents.stores.redis_leases import ThreadLeases
 from pyox_agents.stores.redis_tails import Tail
-from pyox_agents.stores.redis_threads import THREAD_FIELDS, ThreadRecords, thread_info
+from pyox_agents.stores.redis_threads import ThreadRecords
 
 if TYPE_CHECKING:
     from pyox_agents.state.conversation import State
@@ -292,12 +292,7 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
         ids = [str(id) for id in self.client.zrange(self.key("threads"), 0, -1)]
-        with self.client.pipeline(transaction=False) as pipe:
-            for thread_id in ids:
-                pipe.hmget(self.key("thread", thread_id), list(THREAD_FIELDS))
-            heads = pipe.execute()
-        return [info for thread_id, fields in zip(ids, heads, strict=True)
-                if (info := thread_info(thread_id, fields)) is not None]  # (or deleted since)
+        return self._thread_infos(ids, transaction=False)  # (those not deleted since)
 
     def run_thread(self, run_id: str) -> str:
         """The thread run `run_id` belongs to; LookupError if there is no such run."""

@@ -30,15 +30,15 @@ from pyox_agents.stores._owned import (
 from pyox_agents.stores._records import Checkpoint, ThreadInfo
 from pyox_agents.stores.redis_connection import Call, RedisConnection
 
-__all__ = ["THREAD_FIELDS", "ThreadRecords", "thread_info"]
+__all__ = ["ThreadRecords"]
 
-THREAD_FIELDS = ("parent_id", "entries", "created_at", "updated_at", "owner", "title",
+_THREAD_FIELDS = ("parent_id", "entries", "created_at", "updated_at", "owner", "title",
                  "archived", "run_status")
-"""The fields of a `thread:{id}` hash a `ThreadInfo` is made of (`thread_info`)."""
+"""The fields of a `thread:{id}` hash a `ThreadInfo` is made of (`_thread_info`)."""
 
 
-def thread_info(thread_id: str, fields: Sequence[Any]) -> ThreadInfo | None:
-    """The `ThreadInfo` of the values of `THREAD_FIELDS`; None for a thread that is gone."""
+def _thread_info(thread_id: str, fields: Sequence[Any]) -> ThreadInfo | None:
+    """The `ThreadInfo` of the values of `_THREAD_FIELDS`; None for a thread that is gone."""
     parent, count, created, updated, owner, title, archived, status = fields
     if count is None:
         return None
@@ -60,11 +60,7 @@ class ThreadRecords(RedisConnection):
         check_limit(limit)
         flags = (False, True) if archived is None else (archived,)
         ids = self._newest([self.owned_key(owner, flag) for flag in flags], limit, after)
-        with self.client.pipeline(transaction=True) as pipe:
-            for thread_id in ids:
-                pipe.hmget(self.key("thread", thread_id), list(THREAD_FIELDS))
-            found = [info for thread_id, fields in zip(ids, pipe.execute(), strict=True)
-                     if (info := thread_info(thread_id, fields)) is not None]
+        found = self._thread_infos(ids, transaction=True)
         untitled = [info for info in found if info.title is None]
         with self.client.pipeline(transaction=False) as pipe:
             for info in untitled:
@@ -73,6 +69,16 @@ class ThreadRecords(RedisConnection):
                       for info, rows in zip(untitled, pipe.execute(), strict=True)}
         return [dataclasses.replace(info, title=titles[info.id]) if info.id in titles else info
                 for info in found]
+
+    def _thread_infos(self, ids: Sequence[str], *, transaction: bool) -> list[ThreadInfo]:
+        """The `ThreadInfo` of each of the threads `ids` that is still there, read in one
+        pipeline (a MULTI with `transaction`)."""
+        with self.client.pipeline(transaction=transaction) as pipe:
+            for thread_id in ids:
+                pipe.hmget(self.key("thread", thread_id), list(_THREAD_FIELDS))
+            heads = pipe.execute()
+        return [info for thread_id, fields in zip(ids, heads, strict=True)
+                if (info := _thread_info(thread_id, fields)) is not None]
 
     def _newest(self, keys: Sequence[str], limit: int, after: tuple[str, str] | None
                 ) -> list[str]:

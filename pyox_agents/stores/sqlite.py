@@ -26,17 +26,18 @@ from pyox_agents.stores._encoding import (
     missing_run,
     missing_thread,
     no_leases,
-    parse_time,
     run_record,
 )
 from pyox_agents.stores._kept_changes import encode_changes, kept_version
 from pyox_agents.stores._outages import StoreUnavailable, reports_outages
 from pyox_agents.stores._owned import (
+    INFO_COLUMNS,
     OPENING_ENTRIES,
     check_limit,
     check_title,
     decode_checkpoint,
     encode_checkpoint,
+    info_of_row,
     opening_title,
 )
 from pyox_agents.stores.base import Checkpoint, LoadedThread, StepRecord, Store, ThreadInfo
@@ -140,16 +141,6 @@ _UPSERT_CHECKPOINT = (
     " (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE thread_id = ?), ?, ?)"
     " ON CONFLICT (thread_id, run_id) DO UPDATE SET head = excluded.head, state = excluded.state"
 )
-_INFO = ("id, parent_id, entries, created_at, updated_at, owner, title, archived, run_status")
-
-
-def _info(row: tuple[Any, ...]) -> ThreadInfo:
-    """A `ThreadInfo` from a row of `_INFO`'s columns."""
-    id, parent, count, created, updated, owner, title, archived, status = row
-    return ThreadInfo(id, parent, count, parse_time(created), parse_time(updated), owner, title,
-                      bool(archived), status)
-
-
 @reports_outages(_outage)
 class SQLiteStore(Store):
     """A store in one SQLite file (created with its folder if missing); `":memory:"` works too.
@@ -299,7 +290,7 @@ class SQLiteStore(Store):
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every thread, in the order they were first saved."""
-        return [_info(row) for row in self._query(f"SELECT {_INFO} FROM threads"
+        return [info_of_row(row) for row in self._query(f"SELECT {INFO_COLUMNS} FROM threads"
                                                   " ORDER BY first_saved")]
 
     def list_owned(self, owner: str | None, *, archived: bool | None = False, limit: int = 50,
@@ -312,10 +303,10 @@ class SQLiteStore(Store):
         kind = " AND archived = ?" if flag else ""
         with self._transaction("BEGIN") as db:
             rows = db.execute(
-                f"SELECT {_INFO} FROM threads WHERE owner IS ? AND parent_id IS NULL{kind}"
+                f"SELECT {INFO_COLUMNS} FROM threads WHERE owner IS ? AND parent_id IS NULL{kind}"
                 f"{since} ORDER BY COALESCE(updated_at, '') DESC, id DESC"
                 " LIMIT ?", (owner, *flag, *(after or ()), limit)).fetchall()
-            infos = [_info(row) for row in rows]
+            infos = [info_of_row(row) for row in rows]
             return [info if info.title is not None else dataclasses.replace(
                 info, title=opening_title(json.loads(body) for (body,) in db.execute(
                     "SELECT body FROM entries WHERE thread_id = ? AND seq < ? ORDER BY seq",
