@@ -202,13 +202,10 @@ class MemoryStore(Store):
         check_limit(limit)
         with self._lock:
             infos = [thread.info(id) for id, thread in self._threads.items()]
-            chosen = page(infos, owner, archived=archived, limit=limit, after=after)
-            openings = {info.id: [json.loads(text) for text in
-                                  self._threads[info.id].entries[:OPENING_ENTRIES]]
-                        for info in chosen if info.title is None}
-        return [info if info.title is not None else
-                dataclasses.replace(info, title=opening_title(openings[info.id]))
-                for info in chosen]
+            return [info if info.title is not None else dataclasses.replace(
+                info, title=opening_title(json.loads(text) for text in
+                                          self._threads[info.id].entries[:OPENING_ENTRIES]))
+                    for info in page(infos, owner, archived=archived, limit=limit, after=after)]
 
     def update_thread(self, thread_id: str, *, title: str | None = None,
                       archived: bool | None = None) -> None:
