@@ -94,10 +94,8 @@ class ThreadTails:
         `thread_id` with `token` (taken before the read began)."""
         if token is None:
             return
-        if loaded is None:
-            self._learn(thread_id, token, thread_id, Tail(0, None, missing=True))
-            return
-        tail = Tail(len(loaded.entries), loaded.entries[-1] if loaded.entries else None, loaded)
+        tail = Tail(0, None, missing=True) if loaded is None else Tail(
+            len(loaded.entries), loaded.entries[-1] if loaded.entries else None, loaded)
         self._learn(thread_id, token, thread_id, tail)
 
     def forget(self, thread_id: str) -> None:
