@@ -1,5 +1,6 @@
 """`SharedRuns`: the companion of the `Store` protocol for a store that several server processes
-share (a thread's lease, its active run, each run's event log)."""
+share (a thread's lease, its active run, each run's event log), and the checks of an event-log
+append that such stores share."""
 
 from __future__ import annotations
 
