@@ -18,7 +18,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent
+from pyox_agents.events import RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.runtime._to_the_end import to_the_end
 from pyox_agents.service._live import LiveRun
 from pyox_agents.service._thread_state import aligned
@@ -86,8 +86,8 @@ async def _before(store: Store, live: LiveRun, run_id: str) -> JSON:
         earlier = await store.aload_checkpoints(live.thread_id, [run_id], states=True)
         if earlier and earlier[0].state is not None:
             return before_and_after(earlier[0])[0]
-    first = live.events[0] if live.run_id is not None else None
-    return first.state if isinstance(first, RunStarted) else None
+    started = live.started  # (not `live.events`: it would make every token's event again)
+    return None if started is None else started.state
 
 
 def before_and_after(checkpoint: Checkpoint) -> tuple[JSON, JSON]:

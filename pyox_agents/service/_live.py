@@ -3,8 +3,7 @@ readers, which pull them from an index (`read`), and what the service keeps of i
 
 The run appends its events (`add`); a reader waits for the next one on a future the log settles
 when it adds or ends. Nothing is handed to a reader in the run's task: every reader reads in its
-own. The index of an event is its place in the log, so a reader can go on after the last one
-it got.
+own. An event's index is its place in the log: a reader can go on after the last one it got.
 
 A slow stream is mostly the text deltas of the run's reply, and the run keeps that text anyway
 (`RunHandle.text_of`). So the deltas older than the last `_TAIL` events are kept as the lengths
@@ -43,9 +42,8 @@ from pyox_agents.state.conversation import State
 __all__ = ["LiveRun", "LogReader"]
 
 _TAIL = 4
-"""The latest events a log keeps as they are (the readers at its end read those). The log settles
-once twice as many came: an open paced run holds 4 to 8 token events, not 8 to 16 (0.9 KiB
-less a run, with no change in the CPU of a fast stream)."""
+"""The latest events a log keeps as they are (the readers at its end read those); it settles once
+twice as many came: an open paced run holds 4 to 8 token events."""
 
 
 @dataclass(slots=True, weakref_slot=True)
@@ -129,10 +127,15 @@ class LiveRun:
         return self._slice(0)
 
     @property
+    def started(self) -> RunStarted | None:
+        """The run's first event, once it has started (read without making the others again)."""
+        first = self._entries[0] if self._entries else None
+        return first if isinstance(first, RunStarted) else None
+
+    @property
     def run_id(self) -> str | None:
         """The runtime's id of this run, once it has started."""
-        first = self._entries[0] if self._entries else None
-        return first.run_id if isinstance(first, RunStarted) else None
+        return None if (started := self.started) is None else started.run_id
 
     @property
     def count(self) -> int:
