@@ -137,7 +137,7 @@ class OpenParts:
         if call_id not in parts.calls:
             return
         parts.calls.remove(call_id)
-        streamed = self.drafts[self.call_message[call_id]].calls[call_id]
+        streamed = self._arguments(call_id)
         if not streamed and arguments is not None:  # else the client keeps "" as the arguments
             text = json.dumps(as_json(arguments), separators=(",", ":"))
             streamed.add(text)
@@ -197,7 +197,7 @@ class OpenParts:
         for message_id in list(reversed(parts.texts)):
             yield from self._text_ended(message_id, owner)
         for call_id in list(reversed(parts.calls)):
-            if _parses(self.drafts[self.call_message[call_id]].calls[call_id].text()):
+            if _parses(self._arguments(call_id).text()):
                 yield from self._call_ended(call_id, None, owner)
             else:  # cut off mid-arguments: no TOOL_CALL_END claims arguments that do not
                 parts.calls.remove(call_id)  # parse; the run's end (RUN_ERROR) closes it
@@ -209,7 +209,7 @@ class OpenParts:
         """Whether a tool call is open with arguments that do not parse (the run ended while
         the model wrote them): no TOOL_CALL_END can close it, so only `RUN_ERROR` ends such a
         run validly (AG-UI 1.0: a stopped run "closes everything it opened", or errs)."""
-        return any(not _parses(self.drafts[self.call_message[call_id]].calls[call_id].text())
+        return any(not _parses(self._arguments(call_id).text())
                    for parts in self.parts.values() for call_id in parts.calls)
 
     def _close_all(self) -> Iterator[BaseEvent]:
@@ -217,6 +217,10 @@ class OpenParts:
         yield from self._close_parts(None)
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _arguments(self, call_id: str) -> Pieces:
+        """The arguments the stream has sent of call `call_id` so far."""
+        return self.drafts[self.call_message[call_id]].calls[call_id]
 
     def _parts(self, owner: str | None) -> _Parts:
         parts = self.parts.get(owner)
