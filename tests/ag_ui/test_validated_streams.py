@@ -244,3 +244,30 @@ async def test_a_resume_names_the_call_its_result_answers(tmp_path: Path, histor
     else:
         assert [m["role"] for m in opening["messages"]] == ["user", "assistant"]
         assert opening["messages"][0] == {"id": "u1", "role": "user", "content": "pay 3"}
+
+
+async def test_a_resume_keeps_each_user_message_under_its_own_id() -> None:
+    """Rule: no message reaches a client under another message's id. A client that holds a
+    user message the thread never got (and not the call its resume answers) gets the thread's
+    messages with its own ids where the thread has them: its `u1` is still "hi", its `u2` still
+    "pay 3" (its ids were paired from its oldest, so "hi" came back as its unknown message)."""
+    store = MemoryStore()
+    agent = Agent(ScriptedModel(["hello", ToolCall("pay", {"amount": 3}), "done"]),
+                  tools=[pay], store=store)
+    base: dict[str, Any] = {"threadId": "t", "state": {}, "tools": [], "context": [],
+                            "forwardedProps": {}, "protocolVersion": "1.0"}
+    hi = {"id": "u1", "role": "user", "content": "hi"}
+    pay3 = {"id": "u2", "role": "user", "content": "pay 3"}
+    [e async for e in ag_ui.stream(agent, {**base, "runId": "r1", "messages": [hi]})]
+    paused = [e.model_dump(by_alias=True, exclude_none=True, mode="json")
+              async for e in ag_ui.stream(agent, {**base, "runId": "r2", "messages": [pay3]})]
+    (interrupt,) = paused[-1]["outcome"]["interrupts"]
+    ghost = {"id": "ghost", "role": "user", "content": "never sent"}
+    answer = {**base, "runId": "r3", "messages": [ghost, hi, pay3], "resume": [
+        {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}]}
+    events = [e.model_dump(by_alias=True, exclude_none=True, mode="json")
+              async for e in ag_ui.stream(agent, answer)]
+    for snapshot in (events[1], events[-2]):
+        assert snapshot["type"] == "MESSAGES_SNAPSHOT"
+        users = [(m["id"], m["content"]) for m in snapshot["messages"] if m["role"] == "user"]
+        assert users == [("u1", "hi"), ("u2", "pay 3")]

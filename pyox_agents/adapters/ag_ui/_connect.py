@@ -8,9 +8,9 @@ CopilotKit's `connectAgent`) gets its history, its state and the live tail of a 
     when the server keeps none for the thread, as for a page's new thread) and RUN_FINISHED,
     with the interrupt outcome when a paused run waits on a person.
 
-A message the client still holds keeps the client's id (a user message by its place among the
-user messages, counted from the latest, a tool result by its tool call id, an assistant message
-by one of its calls), so no message reaches a client under two ids.
+A message the client still holds keeps the client's id (a user message by its id, else by its
+place among the user messages, counted from the latest; a tool result by its tool call id, an
+assistant message by one of its calls), so no message reaches a client under two ids.
 """
 
 from __future__ import annotations
@@ -56,18 +56,13 @@ def thread_messages(records: Sequence[Mapping[str, Any]], client: Sequence[Messa
     """The thread's messages (transcript records) as AG-UI messages, each one the client
     holds under the client's id."""
     known = _client_ids(client)
-    users = [m.id for m in client if m.role == "user"]
-    held = sum(record["role"] == "user" for record in records)
-    skip = max(0, held - len(users))  # a client that sent only its latest: the latest are its
+    renamed = _user_ids(records, [m.id for m in client if m.role == "user"])
     out: list[Message] = []
-    for record in records:
+    for at, record in enumerate(records):
         role = record["role"]
         message_id = str(record["id"])
         if role == "user":
-            if skip:
-                skip -= 1
-            elif users:
-                message_id = users.pop(0)
+            message_id = renamed.get(at, message_id)
         elif role == "tool":
             message_id = known.get(("tool", record["call_id"]), message_id)
         elif role == "assistant":
@@ -75,6 +70,18 @@ def thread_messages(records: Sequence[Mapping[str, Any]], client: Sequence[Messa
                                if ("call", c["id"]) in known), message_id)
         out.append(_message(message_id, record))
     return out
+
+
+def _user_ids(records: Sequence[Mapping[str, Any]], client: list[str]) -> dict[int, str]:
+    """The client's id of each user record (by its place) the client holds under another id:
+    a record whose id the client has is that message; the client's other ids go to the
+    records left, paired from the latest (a client that sent only its last messages)."""
+    held = {str(r["id"]) for r in records if r["role"] == "user"}
+    others = [message_id for message_id in client if message_id not in held]
+    mine = set(client)
+    left = [at for at, r in enumerate(records) if r["role"] == "user" and str(r["id"]) not in mine]
+    count = min(len(others), len(left))
+    return dict(zip(left[len(left) - count:], others[len(others) - count:], strict=True))
 
 
 def continued(kept: StreamInput, records: Sequence[Mapping[str, Any]]) -> StreamInput:
