@@ -46,38 +46,34 @@ def resolve_model(model: Model | str) -> Model:
 
 def _model_named(name: str) -> Model:
     text = name.strip()
-    provider, sep, rest = text.partition(":")
-    provider = provider.lower()
-    if sep and provider in ("openai", "ollama", "anthropic"):
-        if not rest.strip():
-            raise ValueError(
-                f"model {name!r} names the {provider} provider but no model: write "
-                f'"{provider}:<model>", such as {_EXAMPLES[provider]!r}')
-        rest = rest.strip()
-        if provider == "anthropic":
-            from pyox_agents.models.anthropic import AnthropicModel
-
-            return AnthropicModel(rest)
-        from pyox_agents.models.openai import OLLAMA_BASE_URL, OpenAIModel
-
-        if provider == "ollama":
-            return OpenAIModel(rest, base_url=OLLAMA_BASE_URL, provider="ollama")
-        return OpenAIModel(rest)
     if text == "demo":
         from pyox_agents.models.demo import DemoModel
 
         return DemoModel()
+    provider, sep, rest = text.partition(":")
+    provider, rest = provider.lower(), rest.strip()
     if not sep and _BARE_OPENAI.match(text):
-        from pyox_agents.models.openai import OpenAIModel
-
-        return OpenAIModel(text)
-    if not sep and text.startswith("claude-"):
+        provider, rest = "openai", text
+    elif not sep and text.startswith("claude-"):
+        provider, rest = "anthropic", text
+    elif sep and provider in _EXAMPLES and not rest:
+        raise ValueError(
+            f"model {name!r} names the {provider} provider but no model: write "
+            f'"{provider}:<model>", such as {_EXAMPLES[provider]!r}')
+    if not rest or provider not in _EXAMPLES:
+        raise ValueError(
+            f"no provider configured for model {name!r}: use {MODEL_FORMS}; or pass a Model "
+            "object, such as OpenAIModel(name, base_url=...) for another OpenAI-compatible "
+            "server")
+    if provider == "anthropic":
         from pyox_agents.models.anthropic import AnthropicModel
 
-        return AnthropicModel(text)
-    raise ValueError(
-        f"no provider configured for model {name!r}: use {MODEL_FORMS}; or pass a Model "
-        "object, such as OpenAIModel(name, base_url=...) for another OpenAI-compatible server")
+        return AnthropicModel(rest)
+    from pyox_agents.models.openai import OLLAMA_BASE_URL, OpenAIModel
+
+    if provider == "ollama":
+        return OpenAIModel(rest, base_url=OLLAMA_BASE_URL, provider="ollama")
+    return OpenAIModel(rest)
 
 
 _EXAMPLES = {"openai": "openai:gpt-5-mini", "ollama": "ollama:llama3.2",
