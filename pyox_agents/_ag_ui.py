@@ -11,13 +11,9 @@ from ag_ui.core import BaseEvent, RunAgentInput
 
 from pyox_agents._run_request import RequestError, RunRequest
 from pyox_agents.adapters.ag_ui import (
-    APPROVAL_SCHEMA,
-    MEDIA_TYPE,
     StreamInput,
     connect_batches,
     continued,
-    encode,
-    encode_event,
     read_input,
     request_from_input,
     stream_input,
@@ -31,17 +27,7 @@ from pyox_agents.state._validation import validation_problems
 from pyox_agents.state.run import RunState
 from pyox_agents.stores.base import Store
 
-__all__ = [
-    "APPROVAL_SCHEMA",
-    "MEDIA_TYPE",
-    "RequestError",
-    "connect",
-    "encode",
-    "encode_event",
-    "parse_request",
-    "stream",
-    "translate",
-]
+__all__ = ["connect", "parse_request", "stream"]
 
 
 def parse_request(body: bytes, agent: Agent) -> tuple[RunAgentInput, RunRequest]:

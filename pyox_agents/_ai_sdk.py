@@ -7,43 +7,14 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from pyox_agents._run_request import RequestError, RunRequest
+from pyox_agents._run_request import RunRequest
 from pyox_agents.adapters import ai_sdk as _adapter
-from pyox_agents.adapters.ai_sdk import (
-    CHUNK_TYPES,
-    FINISH_REASONS,
-    HEADERS,
-    SDK_VERSIONS,
-    STATE_ID,
-    Chat,
-    Chunk,
-    encode,
-    encode_chunk,
-    finish_reason,
-    translate,
-    ui_messages_to_messages,
-)
+from pyox_agents.adapters.ai_sdk import Chat, Chunk, translate
 from pyox_agents.agent import Agent
 from pyox_agents.service import RunService
 from pyox_agents.stores.base import Store
 
-__all__ = [
-    "CHUNK_TYPES",
-    "FINISH_REASONS",
-    "HEADERS",
-    "SDK_VERSIONS",
-    "STATE_ID",
-    "Chat",
-    "Chunk",
-    "RequestError",
-    "encode",
-    "encode_chunk",
-    "finish_reason",
-    "parse_request",
-    "stream",
-    "translate",
-    "ui_messages_to_messages",
-]
+__all__ = ["parse_request", "stream"]
 
 
 def parse_request(body: bytes, agent: Agent, *, sdk_version: int = 7) -> tuple[Chat, RunRequest]:

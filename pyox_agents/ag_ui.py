@@ -16,17 +16,9 @@ A consumer that stops reading (a client that went away) does not stop the run: i
 its end and commits its work, as under the server; `RunService.stop(thread_id)` stops it.
 """
 
-from pyox_agents._ag_ui import (
-    APPROVAL_SCHEMA,
-    MEDIA_TYPE,
-    RequestError,
-    connect,
-    encode,
-    encode_event,
-    parse_request,
-    stream,
-    translate,
-)
+from pyox_agents._ag_ui import connect, parse_request, stream
+from pyox_agents._run_request import RequestError
+from pyox_agents.adapters.ag_ui import APPROVAL_SCHEMA, MEDIA_TYPE, encode, encode_event, translate
 
 __all__ = [
     "APPROVAL_SCHEMA",

@@ -16,7 +16,9 @@ A consumer that stops reading (a client that went away) does not stop the run: i
 its end and commits its work, as under the server; `RunService.stop(thread_id)` stops it.
 """
 
-from pyox_agents._ai_sdk import (
+from pyox_agents._ai_sdk import parse_request, stream
+from pyox_agents._run_request import RequestError
+from pyox_agents.adapters.ai_sdk import (
     CHUNK_TYPES,
     FINISH_REASONS,
     HEADERS,
@@ -24,12 +26,9 @@ from pyox_agents._ai_sdk import (
     STATE_ID,
     Chat,
     Chunk,
-    RequestError,
     encode,
     encode_chunk,
     finish_reason,
-    parse_request,
-    stream,
     translate,
     ui_messages_to_messages,
 )
