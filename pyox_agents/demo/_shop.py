@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from pyox_agents.agent import Agent
 from pyox_agents.demo._recipes import find_recipe
-from pyox_agents.examples._rules import model_for
+from pyox_agents.examples._rules import last_user, model_for
 from pyox_agents.models.base import Model, ToolSpec
 from pyox_agents.models.demo import decide
 from pyox_agents.state.messages import Message, Reply, ToolCall
@@ -261,7 +261,7 @@ def shop_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Reply:
         if last.name == "find_recipe" and not last.is_error:
             return Reply(text=f"Here is a recipe for {last.content}.")
         return decide(messages, tools)
-    text = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    text = last_user(messages)
     if _CHECKOUT.search(text) and "checkout" in names:
         return Reply(tool_calls=(ToolCall("checkout", {}),))
     recipe = _RECIPE.search(text)

@@ -8,14 +8,11 @@ knows the phrases its page suggests and hands everything else to `decide`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from pyox_agents.models.base import Model, ToolSpec
-from pyox_agents.models.demo import DemoModel
-from pyox_agents.state.messages import Message, Reply
-
-Rules = Callable[[Sequence[Message], Sequence[ToolSpec]], Reply]
-"""A rules function: the offline model's reply to the messages, given the tools."""
+from pyox_agents.models.demo import DemoModel, Rules
+from pyox_agents.state.messages import Message
 
 __all__ = ["Rules", "answered", "clean", "last_user", "model_for", "offered", "system_text"]
 

@@ -103,17 +103,16 @@ def _integer_argument(spec: ToolSpec, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def fill(spec: ToolSpec, item: str | None) -> dict[str, Any] | None:
+def fill(spec: ToolSpec, item: str) -> dict[str, Any] | None:
     """The arguments for one item, or None when the tool takes only a number and got text."""
-    if item is None:
-        return {}
+    main = main_argument(spec)
+    main_types = types_of(properties_of(spec).get(main, {})) if main is not None else set()
     number = _NUMBER.match(item)
     if number is not None:
         index = _integer_argument(spec, _INDEX_NAMES)
-        main = main_argument(spec)
         if index is not None:
             return {index: int(number.group(1))}
-        if main is not None and types_of(properties_of(spec).get(main, {})) & {"integer", "number"}:
+        if main is not None and main_types & {"integer", "number"}:
             return {main: int(number.group(1))}
     arguments: dict[str, Any] = {}
     counted = _LEADING_COUNT.match(item)
@@ -121,10 +120,8 @@ def fill(spec: ToolSpec, item: str | None) -> dict[str, Any] | None:
     if counted is not None and quantity is not None:
         arguments[quantity] = int(counted.group(1))
         item = counted.group(2)
-    main = main_argument(spec)
     if main is not None:
-        types = types_of(properties_of(spec).get(main, {}))
-        if not types & {"string", "array"} and types & {"integer", "number"}:
+        if not main_types & {"string", "array"} and main_types & {"integer", "number"}:
             return None
         arguments[main] = item
     return arguments
