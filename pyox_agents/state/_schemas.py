@@ -10,6 +10,8 @@ from typing import Any
 import jsonschema
 import jsonschema.validators
 
+from pyox_agents.state._pointers import pointer
+
 __all__ = ["answer_problems", "schema_problem"]
 
 _SHOWN = 5
@@ -39,5 +41,4 @@ def answer_problems(answer: Any, schema: Mapping[str, Any]) -> list[str]:
 
 
 def _where(path: Any, whole: str) -> str:
-    parts = [str(part).replace("~", "~0").replace("/", "~1") for part in path]
-    return f"{whole} at /{'/'.join(parts)}" if parts else whole
+    return f"{whole} at {pointer(path)}" if path else whole
