@@ -7,7 +7,7 @@ import datetime
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from pyox_agents.state._entry_parts import PURPOSES, check_at, entry_row, set_field
+from pyox_agents.state._entry_parts import PURPOSES, check_at, entry_row
 from pyox_agents.state.frozen import JSON, FrozenList
 from pyox_agents.state.jsonvalue import frozen_delta, to_json_value
 from pyox_agents.state.stopped import Stopped, stopped_to_json
@@ -30,7 +30,7 @@ class StateChangeEntry:
 
     def __post_init__(self) -> None:
         check_at(self)
-        set_field(self, "content", frozen_delta(self.content))
+        object.__setattr__(self, "content", frozen_delta(self.content))
         if not isinstance(self.call_id, str):
             raise TypeError(f"call_id must be a str, got {self.call_id!r}")
         if type(self.version) is not int:
@@ -115,7 +115,7 @@ class FinishEntry:
 
     def __post_init__(self) -> None:
         check_at(self)
-        set_field(self, "content", to_json_value(self.content, "answer"))
+        object.__setattr__(self, "content", to_json_value(self.content, "answer"))
 
     def to_json(self) -> dict[str, JSON]:
         """This entry as one JSON row."""

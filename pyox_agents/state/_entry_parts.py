@@ -23,17 +23,13 @@ def utc_now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
 
-def set_field(obj: object, name: str, value: object) -> None:
-    object.__setattr__(obj, name, value)
-
-
 def check_at(entry: object) -> None:
     at = getattr(entry, "at", None)
     if not isinstance(at, datetime.datetime) or at.tzinfo is None:
         raise ValueError(f"a history entry's at must be a timezone-aware datetime, got {at!r}; "
                          f"use datetime.now(UTC)")
     if at.utcoffset() != datetime.timedelta(0) or at.tzinfo is not datetime.UTC:
-        set_field(entry, "at", at.astimezone(datetime.UTC))
+        object.__setattr__(entry, "at", at.astimezone(datetime.UTC))
 
 
 def entry_row(kind: str, at: datetime.datetime, content: object, **more: object) -> dict[str, JSON]:

@@ -15,7 +15,6 @@ from pyox_agents.state._entry_parts import (
     Purpose,
     check_at,
     entry_row,
-    set_field,
 )
 from pyox_agents.state.frozen import JSON, FrozenDict
 from pyox_agents.state.jsonvalue import (
@@ -41,8 +40,8 @@ class ImportEntry:
 
     def __post_init__(self) -> None:
         check_at(self)
-        set_field(self, "content", tuple(frozen_message(m, f"messages[{i}]")
-                                    for i, m in enumerate(self.content)))
+        object.__setattr__(self, "content", tuple(frozen_message(m, f"messages[{i}]")
+                                                  for i, m in enumerate(self.content)))
 
     def to_json(self) -> dict[str, JSON]:
         """This entry as one JSON row."""
@@ -67,7 +66,7 @@ class ExtraDataEntry:
 
     def __post_init__(self) -> None:
         check_at(self)
-        set_field(self, "content", frozen_extra_data(self.content))
+        object.__setattr__(self, "content", frozen_extra_data(self.content))
 
     def to_json(self) -> dict[str, JSON]:
         """This entry as one JSON row."""
@@ -111,7 +110,7 @@ def _user_message(entry: UserMessageEntry | NoticeEntry) -> None:
         raise ValueError(f"a notice is a user message starting {NOTICE_PREFIX!r}, and a "
                          f"user_message is one that does not; got {message.content[:40]!r} "
                          f"in a {entry.kind} entry")
-    set_field(entry, "content", message)
+    object.__setattr__(entry, "content", message)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -163,7 +162,7 @@ class RequestSummary:
         names = tuple(self.tool_names)
         if not all(isinstance(n, str) for n in names):
             raise TypeError(f"tool_names must be strings, got {names!r}")
-        set_field(self, "tool_names", names)
+        object.__setattr__(self, "tool_names", names)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -200,7 +199,7 @@ class ModelReplyEntry:
 
     def __post_init__(self) -> None:
         check_at(self)
-        set_field(self, "content", frozen_reply(self.content))
+        object.__setattr__(self, "content", frozen_reply(self.content))
         if self.purpose not in PURPOSES:
             raise ValueError(f"purpose must be think, ask or compact, got {self.purpose!r}")
 
@@ -229,8 +228,8 @@ class ToolResultEntry:
 
     def __post_init__(self) -> None:
         check_at(self)
-        set_field(self, "content", to_json_value(self.content, "result"))
-        set_field(self, "call", frozen_call(self.call))
+        object.__setattr__(self, "content", to_json_value(self.content, "result"))
+        object.__setattr__(self, "call", frozen_call(self.call))
         if self.outcome not in OUTCOMES:
             raise ValueError(f"outcome must be ok, error, denied or cancelled, got "
                              f"{self.outcome!r}")
@@ -239,11 +238,11 @@ class ToolResultEntry:
         if self.text is None:
             text = self.content if isinstance(self.content, str) else json.dumps(
                 self.content, ensure_ascii=False)
-            set_field(self, "text", text)
+            object.__setattr__(self, "text", text)
         elif not isinstance(self.text, str):
             raise TypeError(f"text must be a str, got {type(self.text).__name__}")
-        set_field(self, "images", tuple(self.images))
-        set_field(self, "child_ids", tuple(self.child_ids))
+        object.__setattr__(self, "images", tuple(self.images))
+        object.__setattr__(self, "child_ids", tuple(self.child_ids))
         if not all(isinstance(i, Image) for i in self.images):
             raise TypeError("images must be Image values")
         if not all(isinstance(i, str) for i in self.child_ids):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from pyox_agents.state._entry_parts import set_field
 from pyox_agents.state.frozen import JSON
 from pyox_agents.state.jsonvalue import call_from_json, call_to_json, frozen_call, to_json_value
 from pyox_agents.state.messages import ToolCall
@@ -28,7 +27,7 @@ class StoppedByFinish:
     answer: Any = None
 
     def __post_init__(self) -> None:
-        set_field(self, "answer", to_json_value(self.answer, "answer"))
+        object.__setattr__(self, "answer", to_json_value(self.answer, "answer"))
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,8 @@ class StoppedByPermission:
     permission: Any = None
 
     def __post_init__(self) -> None:
-        set_field(self, "call", frozen_call(self.call, "StoppedByPermission.call"))
-        set_field(self, "permission", to_json_value(self.permission, "permission"))
+        object.__setattr__(self, "call", frozen_call(self.call, "StoppedByPermission.call"))
+        object.__setattr__(self, "permission", to_json_value(self.permission, "permission"))
 
 
 @dataclass(frozen=True)
