@@ -18,7 +18,7 @@ import orjson
 
 from pyox_agents.state.frozen import FrozenDict, FrozenList
 
-__all__ = ["PLUS_EXPONENT", "json_size_bound", "json_size_over", "note_text"]
+__all__ = ["PLUS_EXPONENT", "json_size", "json_size_bound", "json_size_over", "note_text"]
 
 PLUS_EXPONENT = orjson.dumps(1e16) == b"1e+16"
 """Whether orjson writes a positive exponent as `repr` does (`1e+16`; from 3.11.x on)."""
@@ -27,6 +27,11 @@ _ALL = bytes(range(256))
 _NOT_LEAD2 = bytes(b for b in range(256) if not 0xC2 <= b <= 0xDF)
 _NOT_LEAD3 = bytes(b for b in range(256) if not 0xE0 <= b <= 0xEF)
 _NOT_LEAD4 = bytes(b for b in range(256) if not 0xF0 <= b <= 0xF4)
+
+
+def json_size(value: object) -> int:
+    """The size of `value` as compact JSON text: how a server measures a request's state."""
+    return len(json.dumps(value, separators=(",", ":")))
 
 
 def json_size_over(value: object, limit: int) -> int | None:
@@ -40,7 +45,7 @@ def json_size_over(value: object, limit: int) -> int | None:
         bound = _frozen_bound(value, forget=True)
         if bound is not None and bound <= limit:
             return None
-    size = len(json.dumps(value, separators=(",", ":")))
+    size = json_size(value)
     return size if size > limit else None
 
 
@@ -51,7 +56,7 @@ def json_size_bound(value: object) -> int:
         bound = _frozen_bound(value)
         if bound is not None:
             return bound
-    return len(json.dumps(value, separators=(",", ":")))
+    return json_size(value)
 
 
 def _frozen_bound(value: object, *, forget: bool = False) -> int | None:

@@ -13,7 +13,6 @@ back. A commit that breaks one raises `Refused` and changes nothing.
 from __future__ import annotations
 
 import collections
-import json
 import threading
 import weakref
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ import pydantic
 
 from pyox_agents._errors import PyoxError
 from pyox_agents.state._depth import deeper_than
-from pyox_agents.state._size_bound import json_size_bound
+from pyox_agents.state._size_bound import json_size, json_size_bound
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.draft import Draft
 from pyox_agents.state.frozen import JSON, MAX_DEPTH, freeze, pointer
@@ -35,11 +34,6 @@ __all__ = ["EDIT_BACK", "Commit", "Refused", "SharedState", "json_size"]
 
 EDIT_BACK = 16
 """How many versions back a person's edit may be made on and still be rebased (`commit_edit`)."""
-
-
-def json_size(value: object) -> int:
-    """The size of `value` as compact JSON text: how a server measures a request's state."""
-    return len(json.dumps(value, separators=(",", ":")))
 
 
 class Refused(PyoxError, ValueError):
