@@ -219,9 +219,6 @@ class _View(StateView):
         """The current value, frozen (made once per change; unchanged parts are shared)."""
         raise NotImplementedError
 
-    def _frozen(self, at: Any) -> JSON:
-        return self._snapshot()
-
     def _peek(self) -> JSON:
         return self._snapshot()
 

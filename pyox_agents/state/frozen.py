@@ -162,16 +162,8 @@ class StateView:
 
     __slots__ = ()
 
-    def _frozen(self, at: Sequence[str | int]) -> JSON:
-        """The view's current value, never to change afterwards, to be stored at `at`.
-
-        `at` is the place in the document (tokens from its root); a view of another place
-        gives a shallow copy, so that one container object is never at two places.
-        """
-        raise NotImplementedError
-
     def _peek(self) -> JSON:
-        """The view's current value, to read or copy at once."""
+        """The view's current value, frozen: never to change afterwards."""
         raise NotImplementedError
 
 
@@ -220,7 +212,7 @@ def _freeze(value: object, path: str, at: list[str | int]) -> JSON:
     if isinstance(value, FrozenDict | FrozenList):
         return value
     if isinstance(value, StateView):
-        return value._frozen(at)
+        return value._peek()
     if isinstance(value, dict):
         return _freeze_mapping(value, path, at)
     if isinstance(value, list):
