@@ -69,15 +69,14 @@ def frozen_delta(delta: object, where: str = "delta") -> FrozenList:
         TypeError: `delta` is not a list of ops (dicts with a str `op` and `path`), or a value
             in it is not JSON (naming its path).
     """
+    shape = f"{where} must be a list of RFC 6902 operations ({{'op': ..., 'path': ...}})"
     if isinstance(delta, Mapping) or not isinstance(delta, Sequence) or isinstance(delta, str):
-        raise TypeError(f"{where} must be a list of RFC 6902 operations ({{'op': ..., "
-                        f"'path': ...}}), got {type(delta).__name__}")
+        raise TypeError(f"{shape}, got {type(delta).__name__}")
     ops = FrozenList()
     for index, op in enumerate(delta):
         if not (isinstance(op, Mapping) and isinstance(op.get("op"), str)
                 and isinstance(op.get("path"), str)):
-            raise TypeError(f"{where} must be a list of RFC 6902 operations ({{'op': ..., "
-                            f"'path': ...}}); {where}[{index}] is {op!r}")
+            raise TypeError(f"{shape}; {where}[{index}] is {op!r}")
         frozen = FrozenDict()
         for key, item in op.items():
             if not isinstance(key, str):
