@@ -88,10 +88,7 @@ def apply_json(root: JSON, ops: Iterable[Mapping[str, Any]]) -> JSON:
             whose path does not exist, or whose test fails; the message names the op's path.
         TypeError: an op's value that is not JSON.
     """
-    writer = _Writer(root)
-    for raw in ops:
-        _apply_raw(writer, raw)
-    return writer.root
+    return parse_patch(root, ops)[0]
 
 
 def parse_patch(root: JSON, ops: Iterable[Mapping[str, Any]]) -> tuple[JSON, list[Op]]:
@@ -102,23 +99,22 @@ def parse_patch(root: JSON, ops: Iterable[Mapping[str, Any]]) -> tuple[JSON, lis
     Raises:
         ValueError, TypeError: as `apply_json`.
     """
-    writer = _Writer(root, record=[])
+    writer = _Writer(root)
     for raw in ops:
         _apply_raw(writer, raw)
-    assert writer.written is not None
     return writer.root, writer.written
 
 
 class _Writer:
-    """One `apply` call: its current root and the containers it copied (and may now change)."""
+    """One `apply` call: its current root, the containers it copied (and may now change), and
+    the ops it wrote."""
 
     __slots__ = ("_fresh", "root", "written")
 
-    def __init__(self, root: JSON, record: list[Op] | None = None) -> None:
+    def __init__(self, root: JSON) -> None:
         self.root = root
         self._fresh: dict[int, JSON] = {}  # id -> copy made here (kept alive: ids stay unique)
-        self.written = record
-        """The ops written, when asked to record them."""
+        self.written: list[Op] = []
 
     def _writable(self, container: JSON) -> JSON:
         if id(container) in self._fresh:
@@ -128,8 +124,7 @@ class _Writer:
         return copy
 
     def write(self, op: Op) -> None:
-        if self.written is not None:
-            self.written.append(op)
+        self.written.append(op)
         if not op.path:
             if op.kind == "remove":
                 raise ValueError("cannot remove the whole document; replace it instead")
