@@ -9,7 +9,7 @@ and folds it into the current value, refusing (ValueError) an entry that cannot 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyox_agents.state.history import (
@@ -51,12 +51,11 @@ class Recorder:
 
     # --- recording ------------------------------------------------------------------------------
 
-    def _record(self, entry: HistoryEntry, what: str,
-                checkpoint: Callable[[int], Fold] | None = None) -> None:
+    def _record(self, entry: HistoryEntry, what: str) -> None:
         """Fold `entry` in and append it, under the lock; ValueError if it cannot follow."""
         with self._lock:
             try:
-                self._fold.apply(entry, checkpoint or self._checkpoint)
+                self._fold.apply(entry, self._checkpoint)
             except Inconsistent as exc:
                 raise ValueError(f"cannot {what}: {exc}") from None
             self._history.append(entry)
