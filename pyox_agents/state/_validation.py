@@ -35,8 +35,7 @@ def validation_problems(exc: pydantic.ValidationError, *, root: str,
 
 
 def describe_problems(exc: pydantic.ValidationError, *, root: str,
-                      location: Callable[[Sequence[int | str]], str] = dotted,
                       say: Mapping[str, str] | None = None) -> str:
     """The errors of `exc` as one line: `where: what; where: what` (see `validation_problems`)."""
-    problems = validation_problems(exc, root=root, location=location, say=say)
+    problems = validation_problems(exc, root=root, say=say)
     return "; ".join(f"{where}: {what}" for where, what in problems)
