@@ -9,6 +9,7 @@ live State and a bad entry in a history being rebuilt.
 
 from __future__ import annotations
 
+import copy as _copy
 import dataclasses
 import datetime
 from collections.abc import Callable, Sequence
@@ -121,9 +122,7 @@ class Fold:
 
     def copy(self) -> Fold:
         """An independent copy."""
-        other = Fold()
-        for name in Fold.__slots__:
-            setattr(other, name, getattr(self, name))
+        other = _copy.copy(self)
         other._take(self)
         return other
 
