@@ -62,12 +62,9 @@ def parse_pointer(text: str) -> tuple[str, ...]:
     if "~" in text and _BAD_ESCAPE.search(text):
         raise ValueError(f"{text!r} is not a JSON Pointer: '~' is written '~0' and '/' '~1' "
                          "in a token, and '~' followed by anything else is not allowed")
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(f"{text!a} is not a JSON Pointer a state can hold: it has a "
-                             "lone surrogate") from None
+    if lone_surrogate(text) is not None:
+        raise ValueError(f"{text!a} is not a JSON Pointer a state can hold: it has a "
+                         "lone surrogate")
     return tuple(token.replace("~1", "/").replace("~0", "~") for token in text[1:].split("/"))
 
 
