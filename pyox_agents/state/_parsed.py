@@ -123,8 +123,8 @@ def _check_levels(value: Any, levels: float, dict_type: type[dict[str, Any]],
     level: list[Any] = [value]
     while level:
         kinds = set(map(type, level))
-        if float in kinds:
-            _check_floats(level)
+        if float in kinds and any(abs(item) >= _BIG for item in level if type(item) is float):
+            raise Unsure
         if dict_type not in kinds and list_type not in kinds:
             return
         levels -= 1
@@ -134,11 +134,6 @@ def _check_levels(value: Any, levels: float, dict_type: type[dict[str, Any]],
         lists = [item for item in level if type(item) is list_type] if list_type in kinds else []
         level = list(chain(chain.from_iterable(map(dict.values, dicts)),
                            chain.from_iterable(lists)))
-
-
-def _check_floats(items: Any) -> None:
-    if any(abs(item) >= _BIG for item in items if type(item) is float):
-        raise Unsure
 
 
 class _Walk:
