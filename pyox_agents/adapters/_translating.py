@@ -33,18 +33,10 @@ class Translating(Generic[B, U]):
     async def __anext__(self) -> U:
         while not self._over:
             try:
-                item = await anext(self._read)
+                out = self._translated(await anext(self._read))
             except StopAsyncIteration:
                 self._over = True
-                last = self._last()
-                if last is None:
-                    break
-                return last
-            except Exception as exc:
-                self._over = True
-                return self._failed(exc)
-            try:
-                out = self._translated(item)
+                out = self._last()
             except Exception as exc:
                 self._over = True
                 return self._failed(exc)
