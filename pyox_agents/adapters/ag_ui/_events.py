@@ -170,9 +170,8 @@ def client_messages(kept: StreamInput) -> list[Message]:
 class Translation(OpenParts):
     """The state of one stream's translation: what is open, and this run's messages."""
 
-    __slots__ = ("_id_json", "_kept", "_open_text", "ended", "numbered", "parent_run_id",
-                 "request", "restore", "resume", "run_id", "started", "thread_id", "tool_events",
-                 "v1")
+    __slots__ = ("_id_json", "_kept", "_open_text", "ended", "numbered", "request", "restore",
+                 "run_id", "started", "thread_id", "tool_events")
 
     def __init__(self, run_input: RunAgentInput | StreamInput, *,
                  restore: bool = False) -> None:
@@ -182,11 +181,7 @@ class Translation(OpenParts):
         kept = run_input if isinstance(run_input, StreamInput) else stream_input(run_input)
         self.thread_id = kept.thread_id
         self.run_id = kept.run_id
-        self.parent_run_id = kept.parent_run_id
-        self.resume = kept.resume
         self._kept = kept
-        self.v1 = kept.v1
-        """The client reads AG-UI 1.0: it gets the 1.0-only fields."""
         self.restore = restore
         """A connect: the stream restores the client's messages (the input's) after RUN_STARTED."""
         self.started = False
@@ -238,7 +233,7 @@ class Translation(OpenParts):
                                                   **self._attributed(owner))
             case ToolCallArgsDelta(call_id=call_id, delta=delta, run_id=owner):
                 if call_id in self._parts(owner).calls and delta:
-                    self.drafts[self.call_message[call_id]].calls[call_id].add(delta)
+                    self._arguments(call_id).add(delta)
                     yield ToolCallArgsEvent(tool_call_id=call_id, delta=delta,
                                             **self._attributed(owner))
             case RunStarted():
@@ -312,9 +307,9 @@ class Translation(OpenParts):
         """The stream's start; with no `RunStarted` (a run that failed first), no state."""
         self.started = True
         yield RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id,
-                              parent_run_id=self.parent_run_id,
-                              protocol_version=PROTOCOL_VERSION if self.v1 else None)
-        if self.restore or self.resume:  # a resume answers calls an earlier run made:
+                              parent_run_id=self._kept.parent_run_id,
+                              protocol_version=PROTOCOL_VERSION if self._kept.v1 else None)
+        if self.restore or self._kept.resume:  # a resume answers calls an earlier run made:
             yield MessagesSnapshotEvent(messages=client_messages(self._kept))  # name them first
         if event is not None:
             self.numbered = event.version > 0
@@ -341,10 +336,10 @@ class Translation(OpenParts):
             extra["outcome"] = RunFinishedInterruptOutcome(interrupts=[
                 self._interrupt(request, self.request.run_id)])
         elif event.outcome == "cancelled":
-            if self.v1:  # a 0.0.x client knows no cancelled outcome: a bare RUN_FINISHED
+            if self._kept.v1:  # a 0.0.x client knows no cancelled outcome: a bare RUN_FINISHED
                 extra["outcome"] = RunFinishedCancelledOutcome()
         else:
-            pending = list(event.pending_call_ids) if self.v1 else []
+            pending = list(event.pending_call_ids) if self._kept.v1 else []
             extra["outcome"] = RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None)
             if event.answer is not None:
                 extra["result"] = as_json(event.answer)

@@ -146,8 +146,7 @@ class OpenParts:
 
     def _result(self, call_id: str, result: Any, error: str | None, owner: str | None
                 ) -> Iterator[BaseEvent]:
-        if call_id in self._parts(owner).calls:
-            yield from self._call_ended(call_id, None, owner)
+        yield from self._call_ended(call_id, None, owner)
         content = error if error is not None else result_text(result)
         message_id = result_id(call_id)  # kept as a tool message
         draft = self._draft(message_id, "tool", owner)
@@ -174,8 +173,7 @@ class OpenParts:
     def _close_subagents(self, parent: str | None = None) -> Iterator[BaseEvent]:
         """Close the subagents still active under `parent` (all when None), newest first."""
         for run_id in reversed(list(self.subagents)):
-            if run_id not in self.subagents or (parent is not None
-                                                and not self._descends(run_id, parent)):
+            if parent is not None and not self._descends(run_id, parent):
                 continue
             del self.subagents[run_id]
             yield from self._close_parts(run_id)
