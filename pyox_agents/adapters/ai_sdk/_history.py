@@ -31,7 +31,6 @@ from pyox_agents.adapters.ai_sdk._user_parts import user_ui_parts
 from pyox_agents.adapters.ai_sdk._versions import approval_request_part
 from pyox_agents.state._shown_ids import user_message_id
 from pyox_agents.state.frozen import thaw
-from pyox_agents.state.messages import Message
 from pyox_agents.state.run import ApprovalRequest
 
 __all__ = ["history_to_ui_messages"]
@@ -56,7 +55,8 @@ def history_to_ui_messages(history: Sequence[Any], state: Any = None, *,
         kind = entry.kind
         if kind == "user_message" or kind == "import":
             messages = entry.content if kind == "import" else (entry.content,)
-            users = [_user(message, user_message_id(thread_id, message, number, i, kind))
+            users = [{"id": user_message_id(thread_id, message, number, i, kind), "role": "user",
+                      "parts": user_ui_parts(message)}
                      for i, message in enumerate(messages) if message.role == "user"]
             (held if waiting else out).extend(users)
         elif kind == "run_start":
@@ -122,10 +122,6 @@ def _in_effect(history: Sequence[Any]) -> list[tuple[int, Any]]:
         else:
             kept.append((number, entry))
     return kept
-
-
-def _user(message: Message, message_id: str) -> UIMessage:
-    return {"id": message_id, "role": "user", "parts": user_ui_parts(message)}
 
 
 def _reply_parts(reply: Any, calls: dict[str, dict[str, Any]]) -> Iterable[dict[str, Any]]:
