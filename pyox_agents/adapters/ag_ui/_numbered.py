@@ -11,21 +11,18 @@ its messages and adds nothing. These frames carry no id: they are not the log's.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterable, Sequence
 
 from ag_ui.core import BaseEvent, EventType, RunAgentInput
 
 from pyox_agents.adapters._event_ids import Cursor, FrameIds
-from pyox_agents.adapters._translating import Translating, sse_frames
+from pyox_agents.adapters._translating import sse_frames
 from pyox_agents.adapters.ag_ui._encode import encode_event
-from pyox_agents.adapters.ag_ui._events import StreamInput, Translation
-from pyox_agents.adapters.ag_ui._translated import stamped
+from pyox_agents.adapters.ag_ui._events import StreamInput
+from pyox_agents.adapters.ag_ui._translated import Translated, stamped
 from pyox_agents.events import RunStarted, RuntimeEvent, TextDelta
 
 __all__ = ["NumberedFrames", "Reopened", "frame_log"]
-
-_log = logging.getLogger(__name__)
 
 Reads = AsyncIterable[tuple[int, Sequence[RuntimeEvent]]]
 """A run's log read from its first event: each batch with the index of its first event."""
@@ -93,15 +90,14 @@ def _owner(event: BaseEvent) -> object:
     return getattr(event, "subagent_run_id", None)
 
 
-class NumberedFrames(Translating[tuple[int, Sequence[RuntimeEvent]], bytes]):
-    """The stream `frame_log` gives: a run's log translated (as `Translated` does), its frames
+class NumberedFrames(Translated[str, bytes]):
+    """The stream `frame_log` gives: a run's log translated as `frame_batches` does, its frames
     with ids. It ends after the run's terminal event (`RUN_ERROR` if the log ends before it, or
     if reading or translating it raises)."""
 
     def __init__(self, run_input: RunAgentInput | StreamInput, reads: Reads,
                  after: Cursor | None, *, restore: bool = False) -> None:
-        super().__init__(reads)
-        self._translation = Translation(run_input, restore=restore)
+        super().__init__(run_input, reads, encode_event, sse_frames, restore=restore)
         self._ids = FrameIds(after)
         self._had = Reopened()
         self._resumed = after is None  # the frames that start a resumed stream are written
@@ -143,12 +139,3 @@ class NumberedFrames(Translating[tuple[int, Sequence[RuntimeEvent]], bytes]):
         if not self._resumed:
             self._resumed = True
             out.extend(f"data: {encode_event(e)}\n\n" for e in self._had.events())
-
-    def _last(self) -> bytes | None:
-        rest = [encode_event(stamped(e)) for e in self._translation.incomplete()]
-        return sse_frames(rest) if rest else None
-
-    def _failed(self, exc: Exception) -> bytes:
-        _log.error("reading the events of run %s (thread %s) failed",
-                   self._translation.run_id, self._translation.thread_id, exc_info=exc)
-        return sse_frames([encode_event(stamped(e)) for e in self._translation.broken()])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ag_ui.core import BaseEvent, RunAgentInput
 
@@ -56,11 +56,12 @@ async def translate_batches(run_input: RunAgentInput | StreamInput,
         yield out
 
 
-class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
+class Translated(Translating[Any, U], Generic[T, U]):
     """`translate_batches`, each AG-UI event stamped and passed to `write`, each batch's
     written events to `whole`: what the batch is yielded as (a list, SSE bytes...). It ends
     after the run's terminal event (`RUN_ERROR` if the runtime's stream ends before it, or if
-    reading or translating it raises).
+    reading or translating it raises). A subclass may read other batches (`NumberedFrames`: a
+    run's log, each batch with the index of its first event) and end the same way.
 
     `delta`, when given, writes the JSON of a text delta of the stream's own run into a
     message already open (most of a stream) straight from the runtime event
@@ -69,7 +70,7 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
     """
 
     def __init__(self, run_input: RunAgentInput | StreamInput,
-                 batches: AsyncIterable[Sequence[RuntimeEvent]], write: Callable[[BaseEvent], T],
+                 batches: AsyncIterable[Any], write: Callable[[BaseEvent], T],
                  whole: Callable[[list[T]], U], *, restore: bool = False,
                  delta: Callable[[str], T] | None = None) -> None:
         super().__init__(batches)
@@ -78,10 +79,11 @@ class Translated(Translating[Sequence[RuntimeEvent], U], Generic[T, U]):
         self._whole = whole
         self._delta = delta
 
-    def _translated(self, batch: Sequence[RuntimeEvent]) -> U | None:
+    def _translated(self, batch: Any) -> U | None:
         translation, write, delta = self._translation, self._write, self._delta
         out: list[T] = []
-        for event in batch:
+        events: Sequence[RuntimeEvent] = batch
+        for event in events:
             if delta is not None and type(event) is TextDelta and event.run_id is None \
                     and (text := translation.text_json(event.message_id, event.delta)):
                 out.append(delta(text))
