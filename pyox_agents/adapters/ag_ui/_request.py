@@ -24,6 +24,7 @@ from ag_ui.core import (
     UserMessage,
 )
 from ag_ui.core import ToolCall as AgUiToolCall
+from pydantic.alias_generators import to_camel
 
 from pyox_agents._run_request import (
     Decision,
@@ -261,7 +262,8 @@ def _shown(value: Any, missing: bool) -> str:
 
 
 def _field(loc: Sequence[int | str]) -> str:
-    """A pydantic error location as the body's field path: `messages[2].content`."""
+    """A pydantic error location as the body's field path, as the protocol spells its fields
+    (`ag_ui.core`'s alias generator): `messages[2].toolCallId`."""
     out = ""
     previous: int | str | None = None
     for part in loc:
@@ -271,14 +273,9 @@ def _field(loc: Sequence[int | str]) -> str:
                 or "[" in part or "-" in part:
             pass  # a union branch, not a field
         else:
-            out += f".{_camel(part)}" if out else _camel(part)
+            out += f".{to_camel(part)}" if out else to_camel(part)
         previous = part
-    return out or "body"
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(word.title() for word in rest)
+    return out
 
 
 def _forwarded(props: Any) -> Any:
