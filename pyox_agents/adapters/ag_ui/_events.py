@@ -318,8 +318,7 @@ class Translation(OpenParts):
     # -- the end -------------------------------------------------------------------------------
 
     def _finished(self, event: RunFinished) -> Iterator[BaseEvent]:
-        request = self.request.request if self.request is not None else None
-        if event.outcome == "interrupt" and request is None:
+        if event.outcome == "interrupt" and self.request is None:
             yield from self._failed(AgentError("internal_error", INTERNAL_ERROR_MESSAGE))
             return
         if event.outcome == "cancelled" and self.cut_mid_arguments():
@@ -332,9 +331,9 @@ class Translation(OpenParts):
             yield MessagesSnapshotEvent(messages=self._snapshot())
         extra: dict[str, Any] = {}
         if event.outcome == "interrupt":
-            assert request is not None and self.request is not None
+            assert self.request is not None
             extra["outcome"] = RunFinishedInterruptOutcome(interrupts=[
-                self._interrupt(request, self.request.run_id)])
+                self._interrupt(self.request)])
         elif event.outcome == "cancelled":
             if self._kept.v1:  # a 0.0.x client knows no cancelled outcome: a bare RUN_FINISHED
                 extra["outcome"] = RunFinishedCancelledOutcome()
@@ -359,7 +358,8 @@ class Translation(OpenParts):
         yield RunErrorEvent(message=error.public_message, code=error.code)
 
     @staticmethod
-    def _interrupt(request: ApprovalRequest, owner: str | None) -> Interrupt:
+    def _interrupt(asked: ApprovalRequested) -> Interrupt:
+        request, owner = asked.request, asked.run_id
         reason = interrupt_reason(request)
         schema = APPROVAL_SCHEMA if reason == "approval" else request.schema
         assert schema is not None
