@@ -124,11 +124,6 @@ def _message(message_id: str, record: Mapping[str, Any]) -> Message:
             for c in record["tool_calls"]]
         return AssistantMessage(id=message_id, content=content or None,
                                 tool_calls=calls or None)
-    return _plain_message(message_id, role, content, record)
-
-
-def _plain_message(message_id: str, role: str, content: str, record: Mapping[str, Any]
-                   ) -> Message:
     if role == "system":
         return SystemMessage(id=message_id, content=content)
     if role == "developer":
