@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
 from typing import Any
 
 from ag_ui.core import (
@@ -166,11 +167,9 @@ async def connect_frames(run_input: RunAgentInput, messages: Sequence[Message], 
     restored = run_input.model_copy(update={"messages": list(messages)})
     if tail is not None:
         frames = frame_log(restored, tail, after=after, restore=after is None)
-        try:
+        async with aclosing(frames):
             async for chunk in frames:
                 yield chunk
-        finally:
-            await frames.aclose()
         return
     async for batch in _idle(restored, state, pending, paused_run_id, version):
         yield sse_frames([encode_event(event) for event in batch])
