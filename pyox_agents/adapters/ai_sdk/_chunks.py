@@ -15,7 +15,7 @@ from json.encoder import encode_basestring
 from typing import Any, TypeAlias
 
 from pyox_agents.adapters.ai_sdk._live_parts import finish_metadata, live_part, start_metadata
-from pyox_agents.adapters.ai_sdk._request import Chat, assistant_message_id
+from pyox_agents.adapters.ai_sdk._request import Chat, assistant_message_id, check_sdk_version
 from pyox_agents.adapters.ai_sdk._state_parts import StateParts
 from pyox_agents.adapters.ai_sdk._versions import STOPPED, approval_request_part, finish_reason
 from pyox_agents.events import (
@@ -62,7 +62,7 @@ class ChunkWriter:
     def __init__(self, chat: Chat, sdk_version: int,
                  state_snapshots: StateSnapshots = "step") -> None:
         self.chat = chat
-        self.version = sdk_version
+        self.version = check_sdk_version(sdk_version)
         self.started = False
         self.ended = False
         self._step_open = False

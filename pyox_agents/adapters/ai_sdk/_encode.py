@@ -25,7 +25,7 @@ from typing import Any
 from pyox_agents.adapters._event_ids import Cursor, FrameIds
 from pyox_agents.adapters._translating import Translating, sse_frames
 from pyox_agents.adapters.ai_sdk._chunks import Chunk, ChunkWriter
-from pyox_agents.adapters.ai_sdk._request import Chat, check_sdk_version
+from pyox_agents.adapters.ai_sdk._request import Chat
 from pyox_agents.events import RunFailed, RunStarted, RuntimeEvent, StateSnapshots
 from pyox_agents.state._run_parts import INTERNAL_ERROR_MESSAGE
 from pyox_agents.state.run import AgentError
@@ -69,7 +69,7 @@ async def translate_batches(chat: Chat, batches: AsyncIterable[Sequence[RuntimeE
     Reads `batches` to their end, past `finish`: a server's run is then over, so the client's
     next request finds the chat free.
     """
-    writer = ChunkWriter(chat, check_sdk_version(sdk_version), state_snapshots)
+    writer = ChunkWriter(chat, sdk_version, state_snapshots)
     async for batch in batches:
         out = [chunk for event in batch for chunk in writer.write(event)]
         if out:
@@ -85,8 +85,7 @@ def frame_batches(chat: Chat, batches: AsyncIterable[Sequence[RuntimeEvent]], *,
     Raises:
         ValueError: `sdk_version` is not 5, 6 or 7.
     """
-    return Frames(ChunkWriter(chat, check_sdk_version(sdk_version), state_snapshots), chat.id,
-                  batches)
+    return Frames(ChunkWriter(chat, sdk_version, state_snapshots), chat.id, batches)
 
 
 def frame_log(chat: Chat, reads: AsyncIterable[tuple[int, Sequence[RuntimeEvent]]], *,
@@ -101,8 +100,8 @@ def frame_log(chat: Chat, reads: AsyncIterable[tuple[int, Sequence[RuntimeEvent]
     Raises:
         ValueError: `sdk_version` is not 5, 6 or 7.
     """
-    return Frames(ChunkWriter(chat, check_sdk_version(sdk_version), state_snapshots), chat.id,
-                  reads, FrameIds(after))
+    return Frames(ChunkWriter(chat, sdk_version, state_snapshots), chat.id, reads,
+                  FrameIds(after))
 
 
 class Frames(Translating[Any, bytes]):
