@@ -4,6 +4,7 @@ thread takes with it (its runs, its subagents' threads, their event logs)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,10 +26,10 @@ __all__ = [
     "decode_checkpoint",
     "encode_checkpoint",
     "info_of_row",
-    "opening_title",
     "page",
     "page_key",
     "score",
+    "titled",
 ]
 
 TITLE_CHARS = 80
@@ -43,7 +44,15 @@ MAX_PAGE = 200
 _NOTICE = "[notice] "
 
 
-def opening_title(entries: Iterable[Mapping[str, Any]]) -> str | None:
+def titled(info: ThreadInfo, opening: Iterable[str]) -> ThreadInfo:
+    """`info`; if it has no title, titled with the start of its first user message among
+    `opening` (its first entries, as JSON text), which is read only then."""
+    if info.title is not None:
+        return info
+    return dataclasses.replace(info, title=_opening_title(json.loads(text) for text in opening))
+
+
+def _opening_title(entries: Iterable[Mapping[str, Any]]) -> str | None:
     """The start of the first user message (not a notice) among `entries` (JSON rows), on one
     line, cut at `TITLE_CHARS` characters; None if there is none."""
     for entry in entries:

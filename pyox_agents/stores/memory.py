@@ -7,7 +7,6 @@ threads that need not outlive the process.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -39,8 +38,8 @@ from pyox_agents.stores._owned import (
     check_title,
     decode_checkpoint,
     encode_checkpoint,
-    opening_title,
     page,
+    titled,
 )
 from pyox_agents.stores.base import Checkpoint, LoadedThread, StepRecord, Store, ThreadInfo
 
@@ -202,9 +201,7 @@ class MemoryStore(Store):
         check_limit(limit)
         with self._lock:
             infos = [thread.info(id) for id, thread in self._threads.items()]
-            return [info if info.title is not None else dataclasses.replace(
-                info, title=opening_title(json.loads(text) for text in
-                                          self._threads[info.id].entries[:OPENING_ENTRIES]))
+            return [titled(info, self._threads[info.id].entries[:OPENING_ENTRIES])
                     for info in page(infos, owner, archived=archived, limit=limit, after=after)]
 
     def update_thread(self, thread_id: str, *, title: str | None = None,

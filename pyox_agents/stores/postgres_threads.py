@@ -4,10 +4,7 @@ and erasing a thread with everything kept of it, in one transaction."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Sequence
-from typing import Any
 
 from pyox_agents.stores._encoding import missing_thread
 from pyox_agents.stores._owned import (
@@ -18,7 +15,7 @@ from pyox_agents.stores._owned import (
     decode_checkpoint,
     encode_checkpoint,
     info_of_row,
-    opening_title,
+    titled,
 )
 from pyox_agents.stores._records import Checkpoint, ThreadInfo
 from pyox_agents.stores.postgres_connection import PostgresConnection, Query
@@ -72,7 +69,7 @@ class ThreadRecords(PostgresConnection):
             after="" if after is None else f" AND ({_ORDER}, id COLLATE \"C\") < (%s, %s)")
         params = (OPENING_ENTRIES, *(() if owner is None else (owner,)), *flag,
                   *(after or ()), limit)
-        return [_titled(row) for row in self.run(Query(sql, params))]
+        return [titled(info_of_row(row), row[9] or ()) for row in self.run(Query(sql, params))]
 
     def update_thread(self, thread_id: str, *, title: str | None = None,
                       archived: bool | None = None) -> None:
@@ -118,11 +115,3 @@ class ThreadRecords(PostgresConnection):
         self.run(Query(_ERASE, (threads, threads, threads, threads, runs, runs, list(event_logs),
                                 threads, threads)))
 
-
-def _titled(row: Sequence[Any]) -> ThreadInfo:
-    """The `ThreadInfo` of a row of `_OWNED`: an untitled thread's title from its first
-    entries (the row's last column)."""
-    found = info_of_row(row)
-    if found.title is not None or row[9] is None:
-        return found
-    return dataclasses.replace(found, title=opening_title(json.loads(body) for body in row[9]))

@@ -12,8 +12,6 @@ started, scored by their `updated_at` (seconds since the epoch), kept by `write_
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,8 +22,8 @@ from pyox_agents.stores._owned import (
     check_title,
     decode_checkpoint,
     encode_checkpoint,
-    opening_title,
     score,
+    titled,
 )
 from pyox_agents.stores._records import Checkpoint, ThreadInfo
 from pyox_agents.stores.redis_connection import Call, RedisConnection
@@ -65,10 +63,8 @@ class ThreadRecords(RedisConnection):
         with self.client.pipeline(transaction=False) as pipe:
             for info in untitled:
                 pipe.lrange(self.key("entries", info.id), 0, OPENING_ENTRIES - 1)
-            titles = {info.id: opening_title(json.loads(row) for row in rows)
-                      for info, rows in zip(untitled, pipe.execute(), strict=True)}
-        return [dataclasses.replace(info, title=titles[info.id]) if info.id in titles else info
-                for info in found]
+            opening = dict(zip((info.id for info in untitled), pipe.execute(), strict=True))
+        return [titled(info, opening.get(info.id, ())) for info in found]
 
     def _thread_infos(self, ids: Sequence[str], *, transaction: bool) -> list[ThreadInfo]:
         """The `ThreadInfo` of each of the threads `ids` that is still there, read in one

@@ -8,7 +8,6 @@ as sqlite3 needs; several stores (or processes) on one file are serialised by SQ
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sqlite3
 import threading
@@ -38,7 +37,7 @@ from pyox_agents.stores._owned import (
     decode_checkpoint,
     encode_checkpoint,
     info_of_row,
-    opening_title,
+    titled,
 )
 from pyox_agents.stores.base import Checkpoint, LoadedThread, StepRecord, Store, ThreadInfo
 from pyox_agents.stores.sqlite_kept import KEPT_SCHEMA, append_changes, load_kept, write_whole
@@ -141,6 +140,13 @@ _UPSERT_CHECKPOINT = (
     " (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE thread_id = ?), ?, ?)"
     " ON CONFLICT (thread_id, run_id) DO UPDATE SET head = excluded.head, state = excluded.state"
 )
+def _opening(db: sqlite3.Connection, thread_id: str) -> Iterator[str]:
+    """The first entries of `thread_id` (JSON text), read when first iterated."""
+    for (body,) in db.execute("SELECT body FROM entries WHERE thread_id = ? AND seq < ?"
+                              " ORDER BY seq", (thread_id, OPENING_ENTRIES)):
+        yield body
+
+
 @reports_outages(_outage)
 class SQLiteStore(Store):
     """A store in one SQLite file (created with its folder if missing); `":memory:"` works too.
@@ -306,11 +312,7 @@ class SQLiteStore(Store):
                 f"SELECT {INFO_COLUMNS} FROM threads WHERE owner IS ? AND parent_id IS NULL{kind}"
                 f"{since} ORDER BY COALESCE(updated_at, '') DESC, id DESC"
                 " LIMIT ?", (owner, *flag, *(after or ()), limit)).fetchall()
-            infos = [info_of_row(row) for row in rows]
-            return [info if info.title is not None else dataclasses.replace(
-                info, title=opening_title(json.loads(body) for (body,) in db.execute(
-                    "SELECT body FROM entries WHERE thread_id = ? AND seq < ? ORDER BY seq",
-                    (info.id, OPENING_ENTRIES)))) for info in infos]
+            return [titled(info_of_row(row), _opening(db, row[0])) for row in rows]
 
     def update_thread(self, thread_id: str, *, title: str | None = None,
                       archived: bool | None = None) -> None:
