@@ -100,7 +100,7 @@ class Store:
     def delete(self, thread_id: str) -> None:
         """Forget the thread `thread_id` (its runs and audit records stay; `erase` removes them
         too). Unknown ids: no-op."""
-        raise NotImplementedError
+        self.erase_records([thread_id], [])
 
     def list_threads(self) -> list[ThreadInfo]:
         """Every saved thread, in the order they were first saved."""

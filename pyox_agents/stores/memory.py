@@ -150,10 +150,6 @@ class MemoryStore(Store):
             text = thread.entries[-1] if thread and thread.entries else None
         return json.loads(text) if text is not None else None
 
-    def delete(self, thread_id: str) -> None:
-        """Forget the thread; its runs and audit records stay."""
-        self.erase_records([thread_id], [])
-
     def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                          token: int | None = None) -> None:
         """Keep a server's record of the thread's shared state (JSON), replacing the last."""

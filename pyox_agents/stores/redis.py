@@ -265,10 +265,6 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
         text = self.client.lindex(self.key("entries", thread_id), -1)
         return json.loads(text) if text is not None else None
 
-    def delete(self, thread_id: str) -> None:
-        """Forget the thread; its runs, audit records, lease and event logs stay."""
-        self.erase_records([thread_id], [])
-
     async def aload_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """Same as `load_kept_state`, on the asyncio client. Under this process's lease of
         the thread, the thread is read in the same round trip (a server reads it next), and

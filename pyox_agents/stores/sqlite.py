@@ -266,10 +266,6 @@ class SQLiteStore(Store):
         )
         return json.loads(rows[0][0]) if rows else None
 
-    def delete(self, thread_id: str) -> None:
-        """Forget the thread; its runs and audit records stay."""
-        self.erase_records([thread_id], [])
-
     def write_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                          token: int | None = None) -> None:
         """Keep a server's record of the thread's shared state (JSON), replacing the last."""
