@@ -41,7 +41,7 @@ OPENING_ENTRIES = 4
 MAX_PAGE = 200
 """The largest page of `list_owned`."""
 
-_NOTICE = "[notice] "
+_NOTICE = "[notice]"
 
 
 def titled(info: ThreadInfo, opening: Iterable[str]) -> ThreadInfo:
@@ -63,7 +63,7 @@ def _opening_title(entries: Iterable[Mapping[str, Any]]) -> str | None:
             if not isinstance(message, Mapping) or message.get("role") != "user":
                 continue
             text = " ".join(str(message.get("content") or "").split())
-            if text and not text.startswith(_NOTICE.strip()):
+            if text and not text.startswith(_NOTICE):
                 return text if len(text) <= TITLE_CHARS else text[:TITLE_CHARS - 1] + "…"
     return None
 
@@ -160,16 +160,13 @@ def page(infos: Iterable[ThreadInfo], owner: str | None, *, archived: bool | Non
               and archived in (None, info.archived)]
     chosen.sort(key=_order, reverse=True)
     if after is not None:
-        chosen = [info for info in chosen if _order(info) < _cursor(after)]
+        cursor = (score(after[0]), after[1])
+        chosen = [info for info in chosen if _order(info) < cursor]
     return chosen[:limit]
 
 
 def _order(info: ThreadInfo) -> tuple[float, str]:
     return (info.updated_at.timestamp() if info.updated_at else 0.0, info.id)
-
-
-def _cursor(after: tuple[str, str]) -> tuple[float, str]:
-    return (score(after[0]), after[1])
 
 
 @dataclass(frozen=True, slots=True)

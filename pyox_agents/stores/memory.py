@@ -89,6 +89,13 @@ class MemoryStore(Store):
         self._kept: dict[str, _Kept] = {}
         self._checkpoints: dict[str, dict[str, tuple[str, str | None]]] = {}
 
+    def _saved(self, thread_id: str) -> _Thread:
+        """The thread `thread_id` (under the lock); LookupError if there is none."""
+        thread = self._threads.get(thread_id)
+        if thread is None:
+            raise missing_thread(thread_id, "this MemoryStore")
+        return thread
+
     def write(self, record: StepRecord) -> None:
         """Apply `record` all together, or raise and change nothing."""
         encoded = encode(record)  # fails before anything changes
@@ -118,9 +125,7 @@ class MemoryStore(Store):
     def load_thread(self, thread_id: str) -> LoadedThread:
         """The saved entries of `thread_id` and its shared state; LookupError if there is none."""
         with self._lock:
-            thread = self._threads.get(thread_id)
-            if thread is None:
-                raise missing_thread(thread_id, "this MemoryStore")
+            thread = self._saved(thread_id)
             entries = list(thread.entries)
             shared, version, owner = thread.shared_state, thread.shared_version, thread.owner
         return LoadedThread.from_texts(thread_id, entries, shared, version, owner)
@@ -134,10 +139,7 @@ class MemoryStore(Store):
     def thread_owner(self, thread_id: str) -> str | None:
         """The principal `thread_id` was first saved for; LookupError if there is none."""
         with self._lock:
-            thread = self._threads.get(thread_id)
-            if thread is None:
-                raise missing_thread(thread_id, "this MemoryStore")
-            return thread.owner
+            return self._saved(thread_id).owner
 
     async def athread_owner(self, thread_id: str) -> str | None:
         """Same as `thread_owner` (a dict look-up: no worker thread)."""
@@ -205,9 +207,7 @@ class MemoryStore(Store):
         """Give the thread a title and/or archive it; LookupError if there is none."""
         title = check_title(title) if title is not None else None
         with self._lock:
-            thread = self._threads.get(thread_id)
-            if thread is None:
-                raise missing_thread(thread_id, "this MemoryStore")
+            thread = self._saved(thread_id)
             if title is not None:
                 thread.title = title or None
             if archived is not None:
