@@ -174,9 +174,9 @@ class Belongings:
     """What erasing a thread takes: its id and its subagents' threads' (`threads`), the runs
     of all of them (`runs`), and those runs' event logs (`event_logs`, their keys)."""
 
-    threads: tuple[str, ...] = ()
-    runs: tuple[str, ...] = ()
-    event_logs: tuple[str, ...] = ()
+    threads: tuple[str, ...]
+    runs: tuple[str, ...]
+    event_logs: tuple[str, ...]
 
 
 class _Reads(Protocol):
@@ -203,10 +203,9 @@ def belongings(store: _Reads, thread_id: str) -> Belongings:
             loaded = store.load_thread(current)
         except LookupError:
             continue
-        entries = loaded.entries
         threads.append(current)
         logs.append(feed_log_key(current, loaded.owner))
-        for entry in entries:
+        for entry in loaded.entries:
             if entry.get("kind") == "run_start" and isinstance(entry.get("content"), str):
                 runs[entry["content"]] = None
             elif entry.get("kind") == "tool_result":

@@ -57,10 +57,10 @@ class ThreadTails:
             self._drop(lease_thread)
             self._held[lease_thread] = token
 
-    def released(self, lease_thread: str, token: int | None = None) -> None:
-        """This process gave up (or lost) the lease of `lease_thread` (`token`, or any)."""
+    def released(self, lease_thread: str, token: int) -> None:
+        """This process gave up (or lost) the lease of `lease_thread` it held with `token`."""
         with self._lock:
-            if token is None or self._held.get(lease_thread) == token:
+            if self._held.get(lease_thread) == token:
                 self._drop(lease_thread)
 
     def token(self, thread_id: str) -> int | None:
