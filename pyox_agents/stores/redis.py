@@ -172,12 +172,6 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
                    ["entries", "shared_state", "shared_version", "owner"])
         pipe.lrange(self.key("entries", thread_id), 0, -1)
 
-    def _loaded(self, thread_id: str, replies: list[Any]) -> LoadedThread:
-        (count, shared, version, owner), rows = replies
-        if count is None:
-            raise missing_thread(thread_id, self._where())
-        return LoadedThread.from_texts(thread_id, rows, shared, version, owner)
-
     def load_thread(self, thread_id: str) -> LoadedThread:
         """The saved entries of `thread_id` and its shared state; LookupError if there is none."""
         token = self.tails.token(thread_id)  # a load under this process's lease: its tail
@@ -207,11 +201,13 @@ class RedisStore(ThreadRecords, RunEventLog, ThreadLeases, KeptStates, Store):
         return known.thread if known is not None else None
 
     def _learnt(self, thread_id: str, replies: list[Any], token: int | None) -> LoadedThread:
-        try:
-            loaded = self._loaded(thread_id, replies)
-        except LookupError:
+        """The thread `_thread_reads` read (`replies`), told to `tails` as loaded under
+        `token`; LookupError if there is none."""
+        (count, shared, version, owner), rows = replies
+        if count is None:
             self.tails.loaded(thread_id, None, token)
-            raise
+            raise missing_thread(thread_id, self._where())
+        loaded = LoadedThread.from_texts(thread_id, rows, shared, version, owner)
         self.tails.loaded(thread_id, loaded, token)
         return loaded
 
