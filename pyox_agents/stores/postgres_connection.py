@@ -15,7 +15,7 @@ from typing import Any
 
 try:
     import psycopg
-    from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
 except ImportError as exc:  # pragma: no cover - depends on what is installed
     raise ImportError(
         "pyox_agents.stores.postgres needs psycopg 3 with its pool, which is not installed: "
@@ -81,7 +81,7 @@ def check_url(url: str) -> None:
 def outage(store: PostgresConnection, exc: BaseException) -> StoreUnavailable | None:
     """The `StoreUnavailable` a psycopg error that escaped `run`/`arun` stands for (a lost
     connection while following an event log), or None."""
-    if isinstance(exc, PoolTimeout | psycopg.OperationalError | psycopg.InterfaceError):
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):  # (PoolTimeout too)
         return store.unreachable(exc)
     return None
 
@@ -200,8 +200,6 @@ class PostgresConnection:
             with self.pool.connection() as conn:
                 cursor = conn.execute(self.sql(query.sql).encode(), query.params)
                 return cursor.fetchall() if cursor.description else []
-        except PoolTimeout as exc:
-            raise self.unreachable(exc) from None
         except psycopg.Error as exc:
             raise self._translate(exc) from None
 
@@ -212,12 +210,13 @@ class PostgresConnection:
             async with pool.connection() as conn:
                 cursor = await conn.execute(self.sql(query.sql).encode(), query.params)
                 return await cursor.fetchall() if cursor.description else []
-        except PoolTimeout as exc:
-            raise self.unreachable(exc) from None
         except psycopg.Error as exc:
             raise self._translate(exc) from None
 
     def _translate(self, exc: psycopg.Error) -> BaseException:
+        """What a statement's error stands for: a schema function's refusal, an outage (a
+        connection lost or refused, or no pooled one free in time: psycopg_pool's
+        `PoolTimeout` is an `OperationalError` without SQLSTATE), or itself."""
         if exc.sqlstate == REFUSED:
             return ChangeRefused(exc.diag.message_primary or "", exc.diag.message_detail or "")
         state = exc.sqlstate or ""
