@@ -12,7 +12,8 @@ compaction that fails is logged and left to the next append (the changes are kep
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import anyio.to_thread
@@ -62,20 +63,14 @@ class KeptStates(PostgresConnection):
         Raises:
             StoreConflict: `token` is not the current holder's; nothing was written.
         """
-        try:
+        with _refusals(thread_id, None, token):
             self.run(_whole(thread_id, kept, token))
-        except ChangeRefused as refused:
-            raise kept_refusal(thread_id, None, token, refused.outcome,
-                               refused.held) from None
 
     async def awrite_kept_state(self, thread_id: str, kept: Mapping[str, Any],
                                 token: int | None = None) -> None:
         """Same as `write_kept_state`, on the asyncio pool."""
-        try:
+        with _refusals(thread_id, None, token):
             await self.arun(_whole(thread_id, kept, token))
-        except ChangeRefused as refused:
-            raise kept_refusal(thread_id, None, token, refused.outcome,
-                               refused.held) from None
 
     def load_kept_state(self, thread_id: str) -> Mapping[str, Any] | None:
         """What `write_kept_state` kept last for `thread_id`, with the changes appended since
@@ -94,11 +89,8 @@ class KeptStates(PostgresConnection):
         """Append versions' changes to the kept state at version `since`, in one transaction
         (see `Store.append_kept_changes`); fold them into the base once they are many."""
         encoded = encode_changes(thread_id, since, changes)
-        try:
+        with _refusals(thread_id, encoded, token):
             rows = self.run(_append(thread_id, encoded, token))
-        except ChangeRefused as refused:
-            raise kept_refusal(thread_id, encoded, token, refused.outcome,
-                               refused.held) from None
         if rows[0][0] is not None:  # many changes: fold them into the base
             try:
                 compaction = _compaction(thread_id, self.run(Query(_LOAD, (thread_id,))))
@@ -112,11 +104,8 @@ class KeptStates(PostgresConnection):
                                    token: int | None = None) -> None:
         """Same as `append_kept_changes`, on the asyncio pool."""
         encoded = encode_changes(thread_id, since, changes)
-        try:
+        with _refusals(thread_id, encoded, token):
             rows = await self.arun(_append(thread_id, encoded, token))
-        except ChangeRefused as refused:
-            raise kept_refusal(thread_id, encoded, token, refused.outcome,
-                               refused.held) from None
         if rows[0][0] is not None:
             try:
                 read = await self.arun(Query(_LOAD, (thread_id,)))
@@ -126,6 +115,16 @@ class KeptStates(PostgresConnection):
                     await self.arun(compaction)
             except Exception:
                 _log.warning(NOT_FOLDED, thread_id, exc_info=True)
+
+
+@contextmanager
+def _refusals(thread_id: str, encoded: EncodedChanges | None,
+              token: int | None) -> Iterator[None]:
+    """Raise a schema function's refusal of a kept-state write as its StoreConflict."""
+    try:
+        yield
+    except ChangeRefused as refused:
+        raise kept_refusal(thread_id, encoded, token, refused.outcome, refused.held) from None
 
 
 def _whole(thread_id: str, kept: Mapping[str, Any], token: int | None) -> Query:
