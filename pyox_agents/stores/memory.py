@@ -83,8 +83,7 @@ class MemoryStore(Store):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._threads: dict[str, _Thread] = {}
-        self._runs: dict[str, str] = {}
-        self._run_threads: dict[str, str] = {}
+        self._runs: dict[str, tuple[str, str]] = {}  # run id -> its thread's id, its record
         self._audit: dict[str, list[str]] = {}
         self._kept: dict[str, _Kept] = {}
         self._checkpoints: dict[str, dict[str, tuple[str, str | None]]] = {}
@@ -118,8 +117,7 @@ class MemoryStore(Store):
                 thread.shared_state = encoded.shared_state
                 thread.shared_version = record.shared_version
             if encoded.run_id is not None and encoded.run is not None:
-                self._runs[encoded.run_id] = encoded.run
-                self._run_threads[encoded.run_id] = record.thread_id
+                self._runs[encoded.run_id] = (record.thread_id, encoded.run)
                 self._audit.setdefault(encoded.run_id, []).extend(t for _, t in encoded.audit)
 
     def load_thread(self, thread_id: str) -> LoadedThread:
@@ -244,22 +242,21 @@ class MemoryStore(Store):
                 self._checkpoints.pop(thread_id, None)
             for run_id in run_ids:
                 self._runs.pop(run_id, None)
-                self._run_threads.pop(run_id, None)
                 self._audit.pop(run_id, None)
 
     def run_thread(self, run_id: str) -> str:
         """The thread run `run_id` belongs to; LookupError if there is no such run."""
         with self._lock:
-            thread_id = self._run_threads.get(run_id)
-        if thread_id is None:
+            run = self._runs.get(run_id)
+        if run is None:
             raise missing_run(run_id, "this MemoryStore")
-        return thread_id
+        return run[0]
 
     def load_run_record(self, run_id: str) -> Mapping[str, Any]:
         """The saved record of `run_id` (JSON); LookupError if there is none."""
         with self._lock:
-            text = self._runs.get(run_id)
-        return run_record(run_id, text, "this MemoryStore")
+            run = self._runs.get(run_id)
+        return run_record(run_id, run[1] if run else None, "this MemoryStore")
 
     def load_audit(self, run_id: str) -> list[Mapping[str, Any]]:
         """The audit records of `run_id`, in order of seq."""
