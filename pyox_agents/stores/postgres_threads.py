@@ -114,4 +114,3 @@ class ThreadRecords(PostgresConnection):
         threads, runs = list(thread_ids), list(run_ids)
         self.run(Query(_ERASE, (threads, threads, threads, threads, runs, runs, list(event_logs),
                                 threads, threads)))
-
