@@ -8,7 +8,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -330,10 +330,9 @@ class ToolCalls:
         not an `Exception` too (`SystemExit` from argparse or `sys.exit`, `KeyboardInterrupt`):
         raised on, it would end the run, and in a server the whole process."""
         if isinstance(exc, TimeoutError) and timeout is not None:
-            timed_out = self._error(call, f"the tool did not finish within {timeout:g} s and "
-                                          "was stopped; nothing of it was applied")
-            timed_out.error_type = "timeout"
-            return timed_out
+            return replace(self._error(call, f"the tool did not finish within {timeout:g} s and "
+                                             "was stopped; nothing of it was applied"),
+                           error_type="timeout")
         if isinstance(exc, SubagentPaused) and self.journal is not None:
             return _Call(paused=exc.request, subagent=exc.link)
         if isinstance(exc, PersonNeeded):
@@ -341,11 +340,9 @@ class ToolCalls:
         public, detail = tool_failure(exc, call.name, call.id)
         failed = self._error(call, public,
                              outcome="denied" if isinstance(exc, PersonDeclined) else "error")
-        failed.detail = detail
-        failed.child_ids, failed.usage = ctx.child_ids, ctx.child_usage
-        failed.spent = ctx.child_spent
-        failed.error_type = f"{type(exc).__module__}.{type(exc).__qualname__}"
-        return failed
+        return replace(failed, detail=detail, child_ids=ctx.child_ids, usage=ctx.child_usage,
+                       spent=ctx.child_spent,
+                       error_type=f"{type(exc).__module__}.{type(exc).__qualname__}")
 
     def _error(self, call: ToolCall, message: str, *, outcome: str = "error") -> _Call:
         message = valid_text(message)  # an exception's text may quote a surrogate-escaped name
