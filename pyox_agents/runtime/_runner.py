@@ -235,7 +235,6 @@ class Runner(ToolCalls):
             idempotent = {name: tool.idempotent for name, tool in self.setup.tools.items()}
             if self.conversation.pending_calls:  # a step left open (a resume): finish it first
                 journal.adopt(self.conversation.pending_calls, idempotent)
-                paused = await self.use_tools()
             else:
                 reply = await self.think()
                 journal.decide(reply.tool_calls, reply.usage, idempotent)
@@ -245,7 +244,7 @@ class Runner(ToolCalls):
                     await run_over(self.conversation, journal, self.setup.limits)
                     return None
                 await journal.save()  # the decision, with its calls in flight
-                paused = await self.use_tools()
+            paused = await self.use_tools()
             self._step = None
             self._send(StepFinished(step))
             if paused is not None:
