@@ -10,7 +10,6 @@ span around `agent.arun(...)` is the parent of the run's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import anyio
 from pyox_agents.events import ApprovalRequested, RunFailed, RunFinished, RuntimeEvent
 from pyox_agents.models.base import Model, ModelRequest
 from pyox_agents.runtime._setup import Emit, Setup
-from pyox_agents.runtime._tracing_content import input_messages, output_messages
+from pyox_agents.runtime._tracing_content import input_messages, json_text, output_messages
 from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Reply, ToolCall, Usage
 
@@ -176,7 +175,7 @@ class ToolSpan(_ContentSpan):
             _set_error(self.span, kind, error)
         if self._capture and outcome in ("ok", "error", "denied"):
             value = result if error is None else error
-            self.span.set_attribute("gen_ai.tool.call.result", _json(value))
+            self.span.set_attribute("gen_ai.tool.call.result", json_text(value))
 
 
 @contextmanager
@@ -189,7 +188,7 @@ def tool_span(call: ToolCall, thread_id: str) -> Iterator[ToolSpan]:
                                   "gen_ai.conversation.id": thread_id}
     if on.capture_content:
         raw = call.raw_arguments
-        attributes["gen_ai.tool.call.arguments"] = _json(call.arguments if raw is None else raw)
+        attributes["gen_ai.tool.call.arguments"] = json_text(call.arguments if raw is None else raw)
     with _span(on.tracer, f"execute_tool {call.name}", "INTERNAL", attributes) as span:
         yield ToolSpan(span, on.capture_content)
 
@@ -234,12 +233,6 @@ def _model_attributes(name: str) -> dict[str, str]:
     if not colon:
         return {"gen_ai.request.model": name}
     return {"gen_ai.request.model": model, "gen_ai.provider.name": provider}
-
-
-def _json(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _version() -> str:

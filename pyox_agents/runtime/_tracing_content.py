@@ -10,14 +10,14 @@ from typing import Any
 
 from pyox_agents.state.messages import Message, Reply, ToolCall
 
-__all__ = ["input_messages", "output_messages"]
+__all__ = ["input_messages", "json_text", "output_messages"]
 
 
 def input_messages(messages: Sequence[Message]) -> tuple[str | None, str]:
     """The system instructions (None without any) and the other messages of a request."""
     system = [{"type": "text", "content": m.content} for m in messages if m.role == "system"]
     others = [_message(m) for m in messages if m.role != "system"]
-    return (_dumps(system) if system else None), _dumps(others)
+    return (json_text(system) if system else None), json_text(others)
 
 
 def output_messages(reply: Reply, finish_reason: str) -> str:
@@ -28,7 +28,7 @@ def output_messages(reply: Reply, finish_reason: str) -> str:
     if reply.text:
         parts.append({"type": "text", "content": reply.text})
     parts += [_call(call) for call in reply.tool_calls]
-    return _dumps([{"role": "assistant", "parts": parts, "finish_reason": finish_reason}])
+    return json_text([{"role": "assistant", "parts": parts, "finish_reason": finish_reason}])
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -56,5 +56,8 @@ def _call(call: ToolCall) -> dict[str, Any]:
     return {"type": "tool_call", "id": call.id, "name": call.name, "arguments": arguments}
 
 
-def _dumps(value: Any) -> str:
+def json_text(value: Any) -> str:
+    """`value` as a span attribute's text: a str as it is, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
