@@ -40,7 +40,7 @@ async def take_over_crashed(runner: Runner) -> bool:
         run = await store.aload_run(run_id)
     except LookupError:
         return False
-    if not _cut_by_crash(run) or not _holds_the_cut_calls(runner.conversation, run):
+    if not _cut_by_crash(run, runner.conversation):
         return False
     thread_id = runner.conversation.id
     if running_here(run_id):
@@ -64,23 +64,16 @@ def last_run_id(conversation: State) -> str | None:
     return None
 
 
-def _cut_by_crash(run: RunState) -> bool:
-    """Whether `run` stopped inside a decision's calls without ending: its process died during
-    them, or it asks a person about calls a crash cut (its decision was attempted again)."""
+def _cut_by_crash(run: RunState, conversation: State) -> bool:
+    """Whether `run` stopped inside a decision's calls without ending (its process died during
+    them, or it asks a person about calls a crash cut: its decision was attempted again), and
+    `conversation` still waits for results of those calls (a State that closed them itself,
+    e.g. with `use_tools` in a loop of its own, has nothing to recover)."""
     in_flight = cast("InFlight | None", run.in_flight)
     if in_flight is None:
         return False
-    if run.status is RunStatus.RUNNING:
-        return True
-    return run.status is RunStatus.PAUSED and int(in_flight["attempt"]) > 1
-
-
-def _holds_the_cut_calls(conversation: State, run: RunState) -> bool:
-    """Whether the conversation still waits for results of calls the run had in flight (a
-    State that closed them itself, e.g. with `use_tools` in a loop of its own, has nothing to
-    recover)."""
-    in_flight = cast("InFlight | None", run.in_flight)
-    assert in_flight is not None
+    crashed = run.status is RunStatus.RUNNING or (
+        run.status is RunStatus.PAUSED and int(in_flight["attempt"]) > 1)
     cut = {item["call_id"] for item in in_flight["decision"]["calls"]}
     pending = {call.id for call in conversation.pending_calls}
-    return bool(pending) and pending <= cut
+    return crashed and bool(pending) and pending <= cut
