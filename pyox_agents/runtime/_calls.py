@@ -155,14 +155,9 @@ class ToolCalls:
         assert isinstance(result, ToolResult)
         value = result.result if result.error is None else result.error
         self.conversation._add_tool_result(
-            call,
-            done.outcome,  # type: ignore[arg-type]
-            value,
-            is_error=result.error is not None,
-            child_ids=done.child_ids,
-            usage=done.usage,
-            text=done.text,
-        )
+            call, done.outcome, value,  # type: ignore[arg-type]
+            is_error=result.error is not None, child_ids=done.child_ids, usage=done.usage,
+            text=done.text)
         error = None
         if result.error is not None:
             code = "denied" if done.outcome == "denied" else "tool_error"
