@@ -288,9 +288,8 @@ class Journal:
             return None
         for gate in self.in_flight["gates"]:
             if gate["call_id"] == call_id:  # a record of an earlier version may lack a key
-                saved: dict[str, Any] = dict(gate)
-                return Gate(call_id=call_id, approved=bool(saved.get("approved")),
-                            answer=saved.get("answer"), arguments=saved.get("arguments"))
+                return Gate(call_id=call_id, approved=bool(gate.get("approved")),
+                            answer=gate.get("answer"), arguments=gate.get("arguments"))
         return None
 
     def retry(self) -> None:
