@@ -47,7 +47,7 @@ class ThreadFeed:
         the log's from there on."""
         self._items: deque[dict[str, Any]] = deque(maxlen=KEPT)
         self._ids: deque[str] = deque(maxlen=KEPT)  # (shared) each item's id in the log
-        self._waiters: list[asyncio.Future[None]] = []
+        self._added = asyncio.Event()  # set at the next add (then a new one)
         self.following: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         """Done once items reach the feed (at once here; shared, once it follows the log)."""
 
@@ -56,10 +56,8 @@ class ThreadFeed:
         self._items.extend(items)
         self._ids.extend(log_ids)
         self.count += len(items)
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+        self._added.set()
+        self._added = asyncio.Event()
 
     def item_id(self, at: int) -> str:
         """The id of item `at` (-1: of where the feed starts, before its first item)."""
@@ -108,13 +106,7 @@ class ThreadFeed:
 
     async def next(self) -> None:
         """Wait for the next item."""
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await waiter
-        finally:
-            if not waiter.done():
-                self._waiters.remove(waiter)
+        await self._added.wait()
 
 
 async def catch_up(store: SharedRuns, log: str, feed: ThreadFeed, last_id: str
