@@ -85,10 +85,7 @@ async def ag_ui_stop(server: Any, request: Request) -> Response:
     stopped. An empty body stops whichever run goes on; a body `{"runId": "..."}` (what
     CopilotKit's runtime sends) stops only the run whose request had that `runId` (a stop
     that arrives once that run has ended leaves the thread's next run going: `false`)."""
-    principal = await server.principal(request)
-    _, agent = server.agent(request)
-    thread_id = request.path_params["thread_id"]
-    await server.runs.check_owner(thread_id, principal, agent)
+    _, _, thread_id = await server.owned(request, "thread_id")
     empty = request.headers.get("content-length") == "0"
     run_id = None if empty else _named_run(await server.body(request))
     return JSONResponse({"stopped": await server.runs.stop(thread_id, run_id)})

@@ -18,10 +18,7 @@ __all__ = ["ai_sdk_messages", "sdk_version"]
 async def ai_sdk_messages(server: Any, request: Request) -> Response:
     """The chat's messages: 404 without a store, for an unknown chat or another's; 400 for
     an `ai` major other than 5, 6 or 7."""
-    principal = await server.principal(request)
-    _, agent = server.agent(request)
-    chat_id = request.path_params["chat_id"]
-    await server.runs.check_owner(chat_id, principal, agent)
+    _, agent, chat_id = await server.owned(request, "chat_id")
     store = thread_store(server.store)
     try:
         view = await thread_view(server.runs, chat_id)

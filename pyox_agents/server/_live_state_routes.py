@@ -69,10 +69,7 @@ class EditPace:
 
 
 async def patch_state(server: Any, request: Request) -> Response:
-    principal = await server.principal(request)
-    _, agent = server.agent(request)
-    thread_id = request.path_params["thread_id"]
-    await server.runs.check_owner(thread_id, principal, agent)
+    principal, agent, thread_id = await server.owned(request, "thread_id")
     await thread_with_state(server.runs, thread_id)  # a new one is not there either: 404
     server.edit_pace.take(principal if principal is not None else _client(request))
     usage = 'send {"base": <version>, "patch": [RFC 6902 operations]}'

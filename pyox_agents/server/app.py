@@ -120,6 +120,15 @@ class _Server:
             raise RequestError(404, f"no agent named {name!r}; the agents are: {known}")
         return name, agent
 
+    async def owned(self, request: Request, key: str) -> tuple[str | None, Agent, str]:
+        """The caller, the path's agent, and the path's thread `key` once it is new or the
+        caller's (401, 404 otherwise)."""
+        principal = await self.principal(request)
+        _, agent = self.agent(request)
+        thread_id = request.path_params[key]
+        await self.runs.check_owner(thread_id, principal, agent)
+        return principal, agent, thread_id
+
     async def body(self, request: Request) -> bytes:
         """The request's JSON body (`read_json_body`: 415, 413 or 408 when refused)."""
         return await read_json_body(request, max_body=self.max_body, within=self.body_timeout)
@@ -347,11 +356,8 @@ def _ai_sdk_events(server: _Server, reads: AsyncIterator[Any], chat: Any, versio
 
 
 async def _ai_sdk_stop(server: _Server, request: Request) -> Response:
-    principal = await server.principal(request)
-    _, agent = server.agent(request)
-    await server.runs.check_owner(request.path_params["chat_id"], principal, agent)
-    stopped = await server.runs.stop(request.path_params["chat_id"])
-    return JSONResponse({"stopped": stopped})
+    _, _, chat_id = await server.owned(request, "chat_id")
+    return JSONResponse({"stopped": await server.runs.stop(chat_id)})
 
 
 async def _list_agents(server: _Server, request: Request) -> Response:
