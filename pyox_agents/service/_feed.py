@@ -13,10 +13,10 @@ items, here and in the store's log.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
@@ -252,25 +252,19 @@ async def _mark(store: SharedRuns, mark: str, ttl: float) -> None:
 
 class EditLocks:
     """One lock per thread that people edit now: their edits are committed one at a time
-    (each rebased onto the one before), never refused for running into each other."""
+    (each rebased onto the one before), never refused for running into each other. A lock
+    lives while an edit holds it or waits for it."""
 
     def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = (
+            weakref.WeakValueDictionary())
 
-    @contextlib.asynccontextmanager
-    async def holding(self, thread_id: str) -> AsyncIterator[None]:
-        """Hold the thread's edit lock (waiting for the edits before)."""
-        lock, users = self._locks.get(thread_id, (asyncio.Lock(), 0))
-        self._locks[thread_id] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[thread_id]
-            if users == 1:
-                del self._locks[thread_id]
-            else:
-                self._locks[thread_id] = (lock, users - 1)
+    def holding(self, thread_id: str) -> asyncio.Lock:
+        """The thread's edit lock: `async with` it to wait for the edits before."""
+        lock = self._locks.get(thread_id)
+        if lock is None:
+            lock = self._locks[thread_id] = asyncio.Lock()
+        return lock
 
 
 def items_of(events: Sequence[RuntimeEvent], run_id: str | None,
