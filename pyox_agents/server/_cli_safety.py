@@ -11,15 +11,14 @@ would), on a given address that address and the loopback names, on `0.0.0.0` or 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from pyox_agents.server._cli_values import connections_of, positive_seconds
-from pyox_agents.server._hosts import LOOPBACK_HOSTS, HostCheck, is_loopback, normalized_hosts
+from pyox_agents.server._hosts import LOOPBACK_HOSTS, is_loopback, normalized_hosts
 from pyox_agents.server._stalls import DEFAULT_HEADER_TIMEOUT
 
 __all__ = ["DEFAULT_BODY_TIMEOUT", "add_safety_options", "allowed_hosts_for", "base_url",
-           "host_check", "say_endpoints", "say_exposure"]
+           "say_endpoints", "say_exposure"]
 
 DEFAULT_BODY_TIMEOUT = 30.0
 """`--body-timeout`: the seconds a request's body may take to arrive (`create_app`'s default)."""
@@ -63,13 +62,6 @@ def allowed_hosts_for(bind: str, extra: Sequence[str]) -> tuple[str, ...] | None
 def base_url(host: str, port: int) -> str:
     """The server's URL for the address it listens on (an IPv6 one in brackets)."""
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
-
-
-def host_check(hosts: tuple[str, ...] | None) -> Callable[[Any], Any] | None:
-    """What puts the `Host` check around a ready app of the user's (None: no check)."""
-    if hosts is None:
-        return None
-    return lambda app: HostCheck(app, hosts)
 
 
 def say_endpoints(base: str, agents: Iterable[str]) -> None:

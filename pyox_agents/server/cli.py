@@ -22,6 +22,7 @@ adds others); slow clients are dropped (`--header-timeout`, `--body-timeout`,
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import socket
@@ -38,13 +39,12 @@ from pyox_agents.server._cli_safety import (
     add_safety_options,
     allowed_hosts_for,
     base_url,
-    host_check,
     say_endpoints,
     say_exposure,
 )
 from pyox_agents.server._cli_values import count_of, pace_of, seconds_of
 from pyox_agents.server._cross_site import normalized_origins
-from pyox_agents.server._hosts import normalized_hosts
+from pyox_agents.server._hosts import HostCheck, normalized_hosts
 from pyox_agents.server._workers import LISTEN_FD_OPTION, PARENT_OPTION
 from pyox_agents.starter import StarterError
 
@@ -357,7 +357,7 @@ def _serve_target(args: argparse.Namespace, argv: Sequence[str]) -> None:
     if agents is not None:
         _serve(_create_app(agents, args, store, origins, hosts), args)
         return
-    _serve(target, args, host_check(hosts))
+    _serve(target, args, None if hosts is None else functools.partial(HostCheck, hosts=hosts))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
