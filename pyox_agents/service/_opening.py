@@ -42,9 +42,6 @@ class RunService(Protocol):
     store: Store | None
     limits: ServerLimits
 
-    async def paused(self, agent: Agent, thread_id: str) -> RunState | None:
-        """The thread's run that waits for a person, or None."""
-
     async def kept_state(self, thread_id: str) -> ThreadState:
         """The thread's kept shared state."""
 
@@ -71,7 +68,7 @@ async def open_run(
     if paused is LOOK_UP:  # only a thread whose calls wait for results can be paused
         waiting = request.decisions or (conversation is not None
                                         and conversation.pending_calls)
-        paused = await runs.paused(agent, request.thread_id) if waiting else None
+        paused = await agent.apaused_run(request.thread_id) if waiting else None
     if request.decisions:
         decision = chosen_decision(request, paused)
         if placement.rewind is None or not decision.dismissed:
