@@ -65,7 +65,7 @@ async def rejoin(runs: RunService, agent: Agent, thread_id: str, after: int = -1
             run_id = first[1][0].run_id if isinstance(first[1][0], RunStarted) else None
             tail = _prepended(first, found[0])
         else:
-            await _close(found[0])
+            await found[0].aclose()
     messages: list[dict[str, Any]] = []
     if runs.store is not None:
         with contextlib.suppress(LookupError):
@@ -80,12 +80,6 @@ async def rejoin(runs: RunService, agent: Agent, thread_id: str, after: int = -1
                     paused.run_id if paused is not None else None, version=kept.version)
 
 
-async def _close(reads: Reads) -> None:
-    close = getattr(reads, "aclose", None)  # (a generator, or a counted reader)
-    if close is not None:
-        await close()
-
-
 async def _prepended(first: tuple[int, list[RuntimeEvent]], rest: Reads
                      ) -> AsyncGenerator[tuple[int, list[RuntimeEvent]], None]:
     try:
@@ -93,4 +87,4 @@ async def _prepended(first: tuple[int, list[RuntimeEvent]], rest: Reads
         async for batch in rest:
             yield batch
     finally:
-        await _close(rest)
+        await rest.aclose()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import collections
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from typing import TypeAlias
 
 import anyio
 
@@ -18,13 +19,15 @@ from pyox_agents._run_request import RequestError, run_tag
 from pyox_agents.events import RunFailed, RunFinished, RunStarted, RuntimeEvent
 from pyox_agents.service._event_json import event_from_json
 from pyox_agents.service._limits import ServerLimits, check_followers
+from pyox_agents.service._live import LogReader
 from pyox_agents.state.run import AgentError
 from pyox_agents.stores.base import SharedRuns
 
 __all__ = ["Reads", "RemoteFollowers", "check_resumed", "follow_remote"]
 
-Reads = AsyncIterator[tuple[int, list[RuntimeEvent]]]
-"""A run's events from its first, each batch with the index of its first event."""
+Reads: TypeAlias = "LogReader | CountedReads"
+"""A run's events from its first, each batch with the index of its first event: of a run of
+this process (`LiveRun.read`) or of another's (`RemoteFollowers.read`); close it when done."""
 
 
 def check_resumed(after: int, count: int, thread_id: str) -> None:
@@ -126,11 +129,11 @@ class RemoteFollowers:
         if run is not None and logged and run != _tag_of(logged[0][1]):
             return None
         check_resumed(after, len(logged), thread_id)
-        return _Counted(self._counts, run_key,
+        return CountedReads(self._counts, run_key,
                         read_remote(store, thread_id, run_key, lease_ttl, logged))
 
 
-class _Counted:
+class CountedReads:
     """A reader of a run's events that counts as one reader of `key` until it is closed, read to
     its end or dropped (one that is never iterated is counted off too)."""
 
@@ -141,7 +144,7 @@ class _Counted:
         self._events = events
         counts[key] += 1
 
-    def __aiter__(self) -> _Counted:
+    def __aiter__(self) -> CountedReads:
         return self
 
     async def __anext__(self) -> tuple[int, list[RuntimeEvent]]:

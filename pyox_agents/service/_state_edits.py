@@ -101,7 +101,7 @@ async def _run_ends_elsewhere(runs: RunService, thread_id: str) -> None:
         return
     events = followed[0]
     with anyio.move_on_after(runs.limits.run_seconds) as waited:
-        async with contextlib.aclosing(events):  # type: ignore[type-var]
+        async with contextlib.aclosing(events):
             async for _ in events:
                 pass
     if waited.cancelled_caught:
