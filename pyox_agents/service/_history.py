@@ -112,8 +112,7 @@ def _user_turns(thread_id: str, index: int, entry: HistoryEntry) -> list[UserTur
         return [UserTurn(user_message_id(thread_id, m, index, n, "import"), index, n, m.content)
                 for n, m in enumerate(entry.content)
                 if m.role == "user" and not m.content.startswith(NOTICE_PREFIX)]
-    if isinstance(entry, UserMessageEntry) and not entry.content.content.startswith(
-            NOTICE_PREFIX):
+    if isinstance(entry, UserMessageEntry):  # (never a notice: that is a NoticeEntry)
         return [UserTurn(user_message_id(thread_id, entry.content, index, 0, "user"), index, 0,
                          entry.content.content)]
     return []

@@ -173,10 +173,10 @@ def _branch(conversation: State) -> _Branch:
             branch.entries[index] = entry.content
             branch.live.append(index)
             for n, message in enumerate(entry.content):
-                if message.role == "user" and _shown(message):
+                if message.role == "user" and not message.content.startswith(NOTICE_PREFIX):
                     shown = user_message_id(conversation.id, message, index, n, "import")
                     branch.turns.append(_Turn(shown, message, index, entry.content[:n]))
-        elif isinstance(entry, UserMessageEntry) and _shown(entry.content):
+        elif isinstance(entry, UserMessageEntry):  # (never a notice: that is a NoticeEntry)
             branch.entries[index] = (entry.content,)
             branch.live.append(index)
             shown = user_message_id(conversation.id, entry.content, index, 0, "user")
@@ -210,7 +210,3 @@ def check_message_ids(sent: Sequence[Message]) -> None:
 def _same(kept: Message, sent: Message) -> bool:
     """Whether a client's user message says what the kept one says (its text and attachments)."""
     return (kept.content, kept.images, kept.files) == (sent.content, sent.images, sent.files)
-
-
-def _shown(message: Message) -> bool:
-    return not message.content.startswith(NOTICE_PREFIX)
