@@ -240,6 +240,21 @@ async def test_state_type_validates_the_state_before_the_run() -> None:
     assert started.state == {"todos": ["a"], "title": "untitled"}
 
 
+async def test_state_type_checks_the_state_is_json_first_naming_the_path() -> None:
+    """Rule (seed 004): the state must be JSON, refused with its path before the run, also
+    where a `state_type`'s model would drop the key (it let a NaN through there)."""
+    class Todos(pydantic.BaseModel):
+        todos: list[str] = []
+
+    agent = Agent(model=ScriptedModel(["x"]), state_type=Todos)
+    with pytest.raises(TypeError, match=r'state\["filter"\]\["since"\] is nan'):
+        agent.stream("go", state={"todos": [], "filter": {"since": float("nan")}})
+    with pytest.raises(TypeError, match=r'state\["tags"\] is a set'):
+        agent.stream("go", state={"todos": [], "tags": {"a"}})
+    events = await collect(agent, state=Todos(todos=["a"]))  # a model instance is taken as is
+    assert isinstance(events[0], RunStarted) and events[0].state == {"todos": ["a"]}
+
+
 async def test_a_model_name_without_a_provider_fails_clearly_at_run_start() -> None:
     agent = Agent(model="frobnicate-9")
     with pytest.raises(ValueError, match="no provider configured for model 'frobnicate-9'"):

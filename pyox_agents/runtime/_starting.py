@@ -9,6 +9,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pydantic
+
 from pyox_agents._run_request import ToolOutput
 from pyox_agents.models._inputs import check_inputs
 from pyox_agents.models.base import ToolSpec
@@ -49,6 +51,8 @@ def prepare(agent: AgentParts, conversation: State | str, state: Any,
     check_inputs(setup.model, conversation.messages)
     value = {} if state is NOT_GIVEN else state
     if agent.state_type is not None:
+        if not isinstance(value, pydantic.BaseModel):  # JSON first, as an untyped run's is: a
+            value = freeze(value, path="state")  # NaN under a key the model drops is no state
         value = agent.state_type.model_validate(value).model_dump(mode="json")
     shared = SharedState(value, state_type=agent.state_type)
     goal = next((m.content for m in reversed(conversation.messages) if m.role == "user"), "")
