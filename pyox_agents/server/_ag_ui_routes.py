@@ -33,12 +33,15 @@ async def ag_ui_run(server: Any, request: Request) -> Response:
         paused = await server.runs.paused(agent, run_input.thread_id)
     pending = paused.pending if isinstance(paused, RunState) else None
     run_request = ag_ui.request_from_input(run_input, pending)
-    kept = ag_ui.stream_input(run_input)
+    kept, sent = ag_ui.stream_input(run_input), len(run_input.messages)
     del run_input  # its models go now, not once a burst of requests has all started
     live = await server.runs.start(agent, run_request, name=name, principal=principal,
                                    paused=paused, meta={CLIENT_RUN_ID: kept.run_id})
-    if live.continues and live.conversation is not None:  # its results answer earlier calls
-        kept = ag_ui.continued(kept, transcript(live.conversation, before_run=live.run_id))
+    conversation = live.conversation
+    if conversation is not None and live.continues:  # its results answer earlier calls
+        kept = ag_ui.continued(kept, transcript(conversation, before_run=live.run_id))
+    elif conversation is not None and len(conversation.messages) > sent:  # it may have missed
+        kept = ag_ui.caught_up(kept, transcript(conversation, before_run=live.run_id))  # some
     response: Response = server.sse(ag_ui.frame_log(kept, live.read()), live)
     return response
 

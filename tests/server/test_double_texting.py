@@ -92,6 +92,28 @@ def test_a_second_message_waits_for_the_run_then_is_answered(live_server: Any,
         ("user", "and also"), ("assistant", "answered 'and also' knowing ['hello', 'and also']")]
 
 
+def test_a_queued_run_gives_its_client_the_reply_it_missed(live_server: Any,
+                                                            tmp_path: Path) -> None:
+    """Rule: a client drops every message a MESSAGES_SNAPSHOT does not hold (`@ag-ui/client`
+    0.0.x and 1.x alike), so a stream whose client missed some of the thread's messages (it
+    sent while the first run went on) names them: it ended with the client's messages and its
+    own, and the client lost the first run's reply until a reload."""
+    url = live_server(app(tmp_path))
+    _, two, _ = second_while_first_runs(url, [user("u1", "hello")],
+                                        [user("u1", "hello"), user("u2", "and also")])
+    got = events(two)
+    snapshots = [e["messages"] for e in got if e["type"] == "MESSAGES_SNAPSHOT"]
+    kept = httpx.get(f"{url}/threads/t").json()["messages"]
+    assert [(m["role"], m.get("content")) for m in snapshots[-1]] == [
+        (m["role"], m["content"]) for m in kept]
+    assert [m["id"] for m in snapshots[-1] if m["role"] == "user"] == ["u1", "u2"]
+    opening = [(m["role"], m.get("content")) for m in snapshots[0]]  # before the run's reply
+    assert got.index(next(e for e in got if e["type"] == "MESSAGES_SNAPSHOT")) < got.index(
+        next(e for e in got if e["type"] == "TEXT_MESSAGE_START"))
+    assert opening == [(m["role"], m["content"]) for m in kept[:3]]
+    assert ("assistant", "answered 'hello' knowing ['hello']") in opening
+
+
 def test_reject_answers_409_and_changes_nothing(live_server: Any, tmp_path: Path) -> None:
     url = live_server(app(tmp_path))
     one, two, _ = second_while_first_runs(url, [user("u1", "hello")],

@@ -4,6 +4,7 @@ events -> SSE frames. No Agent, no store, no service: `pyox_agents.ag_ui` compos
 
 from pyox_agents.adapters.ag_ui._capabilities import agent_capabilities
 from pyox_agents.adapters.ag_ui._connect import (
+    caught_up,
     connect_batches,
     connect_frames,
     continued,
@@ -29,6 +30,7 @@ __all__ = [
     "MEDIA_TYPE",
     "StreamInput",
     "agent_capabilities",
+    "caught_up",
     "client_messages",
     "connect_batches",
     "connect_frames",

@@ -49,7 +49,7 @@ from pyox_agents.state.messages import Image
 from pyox_agents.state.messages import Message as PlainMessage
 from pyox_agents.state.run import ApprovalRequest
 
-__all__ = ["connect_batches", "connect_frames", "continued", "thread_messages"]
+__all__ = ["caught_up", "connect_batches", "connect_frames", "continued", "thread_messages"]
 
 
 def thread_messages(records: Sequence[Mapping[str, Any]], client: Sequence[Message]
@@ -97,6 +97,22 @@ def continued(kept: StreamInput, records: Sequence[Mapping[str, Any]]) -> Stream
     if calls <= _client_ids(client).keys():
         return kept._replace(resume=True)
     return kept._replace(resume=True, messages=kept_messages(thread_messages(records, client)))
+
+
+def caught_up(kept: StreamInput, records: Sequence[Mapping[str, Any]]) -> StreamInput:
+    """The stream input of a run whose client missed some of its thread's messages: it holds
+    one of them and not all that follow (it sent while another run went on, and that run's
+    reply came after; or a tab that missed another tab's exchange). Such a stream opens with
+    the thread's messages (`records`, as `thread_messages` takes them) and ends with them: a
+    client drops every message a `MESSAGES_SNAPSHOT` does not hold, so one that holds only its
+    own would lose the reply it missed. Otherwise `kept` as it is."""
+    client = client_messages(kept)
+    messages = thread_messages(records, client)
+    ids = {message.id for message in client}
+    held = [message.id in ids for message in messages]
+    if True not in held or all(held[held.index(True):]):
+        return kept
+    return kept._replace(resume=True, messages=kept_messages(messages))
 
 
 def _client_ids(client: Sequence[Message]) -> dict[tuple[str, str], str]:
