@@ -88,7 +88,9 @@ async def open_run(
         if placement.rewind is not None:  # it goes back: the paused run ends there
             await agent.acancel_paused(paused.run_id, WENT_BACK)
             conversation, placement = await opened(agent, request)
-    start = await start_state(request, merged)
+    holds_all = conversation is not None and placement.rewind is None and (
+        len(request.messages) - len(placement.new) >= len(conversation.messages))
+    start = await start_state(request, merged, holds_all=holds_all)
     check_news(request, conversation, placement, start, merged)
     conversation = open_conversation(request, conversation, placement)
     live.last_run = last_run_id(conversation)  # (a crash cut it: the run continues it)

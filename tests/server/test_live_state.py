@@ -173,6 +173,42 @@ async def test_a_whole_state_sent_with_its_version_is_taken_against_it() -> None
         assert snapshot["snapshot"]["todos"][1]["done"] is False
 
 
+def held(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages a client holds after a stream: its last MESSAGES_SNAPSHOT's."""
+    return [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"][-1]["messages"]
+
+
+@pytest.mark.parametrize(("before", "asks", "edited"), [
+    (TODOS, [], TODOS),  # the run ticks b; the person unticks it: an older version's content
+    ({"items": []}, ["add milk"], {"items": []}),  # the page's Clear button
+    ({"items": []}, ["add milk", "add eggs"], {"items": ["milk!", "by hand", "eggs"]}),
+], ids=["undo", "clear", "change and insert"])
+async def test_a_whole_state_from_a_client_that_holds_every_message_is_its_edit_of_the_latest(
+        before: Any, asks: list[str], edited: Any) -> None:
+    """Rule: a plain `@ag-ui/client` or CopilotKit page that names no version, and holds every
+    message of the thread (it saw the last run end), made its edits on the latest version: an
+    undo or a clear back to an older version's content is kept (it was read as a tab that had
+    missed the run, with no edit), and a change beside an insert lands once (it was taken
+    against the closest older version, which put the run's item in twice)."""
+    app = create_app({"todo": todo_agent() if before is TODOS else append_agent()},
+                     store=MemoryStore())
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        messages: list[dict[str, Any]] = []
+        state = before
+        for n, text in enumerate(["tick b"] if before is TODOS else asks):
+            messages.append({"id": f"u{n}", "role": "user", "content": text})
+            _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+                runId=f"r{n}", state=state, messages=messages))
+            messages = held(events)
+            state = (await kept(http))["state"]
+        assert state != edited  # the runs changed it
+        messages.append({"id": "last", "role": "user", "content": "thanks"})
+        _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+            runId="last", state=edited, messages=messages))
+        assert next(e for e in events if e["type"] == "STATE_SNAPSHOT")["snapshot"] == edited
+        assert (await kept(http))["state"] == edited
+
+
 async def test_the_person_wins_where_both_wrote_and_a_gone_place_is_refused() -> None:
     """Rule: where the run and a person wrote one place, the person's write wins; an edit of
     a place that is gone is refused with 409 and the current version and state, changing
