@@ -154,6 +154,9 @@ async def _run_id(server: Any, request: Request) -> str:
 
 async def get_run(server: Any, request: Request) -> Response:
     run_id = request.path_params["run_id"]
+    unknown = (f"no run {run_id!r}: a run's id is the server's, 64 hex digits (a thread's "
+               "runs are listed by GET /threads/{id}/history); an AG-UI runId or AI SDK "
+               "message id a client sent is not it")
     if server.store is None:
         raise RequestError(404, "this server keeps no runs (it was created without a store)")
     principal = await server.principal(request)
@@ -161,9 +164,9 @@ async def get_run(server: Any, request: Request) -> Response:
         record = await server.store.aload_run_record(run_id)
         thread_id = await server.store.arun_thread(run_id)
     except LookupError:
-        raise RequestError(404, f"no run {run_id!r}") from None
+        raise RequestError(404, unknown) from None
     try:
         await server.runs.check_owner(thread_id, principal)
     except RequestError:
-        raise RequestError(404, f"no run {run_id!r}") from None
+        raise RequestError(404, unknown) from None
     return JSONResponse(dict(record))

@@ -65,6 +65,12 @@ async def test_another_principals_thread_and_run_are_not_found() -> None:
         run_id = next(r.run_id for r in [store.load_run(rid) for rid in _runs(store)])
         assert (await ann.get(f"/runs/{run_id}")).status_code == 200
         assert (await bob.get(f"/runs/{run_id}")).status_code == 404
+        # another's run and an unknown one answer alike, and say where a run's id is found
+        # (a client's AG-UI runId is not it)
+        strangers, unknown = (await bob.get(f"/runs/{run_id}")).json()["error"], (
+            await ann.get("/runs/r1")).json()["error"]
+        assert strangers.replace(run_id, "r1") == unknown
+        assert "GET /threads/{id}/history" in unknown and "runId" in unknown
         assert (await bob.get("/agents/todo/ai-sdk/ann-thread/stream")).status_code == 404
     assert store.entry_count("ann-thread") > 0
 
