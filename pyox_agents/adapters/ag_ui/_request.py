@@ -209,9 +209,10 @@ def _decisions(run_input: RunAgentInput, request: ApprovalRequest | None
         if run_input.messages and run_input.messages[-1].role != "user":
             raise RequestError(
                 422, f"thread {run_input.thread_id!r} has no run waiting for an answer: resume "
-                     f"answers {[e.interrupt_id for e in run_input.resume]}, which were answered "
-                     "or cancelled already (another tab, or this request sent before); load the "
-                     "thread again (connect) to see what was answered", "resume")
+                     f"answers {[e.interrupt_id for e in run_input.resume]}, which it does not "
+                     "wait for (answered or cancelled already, in another tab or by this request "
+                     "sent before, or never asked); load the thread again (connect) to see what "
+                     "it holds", "resume")
         return ()
     for index, entry in enumerate(run_input.resume):
         if entry.interrupt_id == request.id:
