@@ -348,3 +348,23 @@ def test_a_message_whose_text_holds_a_lone_surrogate_is_refused_before_the_run(
         Agent(model, store=store).run(messages)
     assert caught.value.path in {"messages[0].content", "messages[2].content", "messages[0].name"}
     assert model.requests == [] and store.list_threads() == []
+
+
+@pytest.mark.parametrize(("returned", "said"), [
+    ({"when": object()}, 'the result["when"] is a object object; a tool\'s result must be JSON'),
+    ({"total": float("nan")}, 'the result["total"] is nan; a tool\'s result must be JSON'),
+])
+async def test_a_result_that_is_not_json_fails_the_call_naming_where(returned: Any,
+                                                                     said: str) -> None:
+    """Rule: every bad input gets a clear error that says what was wrong and where: the call's
+    error named only the outer type ("returned a dict"), or spoke of the shared state."""
+
+    @tool
+    def report() -> Any:
+        """Report."""
+        return returned
+
+    events = await collect(Agent(model=ScriptedModel([ToolCall("report", {}), "ok"]),
+                                 tools=[report]))
+    errors = [e.error for e in events if isinstance(e, ToolResult)]
+    assert errors and errors[0] is not None and errors[0].startswith(said), errors

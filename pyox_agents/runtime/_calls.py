@@ -356,14 +356,12 @@ def _to_json(value: Any) -> Any:
     """A tool's return value as JSON; a view of ctx.state gives its current value."""
     try:
         return thaw(freeze(value, path="the result"))
-    except TypeError:
-        pass
+    except TypeError as exc:
+        strict = str(exc)  # what is not JSON, and where
     try:
-        plain = pydantic_core.to_jsonable_python(value)
+        plain = pydantic_core.to_jsonable_python(value)  # a model, a dataclass, a set, ...
     except pydantic_core.PydanticSerializationError:
-        raise NotJSON(
-            f"the tool returned a {type(value).__name__}, which is not JSON; return a str, "
-            "number, dict, list, pydantic model or dataclass") from None
+        raise NotJSON(strict) from None
     return thaw(freeze(plain, path="the result"))  # a lone surrogate, too deep: TypeError
 
 

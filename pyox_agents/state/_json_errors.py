@@ -41,29 +41,31 @@ def too_deep(path: str, at: Sequence[str | int]) -> str:
 
 
 def not_json(value: object, where: str) -> str:
-    """The message for a value that is not JSON: what it is and what to use instead."""
+    """The message for a value that is not JSON: what it is and what to use instead (`where`
+    names the value: "state[...]", or "the result[...]" for a tool's result)."""
+    what = "a tool's result" if where.startswith("the result") else "shared state"
     if isinstance(value, float):
         return (
-            f"{where} is {value!r}; shared state must be JSON, which has no NaN or infinity: "
+            f"{where} is {value!r}; {what} must be JSON, which has no NaN or infinity: "
             f"use None or a string")
     if isinstance(value, enum.Enum):
         return (
-            f"{where} is an enum member ({value!r}); shared state must be JSON: use its value "
+            f"{where} is an enum member ({value!r}); {what} must be JSON: use its value "
             f"(value.value)")
     if isinstance(value, set | frozenset):
-        return f"{where} is a set; shared state must be JSON: use a list"
+        return f"{where} is a set; {what} must be JSON: use a list"
     if isinstance(value, tuple):
-        return f"{where} is a tuple; shared state must be JSON: use a list"
+        return f"{where} is a tuple; {what} must be JSON: use a list"
     if isinstance(value, datetime.datetime | datetime.date | datetime.time):
         kind = type(value).__name__
         return (
-            f"{where} is a {kind}; shared state must be JSON: use an ISO 8601 string "
+            f"{where} is a {kind}; {what} must be JSON: use an ISO 8601 string "
             f"(value.isoformat())")
     if isinstance(value, bytes | bytearray | memoryview):
-        return f"{where} is bytes; shared state must be JSON: use a str (decode it, or base64)"
+        return f"{where} is bytes; {what} must be JSON: use a str (decode it, or base64)"
     if isinstance(value, decimal.Decimal):
-        return f"{where} is a Decimal; shared state must be JSON: use a float or a str"
+        return f"{where} is a Decimal; {what} must be JSON: use a float or a str"
     return (
-        f"{where} is a {type(value).__qualname__} object; shared state must be JSON: use a dict, "
+        f"{where} is a {type(value).__qualname__} object; {what} must be JSON: use a dict, "
         f"list, str, int, float, bool or None (for a pydantic model, model.model_dump(mode='json'))"
     )
