@@ -305,10 +305,13 @@ def test_outputs_of_tools_the_agent_lacks_are_client_tool_outputs() -> None:
                         tool_part("output-available", name="pick_color", call_id="k1",
                                   output={"color": "red"}),
                         tool_part("output-error", name="pick_color", call_id="k2",
-                                  errorText="closed"))
+                                  errorText="closed"),
+                        tool_part("output-error", name="pick_color", call_id="k3",
+                                  errorText=None))  # (it was read as the text "None")
     _, request = parse(body(user("x"), message))
     assert request.tool_outputs == (ToolOutput("k1", {"color": "red"}),
-                                    ToolOutput("k2", "closed", is_error=True))
+                                    ToolOutput("k2", "closed", is_error=True),
+                                    ToolOutput("k3", "the tool failed", is_error=True))
 
 
 def test_client_tools_body_field_declares_tools_for_the_model() -> None:

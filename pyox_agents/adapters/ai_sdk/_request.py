@@ -267,7 +267,7 @@ def _tool_result(call: ToolCall, part: Mapping[str, Any]) -> Message | None:
             output, ensure_ascii=False, separators=(",", ":"))
         return Message.tool(call, text)
     if state == "output-error":
-        return Message.tool(call, str(part.get("errorText", "the tool failed")), is_error=True)
+        return Message.tool(call, _error_text(part), is_error=True)
     if state == "output-denied":
         approval = part.get("approval")
         reason = approval.get("reason") if isinstance(approval, Mapping) else None
@@ -345,9 +345,16 @@ def _client_outputs(ui_messages: Sequence[Mapping[str, Any]], tools: Collection[
             if state == "output-available":
                 outputs.append(ToolOutput(part["toolCallId"], part.get("output")))
             else:
-                text = part.get("errorText") if state == "output-error" else "denied by a person"
-                outputs.append(ToolOutput(part["toolCallId"], str(text), is_error=True))
+                text = _error_text(part) if state == "output-error" else "denied by a person"
+                outputs.append(ToolOutput(part["toolCallId"], text, is_error=True))
     return outputs
+
+
+def _error_text(part: Mapping[str, Any]) -> str:
+    """An `output-error` part's `errorText`, or "the tool failed" where it has none (the
+    client's `addToolResult` leaves it out, or null)."""
+    text = part.get("errorText")
+    return "the tool failed" if text is None else str(text)
 
 
 def _client_tools(declared: Any, tools: Collection[str]) -> list[ToolSpec]:
