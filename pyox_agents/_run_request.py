@@ -45,7 +45,8 @@ class Busy(RequestError):
 
     def __init__(self, thread_id: str) -> None:
         super().__init__(409, f"a run is already active on thread {thread_id!r}; wait for it to "
-                              "finish, or stop it")
+                              f"finish, or stop it (POST /agents/<name>/ag-ui/{thread_id}/stop, "
+                              f"or .../ai-sdk/{thread_id}/stop)")
 
 
 DoubleTexting: TypeAlias = Literal["reject", "enqueue", "interrupt"]

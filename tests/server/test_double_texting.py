@@ -120,6 +120,7 @@ def test_reject_answers_409_and_changes_nothing(live_server: Any, tmp_path: Path
                                           [user("u1", "hello"), user("u2", "x")],
                                           doubleTexting="reject")
     assert one.status_code == 200 and two.status_code == 409
+    assert "/ag-ui/t/stop" in two.json()["error"]  # it names how to stop the run
     assert [c for _, c in thread(url)] == ["hello", "answered 'hello' knowing ['hello']"]
 
 
