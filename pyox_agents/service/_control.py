@@ -108,6 +108,9 @@ class Control:
                     await self._stop_here(str(request["stop"]), str(request["run_key"]))
                 after = "0"  # the log expired and ended: a new one starts at its first entry
             except Exception:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():  # the driver's error for a cancel
+                    raise asyncio.CancelledError from None
                 _log.warning("the control log %s could not be followed; trying again", key,
                              exc_info=True)
                 await asyncio.sleep(self.RETRY)
