@@ -169,7 +169,7 @@ async def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
 
 
 async def start_state(request: RunRequest, kept: ThreadState | None, *,
-                      holds_all: bool = False) -> Any:
+                      version_seen: int | None = None) -> Any:
     """The state a new run starts from: the client's, merged with the thread's kept state.
 
     No state from the client (or `{}` from one that never received this thread's state, e.g. a
@@ -178,15 +178,16 @@ async def start_state(request: RunRequest, kept: ThreadState | None, *,
     client sent the latest version as it is: a merge's work grows with the state's size (it is
     linear), and a big state must not hold the event loop.
 
-    The version it last saw is the one it names; else, for a client that holds every message
-    of the thread (`holds_all`: it saw the last run end, and that run's state), the latest;
-    else the one its state is, or is closest to (a tab that missed a run).
+    The version it last saw is the one it names; else `version_seen`, where its messages tell
+    (it saw the last run end); else the one its state is, or is closest to (a tab that missed a
+    run).
     """
     with _state_not_json(), _refused_edits(kept, "since the version it was made on"):
-        return await _start_state(request, kept, holds_all)
+        return await _start_state(request, kept, version_seen)
 
 
-async def _start_state(request: RunRequest, kept: ThreadState | None, holds_all: bool) -> Any:
+async def _start_state(request: RunRequest, kept: ThreadState | None,
+                       version_seen: int | None) -> Any:
     client = request.state
     fresh = client is None or (not request.saw_thread and json_equal(client, {}))
     if kept is None or not kept.version:
@@ -200,8 +201,8 @@ async def _start_state(request: RunRequest, kept: ThreadState | None, holds_all:
     if seen is None and version is None:
         if kept.is_latest(client):
             return kept.frozen()
-        if holds_all:  # its edits are on what the last run left: an undo is one of them,
-            version = kept.version  # even one back to an older version's content
+        version = version_seen  # its edits are on what the last run left: an undo is one of
+        # them, even one back to an older version's content
     return await anyio.to_thread.run_sync(merge, kept, client, client if seen is None else seen,
                                           version)
 

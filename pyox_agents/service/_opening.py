@@ -27,7 +27,9 @@ from pyox_agents.service._open import (
     refused_as_request_errors,
     start_state,
 )
+from pyox_agents.service._placing import Placement
 from pyox_agents.service._thread_state import ThreadState
+from pyox_agents.state.conversation import State
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import RunState
 from pyox_agents.stores.base import Store
@@ -88,9 +90,8 @@ async def open_run(
         if placement.rewind is not None:  # it goes back: the paused run ends there
             await agent.acancel_paused(paused.run_id, WENT_BACK)
             conversation, placement = await opened(agent, request)
-    holds_all = conversation is not None and placement.rewind is None and (
-        len(request.messages) - len(placement.new) >= len(conversation.messages))
-    start = await start_state(request, merged, holds_all=holds_all)
+    seen = await _version_seen(runs, request, conversation, placement, merged)
+    start = await start_state(request, merged, version_seen=seen)
     check_news(request, conversation, placement, start, merged)
     conversation = open_conversation(request, conversation, placement)
     live.last_run = last_run_id(conversation)  # (a crash cut it: the run continues it)
@@ -100,6 +101,21 @@ async def open_run(
             conversation, state=start, client_tools=request.client_tools,
             context=request.context, forwarded_props=request.forwarded_props,
             fence=fence, owner=principal, state_bytes=runs.limits.state_bytes)
+
+
+async def _version_seen(runs: RunService, request: RunRequest, conversation: State | None,
+                        placement: Placement, kept: ThreadState) -> int | None:
+    """The version of the thread's state a client that names none saw last, where its messages
+    tell: one that holds every message of the thread saw its last run end, and the state that
+    run left (its checkpoint's version). None otherwise: its state is matched by content."""
+    if (request.state_version is not None or request.state_seen is not None or runs.store is None
+            or conversation is None or placement.rewind is not None or not kept.version
+            or len(request.messages) - len(placement.new) < len(conversation.messages)):
+        return None
+    run_id = last_run_id(conversation)
+    found = await runs.store.aload_checkpoints(request.thread_id, [run_id]) if run_id else []
+    version = found[-1].head.get("version") if found else None
+    return version if isinstance(version, int) and kept.keeps(version) else None
 
 
 async def _resume(

@@ -209,6 +209,25 @@ async def test_a_whole_state_from_a_client_that_holds_every_message_is_its_edit_
         assert (await kept(http))["state"] == edited
 
 
+async def test_a_page_that_holds_every_message_keeps_an_edit_another_page_made_since() -> None:
+    """Rule: a plain page that names no version made its edits on the state the last run left
+    (its messages say it saw that run end), not on the latest: another page's edit since then
+    (`PATCH`), which it never saw, stays, with its own edit beside it."""
+    app = create_app({"todo": append_agent()}, store=MemoryStore())
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        messages = [{"id": "u0", "role": "user", "content": "add milk"}]
+        _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+            runId="r0", state={"items": []}, messages=messages))
+        messages = [*held(events), {"id": "u1", "role": "user", "content": "thanks"}]
+        ran = await kept(http)
+        answer = await patch(http, ran["version"], [{"op": "add", "path": "/items/0",
+                                                     "value": "bread"}])  # another page
+        assert answer.status_code == 200, answer.text
+        _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+            runId="r1", state={"items": ["milk", "jam"]}, messages=messages))
+        assert (await kept(http))["state"] == {"items": ["bread", "milk", "jam"]}
+
+
 async def test_the_person_wins_where_both_wrote_and_a_gone_place_is_refused() -> None:
     """Rule: where the run and a person wrote one place, the person's write wins; an edit of
     a place that is gone is refused with 409 and the current version and state, changing
