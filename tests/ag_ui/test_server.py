@@ -216,9 +216,10 @@ async def test_after_a_restart_a_run_starts_from_the_persisted_state_announced_f
                                        USER, {"id": "u2", "role": "user", "content": "again"}]})
     # (this client left out the first run's messages: the thread's come first, see
     # test_a_queued_run_gives_its_client_the_reply_it_missed; then the state, before the run's)
-    opening = [e["type"] for e in second[:3]]
-    assert opening == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"], opening
-    assert second[2]["snapshot"] == {"todos": ["a", "x"]}
+    opening = [e["type"] for e in second[:4]]
+    assert opening == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "MESSAGES_SNAPSHOT",
+                       "STATE_SNAPSHOT"], opening
+    assert second[3]["snapshot"] == {"todos": ["a", "x"]}
     assert check_stream(second).state == {"todos": ["a", "x"]}
 
 

@@ -219,3 +219,27 @@ def test_a_reloaded_client_shows_the_pending_approval_or_question_and_its_answer
     assert texts(kept(steps[8]["thread"]))[-2:] == ["buy", "#3 checkout said 'paid'"]
     assert tool_results(steps[-1]["thread"]) == ["size M", DECLINED, "paid"]
     assert steps[-1]["pending"] is None
+
+
+@pytest.mark.parametrize("client", ["agui", "agui0059"])
+def test_a_page_that_missed_another_pages_exchange_gets_it_in_the_threads_order(
+        client: str, serve: Callable[[Any], str], run_node: Callable[..., dict[str, Any]],
+        tmp_path: Path) -> None:
+    """Rule: a page's next run gives it what another page said meanwhile, in the thread's
+    order, and its later messages are taken. The client keeps the messages it holds in its own
+    order and drops those a MESSAGES_SNAPSHOT leaves out: the run's stream ended with the
+    page's messages and its own (the other exchange lost until a reload), then, with the
+    thread's in one snapshot, left the page's message ahead of the exchange, and every next
+    message was refused (409) as out of the thread's order."""
+    base = serve(create_app({"shop": shop()}, store=SQLiteStore(tmp_path / f"{client}.db")))
+    out = run_node("conversation.mjs", base, {"client": client, "steps": [
+        {"op": "send", "text": "hi"}, {"op": "elsewhere", "text": "from another page"},
+        {"op": "send", "text": "back here"}, {"op": "send", "text": "and again"}]})
+    assert out["warnings"] == [], out["warnings"]
+    for number, step in enumerate(out["steps"]):
+        assert step["error"] is None, f"{client}, step {number}: {step['error']}"
+    for step in out["steps"][2:]:  # from its next run on, it holds the thread as kept
+        assert held(client, step["messages"]) == kept(step["thread"])
+        assert [(m["id"], m["role"]) for m in step["messages"]] == [
+            (m["id"], m["role"]) for m in step["thread"]["messages"]]
+    assert texts(kept(out["steps"][-1]["thread"]))[2] == "from another page"

@@ -105,14 +105,18 @@ def caught_up(kept: StreamInput, records: Sequence[Mapping[str, Any]]) -> Stream
     reply came after; or a tab that missed another tab's exchange). Such a stream opens with
     the thread's messages (`records`, as `thread_messages` takes them) and ends with them: a
     client drops every message a `MESSAGES_SNAPSHOT` does not hold, so one that holds only its
-    own would lose the reply it missed. Otherwise `kept` as it is."""
+    own would lose the reply it missed; and it keeps those it holds in its own order, so the
+    opening first gives the messages before the first one it missed (`StreamInput.held`; none
+    where it misses the thread's first: then all of them come anew, in order).
+    Otherwise `kept` as it is."""
     client = client_messages(kept)
     messages = thread_messages(records, client)
     ids = {message.id for message in client}
     held = [message.id in ids for message in messages]
     if True not in held or all(held[held.index(True):]):
         return kept
-    return kept._replace(resume=True, messages=kept_messages(messages))
+    first = held.index(False, held.index(True)) if held[0] else 0  # (0: none, all anew)
+    return kept._replace(resume=True, messages=kept_messages(messages), held=first)
 
 
 def _client_ids(client: Sequence[Message]) -> dict[tuple[str, str], str]:

@@ -138,6 +138,11 @@ class StreamInput(NamedTuple):
     a message held by every open stream was 0.7 KiB a message, 33 KiB for a CopilotKit client's
     50 messages of history; their JSON is 12. The models themselves only where their JSON
     cannot be written (a lone surrogate in a text)."""
+    held: int | None = None
+    """A resume whose client missed some of `messages`, the first after `messages[:held]`: it
+    opens with those first, so the client, which keeps the messages it holds in its own order,
+    drops the ones it holds out of the thread's place before the whole snapshot puts them back
+    in it."""
 
 
 _MESSAGES = TypeAdapter(list[Message])
@@ -310,7 +315,10 @@ class Translation(OpenParts):
                               parent_run_id=self._kept.parent_run_id,
                               protocol_version=PROTOCOL_VERSION if self._kept.v1 else None)
         if self.restore or self._kept.resume:  # a resume answers calls an earlier run made:
-            yield MessagesSnapshotEvent(messages=client_messages(self._kept))  # name them first
+            messages = client_messages(self._kept)  # name them first
+            if self._kept.held is not None:
+                yield MessagesSnapshotEvent(messages=messages[:self._kept.held])
+            yield MessagesSnapshotEvent(messages=messages)
         if event is not None:
             self.numbered = event.version > 0
             yield StateSnapshotEvent(snapshot=event.state, **self._numbered(event.version))

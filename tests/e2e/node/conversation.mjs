@@ -27,6 +27,8 @@
 //     {op: "answer", answer}         the pending approval (answer true/false) or question (answer
 //                                    a value). ai: addToolApprovalResponse({id, approved, reason});
 //                                    AG-UI: resume [{interruptId, status: "resolved", payload}]
+//     {op: "elsewhere", text}        AG-UI: another page (a new client, connected to the thread)
+//                                    sends `text`; this one misses that exchange
 //     {op: "reload"}                 a fresh client on the same thread, as after a page reload.
 //                                    ai: GET <api>/<id>/messages -> new chat; AG-UI: a new
 //                                    ConnectingAgent + connectAgent() (POST <run url>/connect)
@@ -160,6 +162,14 @@ async function aguiClient(pkg) {
     reload: async () => {
       agent = open();
       await agent.connectAgent();
+    },
+    elsewhere: async ({ text }) => {
+      const other = open();
+      await other.connectAgent();
+      other.addMessage({ id: randomUUID(), role: 'user', content: text });
+      let failed = null;
+      await other.runAgent({}, { onRunErrorEvent: ({ event }) => { failed = event.message; } });
+      if (failed) throw new Error(`RUN_ERROR elsewhere: ${failed}`);
     },
   };
   return {
