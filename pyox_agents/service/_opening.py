@@ -30,6 +30,7 @@ from pyox_agents.service._open import (
 from pyox_agents.service._placing import Placement
 from pyox_agents.service._thread_state import ThreadState
 from pyox_agents.state.conversation import State
+from pyox_agents.state.history import ImportEntry, RunStartEntry, UserMessageEntry
 from pyox_agents.state.messages import Message
 from pyox_agents.state.run import RunState
 from pyox_agents.stores.base import Store
@@ -106,16 +107,46 @@ async def open_run(
 async def _version_seen(runs: RunService, request: RunRequest, conversation: State | None,
                         placement: Placement, kept: ThreadState) -> int | None:
     """The version of the thread's state a client that names none saw last, where its messages
-    tell: one that holds every message of the thread saw its last run end, and the state that
-    run left (its checkpoint's version). None otherwise: its state is matched by content."""
+    tell: the state the run that answered its last user message left (that run's checkpoint),
+    when the client holds that run's reply whole (it saw it end), whether runs came after it
+    (a tab that missed them) or not. None otherwise: its state is matched by content."""
     if (request.state_version is not None or request.state_seen is not None or runs.store is None
-            or conversation is None or placement.rewind is not None or not kept.version
-            or len(request.messages) - len(placement.new) < len(conversation.messages)):
+            or conversation is None or placement.rewind is not None or not kept.version):
         return None
-    run_id = last_run_id(conversation)
+    run_id = _run_seen(conversation, request.messages[:len(request.messages) - len(placement.new)])
     found = await runs.store.aload_checkpoints(request.thread_id, [run_id]) if run_id else []
     version = found[-1].head.get("version") if found else None
     return version if isinstance(version, int) and kept.keeps(version) else None
+
+
+def _run_seen(conversation: State, held: Sequence[Message]) -> str | None:
+    """The id of the run that answered the last user message of `held` (a client's messages
+    the thread has), if `held` has as many messages after it as the thread (the reply whole)."""
+    users = [at for at, m in enumerate(held) if m.role == "user" and m.id is not None]
+    if not users:
+        return None
+    user_id, replies = held[users[-1]].id, len(held) - users[-1] - 1
+    thread = conversation.messages
+    at = next((n for n in range(len(thread) - 1, -1, -1)
+               if thread[n].role == "user" and thread[n].id == user_id), None)
+    if at is None or replies < _reply_length(thread, at):
+        return None
+    run_id = None  # the first run to start after the message, read from the history's end
+    for entry in reversed(conversation.history):
+        if isinstance(entry, RunStartEntry):
+            run_id = entry.content
+        elif isinstance(entry, UserMessageEntry) and entry.content.id == user_id:
+            return run_id
+        elif isinstance(entry, ImportEntry) and any(m.id == user_id for m in entry.content):
+            return run_id  # (a thread's first request)
+    return None
+
+
+def _reply_length(messages: Sequence[Message], at: int) -> int:
+    """How many messages answer the user message `messages[at]` (up to the next one)."""
+    end = next((n for n in range(at + 1, len(messages)) if messages[n].role == "user"),
+               len(messages))
+    return end - at - 1
 
 
 async def _resume(

@@ -228,6 +228,34 @@ async def test_a_page_that_holds_every_message_keeps_an_edit_another_page_made_s
         assert (await kept(http))["state"] == {"items": ["bread", "milk", "jam"]}
 
 
+@pytest.mark.parametrize(("asks", "edited", "expected"), [
+    (["add milk"], ["milk", "tea"], ["milk", "eggs", "tea"]),  # its add: the run's eggs stay
+    (["add milk"], [], ["eggs"]),  # its delete (back to the thread's first state)
+    (["add milk", "add b"], ["milk"], ["milk", "eggs"]),  # its undo of a run's add
+], ids=["add", "delete", "undo"])
+async def test_a_tab_that_missed_a_run_made_its_edits_on_the_state_it_saw(
+        asks: list[str], edited: list[str], expected: list[str]) -> None:
+    """Rule: a plain page that names no version and missed a run (another tab's) made its
+    edits on the state the run that answered its own last message left: its add, its delete
+    and its undo are kept, beside the run it missed. By content, the add was read as replacing
+    the run's item, and the delete and the undo as no edit at all."""
+    app = create_app({"todo": append_agent()}, store=MemoryStore())
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        messages: list[dict[str, Any]] = []
+        for n, text in enumerate(asks):  # both tabs see these
+            messages.append({"id": f"u{n}", "role": "user", "content": text})
+            _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+                runId=f"r{n}", state={"items": []} if n == 0 else None, messages=messages))
+            messages = held(events)
+        other = [*messages, {"id": "elsewhere", "role": "user", "content": "add eggs"}]
+        await post_run(http, "/agents/todo/ag-ui", ag_ui_body(runId="e", state=None,
+                                                              messages=other))
+        mine = [*messages, {"id": "mine", "role": "user", "content": "thanks"}]
+        await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+            runId="mine", state={"items": edited}, messages=mine))
+        assert (await kept(http))["state"] == {"items": expected}
+
+
 async def test_the_person_wins_where_both_wrote_and_a_gone_place_is_refused() -> None:
     """Rule: where the run and a person wrote one place, the person's write wins; an edit of
     a place that is gone is refused with 409 and the current version and state, changing
