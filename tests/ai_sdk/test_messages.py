@@ -154,3 +154,31 @@ def test_ai_5_sees_a_waiting_approval_as_the_data_part_it_was_streamed(
     assert part["state"] == "input-available" and "approval" not in part
     (kept,) = [p for p in assistant["parts"] if p["type"] == "data-approval-request"]
     assert kept == streamed
+
+
+def test_a_history_the_first_request_brought_is_given_back_whole(live_server: Serve) -> None:
+    """Rule: a reload gives back every message of the chat: the assistant text and tool calls
+    a client brought with its first request (a chat moved from elsewhere) were left out, only
+    its user messages kept, so the reloaded page lost them (and the thread's own view,
+    GET /threads/{id}, held them)."""
+    base = live_server(app(["Done."]))
+    brought = [
+        user("hi"),
+        {"id": "a1", "role": "assistant", "parts": [
+            {"type": "step-start"}, {"type": "text", "text": "Let me count."},
+            {"type": "tool-inc", "toolCallId": "k1", "state": "output-available",
+             "input": {"n": 2}, "output": 2},
+            {"type": "step-start"}, {"type": "text", "text": "It is 2."}]},
+        user("and now?", "u2"),
+    ]
+    post(base, body(*brought, state={"count": 2}))
+    got = messages(base).json()
+    assert [m["role"] for m in got] == ["user", "assistant", "user", "assistant"]
+    assert [m["id"] for m in got if m["role"] == "user"] == ["u1", "u2"]
+    steps = got[1]["parts"]
+    assert [p["type"] for p in steps] == ["step-start", "text", "tool-inc", "step-start", "text"]
+    assert steps[2] == {"type": "tool-inc", "toolCallId": "k1", "state": "output-available",
+                        "input": {"n": 2}, "output": 2}
+    assert [p["text"] for p in steps if p["type"] == "text"] == ["Let me count.", "It is 2."]
+    kept = httpx.get(f"{base}/threads/chat-1", timeout=10).json()["messages"]
+    assert got[1]["id"] == kept[1]["id"]  # the id the thread's own view gives it

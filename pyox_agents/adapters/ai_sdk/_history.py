@@ -22,6 +22,7 @@ A `regenerate` went back in the history (`Restored`): what it replaced is left o
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -53,12 +54,12 @@ def history_to_ui_messages(history: Sequence[Any], state: Any = None, *,
     held: list[UIMessage] = []  # user messages sent meanwhile: shown after the results
     for number, entry in _in_effect(history):
         kind = entry.kind
-        if kind == "user_message" or kind == "import":
-            messages = entry.content if kind == "import" else (entry.content,)
-            users = [{"id": user_message_id(thread_id, message, number, i, kind), "role": "user",
-                      "parts": user_ui_parts(message)}
-                     for i, message in enumerate(messages) if message.role == "user"]
-            (held if waiting else out).extend(users)
+        if kind == "import":  # the history a thread's first request brought
+            out.extend(_imported(entry.content, calls, thread_id, number))
+        elif kind == "user_message":
+            (held if waiting else out).append({
+                "id": user_message_id(thread_id, entry.content, number, 0, kind), "role": "user",
+                "parts": user_ui_parts(entry.content)})
         elif kind == "run_start":
             run_id = entry.content
             if not out or out[-1]["role"] != "assistant":
@@ -125,16 +126,56 @@ def _in_effect(history: Sequence[Any]) -> list[tuple[int, Any]]:
 
 
 def _reply_parts(reply: Any, calls: dict[str, dict[str, Any]]) -> Iterable[dict[str, Any]]:
+    return _step_parts(reply.text, reply.reasoning, reply.tool_calls, calls)
+
+
+def _step_parts(text: str, reasoning: str | None, tool_calls: Iterable[Any],
+                calls: dict[str, dict[str, Any]]) -> Iterable[dict[str, Any]]:
+    """The parts of one step of an assistant message; each call's part kept in `calls`."""
     yield {"type": "step-start"}
-    if reply.reasoning:
-        yield {"type": "reasoning", "text": reply.reasoning, "state": "done"}
-    if reply.text:
-        yield {"type": "text", "text": reply.text, "state": "done"}
-    for call in reply.tool_calls:
+    if reasoning:
+        yield {"type": "reasoning", "text": reasoning, "state": "done"}
+    if text:
+        yield {"type": "text", "text": text, "state": "done"}
+    for call in tool_calls:
         part = {"type": f"tool-{call.name}", "toolCallId": call.id, "state": "input-available",
                 "input": dict(call.arguments)}
         calls[call.id] = part
         yield part
+
+
+def _imported(messages: Sequence[Any], calls: dict[str, dict[str, Any]], thread_id: str,
+              number: int) -> list[UIMessage]:
+    """The messages of an `ImportEntry` (history entry `number`) as UI messages: each user
+    message, and each assistant turn as one message of steps, its calls' parts in their final
+    states (the ids the thread's transcript gives them)."""
+    out: list[UIMessage] = []
+    for at, message in enumerate(messages):
+        if message.role == "tool":
+            if message.call_id in calls:
+                calls[message.call_id].update(_imported_result(message))
+            continue
+        if message.role == "user":
+            out.append({"id": user_message_id(thread_id, message, number, at, "import"),
+                        "role": "user", "parts": user_ui_parts(message)})
+        elif message.role == "assistant":
+            if not out or out[-1]["role"] != "assistant":
+                out.append({"id": user_message_id(thread_id, message, number, at, "import"),
+                            "role": "assistant", "parts": []})
+            out[-1]["parts"].extend(_step_parts(message.content, None, message.tool_calls,
+                                                calls))
+    return out
+
+
+def _imported_result(message: Any) -> dict[str, Any]:
+    """The final state of a tool part for a tool message a client brought: its text, read as
+    the JSON it was sent as where it is JSON."""
+    if message.is_error:
+        return {"state": "output-error", "errorText": message.content or "the tool failed"}
+    try:
+        return {"state": "output-available", "output": json.loads(message.content)}
+    except ValueError:
+        return {"state": "output-available", "output": message.content}
 
 
 def _outcome(entry: Any, sdk_version: int) -> dict[str, Any]:
