@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -353,6 +354,9 @@ def test_a_message_whose_text_holds_a_lone_surrogate_is_refused_before_the_run(
 @pytest.mark.parametrize(("returned", "said"), [
     ({"when": object()}, 'the result["when"] is a object object; a tool\'s result must be JSON'),
     ({"total": float("nan")}, 'the result["total"] is nan; a tool\'s result must be JSON'),
+    # a datetime pydantic makes a string of; the object beside it is what fails
+    ({"when": datetime.datetime(2026, 1, 1), "o": [object()]},
+     'the result["o"][0] is a object object'),
 ])
 async def test_a_result_that_is_not_json_fails_the_call_naming_where(returned: Any,
                                                                      said: str) -> None:

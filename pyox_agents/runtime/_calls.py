@@ -25,8 +25,9 @@ from pyox_agents.runtime._permissions import Ask, Deny, decide, permission_name
 from pyox_agents.runtime._records import ClosedCall, Gate, new_request, spent_plus
 from pyox_agents.runtime._replies import arguments_problem, valid_text
 from pyox_agents.runtime._setup import Access, Emit, Setup, SubagentPaused
+from pyox_agents.state._json_errors import not_json
 from pyox_agents.state.conversation import State
-from pyox_agents.state.frozen import NotJSON, freeze, thaw
+from pyox_agents.state.frozen import NotJSON, freeze, python_path, thaw
 from pyox_agents.state.messages import ToolCall, Usage
 from pyox_agents.state.patch import inverse
 from pyox_agents.state.rebase import Conflict
@@ -356,13 +357,25 @@ def _to_json(value: Any) -> Any:
     """A tool's return value as JSON; a view of ctx.state gives its current value."""
     try:
         return thaw(freeze(value, path="the result"))
-    except TypeError as exc:
-        strict = str(exc)  # what is not JSON, and where
+    except TypeError:
+        pass
     try:
         plain = pydantic_core.to_jsonable_python(value)  # a model, a dataclass, a set, ...
     except pydantic_core.PydanticSerializationError:
-        raise NotJSON(strict) from None
+        raise NotJSON(_not_serializable(value, [])) from None
     return thaw(freeze(plain, path="the result"))  # a lone surrogate, too deep: TypeError
+
+
+def _not_serializable(value: Any, at: list[str | int]) -> str:
+    """What in `value` (a tool's result) pydantic cannot make JSON of, and where."""
+    items = value.items() if isinstance(value, dict) else (
+        enumerate(value) if isinstance(value, list | tuple) else ())
+    for key, item in items:
+        try:
+            pydantic_core.to_jsonable_python(item)
+        except pydantic_core.PydanticSerializationError:
+            return _not_serializable(item, [*at, key])
+    return not_json(value, python_path("the result", at))
 
 
 def _as_text(result: Any) -> str:
