@@ -5,7 +5,7 @@ errors in HTTP terms."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio.to_thread
@@ -169,7 +169,7 @@ async def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
 
 
 async def start_state(request: RunRequest, kept: ThreadState | None, *,
-                      version_seen: int | None = None) -> Any:
+                      version_seen: Callable[[], Awaitable[int | None]] | None = None) -> Any:
     """The state a new run starts from: the client's, merged with the thread's kept state.
 
     No state from the client (or `{}` from one that never received this thread's state, e.g. a
@@ -178,16 +178,16 @@ async def start_state(request: RunRequest, kept: ThreadState | None, *,
     client sent the latest version as it is: a merge's work grows with the state's size (it is
     linear), and a big state must not hold the event loop.
 
-    The version it last saw is the one it names; else `version_seen`, where its messages tell
-    (it saw the last run end); else the one its state is, or is closest to (a tab that missed a
-    run).
+    The version it last saw is the one it names; else the one `version_seen()` finds, where
+    its messages tell (asked only when the state is not the latest as it is); else the one its
+    state is, or is closest to.
     """
     with _state_not_json(), _refused_edits(kept, "since the version it was made on"):
         return await _start_state(request, kept, version_seen)
 
 
 async def _start_state(request: RunRequest, kept: ThreadState | None,
-                       version_seen: int | None) -> Any:
+                       version_seen: Callable[[], Awaitable[int | None]] | None) -> Any:
     client = request.state
     fresh = client is None or (not request.saw_thread and json_equal(client, {}))
     if kept is None or not kept.version:
@@ -201,8 +201,8 @@ async def _start_state(request: RunRequest, kept: ThreadState | None,
     if seen is None and version is None:
         if kept.is_latest(client):
             return kept.frozen()
-        version = version_seen  # its edits are on what the last run left: an undo is one of
-        # them, even one back to an older version's content
+        if version_seen is not None:  # its edits are on what the run it saw last left: an
+            version = await version_seen()  # undo is one, even back to an older content
     return await anyio.to_thread.run_sync(merge, kept, client, client if seen is None else seen,
                                           version)
 

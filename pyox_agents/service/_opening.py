@@ -5,6 +5,7 @@ continued with the person's answer and the messages sent with it."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -91,8 +92,8 @@ async def open_run(
         if placement.rewind is not None:  # it goes back: the paused run ends there
             await agent.acancel_paused(paused.run_id, WENT_BACK)
             conversation, placement = await opened(agent, request)
-    seen = await _version_seen(runs, request, conversation, placement, merged)
-    start = await start_state(request, merged, version_seen=seen)
+    start = await start_state(request, merged, version_seen=functools.partial(
+        _version_seen, runs, request, conversation, placement, merged))
     check_news(request, conversation, placement, start, merged)
     conversation = open_conversation(request, conversation, placement)
     live.last_run = last_run_id(conversation)  # (a crash cut it: the run continues it)
