@@ -16,7 +16,13 @@ from pyox_agents.agent import Agent
 from pyox_agents.models._inputs import InputNotAccepted, check_inputs
 from pyox_agents.runtime._starting import add_client_results
 from pyox_agents.service._placing import Placement, check_message_ids, place
-from pyox_agents.service._thread_state import ThreadState, edit_running, json_equal, merge
+from pyox_agents.service._thread_state import (
+    ThreadState,
+    edit_running,
+    json_equal,
+    merge,
+    merge_onto,
+)
 from pyox_agents.state._validation import describe_problems
 from pyox_agents.state.conversation import State
 from pyox_agents.state.frozen import NotJSON, thaw
@@ -169,7 +175,8 @@ async def edit_paused(versions: ThreadState, request: RunRequest) -> Any:
 
 
 async def start_state(request: RunRequest, kept: ThreadState | None, *,
-                      version_seen: Callable[[], Awaitable[int | None]] | None = None) -> Any:
+                      version_seen: Callable[[], Awaitable[tuple[int, Any] | None]] | None = None
+                      ) -> Any:
     """The state a new run starts from: the client's, merged with the thread's kept state.
 
     No state from the client (or `{}` from one that never received this thread's state, e.g. a
@@ -179,15 +186,16 @@ async def start_state(request: RunRequest, kept: ThreadState | None, *,
     linear), and a big state must not hold the event loop.
 
     The version it last saw is the one it names; else the one `version_seen()` finds, where
-    its messages tell (asked only when the state is not the latest as it is); else the one its
-    state is, or is closest to.
+    its messages tell (asked only when the state is not the latest as it is: the version's
+    number, and its state where the kept versions no longer hold it); else the one its state
+    is, or is closest to.
     """
     with _state_not_json(), _refused_edits(kept, "since the version it was made on"):
         return await _start_state(request, kept, version_seen)
 
 
 async def _start_state(request: RunRequest, kept: ThreadState | None,
-                       version_seen: Callable[[], Awaitable[int | None]] | None) -> Any:
+                       version_seen: Callable[[], Awaitable[tuple[int, Any] | None]] | None) -> Any:
     client = request.state
     fresh = client is None or (not request.saw_thread and json_equal(client, {}))
     if kept is None or not kept.version:
@@ -201,8 +209,12 @@ async def _start_state(request: RunRequest, kept: ThreadState | None,
     if seen is None and version is None:
         if kept.is_latest(client):
             return kept.frozen()
-        if version_seen is not None:  # its edits are on what the run it saw last left: an
-            version = await version_seen()  # undo is one, even back to an older content
+        seen_at = None if version_seen is None else await version_seen()
+        if seen_at is not None:  # its edits are on what the run it saw last left: an undo is
+            number, state = seen_at  # one, even back to an older version's content
+            if not kept.keeps(number):  # (that state, which the kept versions no longer hold)
+                return await anyio.to_thread.run_sync(merge_onto, kept, client, state)
+            version = number
     return await anyio.to_thread.run_sync(merge, kept, client, client if seen is None else seen,
                                           version)
 

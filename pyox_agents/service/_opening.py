@@ -13,6 +13,7 @@ from pyox_agents._run_request import Decision, RequestError, RunRequest
 from pyox_agents.agent import Agent
 from pyox_agents.runtime._handle import RunHandle
 from pyox_agents.runtime._recovery import last_run_id
+from pyox_agents.service._checkpoints import before_and_after
 from pyox_agents.service._faults import kept_and_committed
 from pyox_agents.service._limits import ServerLimits
 from pyox_agents.service._live import LiveRun
@@ -106,18 +107,26 @@ async def open_run(
 
 
 async def _version_seen(runs: RunService, request: RunRequest, conversation: State | None,
-                        placement: Placement, kept: ThreadState) -> int | None:
+                        placement: Placement, kept: ThreadState) -> tuple[int, Any] | None:
     """The version of the thread's state a client that names none saw last, where its messages
-    tell: the state the run that answered its last user message left (that run's checkpoint),
+    tell: the one the run that answered its last user message left (that run's checkpoint),
     when the client holds that run's reply whole (it saw it end), whether runs came after it
-    (a tab that missed them) or not. None otherwise: its state is matched by content."""
+    (a tab that missed them) or not; with its state where the kept versions no longer hold
+    it. None otherwise: its state is matched by content."""
     if (request.state_version is not None or request.state_seen is not None or runs.store is None
             or conversation is None or placement.rewind is not None or not kept.version):
         return None
     run_id = _run_seen(conversation, request.messages[:len(request.messages) - len(placement.new)])
-    found = await runs.store.aload_checkpoints(request.thread_id, [run_id]) if run_id else []
+    if run_id is None:
+        return None
+    found = await runs.store.aload_checkpoints(request.thread_id, [run_id])
     version = found[-1].head.get("version") if found else None
-    return version if isinstance(version, int) and kept.keeps(version) else None
+    if not isinstance(version, int):
+        return None
+    if kept.keeps(version):
+        return version, None
+    found = await runs.store.aload_checkpoints(request.thread_id, [run_id], states=True)
+    return None if found[-1].state is None else (version, before_and_after(found[-1])[1])
 
 
 def _run_seen(conversation: State, held: Sequence[Message]) -> str | None:

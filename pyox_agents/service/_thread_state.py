@@ -222,6 +222,21 @@ def merge(kept: ThreadState, client: Any, seen: Any, version: int | None = None)
     return apply(kept.frozen(), rebase_edit(mine, theirs))
 
 
+def merge_onto(kept: ThreadState, client: Any, base: JSON) -> JSON:
+    """As `merge`, for a client whose edits are on `base`, a state the kept versions no longer
+    hold (what a run left, from its checkpoint): the changes since are read as the difference
+    from `base` to the latest version.
+
+    Raises:
+        Conflict: as `merge`.
+    """
+    mine_value = aligned(base, client)
+    mine = diff(base, mine_value)
+    if not mine:
+        return kept.frozen()
+    return apply(kept.frozen(), rebase_edit(mine, diff(base, kept.frozen())))
+
+
 def edit_running(versions: ThreadState, client: Any, seen: Any,
                  version: int | None = None) -> JSON | None:
     """The person's edits (`client` against the version it saw: `version`, else found from

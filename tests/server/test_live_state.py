@@ -256,6 +256,28 @@ async def test_a_tab_that_missed_a_run_made_its_edits_on_the_state_it_saw(
         assert (await kept(http))["state"] == {"items": expected}
 
 
+@pytest.mark.parametrize(("edited", "expected"), [
+    (["milk"], ["milk"]), (["milk", "jam"], ["milk", "jam"]), ([], [])])
+async def test_a_page_that_saw_a_version_no_longer_kept_keeps_what_came_since(
+        edited: list[str], expected: list[str]) -> None:
+    """Rule: a plain page whose run's version has left the kept versions (20 edits by another
+    page since) is still read against that run's state (its checkpoint): the other page's
+    edits stay, with the page's own. Matched by content, its unchanged state took them back."""
+    app = create_app({"todo": append_agent()}, store=MemoryStore())
+    async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
+        messages = [{"id": "u0", "role": "user", "content": "add milk"}]
+        _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+            runId="r0", state={"items": []}, messages=messages))
+        messages = [*held(events), {"id": "u1", "role": "user", "content": "thanks"}]
+        for n in range(20):  # another page
+            base = (await kept(http))["version"]
+            answer = await patch(http, base, [{"op": "add", "path": "/n", "value": n}])
+            assert answer.status_code == 200, answer.text
+        await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+            runId="r1", state={"items": edited}, messages=messages))
+        assert (await kept(http))["state"] == {"items": expected, "n": 19}
+
+
 async def test_the_person_wins_where_both_wrote_and_a_gone_place_is_refused() -> None:
     """Rule: where the run and a person wrote one place, the person's write wins; an edit of
     a place that is gone is refused with 409 and the current version and state, changing
