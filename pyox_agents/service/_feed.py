@@ -156,7 +156,7 @@ class Feeds:
                 feed.following.set_result(None)
             else:
                 self._pumps[key] = asyncio.create_task(
-                    _pump(self.shared, key, feed, self.RETRY, self.FOLLOWED),
+                    _pump(self.shared, key, feed, self.RETRY, self.FOLLOWED, self.LOOK_EVERY),
                     name=f"feed of thread {thread_id}")
         self._idle.pop(key, None)
         feed.readers += 1
@@ -207,14 +207,17 @@ def followed_key(principal: str | None, thread_id: str) -> str:
 
 
 async def _pump(store: SharedRuns, key: Key, feed: ThreadFeed, retry: float,
-                followed: float) -> None:
+                followed: float, look: float) -> None:
     """Follow the feed log of `key` from its end into `feed`, forever, with the mark that this
     process follows it kept in the store: after a store failure it goes on from the last item
     it got (`retry` seconds later); a log that expired (PostgreSQL) is followed again from its
-    start."""
+    start. It starts `look` seconds after its mark: a process that read, just before, that
+    nobody follows the feed trusts that as long and appends nothing meanwhile, so the feed's
+    readers take their snapshot only once every process appends again."""
     log = feed_log_key(key[1], key[0])
     try:
         await store.aset_active(followed_key(*key), "1", followed)  # before its items are told
+        await asyncio.sleep(look)
         after = feed.logged_after = await store.alast_event_id(log)
     except Exception as exc:
         feed.following.set_exception(exc)

@@ -145,6 +145,33 @@ def test_an_idle_edit_on_one_process_reaches_the_tabs_of_the_other(
                "B's run after the edit", cluster)
 
 
+def test_edits_on_a_process_that_just_learnt_nobody_follows_reach_a_new_tab_elsewhere(
+    cluster: Cluster,  # noqa: F811 - the fixture
+) -> None:
+    """Rule: every open tab sees every version. A process trusts for a second what it read of
+    whether anyone follows a thread (so a thread nobody follows costs no appends); edits it
+    took in that second, after a tab began to follow on the other process, were dropped from
+    the feed (the tab saw a gap, and a hand-written client drifted)."""
+    a, b = cluster.start("A", "B", lease_ttl=10)
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    run_on(b, thread, "note:one", state={"notes": []}).finish(cluster)
+
+    def edit(base: int, value: str) -> None:
+        sent = httpx.patch(f"{a.url}/agents/{AGENT}/threads/{thread}/state", timeout=WAIT,
+                           json={"base": base, "patch": [{"op": "add", "path": "/notes/-",
+                                                          "value": value}]})
+        assert sent.status_code == 200, sent.text
+
+    edit(kept(b, thread)["version"], "unseen")  # A looks: nobody follows the thread yet
+    on_b = follow(b, thread)
+    wait_until(lambda: items(on_b, "snapshot"), "B's snapshot", cluster)
+    base, _ = tab_state(on_b)
+    for n in range(3):  # at once, while A still trusts what it read
+        edit(base + n, f"edit {n}")
+    wait_until(lambda: len(items(on_b, "state")) >= 3, "A's edits on B's tab", cluster)
+    assert tab_state(on_b)[1]["notes"] == ["one", "unseen", "edit 0", "edit 1", "edit 2"]
+
+
 @pytest.mark.anyio
 async def test_a_run_waits_out_another_processs_edit_holding_the_thread(
     cluster: Cluster,  # noqa: F811 - the fixture
