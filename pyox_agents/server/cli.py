@@ -268,6 +268,9 @@ def _supervises(args: argparse.Namespace) -> bool:
 def _check_shared(store: str | None, default: str) -> None:
     """Several workers keep threads in one store they all reach, never a process's own
     (`default`: what keeps them without a --store)."""
+    if store is not None and not store.startswith((*SHARED_STORES, "sqlite:")) \
+            and store != "memory":
+        raise CliError(f"--store {redact_url(store)!r} is not a store; use {STORE_FORMS}")
     if store is None or not store.startswith(SHARED_STORES):
         what = f"--store {store}" if store else default
         raise CliError(f"--workers above 1 needs a store every worker shares: give --store "

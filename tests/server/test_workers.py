@@ -223,6 +223,17 @@ def test_workers_above_one_need_a_store_they_share(folder: Path, store: str | No
     assert "redis://" in output and "postgresql://" in output
 
 
+@pytest.mark.parametrize("store", ["postgres://app@127.0.0.1/app", "mysql://x"])
+def test_workers_with_what_is_no_store_say_it_is_none(folder: Path, store: str) -> None:
+    """Rule: an error says what was wrong: a store URL of no known form is "not a store", with
+    the forms, as with one worker (it was told it would keep each worker's threads apart)."""
+    proc, _ = _start(folder, ["shop:agent", "--workers", "2", "--store", store])
+    output = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 2, output
+    assert "is not a store; use sqlite:PATH, memory, redis://" in output, output
+    assert "keep each worker's threads apart" not in output
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "two"])
 def test_a_bad_worker_count_is_a_clear_error(folder: Path, value: str) -> None:
     """Rule: --workers is a whole number of processes, at least 1."""
