@@ -20,18 +20,27 @@ GET requests are not refused by origin: a page on another site cannot read their
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
 
 from pyox_agents.server._hosts import HostCheck
 from pyox_agents.service import RequestError
 
-__all__ = ["UNSAFE_METHODS", "check_json_type", "check_origin", "middleware_for",
-           "normalized_origins"]
+__all__ = [
+    "UNSAFE_METHODS",
+    "check_json_type",
+    "check_origin",
+    "middleware_for",
+    "normalized_origins",
+    "refused_method",
+]
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 """The methods whose requests can change something: their `Origin` is checked."""
@@ -75,6 +84,23 @@ def middleware_for(origins: Sequence[str], hosts: Sequence[str] | None) -> list[
                                      allow_methods=sorted({"GET", *UNSAFE_METHODS}),
                                      allow_headers=["*"]))
     return middleware
+
+
+_log = logging.getLogger(__name__)
+
+
+async def refused_method(request: Request, exc: Exception) -> Response:
+    """The 405 of a method a route does not take, as Starlette answers it; for a page's CORS
+    preflight (a server that allows no other origin has no CORS middleware to answer it), a
+    warning in the log too: the browser tells its page only "blocked by CORS policy"."""
+    origin = request.headers.get("origin")
+    if request.method == "OPTIONS" and origin and (
+            "access-control-request-method" in request.headers):
+        _log.warning("a page at %s asked to call %s (a CORS preflight) and was refused: allow "
+                     "its origin with pyox-agents serve --cors %s, or create_app(..., "
+                     "cors_origins=[%r])", origin, request.url.path, origin, origin)
+    headers = exc.headers if isinstance(exc, HTTPException) else None
+    return PlainTextResponse("Method Not Allowed", status_code=405, headers=headers)
 
 
 def check_origin(request: Request, allowed: Sequence[str]) -> None:

@@ -46,7 +46,7 @@ from pyox_agents.server._ag_ui_routes import (
 from pyox_agents.server._ai_sdk_messages import ai_sdk_messages, sdk_version
 from pyox_agents.server._auth import Auth, bearer_tokens
 from pyox_agents.server._body import read_json_body
-from pyox_agents.server._cross_site import middleware_for, normalized_origins
+from pyox_agents.server._cross_site import middleware_for, normalized_origins, refused_method
 from pyox_agents.server._gc import tune_gc as _tune_gc
 from pyox_agents.server._hosts import normalized_hosts
 from pyox_agents.server._live_state_routes import EditPace, live_state_routes
@@ -249,7 +249,7 @@ def create_app(
                      send_timeout=send_timeout, lease_ttl=lease_ttl, keep_state=keep_state,
                      cors_origins=origins, body_timeout=body_timeout)
     app = Starlette(routes=_routes(server, page), middleware=middleware_for(origins, hosts),
-                    lifespan=_lifespan(server, tune_gc))
+                    exception_handlers={405: refused_method}, lifespan=_lifespan(server, tune_gc))
     app.state.pyox = server
     return app
 

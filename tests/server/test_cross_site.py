@@ -4,6 +4,7 @@ a name of its own (DNS rebinding): checked against a real server on 127.0.0.1.""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -127,6 +128,22 @@ def test_an_allowed_origin_works_with_a_preflight(live_server: Serve) -> None:
     other = httpx.post(f"{base}/agents/todo/ai-sdk", content=ai_sdk_body("c2"),
                        headers={"Origin": EVIL, "Content-Type": "application/json"})
     assert other.status_code == 403
+
+
+def test_a_refused_preflight_says_in_the_log_how_to_allow_the_origin(
+        live_server: Serve, caplog: pytest.LogCaptureFixture) -> None:
+    """Rule: an error says what to do. A server that allows no other origin answers a page's
+    CORS preflight 405, which the browser shows its page only as "blocked by CORS policy": the
+    server's log says which origin asked and how to allow it (it said nothing)."""
+    base, _ = served(live_server)
+    with caplog.at_level(logging.WARNING, logger="pyox_agents.server._cross_site"):
+        preflight = httpx.options(f"{base}/agents/todo/ai-sdk", headers={
+            "Origin": FRONTEND, "Access-Control-Request-Method": "POST"})
+        plain = httpx.request("DELETE", f"{base}/agents/todo/ai-sdk")  # not a preflight
+    assert preflight.status_code == plain.status_code == 405
+    assert "access-control-allow-origin" not in preflight.headers
+    (said,) = [r.getMessage() for r in caplog.records if "CORS preflight" in r.getMessage()]
+    assert FRONTEND in said and f"--cors {FRONTEND}" in said
 
 
 def test_cors_origins_must_be_origins() -> None:
