@@ -209,21 +209,27 @@ async def test_a_whole_state_from_a_client_that_holds_every_message_is_its_edit_
         assert (await kept(http))["state"] == edited
 
 
+async def milk_then_thanks(http: httpx.AsyncClient) -> list[dict[str, Any]]:
+    """A run of "add milk" from `{"items": []}`; the messages a plain page then sends: those it
+    holds (the run's last MESSAGES_SNAPSHOT) and its next, "thanks"."""
+    _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+        runId="r0", state={"items": []},
+        messages=[{"id": "u0", "role": "user", "content": "add milk"}]))
+    return [*held(events), {"id": "u1", "role": "user", "content": "thanks"}]
+
+
 async def test_a_page_that_holds_every_message_keeps_an_edit_another_page_made_since() -> None:
     """Rule: a plain page that names no version made its edits on the state the last run left
     (its messages say it saw that run end), not on the latest: another page's edit since then
     (`PATCH`), which it never saw, stays, with its own edit beside it."""
     app = create_app({"todo": append_agent()}, store=MemoryStore())
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
-        messages = [{"id": "u0", "role": "user", "content": "add milk"}]
-        _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
-            runId="r0", state={"items": []}, messages=messages))
-        messages = [*held(events), {"id": "u1", "role": "user", "content": "thanks"}]
+        messages = await milk_then_thanks(http)
         ran = await kept(http)
         answer = await patch(http, ran["version"], [{"op": "add", "path": "/items/0",
                                                      "value": "bread"}])  # another page
         assert answer.status_code == 200, answer.text
-        _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
+        await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
             runId="r1", state={"items": ["milk", "jam"]}, messages=messages))
         assert (await kept(http))["state"] == {"items": ["bread", "milk", "jam"]}
 
@@ -265,10 +271,7 @@ async def test_a_page_that_saw_a_version_no_longer_kept_keeps_what_came_since(
     edits stay, with the page's own. Matched by content, its unchanged state took them back."""
     app = create_app({"todo": append_agent()}, store=MemoryStore())
     async with serving(app) as url, httpx.AsyncClient(base_url=url) as http:
-        messages = [{"id": "u0", "role": "user", "content": "add milk"}]
-        _, events = await post_run(http, "/agents/todo/ag-ui", ag_ui_body(
-            runId="r0", state={"items": []}, messages=messages))
-        messages = [*held(events), {"id": "u1", "role": "user", "content": "thanks"}]
+        messages = await milk_then_thanks(http)
         for n in range(20):  # another page
             base = (await kept(http))["version"]
             answer = await patch(http, base, [{"op": "add", "path": "/n", "value": n}])
