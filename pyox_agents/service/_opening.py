@@ -126,7 +126,9 @@ async def _version_seen(runs: RunService, request: RunRequest, conversation: Sta
     if kept.keeps(version):
         return version, None
     found = await runs.store.aload_checkpoints(request.thread_id, [run_id], states=True)
-    return None if found[-1].state is None else (version, before_and_after(found[-1])[1])
+    if not found or found[-1].state is None:
+        return None
+    return version, before_and_after(found[-1])[1]
 
 
 def _run_seen(conversation: State, held: Sequence[Message]) -> str | None:
