@@ -357,6 +357,7 @@ def test_a_message_whose_text_holds_a_lone_surrogate_is_refused_before_the_run(
     # a datetime pydantic makes a string of; the object beside it is what fails
     ({"when": datetime.datetime(2026, 1, 1), "o": [object()]},
      'the result["o"][0] is a object object'),
+    ({"raw": b"\xff\xfe"}, 'the result["raw"] is bytes'),  # not UTF-8: it was "unexpected"
 ])
 async def test_a_result_that_is_not_json_fails_the_call_naming_where(returned: Any,
                                                                      said: str) -> None:

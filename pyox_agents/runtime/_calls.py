@@ -361,9 +361,14 @@ def _to_json(value: Any) -> Any:
         pass
     try:
         plain = pydantic_core.to_jsonable_python(value)  # a model, a dataclass, a set, ...
-    except pydantic_core.PydanticSerializationError:
+    except _NOT_SERIALIZABLE:
         raise NotJSON(_not_serializable(value, [])) from None
     return thaw(freeze(plain, path="the result"))  # a lone surrogate, too deep: TypeError
+
+
+_NOT_SERIALIZABLE = (pydantic_core.PydanticSerializationError, UnicodeDecodeError)
+"""What pydantic raises for a value it cannot make JSON of (bytes that are not UTF-8: the
+decode error)."""
 
 
 def _not_serializable(value: Any, at: list[str | int]) -> str:
@@ -373,7 +378,7 @@ def _not_serializable(value: Any, at: list[str | int]) -> str:
     for key, item in items:
         try:
             pydantic_core.to_jsonable_python(item)
-        except pydantic_core.PydanticSerializationError:
+        except _NOT_SERIALIZABLE:
             return _not_serializable(item, [*at, key])
     return not_json(value, python_path("the result", at))
 
