@@ -112,9 +112,9 @@ async def _version_seen(runs: RunService, request: RunRequest, conversation: Sta
     tell: the one the run that answered its last user message left (that run's checkpoint),
     when the client holds that run's reply whole (it saw it end), whether runs came after it
     (a tab that missed them) or not; with its state where the kept versions no longer hold
-    it. None otherwise: its state is matched by content."""
-    if (request.state_version is not None or request.state_seen is not None or runs.store is None
-            or conversation is None or placement.rewind is not None or not kept.version):
+    it. None otherwise: its state is matched by content. (Asked only of a client that names
+    no version and echoes no state.)"""
+    if runs.store is None or conversation is None or placement.rewind is not None:
         return None
     run_id = _run_seen(conversation, request.messages[:len(request.messages) - len(placement.new)])
     if run_id is None:
